@@ -1,0 +1,239 @@
+"""What every storage module provides, and the one error type for bad input.
+
+A storage module holds one StorageFactory subclass.  A factory is cheap to
+make (it only validates and remembers its options) and opens a *Store*: one
+open database for one trial, as the phases see it: a root container, commit,
+abort, transfer counters, size on disk, reopen (for cold caches) and close.
+
+Factories import their backend inside open(), so that listing storages or
+reporting a bad option never needs ZEO or berkeleydb to be importable.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Callable, MutableMapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar
+
+#: The key under the ZODB root that holds everything the suite writes.  On a
+#: server the suite did not start (--zeo-address) nothing else is touched.
+ROOT_KEY = "vfab-loadtest"
+
+
+class StorageError(Exception):
+    """A storage cannot be used as asked (bad option, unreachable server,
+    port in use, locked or corrupt database).
+
+    str() of it is one line meant for the user; the CLI prints it on stderr
+    and exits with status 2.
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageOptions:
+    """Options any factory may read; each one documented here, defaults here.
+
+    zeo_address: (host, port) of an existing ZEO server to use instead of
+        starting one (None: start runzeo on 127.0.0.1 per trial).
+    zeo_port: port for the runzeo the suite starts (0: a free port).
+    cache_size: ZODB connection cache target, in objects (None: ZODB's
+        default, 400).
+    zeo_cache_size: ZEO client cache, in bytes (None: ZEO's default, 20 MB).
+    bdb_cache_size: Berkeley DB cache, in bytes (None: the storage default).
+    bdb_durability: "sync" (default) or "write-nosync".
+    """
+
+    zeo_address: tuple[str, int] | None = None
+    zeo_port: int = 0
+    cache_size: int | None = None
+    zeo_cache_size: int | None = None
+    bdb_cache_size: int | None = None
+    bdb_durability: str = "sync"
+
+    def db_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ZODB.DB built from these options."""
+        return {} if self.cache_size is None else {"cache_size": self.cache_size}
+
+
+class Store(abc.ABC):
+    """One open database for one trial.
+
+    Use it as a context manager: leaving the block closes the database and
+    stops whatever server the store started, on success, failure and
+    KeyboardInterrupt alike.
+    """
+
+    #: The registry name of the factory that opened this store.
+    name: str = ""
+
+    @abc.abstractmethod
+    def root(self) -> MutableMapping[str, Any]:
+        """The suite's root container (created empty when absent)."""
+
+    def reset(self) -> None:
+        """Replace the suite's root container with an empty one, committed.
+
+        Called once at the start of a trial, outside any timed region, so
+        that a trial on an existing server starts from nothing too.
+        """
+
+    @abc.abstractmethod
+    def commit(self) -> None:
+        """Commit the current transaction."""
+
+    @abc.abstractmethod
+    def abort(self) -> None:
+        """Abort the current transaction."""
+
+    def transfer_counts(self) -> tuple[int, int] | None:
+        """(objects loaded, objects stored) since the last call, or None where
+        the store has no database (memory)."""
+        return None
+
+    def size_bytes(self) -> int | None:
+        """Bytes the storage occupies (file or environment size), or None."""
+        return None
+
+    def reopen(self) -> None:
+        """Close the database and open it again on the same data, so that the
+        object cache (and a ZEO client cache) starts empty.  A no-op where
+        there is no database."""
+
+    def jar_stats(self) -> dict[str, Any]:
+        """Backend counters worth recording after a run (ZEO server status,
+        client cache stats...).  Empty by default."""
+        return {}
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close everything this store opened; safe to call twice."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class StorageFactory(abc.ABC):
+    """Opens Stores of one kind.  Subclasses set the class attributes."""
+
+    #: Registry name, as typed on the command line.
+    name: ClassVar[str]
+    #: One line for `vfab-bench storages` and --help.
+    description: ClassVar[str]
+    #: True when data written in a directory is there again after close and
+    #: open(directory) (file, zeo, bdb); the contract test relies on it.
+    persistent: ClassVar[bool] = False
+
+    def __init__(self, options: StorageOptions | None = None) -> None:
+        self.options = options or StorageOptions()
+
+    @abc.abstractmethod
+    def open(self, directory: Path) -> Store:
+        """Open a store whose files (if any) live in *directory*, an existing
+        directory owned by the caller.  Raises StorageError for conditions a
+        user can fix."""
+
+    def unavailable(self) -> str | None:
+        """Why this storage cannot run on this machine (a missing package or
+        binary), or None.  Tests skip with this reason."""
+        return None
+
+
+class ZODBStore(Store):
+    """A Store over a ZODB.DB: one connection with its own transaction
+    manager, the suite's data under root[ROOT_KEY].
+
+    *open_storage* returns a new IStorage on the same data each time it is
+    called (reopen calls it again); *size* reports bytes on disk.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        open_storage: Callable[[], Any],
+        options: StorageOptions,
+        size: Callable[[], int | None] | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._open_storage = open_storage
+        self._options = options
+        self._size = size
+        self._on_close = on_close
+        self.db: Any = None
+        self.connection: Any = None
+        self._open()
+
+    def _open(self) -> None:
+        import transaction
+        import ZODB
+
+        storage = self._open_storage()
+        try:
+            self.db = ZODB.DB(storage, **self._options.db_kwargs())
+        except BaseException:
+            storage.close()
+            raise
+        self.transaction_manager = transaction.TransactionManager()
+        self.connection = self.db.open(self.transaction_manager)
+
+    def root(self) -> MutableMapping[str, Any]:
+        root = self.connection.root()
+        if ROOT_KEY not in root:
+            from persistent.mapping import PersistentMapping
+
+            root[ROOT_KEY] = PersistentMapping()
+        return root[ROOT_KEY]  # type: ignore[no-any-return]
+
+    def reset(self) -> None:
+        from persistent.mapping import PersistentMapping
+
+        self.connection.root()[ROOT_KEY] = PersistentMapping()
+        self.commit()
+        self.transfer_counts()
+
+    def commit(self) -> None:
+        self.transaction_manager.commit()
+
+    def abort(self) -> None:
+        self.transaction_manager.abort()
+
+    def transfer_counts(self) -> tuple[int, int] | None:
+        loads, stores = self.connection.getTransferCounts(clear=True)
+        return int(loads), int(stores)
+
+    def size_bytes(self) -> int | None:
+        if self._size is not None:
+            return self._size()
+        return int(self.db.storage.getSize())
+
+    def reopen(self) -> None:
+        self._close_db()
+        self._open()
+
+    def _close_db(self) -> None:
+        if self.connection is not None:
+            self.transaction_manager.abort()
+            self.connection.close()
+            self.connection = None
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def close(self) -> None:
+        try:
+            self._close_db()
+        finally:
+            if self._on_close is not None:
+                on_close, self._on_close = self._on_close, None
+                on_close()

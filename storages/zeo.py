@@ -1,0 +1,307 @@
+"""zeo: a real runzeo server process on 127.0.0.1, reached over TCP.
+
+Per trial the factory writes a ZConfig file serving a FileStorage in the
+trial's directory, starts ``python -m ZEO.runzeo -C zeo.conf`` in its own
+session (Ctrl-C in the terminal reaches the suite, which stops the server
+itself), waits until a client can connect, and stops the server when the
+store closes.  With --zeo-address the store uses that server instead and
+writes only under root[ROOT_KEY].
+
+ZEOServer is reusable: `vfab-bench serve` and the tests use it too.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from storages.base import (
+    StorageError,
+    StorageFactory,
+    StorageOptions,
+    Store,
+    ZODBStore,
+)
+from storages.file import directory_size
+
+LOCALHOST = "127.0.0.1"
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """'HOST:PORT' -> (host, port); StorageError for anything else."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise StorageError(f"bad ZEO address {text!r}: expected HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def free_port(host: str = LOCALHOST) -> int:
+    """A port the kernel says is free now (runzeo reports the address it was
+    given, not the one the kernel chose for port 0, so pick one first)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def check_port_free(host: str, port: int) -> None:
+    """StorageError unless (host, port) can be bound now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise StorageError(f"port {port} on {host} is already in use") from None
+            raise StorageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+
+
+def check_reachable(address: tuple[str, int], timeout: float = 3.0) -> None:
+    """StorageError unless a TCP connection to *address* succeeds."""
+    try:
+        with socket.create_connection(address, timeout=timeout):
+            pass
+    except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
+        raise StorageError(
+            f"cannot reach ZEO server at {address[0]}:{address[1]}: {reason}"
+        ) from None
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Ask Linux to SIGTERM the server if the suite dies without cleaning up
+    (SIGKILL); elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def filestorage_section(directory: Path) -> str:
+    """ZConfig section serving Data.fs in *directory*."""
+    return f"<filestorage 1>\n  path {Path(directory) / 'Data.fs'}\n</filestorage>\n"
+
+
+class ZEOServer:
+    """One runzeo child process.
+
+    *storage_section* is the ZConfig text of the served storage (named "1"),
+    *imports* the ZConfig %import lines it needs (e.g. ["storages.bdb"]).
+    start() returns once a client can connect; stop() sends SIGTERM, then
+    SIGKILL after a grace period.  Use as a context manager.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        storage_section: str,
+        host: str = LOCALHOST,
+        port: int = 0,
+        imports: tuple[str, ...] = (),
+    ) -> None:
+        self.directory = Path(directory)
+        self.storage_section = storage_section
+        self.host = host
+        self.requested_port = port
+        self.port = port
+        self.imports = imports
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = self.directory / "zeo.log"
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.host, self.port
+
+    def config_text(self) -> str:
+        lines = [f"%import {name}" for name in self.imports]
+        lines += [
+            "<zeo>",
+            f"  address {self.host}:{self.port}",
+            "</zeo>",
+            self.storage_section,
+            "<eventlog>",
+            "  level INFO",
+            "  <logfile>",
+            f"    path {self.log_path}",
+            "  </logfile>",
+            "</eventlog>",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def start(self, timeout: float = 30.0) -> ZEOServer:
+        # A port the user named and that is busy is their mistake; a port we
+        # picked and lost to a race is ours, so pick another and retry.
+        for _attempt in range(3):
+            if self.requested_port:
+                check_port_free(self.host, self.requested_port)
+                self.port = self.requested_port
+            else:
+                self.port = free_port(self.host)
+            if self._spawn(timeout):
+                return self
+            if self.requested_port:
+                break
+        raise StorageError(
+            f"runzeo did not start on {self.host}:{self.port}: {self._last_log_line()}"
+        )
+
+    def _spawn(self, timeout: float) -> bool:
+        config = self.directory / "zeo.conf"
+        config.write_text(self.config_text())
+        env = dict(os.environ)
+        # The served storage may live in this project (storages.bdb).
+        project = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (project, env.get("PYTHONPATH", "")) if p
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ZEO.runzeo", "-C", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.directory / "zeo.stderr", "wb"),  # noqa: SIM115
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            env=env,
+        )
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    self.process = None
+                    return False
+                try:
+                    with socket.create_connection(self.address, timeout=0.5):
+                        return True
+                except OSError:
+                    time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+        self.stop()
+        raise StorageError(
+            f"runzeo did not accept connections on {self.host}:{self.port} "
+            f"within {timeout:.0f} s"
+        )
+
+    def _last_log_line(self) -> str:
+        for name in ("zeo.stderr", "zeo.log"):
+            try:
+                lines = (self.directory / name).read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            lines = [ln for ln in lines if ln.strip()]
+            if lines:
+                return lines[-1].strip()
+        return "no output"
+
+    def stop(self, grace: float = 10.0) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> ZEOServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def open_client(address: tuple[str, int], options: StorageOptions) -> Any:
+    """A ZEO ClientStorage connected to *address*, or StorageError."""
+    import ZEO.ClientStorage
+    from ZEO.Exceptions import ClientDisconnected
+
+    check_reachable(address)
+    kwargs: dict[str, Any] = {"wait_timeout": 10}
+    if options.zeo_cache_size is not None:
+        kwargs["cache_size"] = options.zeo_cache_size
+    try:
+        return ZEO.ClientStorage.ClientStorage(address, **kwargs)
+    except ClientDisconnected:
+        raise StorageError(
+            f"ZEO server at {address[0]}:{address[1]} accepted a connection "
+            "but did not answer as a ZEO server"
+        ) from None
+
+
+class ZEOStore(ZODBStore):
+    """A ZODBStore over a ClientStorage, with the server's counters."""
+
+    def jar_stats(self) -> dict[str, Any]:
+        storage = self.db.storage
+        stats: dict[str, Any] = {}
+        try:
+            stats["server"] = dict(storage.server_status())
+        except Exception:  # the server may be gone; counters are a bonus
+            pass
+        cache = getattr(storage, "_cache", None)
+        if cache is not None:
+            adds, added, evicts, evicted, accesses = cache.getStats()
+            stats["client_cache"] = {
+                "adds": adds,
+                "added_bytes": added,
+                "evicts": evicts,
+                "evicted_bytes": evicted,
+                "hits": accesses,
+            }
+        return stats
+
+
+class ZEOFactory(StorageFactory):
+    """ZEO in front of a storage section; FileStorage unless *served* says
+    otherwise (zeo+bdb passes a Berkeley DB section and its import)."""
+
+    name = "zeo"
+    description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
+    persistent = True
+
+    #: directory -> ZConfig section of the served storage.
+    served: Callable[[Path], str] = staticmethod(filestorage_section)
+    #: ZConfig %import lines the served section needs.
+    imports: tuple[str, ...] = ()
+
+    def open(self, directory: Path) -> Store:
+        options = self.options
+        if options.zeo_address is not None:
+            address = options.zeo_address
+            return ZEOStore(self.name, lambda: open_client(address, options), options)
+
+        server = ZEOServer(
+            Path(directory),
+            self.served(Path(directory)),
+            port=options.zeo_port,
+            imports=self.imports,
+        )
+        server.start()
+        try:
+            return ZEOStore(
+                self.name,
+                lambda: open_client(server.address, options),
+                options,
+                size=lambda: directory_size(Path(directory)),
+                on_close=server.stop,
+            )
+        except BaseException:
+            server.stop()
+            raise
