@@ -73,7 +73,7 @@ class Store(abc.ABC):
     def root(self) -> MutableMapping[str, Any]:
         """The suite's root container (created empty when absent)."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Replace the suite's root container with an empty one, committed.
 
         Called once at the start of a trial, outside any timed region, so
@@ -97,7 +97,7 @@ class Store(abc.ABC):
         """Bytes the storage occupies (file or environment size), or None."""
         return None
 
-    def reopen(self) -> None:
+    def reopen(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Close the database and open it again on the same data, so that the
         object cache (and a ZEO client cache) starts empty.  A no-op where
         there is no database."""
