@@ -12,6 +12,7 @@ import pytest
 
 from scenarios.results import SCHEMA_VERSION, RunResult
 from storages.zeo import free_port
+from tests.conftest import RUN_TOKEN, RUN_TOKEN_VAR
 
 
 def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,6 +25,7 @@ def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
         env={
             "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
             "PATH": "/usr/bin:/bin",
+            RUN_TOKEN_VAR: RUN_TOKEN,
         },
     )
 
