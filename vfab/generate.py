@@ -8,6 +8,12 @@ Every count grows linearly with the scale.
 Each builder takes its own random.Random, seeded from the run's seed and the
 builder's name, so the same seed and size always produce the same objects
 whatever ran before.
+
+Builders take an optional *checkpoint*, called with the number of persistent
+objects just attached to the data set (a user, a capability, a sequence and
+its steps...).  The caller may commit there (batches of objects per
+transaction, so that a million objects fit in bounded memory); what is built
+does not depend on it.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import dataclasses
 import functools
 import json
 import random
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -39,6 +46,13 @@ from vfab.model import (
 SIZES: dict[str, int] = {"small": 1, "medium": 10, "large": 100, "xlarge": 1700}
 
 DEFAULT_SEED = 2000
+
+#: Called with the number of persistent objects just added (see above).
+Checkpoint = Callable[[int], None]
+
+
+def no_checkpoint(objects: int) -> None:
+    pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,7 +161,12 @@ _TEAMS = (
 ).split()
 
 
-def create_users_groups(fab: VirtualFab, spec: DataSpec, seed: int) -> None:
+def create_users_groups(
+    fab: VirtualFab,
+    spec: DataSpec,
+    seed: int,
+    checkpoint: Checkpoint = no_checkpoint,
+) -> None:
     """Groups first, then users, each user joining one to three groups."""
     rng = rng_for(seed, "users/groups")
     directory = fab.directory
@@ -155,6 +174,7 @@ def create_users_groups(fab: VirtualFab, spec: DataSpec, seed: int) -> None:
         directory.add_group(Group(f"g{i:05d}", f"{rng.choice(_TEAMS)} team {i}"))
         for i in range(1, spec.groups + 1)
     ]
+    checkpoint(len(groups))
     for i in range(1, spec.users + 1):
         first, last = rng.choice(_FIRST), rng.choice(_LAST)
         login = f"u{i:06d}"
@@ -163,10 +183,15 @@ def create_users_groups(fab: VirtualFab, spec: DataSpec, seed: int) -> None:
         )
         for group in rng.sample(groups, rng.randint(1, min(3, len(groups)))):
             group.add_member(user)
+        checkpoint(1)
 
 
 def convert_processes(
-    fab: VirtualFab, spec: DataSpec, seed: int, catalogue: Catalogue
+    fab: VirtualFab,
+    spec: DataSpec,
+    seed: int,
+    catalogue: Catalogue,
+    checkpoint: Checkpoint = no_checkpoint,
 ) -> None:
     """Turn the catalogue into persistent materials, labs and processes, then
     into spec.capabilities capabilities (lab x process x material offers)."""
@@ -174,12 +199,14 @@ def convert_processes(
     cat = fab.catalogue
     for m in catalogue.materials:
         cat.materials[m["name"]] = Material(m["name"], m["kind"])
+    checkpoint(len(catalogue.materials))
     labs = []
     for site in range(1, spec.scale + 1):
         for lab in catalogue.labs:
             name = lab["name"] if site == 1 else f"{lab['name']} (site {site})"
             cat.labs[name] = Lab(name, lab["location"])
             labs.append(cat.labs[name])
+            checkpoint(1)
     offers = []
     for p in catalogue.processes:
         params = tuple(
@@ -190,6 +217,7 @@ def convert_processes(
         cat.processes[p["name"]] = process
         materials = [cat.materials[name] for name in p["materials"]]
         offers.append((process, materials, p))
+        checkpoint(1 + len(params))
 
     library = fab.library
     for cid in range(1, spec.capabilities + 1):
@@ -211,9 +239,15 @@ def convert_processes(
                 ranges=ranges,
             )
         )
+        checkpoint(1)
 
 
-def generate_sequences(fab: VirtualFab, spec: DataSpec, seed: int) -> None:
+def generate_sequences(
+    fab: VirtualFab,
+    spec: DataSpec,
+    seed: int,
+    checkpoint: Checkpoint = no_checkpoint,
+) -> None:
     """spec.sequences sequences of steps_min..steps_max steps, each step an
     order of a random capability with settings inside its ranges."""
     rng = rng_for(seed, "sequences")
@@ -230,7 +264,8 @@ def generate_sequences(fab: VirtualFab, spec: DataSpec, seed: int) -> None:
                 name: draw(rng, low, high) for name, (low, high) in cap.ranges.items()
             }
             sequence.append(ProcessStep(cap, rng.randint(1, cap.lot_size), settings))
-        fab.sequences[sid] = sequence
+        fab.add_sequence(sequence)
+        checkpoint(1 + len(sequence.steps))
 
 
 def build(spec: DataSpec, seed: int = DEFAULT_SEED) -> VirtualFab:

@@ -20,20 +20,69 @@ from __future__ import annotations
 
 from typing import Any
 
+from BTrees.IIBTree import IITreeSet
 from BTrees.IOBTree import IOBTree
+from BTrees.Length import Length
+from BTrees.LLBTree import LLTreeSet
 from BTrees.OOBTree import OOBTree
 from persistent import Persistent
+
+#: Capability ids and prices packed into one 64-bit key for the price indexes:
+#: price in cents in the high half, id in the low half, so that keys sort by
+#: (price, id) and a range of prices is a range of keys.
+ID_BITS = 32
+ID_MASK = (1 << ID_BITS) - 1
+
+
+def cents(price: float) -> int:
+    """A price in dollars (two decimals) as whole cents."""
+    return round(price * 100)
+
+
+def price_key(price_cents: int, capability_id: int) -> int:
+    """The price-index key of a capability: sorts by price, then id."""
+    return (price_cents << ID_BITS) | capability_id
+
+
+def _index_add(index: OOBTree, key: str, cid: int) -> None:
+    ids = index.get(key)
+    if ids is None:
+        ids = index[key] = IITreeSet()
+    ids.add(cid)
 
 
 class VirtualFab(Persistent):
     """The root of one data set: who (directory), what can be done
-    (catalogue), who offers it (library) and what was ordered (sequences)."""
+    (catalogue), who offers it (library) and what was ordered (sequences).
+
+    add_sequence() keeps the sequences' by-group index right; storing into
+    *sequences* directly leaves it stale (index_sequences() rebuilds it)."""
+
+    # A fab pickled before the group index existed loads with this class
+    # default; add_sequence() and the indexed query build the index.
+    sequences_by_group: OOBTree | None = None
 
     def __init__(self) -> None:
         self.directory = Directory()
         self.catalogue = Catalogue()
         self.library = ProcessLibrary()
         self.sequences: IOBTree = IOBTree()  # {sequence id -> ProcessSequence}
+        self.sequences_by_group = OOBTree()  # {group name -> IITreeSet of ids}
+
+    def add_sequence(self, sequence: ProcessSequence) -> ProcessSequence:
+        """Add *sequence*, keeping the by-group index right."""
+        self.sequences[sequence.id] = sequence
+        if self.sequences_by_group is None:
+            self.index_sequences()
+        else:
+            _index_add(self.sequences_by_group, sequence.group.name, sequence.id)
+        return sequence
+
+    def index_sequences(self) -> None:
+        """Build the by-group index from the sequences (a full walk)."""
+        self.sequences_by_group = OOBTree()
+        for s in self.sequences.values():
+            _index_add(self.sequences_by_group, s.group.name, s.id)
 
 
 class Directory(Persistent):
@@ -178,17 +227,98 @@ class ProcessCapability(Persistent):
 
 
 class ProcessLibrary(Persistent):
-    """The collection of all capabilities, by id."""
+    """The collection of all capabilities, by id, with BTree indexes.
+
+    add() and reprice() keep the indexes right; setting a capability's price
+    directly leaves them stale (reindex() rebuilds them from the
+    capabilities).  Index entries hold capability ids, not the capabilities,
+    so answering from an index loads index buckets and nothing else.
+
+    The price indexes take a key per capability in one tree (price_key), not a
+    set per distinct price: a set per price would be one persistent object
+    per capability.
+    """
+
+    # A library pickled before the indexes existed loads with these class
+    # defaults; indexed() builds the indexes on first use.
+    count: Length | None = None
+    by_category: OOBTree | None = None
+    by_lab: OOBTree | None = None
+    by_material: OOBTree | None = None
+    by_price: LLTreeSet | None = None
+    by_process_price: OOBTree | None = None
 
     def __init__(self) -> None:
         self.capabilities: IOBTree = IOBTree()  # {capability id -> ProcessCapability}
+        self._new_indexes()
+
+    def _new_indexes(self) -> None:
+        self.count = Length()  # len(capabilities) without loading every bucket
+        self.by_category = OOBTree()  # {process category -> IITreeSet of ids}
+        self.by_lab = OOBTree()  # {lab name -> IITreeSet of ids}
+        self.by_material = OOBTree()  # {material name -> IITreeSet of ids}
+        self.by_price = LLTreeSet()  # {price_key(cents, id)}
+        self.by_process_price = OOBTree()  # {process name -> LLTreeSet of price_key}
 
     def add(self, capability: ProcessCapability) -> ProcessCapability:
+        """Add *capability* (a new id) to the library and its indexes."""
+        if self.count is None:
+            self.reindex()
+        assert self.count is not None
         self.capabilities[capability.id] = capability
+        self.count.change(1)
+        self._index(capability)
         return capability
 
+    def reprice(self, capability: ProcessCapability, price: float) -> None:
+        """Set *capability*'s price (dollars, rounded to cents), keeping the
+        price indexes right."""
+        price = round(price, 2)
+        if self.by_price is None:
+            self.reindex()
+        assert self.by_price is not None and self.by_process_price is not None
+        old = price_key(cents(capability.price), capability.id)
+        new = price_key(cents(price), capability.id)
+        if old != new:
+            by_process = self.by_process_price[capability.process.name]
+            self.by_price.remove(old)
+            by_process.remove(old)
+            self.by_price.add(new)
+            by_process.add(new)
+        capability.price = price
+
+    def _index(self, c: ProcessCapability) -> None:
+        assert self.by_category is not None and self.by_lab is not None
+        assert self.by_material is not None and self.by_price is not None
+        assert self.by_process_price is not None
+        _index_add(self.by_category, c.process.category, c.id)
+        _index_add(self.by_lab, c.lab.name, c.id)
+        _index_add(self.by_material, c.material.name, c.id)
+        key = price_key(cents(c.price), c.id)
+        self.by_price.add(key)
+        by_process = self.by_process_price.get(c.process.name)
+        if by_process is None:
+            by_process = self.by_process_price[c.process.name] = LLTreeSet()
+        by_process.add(key)
+
+    def reindex(self) -> None:
+        """Rebuild every index from the capabilities (a full walk)."""
+        self._new_indexes()
+        assert self.count is not None
+        for c in self.capabilities.values():
+            self.count.change(1)
+            self._index(c)
+
+    def indexed(self) -> ProcessLibrary:
+        """This library, its indexes built if it predates them."""
+        if self.by_process_price is None:
+            self.reindex()
+        return self
+
     def __len__(self) -> int:
-        return len(self.capabilities)
+        if self.count is None:
+            return len(self.capabilities)
+        return int(self.count())
 
 
 class ProcessStep(Persistent):
