@@ -3,7 +3,8 @@
 A storage module holds one StorageFactory subclass.  A factory is cheap to
 make (it only validates and remembers its options) and opens a *Store*: one
 open database for one trial, as the phases see it: a root container, commit,
-abort, transfer counters, size on disk, reopen (for cold caches) and close.
+abort, transfer counters, size on disk, the cache controls the cold, warm and
+hot rows need (reopen, minimize_cache, set_cache_size), pack, and close.
 
 Factories import their backend inside open(), so that listing storages or
 reporting a bad option never needs ZEO or berkeleydb to be importable.
@@ -102,6 +103,26 @@ class Store(abc.ABC):
         object cache (and a ZEO client cache) starts empty.  A no-op where
         there is no database."""
 
+    def minimize_cache(self) -> None:  # noqa: B027 - optional hook
+        """Turn every unmodified object in memory into a ghost, keeping what
+        lies below the object cache (a ZEO client cache, the OS page cache)
+        warm.  A no-op where there is no object cache."""
+
+    def trim_cache(self) -> None:  # noqa: B027 - optional hook
+        """Shrink the object cache to its target size now (between batches of
+        a long load), as ZODB does itself at transaction boundaries."""
+
+    def set_cache_size(self, objects: int | None) -> None:  # noqa: B027
+        """Set the object cache's target size, in objects; None restores the
+        size the store was opened with.  A no-op without an object cache."""
+
+    #: True where pack() removes old revisions (not on the memory store).
+    can_pack: bool = False
+
+    def pack(self) -> None:
+        """Pack to now: remove every revision no longer current."""
+        raise NotImplementedError(f"{self.name} does not pack")
+
     def jar_stats(self) -> dict[str, Any]:
         """Backend counters worth recording after a run (ZEO server status,
         client cache stats...).  Empty by default."""
@@ -184,6 +205,7 @@ class ZODBStore(Store):
         except BaseException:
             storage.close()
             raise
+        self._opened_cache_size = self.db.getCacheSize()
         self.transaction_manager = transaction.TransactionManager()
         self.connection = self.db.open(self.transaction_manager)
 
@@ -220,6 +242,23 @@ class ZODBStore(Store):
     def reopen(self) -> None:
         self._close_db()
         self._open()
+
+    def minimize_cache(self) -> None:
+        self.connection.cacheMinimize()
+
+    def trim_cache(self) -> None:
+        self.connection.cacheGC()
+
+    def set_cache_size(self, objects: int | None) -> None:
+        if objects is None:
+            objects = self._opened_cache_size
+        # DB.setCacheSize reaches every connection of the pool, ours included.
+        self.db.setCacheSize(objects)
+
+    can_pack = True
+
+    def pack(self) -> None:
+        self.db.pack()
 
     def _close_db(self) -> None:
         if self.connection is not None:

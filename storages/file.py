@@ -32,11 +32,23 @@ def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-un
         raise StorageError(f"cannot open {path}: {e.strerror}") from None
 
 
+#: Files below a storage's directory that are not the storage: FileStorage's
+#: scratch file for the transaction being committed (it keeps the size of the
+#: largest one), its copy from before a pack (a backup the administrator
+#: removes) and its lock, and the config, log and stderr of a ZEO server the
+#: suite started.  Leaving them out makes a phase's size change the bytes the
+#: storage wrote, and the size after a pack the packed size.
+NOT_STORAGE = (".tmp", ".old", ".lock", "zeo.conf", "zeo.log", "zeo.stderr")
+
+
 def directory_size(directory: Path) -> int:
-    """Bytes of the regular files below *directory*."""
+    """Bytes of the regular files below *directory* that make up the storage
+    (see NOT_STORAGE)."""
     total = 0
     for dirpath, _, names in os.walk(directory):
         for n in names:
+            if n.endswith(NOT_STORAGE):
+                continue
             try:
                 total += os.stat(os.path.join(dirpath, n)).st_size
             except FileNotFoundError:
