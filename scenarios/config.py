@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import storages
+from scenarios.batching import DEFAULT_XLARGE_BATCH
 from storages import StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 
@@ -24,6 +26,12 @@ class RunConfig:
     warmups: int = 1
     seed: int = DEFAULT_SEED
     options: StorageOptions = StorageOptions()
+    #: Objects per transaction while building the data set; 0: one
+    #: transaction per phase (the 2000 way); None: 0 below xlarge's scale,
+    #: DEFAULT_XLARGE_BATCH from it up (see batch_size).
+    batch: int | None = None
+    #: Write one cProfile file per phase and storage here (None: no profiling).
+    profile_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -42,6 +50,15 @@ class RunConfig:
             raise ConfigError(f"--repeat must be at least 1, not {self.repeat}")
         if self.warmups < 0:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
+        if self.batch is not None and self.batch < 0:
+            raise ConfigError(f"--batch must be 0 or more, not {self.batch}")
+
+    @property
+    def batch_size(self) -> int:
+        """Objects per transaction while building (0: one per phase)."""
+        if self.batch is not None:
+            return self.batch
+        return DEFAULT_XLARGE_BATCH if self.scale >= SIZES["xlarge"] else 0
 
     @property
     def spec(self) -> DataSpec:
@@ -64,6 +81,8 @@ class RunConfig:
             "warmups": self.warmups,
             "seed": self.seed,
             "options": options,
+            "batch": self.batch_size,
+            "profile": self.profile_dir is not None,
         }
 
 

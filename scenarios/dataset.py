@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scenarios.batching import Batcher
 from scenarios.phases import FAB_KEY
 from storages import Store
 from vfab import generate
@@ -28,18 +29,21 @@ def existing(store: Store) -> dict[str, Any] | None:
     return dict(root.get(SPEC_KEY, {}))
 
 
-def populate(store: Store, spec: DataSpec, seed: int) -> VirtualFab:
+def populate(store: Store, spec: DataSpec, seed: int, batch: int = 0) -> VirtualFab:
     """Build the data set of *spec* and *seed* in *store*, committing after
-    each builder, and return its root object.  The caller decides whether
-    an existing data set may be replaced (see existing())."""
+    each builder and, with *batch* > 0, after every *batch* objects (bounded
+    memory for the large sizes), and return its root object.  The caller
+    decides whether an existing data set may be replaced (see existing())."""
     root = store.root()
     fab = VirtualFab()
     root[FAB_KEY] = fab
     root[SPEC_KEY] = {"scale": spec.scale, "seed": seed, "size": spec.name}
-    generate.create_users_groups(fab, spec, seed)
+    checkpoint = Batcher(store, batch)
+    generate.create_users_groups(fab, spec, seed, checkpoint)
     store.commit()
-    generate.convert_processes(fab, spec, seed, generate.load_catalogue())
+    catalogue = generate.load_catalogue()
+    generate.convert_processes(fab, spec, seed, catalogue, checkpoint)
     store.commit()
-    generate.generate_sequences(fab, spec, seed)
+    generate.generate_sequences(fab, spec, seed, checkpoint)
     store.commit()
     return fab

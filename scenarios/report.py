@@ -1,15 +1,33 @@
 """The report in the 2000 layout: tasks as rows, storages as columns.
 
-A cell is the median in seconds and the spread (standard deviation as a
+A time cell is the median in seconds and the spread (standard deviation as a
 percentage of the mean over the trials); a spread above 10% is marked "!".
-The same tables come out as plain text for the terminal and as Markdown.
+Count cells are medians over the trials; a peak RSS cell is the highest of
+them.  After the per-phase tables comes one table per size with what a run
+leaves behind: size on disk, peak RSS, the cost per object built, and the
+backend's counters.  The same tables come out as plain text for the terminal
+and as Markdown.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 
-from scenarios.results import NOISY_RSD, PhaseResult, RunResult, Stats
+from scenarios.results import NOISY_RSD, PhaseResult, RunResult, Stats, TrialSummary
+
+#: The rows whose time is building and committing the data set: their sum
+#: over the objects built is the run's cost per object.
+BUILD_PHASES = (
+    "create users/groups",
+    "commit users/groups",
+    "convert processes",
+    "commit processes",
+    "generate sequences",
+    "commit sequences",
+)
+
+Table = tuple[str, list[str], list[list[str]]]
 
 
 def seconds(value: float) -> str:
@@ -28,6 +46,17 @@ def time_cell(stats: Stats) -> str:
     return cell + ("!" if stats.noisy else " ")
 
 
+def size_cell(n: int | None) -> str:
+    """Bytes as B, KB, MB or GB (powers of 1024), signed when negative."""
+    if n is None:
+        return "-"
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            return f"{sign}{n / scale:.1f} {unit}"
+    return f"{sign}{n} B"
+
+
 def _table(
     run: RunResult, size: str, cell: Callable[[PhaseResult], str]
 ) -> tuple[list[str], list[list[str]]]:
@@ -42,38 +71,165 @@ def _table(
     return header, rows
 
 
-def tables(run: RunResult) -> list[tuple[str, list[str], list[list[str]]]]:
+def _any(run: RunResult, size: str, value: Callable[[PhaseResult], object]) -> bool:
+    return any(value(r) is not None for r in run.results if r.size == size)
+
+
+def counts(r: PhaseResult) -> str:
+    if r.loads is None:
+        return "-"
+    return f"{r.loads}/{r.stores}"
+
+
+def batch_cell(r: PhaseResult) -> str:
+    stats = r.batch_commit
+    return time_cell(stats) if stats is not None else "-"
+
+
+def hits_cell(r: PhaseResult) -> str:
+    return "-" if r.cache_hits is None else str(r.cache_hits)
+
+
+def phase_tables(run: RunResult, size: str) -> list[Table]:
+    any_r = next(r for r in run.results if r.size == size)
+    n = len(any_r.samples)
+    out: list[Table] = [
+        (
+            f"wall time (s), size {size}, median of {n} trial(s)",
+            *_table(run, size, lambda r: time_cell(r.wall)),
+        ),
+        (
+            f"CPU time of the client process (s), size {size}",
+            *_table(run, size, lambda r: time_cell(r.cpu)),
+        ),
+        (f"objects loaded/stored, size {size}", *_table(run, size, counts)),
+    ]
+    if _any(run, size, lambda r: r.size_change_bytes):
+        out.append(
+            (
+                f"storage size change (bytes written; negative: shrank), size {size}",
+                *_table(run, size, lambda r: size_cell(r.size_change_bytes)),
+            )
+        )
+    if _any(run, size, lambda r: r.rss_peak_bytes):
+        scope = "during the phase"
+        if run.metadata.get("rss") == "since-start":
+            scope = "since the process started"
+        out.append(
+            (
+                f"peak RSS of the client process {scope}, size {size}",
+                *_table(run, size, lambda r: size_cell(r.rss_peak_bytes)),
+            )
+        )
+    if _any(run, size, lambda r: r.cache_hits):
+        out.append(
+            (f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
+        )
+    if _any(run, size, lambda r: r.batch_commit):
+        out.append(
+            (
+                f"of the wall time: commits of full batches (s), size {size}",
+                *_table(run, size, batch_cell),
+            )
+        )
+    return out
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def cost_per_object(run: RunResult, storage: str, size: str) -> float | None:
+    """Median seconds per model object built: the build rows' wall time over
+    the objects the generator built."""
+    trials = run.trials_of(storage, size)
+    if not trials:
+        return None
+    objects = trials[0].objects
+    walls = [run.get(storage, p, size) for p in BUILD_PHASES]
+    if not objects or any(r is None for r in walls):
+        return None
+    return sum(r.wall.median for r in walls if r is not None) / objects
+
+
+def _stat(trials: list[TrialSummary], *path: str) -> str:
+    values = []
+    for t in trials:
+        v: object = t.stats
+        for key in path:
+            v = v.get(key) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)):
+            values.append(float(v))
+    m = _median(values)
+    return "-" if m is None else f"{m:.0f}"
+
+
+#: (row label, (keys into TrialSummary.stats)) of the backend counters shown.
+STAT_ROWS = (
+    ("ZEO server: loads", ("server", "loads")),
+    ("ZEO server: stores", ("server", "stores")),
+    ("ZEO server: commits", ("server", "commits")),
+    ("ZEO server: aborts", ("server", "aborts")),
+    ("ZEO server: conflicts", ("server", "conflicts")),
+    ("ZEO client cache: hits", ("client_cache", "hits")),
+    ("ZEO client cache: adds", ("client_cache", "adds")),
+    ("ZEO client cache: evictions", ("client_cache", "evicts")),
+)
+
+
+def summary_table(run: RunResult, size: str) -> Table | None:
+    """One column per storage: what the run left behind."""
+    storages = [s for s in run.storages if run.trials_of(s, size)]
+    if not storages:
+        return None
+    by = {s: run.trials_of(s, size) for s in storages}
+
+    def row(label: str, cell: Callable[[str], str]) -> list[str]:
+        return [label, *(cell(s) for s in storages)]
+
+    def median_size(s: str, field: str) -> str:
+        vals = [getattr(t, field) for t in by[s] if getattr(t, field) is not None]
+        return size_cell(int(statistics.median(vals))) if vals else "-"
+
+    def cost(s: str) -> str:
+        c = cost_per_object(run, s, size)
+        return "-" if c is None else f"{c * 1e6:.1f}"
+
+    rows = [
+        row("size on disk after the run", lambda s: median_size(s, "size_bytes")),
+        row(
+            "peak RSS of the client process",
+            lambda s: size_cell(max((t.rss_peak_bytes or 0) for t in by[s]) or None),
+        ),
+        row("model objects built", lambda s: str(by[s][0].objects)),
+        row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
+        row("build rows: us per object built", cost),
+    ]
+    for label, path in STAT_ROWS:
+        cells = row(label, lambda s, path=path: _stat(by[s], *path))  # type: ignore[misc]
+        if any(c != "-" for c in cells[1:]):
+            rows.append(cells)
+    return (f"after the run, size {size}", ["", *storages], rows)
+
+
+def tables(run: RunResult) -> list[Table]:
     """(title, header, rows) for each table of the report."""
     out = []
     for size in run.sizes:
-        any_r = next(r for r in run.results if r.size == size)
-        n = len(any_r.samples)
-        out.append(
-            (
-                f"wall time (s), size {size}, median of {n} trial(s)",
-                *_table(run, size, lambda r: time_cell(r.wall)),
-            )
-        )
-        out.append(
-            (
-                f"CPU time of the client process (s), size {size}",
-                *_table(run, size, lambda r: time_cell(r.cpu)),
-            )
-        )
-
-        def counts(r: PhaseResult) -> str:
-            if r.loads is None:
-                return "-"
-            return f"{r.loads}/{r.stores}"
-
-        out.append((f"objects loaded/stored, size {size}", *_table(run, size, counts)))
+        out += phase_tables(run, size)
+        summary = summary_table(run, size)
+        if summary is not None:
+            out.append(summary)
     return out
 
 
 def legend(run: RunResult) -> str:
     return (
         f"± is the standard deviation as % of the mean; ! marks a spread "
-        f"above {NOISY_RSD:.0%}. CPU time excludes server processes."
+        f"above {NOISY_RSD:.0%}. CPU time and RSS exclude server processes. "
+        "Cold: new DB and client on the same data (the OS page cache is not "
+        "dropped); warm: objects ghosted, lower caches warm; hot: objects in "
+        "memory. Cold minus hot is the time spent filling the cache."
     )
 
 

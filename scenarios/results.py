@@ -3,10 +3,23 @@
 Statistics are computed from the raw samples when asked, never stored
 alone, so a result file can be re-summarised any way later.
 
-JSON format history (bump SCHEMA_VERSION and add a line on any change):
+JSON format history (bump SCHEMA_VERSION and add a line on any change;
+files of every older version are read through MIGRATIONS):
   1 -- {"schema_version": 1, "metadata": {...}, "results": [{"storage",
        "size", "phase", "samples": [{"wall_s", "cpu_s", "loads",
        "stores"}]}]}; loads and stores are null on the memory storage.
+  2 -- samples gain "size_before_bytes", "size_after_bytes" (storage size
+       around the phase), "rss_peak_bytes" (this process's peak RSS during
+       the phase, or since it started where Linux cannot reset the peak:
+       metadata "rss" says which), "cache_hits" (ZEO client cache hits during
+       the phase) and "batch_commit_s" (wall seconds of the phase spent
+       committing full batches, --batch); each null where it does not apply.
+       A top-level "trials": [{"storage", "size", "objects", "batch",
+       "batch_commits", "size_bytes", "rss_peak_bytes", "stats"}], one per
+       timed trial in run order: model objects built, storage size at the end
+       of the run, peak RSS over the trial, backend counters (ZEO: "server"
+       is server_status(), "client_cache" the client cache's counters).
+       Reading a version-1 file gives null for all of these and no trials.
 """
 
 from __future__ import annotations
@@ -19,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: A cell whose relative standard deviation exceeds this is marked.
 NOISY_RSD = 0.10
@@ -37,6 +50,41 @@ class Sample:
     cpu_s: float
     loads: int | None = None
     stores: int | None = None
+    size_before_bytes: int | None = None
+    size_after_bytes: int | None = None
+    rss_peak_bytes: int | None = None
+    cache_hits: int | None = None
+    batch_commit_s: float | None = None
+
+    @property
+    def size_change_bytes(self) -> int | None:
+        """Bytes the storage grew by during the phase (negative: it shrank)."""
+        if self.size_before_bytes is None or self.size_after_bytes is None:
+            return None
+        return self.size_after_bytes - self.size_before_bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialSummary:
+    """What one timed trial leaves besides its phases' samples."""
+
+    storage: str
+    size: str
+    #: Model objects the generator built (users, capabilities, steps...;
+    #: BTree nodes and index entries not counted).
+    objects: int
+    #: Objects per transaction while building (0: one transaction per phase).
+    batch: int = 0
+    batch_commits: int = 0
+    #: Storage size at the end of the run (after pack), or None.
+    size_bytes: int | None = None
+    #: Peak RSS of this process over the trial's phases.
+    rss_peak_bytes: int | None = None
+    #: Backend counters at the end of the trial (Store.jar_stats()).
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -101,8 +149,34 @@ class PhaseResult:
 
     @property
     def stores(self) -> int | None:
-        vals = [s.stores for s in self.samples if s.stores is not None]
+        return self._median_int("stores")
+
+    def _median_int(self, field: str) -> int | None:
+        vals = [getattr(s, field) for s in self.samples]
+        vals = [v for v in vals if v is not None]
         return int(statistics.median(vals)) if vals else None
+
+    @property
+    def size_change_bytes(self) -> int | None:
+        vals = [s.size_change_bytes for s in self.samples]
+        known = [v for v in vals if v is not None]
+        return int(statistics.median(known)) if known else None
+
+    @property
+    def rss_peak_bytes(self) -> int | None:
+        """The highest peak RSS of any trial."""
+        vals = [s.rss_peak_bytes for s in self.samples if s.rss_peak_bytes]
+        return max(vals) if vals else None
+
+    @property
+    def cache_hits(self) -> int | None:
+        return self._median_int("cache_hits")
+
+    @property
+    def batch_commit(self) -> Stats | None:
+        vals = [s.batch_commit_s for s in self.samples]
+        known = [v for v in vals if v is not None]
+        return Stats.of(known) if known else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,10 +189,12 @@ class PhaseResult:
 
 @dataclasses.dataclass(frozen=True)
 class RunResult:
-    """One run: its metadata and every phase result, in run order."""
+    """One run: its metadata, every phase result and every timed trial's
+    summary, in run order."""
 
     metadata: dict[str, Any]
     results: tuple[PhaseResult, ...]
+    trials: tuple[TrialSummary, ...] = ()
 
     @property
     def storages(self) -> list[str]:
@@ -140,11 +216,17 @@ class RunResult:
                 return r
         return None
 
+    def trials_of(self, storage: str, size: str | None = None) -> list[TrialSummary]:
+        return [
+            t for t in self.trials if t.storage == storage and size in (None, t.size)
+        ]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "metadata": self.metadata,
             "results": [r.to_json() for r in self.results],
+            "trials": [t.to_json() for t in self.trials],
         }
 
     def dump(self, path: Path) -> None:
@@ -156,12 +238,7 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
-        version = data.get("schema_version") if isinstance(data, dict) else None
-        if version != SCHEMA_VERSION:
-            raise ResultsError(
-                f"unsupported schema_version {version!r} (this suite reads "
-                f"{SCHEMA_VERSION})"
-            )
+        data = migrate(data)
         try:
             results = tuple(
                 PhaseResult(
@@ -172,9 +249,10 @@ class RunResult:
                 )
                 for r in data["results"]
             )
+            trials = tuple(TrialSummary(**t) for t in data["trials"])
         except (KeyError, TypeError) as e:
             raise ResultsError(f"malformed result file: {e}") from None
-        return cls(metadata=data.get("metadata", {}), results=results)
+        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
@@ -186,3 +264,30 @@ class RunResult:
         except json.JSONDecodeError as e:
             raise ResultsError(f"{path} is not JSON: {e}") from None
         return cls.from_json(data)
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2 only added fields: a version-1 sample reads with the new
+    # ones null (the Sample defaults), and there are no trial summaries.
+    return {**data, "schema_version": 2, "trials": []}
+
+
+#: version -> function turning a file of that version into the next one.
+MIGRATIONS = {1: _v1_to_v2}
+
+
+def migrate(data: Any) -> dict[str, Any]:
+    """*data* (a parsed result file of any version this suite knows) in the
+    current format."""
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version == SCHEMA_VERSION:
+        return data  # type: ignore[no-any-return]
+    if version not in MIGRATIONS:
+        known = ", ".join(str(v) for v in (*MIGRATIONS, SCHEMA_VERSION))
+        raise ResultsError(
+            f"unsupported schema_version {version!r} (this suite reads {known})"
+        )
+    while version != SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version = data["schema_version"]
+    return data  # type: ignore[no-any-return]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.phases import PHASES
 from scenarios.results import SCHEMA_VERSION, RunResult
 from storages.zeo import free_port
 from tests.conftest import RUN_TOKEN, RUN_TOKEN_VAR
@@ -49,6 +50,8 @@ def assert_bad_input(proc: subprocess.CompletedProcess[str], fragment: str) -> N
         (["run", "--size", "small", "--scale", "2"], "give --size or --scale"),
         (["run", "--zeo-address", "nohostport"], "bad ZEO address"),
         (["run", "--zeo-port", "70000"], "not a port number"),
+        (["run", "--batch", "-1"], "must be at least 0"),
+        (["run", "--profile", "/nonexistent/dir"], "does not exist"),
         (["report", "/nonexistent/result.json"], "cannot read"),
         (["frobnicate"], "invalid choice"),
     ],
@@ -120,12 +123,32 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     assert set(meta["versions"]) >= {"ZODB", "ZEO", "persistent", "BTrees"}
     assert meta["config"]["repeat"] == 2 and meta["config"]["seed"] == 2000
     assert meta["host"]["cpu_count"] >= 1 and meta["date"]
-    assert len(data["results"]) == 3 * 8
+    # Every phase on every storage, except pack on memory (nothing to pack).
+    assert len(data["results"]) == 3 * len(PHASES) - 1
     sample = data["results"][0]["samples"][0]
-    assert set(sample) == {"wall_s", "cpu_s", "loads", "stores"}
+    assert set(sample) == {
+        "wall_s",
+        "cpu_s",
+        "loads",
+        "stores",
+        "size_before_bytes",
+        "size_after_bytes",
+        "rss_peak_bytes",
+        "cache_hits",
+        "batch_commit_s",
+    }
+    assert meta["config"]["batch"] == 0 and meta["config"]["profile"] is False
+    trials = data["trials"]
+    assert [t["storage"] for t in trials] == ["memory"] * 2 + ["file"] * 2 + ["zeo"] * 2
+    zeo = trials[-1]
+    assert zeo["size_bytes"] > 0 and zeo["rss_peak_bytes"] > 0
+    assert zeo["stats"]["server"]["commits"] >= 4
+    assert zeo["stats"]["client_cache"]["hits"] >= 0
     result = RunResult.from_json(data)
     assert result.storages == ["memory", "file", "zeo"]
-    assert "| task: | memory | file | zeo |" in md.read_text()
+    text = md.read_text()
+    assert "| task: | memory | file | zeo |" in text
+    assert "| size on disk after the run | - |" in text
 
     again = vfab_bench("report", str(out))
     assert again.returncode == 0 and "commit processes" in again.stdout
@@ -147,3 +170,20 @@ def test_storages_command_lists_the_registry() -> None:
         "file",
         "zeo",
     ]
+
+
+def test_profile_writes_one_pstats_file_per_phase(tmp_path: Path) -> None:
+    import pstats
+
+    out = tmp_path / "prof"
+    args = ("run", "--storage", "mapping", "--preset", "quick", "-q")
+    proc = vfab_bench(*args, "--profile", str(out))
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(p.name for p in out.iterdir())
+    assert len(files) == len(PHASES)
+    assert "mapping-small-query-processes-indexed-cold.prof" in files
+    assert "mapping-small-create-users-groups.prof" in files
+    stats = pstats.Stats(str(out / "mapping-small-query-processes-cold.prof"))
+    assert any("query_processes" in func[2] for func in stats.stats)  # type: ignore[attr-defined]
+    again = vfab_bench(*args, "--profile", str(out))
+    assert_bad_input(again, "exists; use --force")

@@ -22,3 +22,21 @@ def test_populate_then_find_it_again(tmp_path: Path) -> None:
         assert len(fab.library) == spec.capabilities
         assert len(fab.sequences) == spec.sequences
         assert queries.query_sequences(fab)["sequences"]
+
+
+def test_populate_in_batches_commits_as_it_goes(tmp_path: Path) -> None:
+    """Batches change the transactions, not the data."""
+    spec = DataSpec.for_size("small")
+    answers = []
+    transactions = []
+    for batch, sub in ((0, "whole"), (100, "batched")):
+        (tmp_path / sub).mkdir()
+        with storages.get("file").open(tmp_path / sub) as store:
+            dataset.populate(store, spec, seed=3, batch=batch)
+            fab = store.root()["fab"]
+            answers.append(
+                (queries.query_processes(fab), queries.query_sequences_indexed(fab))
+            )
+            transactions.append(sum(1 for _ in store.db.storage.iterator()))  # type: ignore[attr-defined]
+    assert answers[0] == answers[1]
+    assert transactions[1] >= transactions[0] + 9  # 1000+ objects / 100

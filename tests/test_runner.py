@@ -1,14 +1,18 @@
-"""The runner: all eight rows for every storage, same answers everywhere,
-servers stopped when a phase raises."""
+"""The runner: the 2000 rows first and unchanged, every row for every
+storage, the same answers everywhere and in every form, caches in the state
+each row claims, batches, pack, and servers stopped when a phase raises."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 import storages
-from scenarios import runner
+from scenarios import rss, runner
 from scenarios.config import ConfigError, RunConfig
-from scenarios.phases import PHASE_NAMES, PHASES, Phase
+from scenarios.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
+from scenarios.results import RunResult
 from tests.conftest import runzeo_pids
 
 EIGHT = (
@@ -23,43 +27,171 @@ EIGHT = (
 )
 
 
-def test_phases_are_the_2000_rows_in_order() -> None:
-    assert PHASE_NAMES == EIGHT
+def test_the_2000_rows_come_first_in_order() -> None:
+    assert PHASE_NAMES[:8] == EIGHT
+    assert tuple(p.name for p in PHASES_2000) == EIGHT
+    assert len(set(PHASE_NAMES)) == len(PHASE_NAMES)
+    for base, _, _ in QUERIES:
+        for form in ("", ", indexed"):
+            for state in ("cold", "warm", "hot"):
+                assert f"{base}{form} ({state})" in PHASE_NAMES
+    assert PHASE_NAMES[-3:] == ("update prices", "commit update", "pack")
 
 
 def available() -> list[str]:
     return [n for n in storages.REGISTRY if storages.get(n).unavailable() is None]
 
 
-def test_every_storage_gives_every_row(no_leaked_servers: None) -> None:
-    names = tuple(available())
-    result = runner.run(RunConfig(storages=names, repeat=2, warmups=0))
-    assert result.storages == list(names)
-    assert result.phases == list(EIGHT)
+@pytest.fixture(scope="module")
+def two_trials() -> RunResult:
+    """Every available storage, two trials, shared by the tests below (a
+    module fixture cannot use no_leaked_servers: it checks by itself)."""
+    before = runzeo_pids()
+    result = runner.run(RunConfig(storages=tuple(available()), repeat=2, warmups=0))
+    assert runzeo_pids() <= before, "runzeo left running"
+    return result
+
+
+def test_every_storage_gives_every_row(two_trials: RunResult) -> None:
+    result = two_trials
+    names = available()
+    assert result.storages == names
+    assert result.phases == list(PHASE_NAMES)
     for name in names:
-        for phase in EIGHT:
+        for phase in PHASE_NAMES:
             r = result.get(name, phase)
+            if name == "memory" and phase == "pack":
+                assert r is None  # nothing to pack: no row
+                continue
             assert r is not None and len(r.samples) == 2
             assert all(s.wall_s >= 0 and s.cpu_s >= 0 for s in r.samples)
+            assert r.rss_peak_bytes and r.rss_peak_bytes > 10 * 2**20
             if name == "memory":
-                assert r.loads is None
+                assert r.loads is None and r.size_change_bytes is None
             elif phase.startswith("commit"):
                 assert r.stores and r.stores > 0
+                assert r.size_change_bytes and r.size_change_bytes > 0
+            elif phase != "pack":
+                assert r.stores == 0
     commit_seq = result.get("file", "commit sequences")
     assert commit_seq is not None and commit_seq.stores is not None
     assert commit_seq.stores > 300  # 30 sequences and their 300-600 steps
 
 
-def test_answers_agree_across_storages(no_leaked_servers: None) -> None:
+def test_cache_states_show_in_loads_and_hits(two_trials: RunResult) -> None:
+    for name in available():
+        if name == "memory":
+            continue
+        for base, _, _ in QUERIES:
+            for form in ("", ", indexed"):
+                cold = two_trials.get(name, f"{base}{form} (cold)")
+                warm = two_trials.get(name, f"{base}{form} (warm)")
+                hot = two_trials.get(name, f"{base}{form} (hot)")
+                assert cold and warm and hot
+                assert cold.loads and cold.loads == warm.loads, (name, base, form)
+                assert hot.loads == 0, (name, base, form)
+                if name == "zeo":
+                    # cold: a new client, its cache empty but for the root;
+                    # warm: every load a client cache hit.
+                    assert cold.cache_hits is not None and cold.cache_hits <= 2
+                    assert warm.cache_hits is not None
+                    assert warm.cache_hits >= warm.loads
+        brute = two_trials.get(name, "query processes (cold)")
+        indexed = two_trials.get(name, "query processes, indexed (cold)")
+        assert brute and indexed and brute.loads and indexed.loads
+        assert indexed.loads < brute.loads
+
+
+def test_trials_record_size_objects_and_counters(two_trials: RunResult) -> None:
+    for name in available():
+        trials = two_trials.trials_of(name)
+        assert len(trials) == 2
+        for t in trials:
+            assert t.objects > 1000 and t.batch == 0 and t.batch_commits == 0
+            if name in ("file", "zeo"):
+                assert t.size_bytes and t.size_bytes > 100_000
+        if name == "zeo":
+            server = trials[0].stats["server"]
+            assert server["commits"] >= 4 and server["loads"] > 0
+    for name in ("file", "zeo"):
+        pack = two_trials.get(name, "pack")
+        assert pack is not None and pack.size_change_bytes is not None
+        assert pack.size_change_bytes < 0
+
+
+def check_answers(trial: runner.Trial) -> dict[str, str]:
+    """Every query row of a trial answered alike; returns the digests."""
+    digests = trial.state.digests
+    for base, _, _ in QUERIES:
+        rows = [n for n in digests if n == base or n.startswith(base + " (")]
+        rows += [n for n in digests if n.startswith(base + ", indexed (")]
+        assert len(rows) == 7
+        assert len({digests[n] for n in rows}) == 1, {n: digests[n] for n in rows}
+    return digests
+
+
+def after_update(state):  # type: ignore[no-untyped-def]
+    for base, brute, indexed in QUERIES:
+        state.answers[f"{base} after update"] = brute(state.fab)
+        state.answers[f"{base}, indexed after update"] = indexed(state.fab)
+
+
+def test_answers_agree_across_storages_forms_and_updates(
+    no_leaked_servers: None,
+) -> None:
     config = RunConfig(repeat=1, warmups=0)
-    answers = {
-        name: runner.run_trial(storages.get(name), config)[1].answers
-        for name in available()
-    }
-    first = next(iter(answers.values()))
-    assert first["query processes"]["cheapest"]
-    for a in answers.values():
-        assert a == first
+    phases = (*PHASES, Phase("check", after_update, "both forms after the update"))
+    digests = {}
+    for name in available():
+        trial = runner.run_trial(storages.get(name), config, phases)
+        digests[name] = check_answers(trial)
+        assert trial.state.answers["query processes"]["cheapest"]
+        d = digests[name]
+        for base, _, _ in QUERIES:
+            assert d[f"{base} after update"] == d[f"{base}, indexed after update"]
+        assert d["query processes after update"] != d["query processes"]
+    first = next(iter(digests.values()))
+    for d in digests.values():
+        assert d == first
+
+
+def test_batches_give_the_same_data(tmp_path: Path) -> None:
+    factory = storages.get("file")
+    whole = runner.run_trial(factory, RunConfig(repeat=1, batch=0))
+    batched = runner.run_trial(factory, RunConfig(repeat=1, batch=100))
+    assert batched.state.digests == whole.state.digests
+    assert batched.summary.objects == whole.summary.objects
+    assert batched.summary.batch_commits == whole.summary.objects // 100 or (
+        batched.summary.batch_commits >= 9
+    )
+    convert = batched.samples["convert processes"]
+    assert convert.batch_commit_s and convert.stores and convert.stores >= 200
+    assert whole.samples["convert processes"].batch_commit_s is None
+    assert RunConfig(scale=1700).batch_size == 10_000
+    assert RunConfig(scale=100).batch_size == 0
+
+
+def test_rss_peak_is_per_phase() -> None:
+    if not rss.reset_peak():
+        pytest.skip("this kernel cannot reset the peak RSS")
+    base = rss.peak_bytes()
+    block = bytearray(64 * 2**20)
+    block[::4096] = b"x" * len(block[::4096])
+    assert rss.peak_bytes() >= base + 60 * 2**20
+    del block
+    rss.reset_peak()
+    assert rss.peak_bytes() < base + 60 * 2**20
+
+
+def test_profile_names_are_safe(tmp_path: Path) -> None:
+    path = runner.profile_path(
+        tmp_path, "zeo+bdb", "scale 3", "query processes, indexed (cold)"
+    )
+    assert path.parent == tmp_path
+    assert path.name == "zeo+bdb-scale-3-query-processes-indexed-cold.prof"
+    assert runner.profile_path(tmp_path, "file", "small", "../../etc").parent == (
+        tmp_path
+    )
 
 
 @pytest.mark.parametrize("name", ["zeo", "file"])
@@ -81,3 +213,5 @@ def test_config_validation() -> None:
         RunConfig(repeat=0)
     with pytest.raises(ConfigError, match="twice"):
         RunConfig(storages=("file", "file"))
+    with pytest.raises(ConfigError, match="--batch"):
+        RunConfig(batch=-1)

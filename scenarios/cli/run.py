@@ -1,4 +1,5 @@
-"""vfab-bench run: the eight phases on each storage, the 2000 table."""
+"""vfab-bench run: the phases on each storage, the 2000 table and the rows
+that explain it (caches, indexes, updates and pack)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import storages
 from scenarios import report
+from scenarios.batching import DEFAULT_XLARGE_BATCH
 from scenarios.cli.args import (
     add_storage_options,
     check_output,
@@ -19,7 +21,8 @@ from scenarios.cli.args import (
     write_output,
 )
 from scenarios.config import ConfigError, RunConfig, scale_for
-from scenarios.phases import PHASES
+from scenarios.phases import HOT_CACHE_SIZE, PHASES
+from scenarios.runner import profile_path
 from vfab.generate import DEFAULT_SEED, SIZES
 
 #: preset name -> (repeat, warmups)
@@ -27,14 +30,21 @@ PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    phases = "\n".join(f"  {p.name:22} {p.description}" for p in PHASES)
+    phases = "\n".join(f"  {p.name:32} {p.description}" for p in PHASES)
     run = sub.add_parser(
         "run",
         help="run the phases on storages and print the table",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run the phases of the 2000 table, each trial on a "
-        "fresh database, and print wall time, CPU time and objects "
-        "loaded/stored per phase and storage.\n\nphases:\n" + phases,
+        description="Run the phases of the 2000 table, then each query "
+        "cold, warm and hot, brute-force and from indexes, an update and a "
+        "pack; each trial on a fresh database.  Print per phase and storage "
+        "wall time, CPU time, objects loaded/stored, bytes written, peak RSS "
+        "and ZEO client cache hits, then what the run left: size on disk, "
+        "cost per object, the ZEO server's counters.\n\n"
+        "Hot rows raise the connection cache target to "
+        f"{HOT_CACHE_SIZE} objects while they run (ZODB's default, 400, "
+        "cannot hold medium's library); every other row uses --cache-size."
+        "\n\nphases:\n" + phases,
     )
     run.add_argument(
         "--storage",
@@ -83,6 +93,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"data generator seed (default: {DEFAULT_SEED})",
     )
     run.add_argument(
+        "--batch",
+        type=non_negative_int,
+        metavar="N",
+        help="commit every N objects while building the data set, trimming "
+        "the connection cache between batches (bounded memory); 0: one "
+        "transaction per phase, as in 2000 (default: 0 below xlarge, "
+        f"{DEFAULT_XLARGE_BATCH} for xlarge)",
+    )
+    run.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="write one cProfile file per phase and storage into DIR "
+        "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
+        "pstats.  Profiling slows the timed code.",
+    )
+    run.add_argument(
         "--json",
         type=Path,
         metavar="FILE",
@@ -113,6 +140,8 @@ def main(args: argparse.Namespace) -> int:
         warmups=args.warmups if args.warmups is not None else warmups,
         seed=args.seed,
         options=storage_options(args),
+        batch=args.batch,
+        profile_dir=args.profile,
     )
     for name in config.storages:
         reason = storages.get(name, config.options).unavailable()
@@ -124,6 +153,7 @@ def main(args: argparse.Namespace) -> int:
         check_reachable(config.options.zeo_address)
     check_output(args.json, args.force)
     check_output(args.markdown, args.force)
+    check_profile_dir(config, args.force)
 
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     result = runner.run(config, progress)
@@ -134,3 +164,26 @@ def main(args: argparse.Namespace) -> int:
     if args.markdown is not None:
         write_output(args.markdown, report.markdown(result), args.force)
     return 0
+
+
+def check_profile_dir(config: RunConfig, force: bool) -> None:
+    """Refuse, before the run, a --profile directory we cannot write into or
+    whose profiles we would replace without --force; create it if missing."""
+    directory = config.profile_dir
+    if directory is None:
+        return
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"--profile {directory} is not a directory")
+    if not directory.exists():
+        if not directory.parent.is_dir():
+            raise ConfigError(f"directory {directory.parent} does not exist")
+        try:
+            directory.mkdir()
+        except OSError as e:
+            raise ConfigError(f"cannot create {directory}: {e.strerror}") from None
+    if not force:
+        for name in config.storages:
+            for phase in PHASES:
+                path = profile_path(directory, name, config.size, phase.name)
+                if path.exists():
+                    raise ConfigError(f"{path} exists; use --force to replace it")
