@@ -139,17 +139,20 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def cost_per_object(run: RunResult, storage: str, size: str) -> float | None:
-    """Median seconds per model object built: the build rows' wall time over
-    the objects the generator built."""
+def cost_per_object(
+    run: RunResult, storage: str, size: str, cpu: bool = False
+) -> float | None:
+    """Seconds per model object built: the build rows' median wall (or CPU)
+    time, summed, over the objects the generator built."""
     trials = run.trials_of(storage, size)
     if not trials:
         return None
     objects = trials[0].objects
-    walls = [run.get(storage, p, size) for p in BUILD_PHASES]
-    if not objects or any(r is None for r in walls):
+    rows = [run.get(storage, p, size) for p in BUILD_PHASES]
+    if not objects or any(r is None for r in rows):
         return None
-    return sum(r.wall.median for r in walls if r is not None) / objects
+    total = sum((r.cpu if cpu else r.wall).median for r in rows if r is not None)
+    return total / objects
 
 
 def _stat(trials: list[TrialSummary], *path: str) -> str:
@@ -191,8 +194,8 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         vals = [getattr(t, field) for t in by[s] if getattr(t, field) is not None]
         return size_cell(int(statistics.median(vals))) if vals else "-"
 
-    def cost(s: str) -> str:
-        c = cost_per_object(run, s, size)
+    def cost(s: str, cpu: bool = False) -> str:
+        c = cost_per_object(run, s, size, cpu)
         return "-" if c is None else f"{c * 1e6:.1f}"
 
     rows = [
@@ -203,7 +206,8 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         ),
         row("model objects built", lambda s: str(by[s][0].objects)),
         row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
-        row("build rows: us per object built", cost),
+        row("build rows: wall us per object built", cost),
+        row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
     ]
     for label, path in STAT_ROWS:
         cells = row(label, lambda s, path=path: _stat(by[s], *path))  # type: ignore[misc]
