@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import storages
@@ -25,6 +26,22 @@ from scenarios.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.runner import profile_path
 from vfab.generate import DEFAULT_SEED, SIZES
 
+ABOUT = "\n\n".join(
+    textwrap.fill(paragraph, 79)
+    for paragraph in (
+        "Run the phases of the 2000 table, then each query cold, warm and hot, "
+        "brute-force and from indexes, an update and a pack; each trial on a "
+        "fresh database.  Print per phase and storage wall time, CPU time, "
+        "objects loaded/stored, bytes written, peak RSS and ZEO client cache "
+        "hits, then what the run left: size on disk, cost per object built, "
+        "the ZEO server's counters.",
+        "Hot rows raise the connection cache target to "
+        f"{HOT_CACHE_SIZE:,} objects (in effect unbounded) while they run: "
+        "ZODB's default, 400, cannot hold medium's library.  Every other row "
+        "uses --cache-size.",
+    )
+)
+
 #: preset name -> (repeat, warmups)
 PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
 
@@ -35,16 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "run",
         help="run the phases on storages and print the table",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run the phases of the 2000 table, then each query "
-        "cold, warm and hot, brute-force and from indexes, an update and a "
-        "pack; each trial on a fresh database.  Print per phase and storage "
-        "wall time, CPU time, objects loaded/stored, bytes written, peak RSS "
-        "and ZEO client cache hits, then what the run left: size on disk, "
-        "cost per object, the ZEO server's counters.\n\n"
-        "Hot rows raise the connection cache target to "
-        f"{HOT_CACHE_SIZE} objects while they run (ZODB's default, 400, "
-        "cannot hold medium's library); every other row uses --cache-size."
-        "\n\nphases:\n" + phases,
+        description=ABOUT + "\n\nphases:\n" + phases,
     )
     run.add_argument(
         "--storage",
