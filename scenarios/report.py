@@ -81,9 +81,12 @@ def counts(r: PhaseResult) -> str:
     return f"{r.loads}/{r.stores}"
 
 
-def batch_cell(r: PhaseResult) -> str:
-    stats = r.batch_commit
-    return time_cell(stats) if stats is not None else "-"
+def within_cell(r: PhaseResult) -> str:
+    """Median seconds of batch commits / cyclic GC inside the phase."""
+    parts = []
+    for stats in (r.batch_commit, r.gc):
+        parts.append("-" if stats is None else seconds(stats.median))
+    return " / ".join(parts)
 
 
 def hits_cell(r: PhaseResult) -> str:
@@ -125,11 +128,12 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
         out.append(
             (f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
         )
-    if _any(run, size, lambda r: r.batch_commit):
+    if _any(run, size, lambda r: r.batch_commit or r.gc):
         out.append(
             (
-                f"of the wall time: commits of full batches (s), size {size}",
-                *_table(run, size, batch_cell),
+                "of the wall time (s): commits of full batches (--batch) / "
+                f"Python's cyclic GC, size {size}",
+                *_table(run, size, within_cell),
             )
         )
     return out

@@ -12,8 +12,10 @@ files of every older version are read through MIGRATIONS):
        around the phase), "rss_peak_bytes" (this process's peak RSS during
        the phase, or since it started where Linux cannot reset the peak:
        metadata "rss" says which), "cache_hits" (ZEO client cache hits during
-       the phase) and "batch_commit_s" (wall seconds of the phase spent
-       committing full batches, --batch); each null where it does not apply.
+       the phase), "batch_commit_s" (wall seconds of the phase spent
+       committing full batches, --batch) and "gc_s" (wall seconds of the phase
+       spent in Python's cyclic garbage collector); each null where it does
+       not apply.
        A top-level "trials": [{"storage", "size", "objects", "batch",
        "batch_commits", "size_bytes", "rss_peak_bytes", "stats"}], one per
        timed trial in run order: model objects built, storage size at the end
@@ -55,6 +57,7 @@ class Sample:
     rss_peak_bytes: int | None = None
     cache_hits: int | None = None
     batch_commit_s: float | None = None
+    gc_s: float | None = None
 
     @property
     def size_change_bytes(self) -> int | None:
@@ -174,7 +177,14 @@ class PhaseResult:
 
     @property
     def batch_commit(self) -> Stats | None:
-        vals = [s.batch_commit_s for s in self.samples]
+        return self._stats("batch_commit_s")
+
+    @property
+    def gc(self) -> Stats | None:
+        return self._stats("gc_s")
+
+    def _stats(self, field: str) -> Stats | None:
+        vals = [getattr(s, field) for s in self.samples]
         known = [v for v in vals if v is not None]
         return Stats.of(known) if known else None
 

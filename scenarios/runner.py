@@ -6,10 +6,11 @@ registry, runs the phases in order in this process, and closes the database
 (stopping any server it started) whatever happens.
 
 Per phase, after its untimed prepare, it records wall time (perf_counter),
-CPU time of this process (process_time) and, where they exist, the objects
-the connection loaded and stored, the storage size before and after, the
-peak RSS of this process during the phase (scenarios.rss), the ZEO client
-cache hits and the time spent in batch commits.  Only wall and CPU time are
+CPU time of this process (process_time), the time Python's cyclic garbage
+collector took and, where they exist, the objects the connection loaded and
+stored, the storage size before and after, the peak RSS of this process
+during the phase (scenarios.rss), the ZEO client cache hits and the time
+spent in batch commits.  Only wall and CPU time are
 taken inside the timed region; everything else is read around it.  Per trial
 it records the model objects built, the storage size at the end and the
 backend counters (a ZEO server's status).
@@ -66,6 +67,28 @@ def profile_path(directory: Path, storage: str, size: str, phase: str) -> Path:
     return Path(directory) / f"{safe(storage)}-{safe(size)}-{safe(phase)}.prof"
 
 
+class GCClock:
+    """Wall seconds spent in Python's cyclic garbage collector, through
+    gc.callbacks; installed only while a trial runs."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._start
+
+    def __enter__(self) -> GCClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
 def _cache_hits(store: Store) -> int | None:
     hits = store.jar_stats().get("client_cache", {}).get("hits")
     return int(hits) if hits is not None else None
@@ -77,6 +100,7 @@ def _time_phase(
     store: Store,
     profile: cProfile.Profile | None,
     rss_per_phase: bool,
+    gc_clock: GCClock,
 ) -> Sample:
     if phase.prepare is not None:
         phase.prepare(state)
@@ -87,6 +111,7 @@ def _time_phase(
     batch0 = state.batcher.commit_s
     if rss_per_phase:
         rss.reset_peak()
+    gc0 = gc_clock.total
     if profile is not None:
         profile.enable()
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -94,6 +119,7 @@ def _time_phase(
     cpu1, wall1 = time.process_time(), time.perf_counter()
     if profile is not None:
         profile.disable()
+    gc_s = gc_clock.total - gc0
     peak = rss.peak_bytes()
     counts = store.transfer_counts()
     loads, stores_ = counts if counts is not None else (None, None)
@@ -109,6 +135,7 @@ def _time_phase(
         rss_peak_bytes=peak,
         cache_hits=hits1 - hits0 if hits0 is not None and hits1 is not None else None,
         batch_commit_s=batch_s if state.batch else None,
+        gc_s=gc_s,
     )
 
 
@@ -133,7 +160,10 @@ def run_trial(
     the profile of its name (created on first use)."""
     catalogue = load_catalogue()
     rss_per_phase = rss.per_phase()
-    with tempfile.TemporaryDirectory(prefix="vfab-", dir=directory) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="vfab-", dir=directory) as tmp,
+        GCClock() as gc_clock,
+    ):
         with factory.open(Path(tmp)) as store:
             store.reset()
             state = TrialState(
@@ -147,7 +177,7 @@ def run_trial(
                 if profiles is not None:
                     profile = profiles.setdefault(phase.name, cProfile.Profile())
                 samples[phase.name] = _time_phase(
-                    phase, state, store, profile, rss_per_phase
+                    phase, state, store, profile, rss_per_phase, gc_clock
                 )
                 _settle_answers(state)
             store.abort()

@@ -136,6 +136,7 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
         "rss_peak_bytes",
         "cache_hits",
         "batch_commit_s",
+        "gc_s",
     }
     assert meta["config"]["batch"] == 0 and meta["config"]["profile"] is False
     trials = data["trials"]

@@ -66,6 +66,7 @@ def test_every_storage_gives_every_row(two_trials: RunResult) -> None:
             assert r is not None and len(r.samples) == 2
             assert all(s.wall_s >= 0 and s.cpu_s >= 0 for s in r.samples)
             assert r.rss_peak_bytes and r.rss_peak_bytes > 10 * 2**20
+            assert r.gc is not None and r.gc.median >= 0
             if name == "memory":
                 assert r.loads is None and r.size_change_bytes is None
             elif phase.startswith("commit"):
