@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios.batching import DEFAULT_XLARGE_BATCH
+from scenarios.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from storages import StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 
@@ -28,7 +28,9 @@ class RunConfig:
     options: StorageOptions = StorageOptions()
     #: Objects per transaction while building the data set; 0: one
     #: transaction per phase (the 2000 way); None: 0 below xlarge's scale,
-    #: DEFAULT_XLARGE_BATCH from it up (see batch_size).
+    #: DEFAULT_XLARGE_BATCH from it up (see batch_size).  Likewise a
+    #: cache_size of None in *options* means DEFAULT_XLARGE_CACHE_SIZE from
+    #: xlarge's scale up (see storage_options).
     batch: int | None = None
     #: Write one cProfile file per phase and storage here (None: no profiling).
     profile_dir: Path | None = None
@@ -54,11 +56,25 @@ class RunConfig:
             raise ConfigError(f"--batch must be 0 or more, not {self.batch}")
 
     @property
+    def xlarge(self) -> bool:
+        return self.scale >= SIZES["xlarge"]
+
+    @property
     def batch_size(self) -> int:
         """Objects per transaction while building (0: one per phase)."""
         if self.batch is not None:
             return self.batch
-        return DEFAULT_XLARGE_BATCH if self.scale >= SIZES["xlarge"] else 0
+        return DEFAULT_XLARGE_BATCH if self.xlarge else 0
+
+    @property
+    def storage_options(self) -> StorageOptions:
+        """The options the stores open with: *options*, with xlarge's
+        connection cache target when none was given."""
+        if self.options.cache_size is None and self.xlarge:
+            return dataclasses.replace(
+                self.options, cache_size=DEFAULT_XLARGE_CACHE_SIZE
+            )
+        return self.options
 
     @property
     def spec(self) -> DataSpec:
@@ -69,7 +85,7 @@ class RunConfig:
         return self.spec.name
 
     def to_json(self) -> dict[str, Any]:
-        options = dataclasses.asdict(self.options)
+        options = dataclasses.asdict(self.storage_options)
         if options["zeo_address"] is not None:
             host, port = options["zeo_address"]
             options["zeo_address"] = f"{host}:{port}"

@@ -191,6 +191,9 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         return None
     by = {s: run.trials_of(s, size) for s in storages}
 
+    options = run.metadata.get("config", {}).get("options", {})
+    cache_target = str(options.get("cache_size") or "400")
+
     def row(label: str, cell: Callable[[str], str]) -> list[str]:
         return [label, *(cell(s) for s in storages)]
 
@@ -210,6 +213,7 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         ),
         row("model objects built", lambda s: str(by[s][0].objects)),
         row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
+        row("connection cache target (objects)", lambda s: cache_target),
         row("build rows: wall us per object built", cost),
         row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
     ]

@@ -217,7 +217,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     results: list[PhaseResult] = []
     summaries: list[TrialSummary] = []
     for name in config.storages:
-        factory = storages.get(name, config.options)
+        factory = storages.get(name, config.storage_options)
         reason = factory.unavailable()
         if reason is not None:
             say(f"{name}: skipped ({reason})")

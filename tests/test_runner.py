@@ -168,8 +168,11 @@ def test_batches_give_the_same_data(tmp_path: Path) -> None:
     convert = batched.samples["convert processes"]
     assert convert.batch_commit_s and convert.stores and convert.stores >= 200
     assert whole.samples["convert processes"].batch_commit_s is None
-    assert RunConfig(scale=1700).batch_size == 10_000
-    assert RunConfig(scale=100).batch_size == 0
+    xlarge, large = RunConfig(scale=1700), RunConfig(scale=100)
+    assert xlarge.batch_size == 100_000 and large.batch_size == 0
+    assert xlarge.storage_options.cache_size == 1_000_000
+    assert large.storage_options.cache_size is None
+    assert xlarge.to_json()["options"]["cache_size"] == 1_000_000
 
 
 def test_rss_peak_is_per_phase() -> None:

@@ -90,7 +90,8 @@ def add_storage_options(p: argparse.ArgumentParser) -> None:
         "--cache-size",
         type=positive_int,
         metavar="OBJECTS",
-        help="ZODB connection cache size in objects (default: ZODB's, 400)",
+        help="ZODB connection cache size in objects (default: ZODB's, 400; "
+        "run: a million for xlarge)",
     )
     g.add_argument(
         "--zeo-cache-size",
