@@ -337,15 +337,29 @@ class BDBStorage(ConflictResolvingStorage):
     def __len__(self) -> int:  # IStorage: objects whose current revision exists
         return self._len
 
-    def getSize(self) -> int:  # IStorage: bytes of zodb.db and the logs
+    def getSize(self) -> int:  # IStorage
+        """Bytes on disk: zodb.db plus the log written so far.  Log files
+        are preallocated, so the current one counts up to its end of log,
+        not its file size; pages not yet checkpointed into zodb.db are in
+        the log, so the sum grows with every commit."""
+        try:
+            stat = self._env.log_stat()
+        except db.DBError:
+            stat = {"cur_file": 0, "cur_offset": 0}
         total = 0
         with os.scandir(self._path) as entries:
             for entry in entries:
-                if entry.name == DATA_FILE or entry.name.startswith("log."):
-                    try:
-                        total += entry.stat().st_size
-                    except FileNotFoundError:  # a log removed meanwhile
-                        pass
+                name = entry.name
+                if name.startswith("log.") and name[4:].isdigit():
+                    if int(name[4:]) == stat["cur_file"]:
+                        total += stat["cur_offset"]
+                        continue
+                elif name != DATA_FILE:
+                    continue
+                try:
+                    total += entry.stat().st_size
+                except FileNotFoundError:  # a log removed meanwhile
+                    pass
         return total
 
     def new_oid(self) -> bytes:  # IStorage
