@@ -291,7 +291,10 @@ class BDBStorage(ConflictResolvingStorage):
         last = self._last_key(self._txns)
         self._ltid = last if last is not None else z64
         last = self._last_key(self._data)
-        self._oid = last[:8] if last is not None else z64
+        # The largest oid with data: any oid above it is new, and store()
+        # skips looking it up (new_oid's oids always are).
+        self._max_stored = last[:8] if last is not None else z64
+        self._oid = u64(self._max_stored)  # new_oid's high-water mark
         self._len = u64(self._meta.get(b"len"))
 
     @staticmethod
@@ -364,16 +367,16 @@ class BDBStorage(ConflictResolvingStorage):
 
     def new_oid(self) -> bytes:  # IStorage
         with self._lock:
-            self._oid = p64(u64(self._oid) + 1)
-            return self._oid
+            self._oid += 1
+            return p64(self._oid)
 
     def _note_oid(self, oid: bytes) -> None:
-        # oids that arrive from elsewhere (restore, a ZEO client's new_oid
-        # on an older server, copying) must never be handed out again.
-        if oid > self._oid:
+        # oids that arrive from elsewhere (restore, copying) must never be
+        # handed out again.
+        value = u64(oid)
+        if value > self._oid:
             with self._lock:
-                if oid > self._oid:
-                    self._oid = oid
+                self._oid = max(self._oid, value)
 
     def close(self) -> None:  # IStorage
         with self._lock:
@@ -583,7 +586,10 @@ class BDBStorage(ConflictResolvingStorage):
             raise POSException.StorageTransactionError(self, transaction)
         if version:
             raise POSException.Unsupported("versions are not supported")
-        committed, live = self._current(oid)
+        if oid > self._max_stored:
+            committed, live = None, False
+        else:
+            committed, live = self._current(oid)
         if committed is not None and committed != serial:
             data = self.tryToResolveConflict(oid, committed, serial, data)
             self._resolved.append(oid)
@@ -608,7 +614,8 @@ class BDBStorage(ConflictResolvingStorage):
         if data is None and prev_txn is not None:
             # A back pointer the source did not resolve: copy its data.
             data = self._data.get(oid + prev_txn) or None
-        self._stage(oid, data, self._current(oid)[1])
+        live = False if oid > self._max_stored else self._current(oid)[1]
+        self._stage(oid, data, live)
 
     def _stage(self, oid: bytes, data: bytes | None, live: bool) -> None:
         self._note_oid(oid)
@@ -684,6 +691,8 @@ class BDBStorage(ConflictResolvingStorage):
                     raise self._runtime_error("committing", e) from None
                 self._ltid = tid
                 self._len = self._tlen
+                if self._tdata:
+                    self._max_stored = max(self._max_stored, max(self._tdata))
                 # Invalidations go out after the data is durable and
                 # visible; every reader loads through loadBefore, so a
                 # reader on an older snapshot is not affected meanwhile.
