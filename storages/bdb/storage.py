@@ -36,6 +36,7 @@ from ZODB.BaseStorage import DataRecord, TransactionRecord
 from ZODB.BaseStorage import checkCurrentSerialInTransaction as _check_current
 from ZODB.BaseStorage import copy as _copy_transactions
 from ZODB.ConflictResolution import ConflictResolvingStorage
+from ZODB.Connection import TransactionMetaData
 from ZODB.interfaces import (
     IStorage,
     IStorageCurrentRecordIteration,
@@ -470,13 +471,8 @@ class BDBStorage(ConflictResolvingStorage):
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
                 meta = self._txns.get(tid)
-                status, user, desc, ext = (
-                    _decode_txn(meta) if meta else (" ", b"", b"", b"")
-                )
-                d: dict[str, Any] = TransactionRecord(
-                    tid, status, user, desc, ext
-                ).extension
-                d = dict(d)
+                _, user, desc, ext = _decode_txn(meta) if meta else (" ", b"", b"", b"")
+                d = dict(TransactionMetaData(user, desc, ext).extension)
                 d.update(
                     time=TimeStamp(tid).timeTime(),
                     user_name=user,
@@ -625,14 +621,16 @@ class BDBStorage(ConflictResolvingStorage):
     checkCurrentSerialInTransaction = _check_current  # IStorage
 
     def tpc_vote(self, transaction: Any) -> list[bytes]:  # IStorage
-        with self._lock:
-            if transaction is not self._transaction:
-                raise POSException.StorageTransactionError(
-                    "tpc_vote called with wrong transaction"
-                )
-            if self._btxn is None:
-                self._write_transaction()
-            return self._resolved
+        # From tpc_begin to tpc_finish/abort the committing thread owns the
+        # transaction state (it holds the commit lock); self._lock is not
+        # held while writing, so new_oid in other threads does not wait.
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(
+                "tpc_vote called with wrong transaction"
+            )
+        if self._btxn is None:
+            self._write_transaction()
+        return self._resolved
 
     def _write_transaction(self) -> None:
         """Write the staged records in a Berkeley DB transaction left open
@@ -673,47 +671,47 @@ class BDBStorage(ConflictResolvingStorage):
 
     def tpc_finish(
         self, transaction: Any, f: Callable[[bytes], None] | None = None
-    ) -> bytes:
-        with self._lock:
-            if transaction is not self._transaction:
-                raise POSException.StorageTransactionError(
-                    "tpc_finish called with wrong transaction"
-                )
+    ) -> bytes:  # IStorage
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(
+                "tpc_finish called with wrong transaction"
+            )
+        try:
+            if self._btxn is None:
+                self._write_transaction()
+            tid = self._tid
+            btxn, self._btxn = self._btxn, None
             try:
-                if self._btxn is None:
-                    self._write_transaction()
-                tid = self._tid
-                btxn, self._btxn = self._btxn, None
-                try:
-                    # Durable (as `durability` says) when this returns.
-                    btxn.commit()
-                except db.DBError as e:
-                    raise self._runtime_error("committing", e) from None
+                # Durable (as `durability` says) when this returns.
+                btxn.commit()
+            except db.DBError as e:
+                raise self._runtime_error("committing", e) from None
+            with self._lock:
                 self._ltid = tid
                 self._len = self._tlen
-                if self._tdata:
-                    self._max_stored = max(self._max_stored, max(self._tdata))
-                # Invalidations go out after the data is durable and
-                # visible; every reader loads through loadBefore, so a
-                # reader on an older snapshot is not affected meanwhile.
-                if f is not None:
-                    f(tid)
-            finally:
-                self._clear_transaction()
-                self._commit_lock.release()
+            if self._tdata:
+                self._max_stored = max(self._max_stored, max(self._tdata))
+            # Invalidations go out once the data is durable and visible.
+            # Readers all load through loadBefore(oid, their snapshot), so
+            # seeing the new revisions before the invalidations is harmless.
+            if f is not None:
+                f(tid)
+        finally:
+            self._clear_transaction()
+            self._commit_lock.release()
         self._maybe_checkpoint()
         return tid
 
     def tpc_abort(self, transaction: Any) -> None:  # IStorage
-        with self._lock:
-            if transaction is not self._transaction:
-                return
-            try:
-                if self._btxn is not None:
-                    self._btxn.abort()
-            finally:
-                self._clear_transaction()
-                self._commit_lock.release()
+        if transaction is not self._transaction:
+            return
+        try:
+            if self._btxn is not None:
+                btxn, self._btxn = self._btxn, None
+                btxn.abort()
+        finally:
+            self._clear_transaction()
+            self._commit_lock.release()
 
     def _maybe_checkpoint(self) -> None:
         # Berkeley DB decides: it checkpoints only once checkpoint_kbytes
