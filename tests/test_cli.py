@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,10 +22,7 @@ def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
         text=True,
         timeout=300,
         cwd=cwd,
-        env={
-            "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-            "PATH": "/usr/bin:/bin",
-        },
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
     )
 
 
