@@ -15,19 +15,19 @@ from storages.base import StorageError, StorageFactory, Store, ZODBStore
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]
     """FileStorage at *path*, with the failures a user can fix turned into
     StorageError (locked by another process, unwritable, corrupt)."""
-    from ZODB.FileStorage import FileStorage
-    from ZODB.FileStorage.format import CorruptedError
-    from ZODB.POSException import StorageSystemError
     from zc.lockfile import LockError
+    from ZODB.FileStorage import FileStorage
+    from ZODB.FileStorage.FileStorage import FileStorageError
+    from ZODB.FileStorage.format import CorruptedError
 
     try:
         return FileStorage(str(path), read_only=read_only)
     except LockError:
+        raise StorageError(f"{path} is locked: another process has it open") from None
+    except (CorruptedError, FileStorageError) as e:
         raise StorageError(
-            f"{path} is locked: another process has it open"
+            f"{path} is not a usable FileStorage ({type(e).__name__})"
         ) from None
-    except (CorruptedError, StorageSystemError) as e:
-        raise StorageError(f"{path} is not a usable FileStorage: {e}") from None
     except OSError as e:
         raise StorageError(f"cannot open {path}: {e.strerror}") from None
 

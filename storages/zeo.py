@@ -60,7 +60,9 @@ def check_port_free(host: str, port: int) -> None:
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
                 raise StorageError(f"port {port} on {host} is already in use") from None
-            raise StorageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+            raise StorageError(
+                f"cannot listen on {host}:{port}: {e.strerror}"
+            ) from None
 
 
 def check_reachable(address: tuple[str, int], timeout: float = 3.0) -> None:
@@ -248,6 +250,10 @@ def open_client(address: tuple[str, int], options: StorageOptions) -> Any:
 class ZEOStore(ZODBStore):
     """A ZODBStore over a ClientStorage, with the server's counters."""
 
+    #: The server this store started and stops on close (None with
+    #: --zeo-address).
+    server: ZEOServer | None = None
+
     def jar_stats(self) -> dict[str, Any]:
         storage = self.db.storage
         stats: dict[str, Any] = {}
@@ -295,13 +301,15 @@ class ZEOFactory(StorageFactory):
         )
         server.start()
         try:
-            return ZEOStore(
+            store = ZEOStore(
                 self.name,
                 lambda: open_client(server.address, options),
                 options,
                 size=lambda: directory_size(Path(directory)),
                 on_close=server.stop,
             )
+            store.server = server
+            return store
         except BaseException:
             server.stop()
             raise

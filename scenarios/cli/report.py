@@ -1,0 +1,22 @@
+"""vfab-bench report: the tables of a saved --json file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from scenarios import report
+from scenarios.results import RunResult
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("report", help="print the tables of a saved --json file")
+    p.add_argument("file", type=Path)
+    p.add_argument("--markdown", action="store_true", help="print Markdown")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    result = RunResult.load(args.file)
+    print(report.markdown(result) if args.markdown else report.text(result), end="")
+    return 0

@@ -1,0 +1,52 @@
+"""Shared fixtures.  Names avoid 'session' and 'fastsession', which locust's
+pytest plugin owns once locust is installed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+# Every process this test session starts inherits this token, so the leak
+# check counts (and kills) only our own servers, never those of another test
+# session or a user's run on the same machine.
+TOKEN_VAR = "VFAB_TEST_SESSION"
+os.environ.setdefault(TOKEN_VAR, uuid.uuid4().hex)
+_TOKEN = f"{TOKEN_VAR}={os.environ[TOKEN_VAR]}".encode()
+
+
+def runzeo_pids() -> set[int]:
+    """Pids of the runzeo processes this test session started (from /proc)."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+            if b"ZEO.runzeo" not in cmd:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if _TOKEN in environ:
+            pids.add(int(entry))
+    return pids
+
+
+@pytest.fixture
+def no_leaked_servers() -> Iterator[None]:
+    """Fail a test that leaves a runzeo it started running (and kill it)."""
+    before = runzeo_pids()
+    yield
+    leaked = runzeo_pids() - before
+    for pid in leaked:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not leaked, f"runzeo processes left running: {sorted(leaked)}"

@@ -1,0 +1,187 @@
+"""vfab-bench as a user runs it: a real subprocess, real exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scenarios.results import SCHEMA_VERSION, RunResult
+from storages.zeo import free_port
+
+
+def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+    )
+
+
+def assert_bad_input(proc: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert fragment in lines[0]
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["run", "--storage", "oracle"], "unknown storage 'oracle'; choose from"),
+        (["run", "--size", "huge"], "invalid choice: 'huge'"),
+        (["run", "--repeat", "0"], "must be at least 1"),
+        (["run", "--scale", "-3"], "must be at least 1"),
+        (["run", "--size", "small", "--scale", "2"], "give --size or --scale"),
+        (["run", "--zeo-address", "nohostport"], "bad ZEO address"),
+        (["run", "--zeo-port", "70000"], "not a port number"),
+        (["report", "/nonexistent/result.json"], "cannot read"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(
+    args: list[str], fragment: str, tmp_path: Path
+) -> None:
+    assert_bad_input(vfab_bench(*args, cwd=tmp_path), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unreachable_zeo_address(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = vfab_bench(
+        "run",
+        "--storage",
+        "zeo",
+        "--zeo-address",
+        f"127.0.0.1:{free_port()}",
+        "--json",
+        str(out),
+    )
+    assert_bad_input(proc, "cannot reach ZEO server")
+    assert not out.exists()
+
+
+def test_zeo_port_in_use(tmp_path: Path, no_leaked_servers: None) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = vfab_bench(
+            "run", "--storage", "zeo", "--zeo-port", str(port), "--preset", "quick"
+        )
+    assert_bad_input(proc, f"port {port} on 127.0.0.1 is already in use")
+
+
+def test_existing_output_is_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    out.write_text("precious")
+    proc = vfab_bench("run", "--storage", "memory", "--json", str(out))
+    assert_bad_input(proc, "exists; use --force")
+    assert out.read_text() == "precious"
+
+
+def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -> None:
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    proc = vfab_bench(
+        "run",
+        "--storage",
+        "memory,file",
+        "--storage",
+        "zeo",
+        "--repeat",
+        "2",
+        "--warmups",
+        "0",
+        "--json",
+        str(out),
+        "--markdown",
+        str(md),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "task:" in proc.stdout and "commit sequences" in proc.stdout
+    assert len([ln for ln in proc.stderr.splitlines() if "trial(s)" in ln]) == 3
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    meta = data["metadata"]
+    assert set(meta["versions"]) >= {"ZODB", "ZEO", "persistent", "BTrees"}
+    assert meta["config"]["repeat"] == 2 and meta["config"]["seed"] == 2000
+    assert meta["host"]["cpu_count"] >= 1 and meta["date"]
+    assert len(data["results"]) == 3 * 8
+    sample = data["results"][0]["samples"][0]
+    assert set(sample) == {"wall_s", "cpu_s", "loads", "stores"}
+    result = RunResult.from_json(data)
+    assert result.storages == ["memory", "file", "zeo"]
+    assert "| task: | memory | file | zeo |" in md.read_text()
+
+    again = vfab_bench("report", str(out))
+    assert again.returncode == 0 and "commit processes" in again.stdout
+
+
+def test_help_names_every_phase_and_storage() -> None:
+    proc = vfab_bench("run", "--help")
+    assert proc.returncode == 0
+    for word in ("query sequences", "memory", "zeo", "--repeat", "--json"):
+        assert word in proc.stdout
+
+
+def test_storages_command_lists_the_registry() -> None:
+    proc = vfab_bench("storages")
+    assert proc.returncode == 0
+    assert [ln.split()[0] for ln in proc.stdout.splitlines()][:4] == [
+        "memory",
+        "mapping",
+        "file",
+        "zeo",
+    ]
+
+
+def test_ctrl_c_stops_the_server(tmp_path: Path, no_leaked_servers: None) -> None:
+    """SIGINT in the middle of a ZEO run: exit 130, one line, server gone."""
+    import signal
+    import time
+
+    from tests.conftest import runzeo_pids
+
+    before = runzeo_pids()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scenarios.cli",
+            "run",
+            "--storage",
+            "zeo",
+            "--size",
+            "medium",
+            "--repeat",
+            "50",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (runzeo_pids() - before) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert runzeo_pids() - before, "runzeo never started"
+        time.sleep(0.5)  # inside a trial
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "vfab-bench: interrupted"
+    assert "Traceback" not in err
+    assert not (runzeo_pids() - before)

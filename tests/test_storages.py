@@ -1,0 +1,136 @@
+"""One contract every registered storage passes, and the ZEO server's life."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from persistent.mapping import PersistentMapping
+
+import storages
+from storages import StorageError, StorageOptions
+from storages.zeo import ZEOServer, filestorage_section, free_port
+from tests.conftest import runzeo_pids
+
+
+def factory_or_skip(name: str, options: StorageOptions | None = None):  # type: ignore[no-untyped-def]
+    factory = storages.get(name, options)
+    reason = factory.unavailable()
+    if reason:
+        pytest.skip(f"{name} unavailable: {reason}")
+    return factory
+
+
+@pytest.mark.parametrize("name", list(storages.REGISTRY))
+def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
+    """Write, read back, reopen (cold cache), close; reopen where it persists."""
+    factory = factory_or_skip(name)
+    with factory.open(tmp_path) as store:
+        store.reset()
+        root = store.root()
+        root["thing"] = PersistentMapping({"answer": 42})
+        store.commit()
+        assert store.root()["thing"]["answer"] == 42
+        root["thing"]["answer"] = 43
+        store.abort()
+        expected = 42 if name != "memory" else 43  # memory cannot roll back
+        assert store.root()["thing"]["answer"] == expected
+        store.reopen()
+        assert store.root()["thing"]["answer"] == expected
+        counts = store.transfer_counts()
+        if name == "memory":
+            assert counts is None
+        else:
+            assert counts is not None and counts[0] >= 1
+            assert (store.size_bytes() or 0) > 0
+    if factory.persistent:
+        with factory.open(tmp_path) as store:
+            assert store.root()["thing"]["answer"] == 42
+
+
+def test_unknown_storage_lists_the_valid_ones() -> None:
+    with pytest.raises(StorageError, match="choose from memory, mapping, file"):
+        storages.get("oracle")
+
+
+def test_zeo_server_stops_on_close_and_on_error(
+    tmp_path: Path, no_leaked_servers: None
+) -> None:
+    factory = storages.get("zeo")
+    (tmp_path / "a").mkdir()
+    with factory.open(tmp_path / "a") as store:
+        pid = store.server.process.pid  # type: ignore[attr-defined, union-attr]
+        assert pid in runzeo_pids()
+    assert pid not in runzeo_pids()
+
+    (tmp_path / "b").mkdir()
+    with pytest.raises(RuntimeError, match="boom"):
+        with factory.open(tmp_path / "b") as store:
+            pid = store.server.process.pid  # type: ignore[attr-defined, union-attr]
+            raise RuntimeError("boom")
+    assert pid not in runzeo_pids()
+
+
+def test_zeo_port_in_use_is_a_clear_error(
+    tmp_path: Path, no_leaked_servers: None
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        factory = storages.get("zeo", StorageOptions(zeo_port=port))
+        with pytest.raises(
+            StorageError, match=f"port {port} on 127.0.0.1 is already in use"
+        ):
+            factory.open(tmp_path)
+
+
+def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
+    port = free_port()
+    factory = storages.get("zeo", StorageOptions(zeo_address=("127.0.0.1", port)))
+    with pytest.raises(StorageError, match="cannot reach ZEO server"):
+        factory.open(tmp_path)
+
+
+def test_existing_server_keeps_foreign_data(
+    tmp_path: Path, no_leaked_servers: None
+) -> None:
+    """With --zeo-address the suite writes under its own key only."""
+    import transaction
+    import ZEO
+    import ZODB
+
+    with ZEOServer(tmp_path, filestorage_section(tmp_path)) as server:
+        db = ZODB.DB(ZEO.client(server.address))
+        with db.transaction() as conn:
+            conn.root()["theirs"] = PersistentMapping({"keep": True})
+        factory = storages.get("zeo", StorageOptions(zeo_address=server.address))
+        (tmp_path / "client").mkdir()
+        with factory.open(tmp_path / "client") as store:
+            store.reset()
+            store.root()["x"] = 1
+            store.commit()
+            store.reset()
+        db.close()
+        db = ZODB.DB(ZEO.client(server.address))
+        conn = db.open(transaction.TransactionManager())
+        assert conn.root()["theirs"]["keep"] is True
+        assert set(conn.root().keys()) == {"theirs", storages.ROOT_KEY}
+        conn.close()
+        db.close()
+
+
+def test_locked_filestorage_is_a_clear_error(tmp_path: Path) -> None:
+    factory = storages.get("file")
+    with factory.open(tmp_path):
+        with pytest.raises(StorageError, match="locked"):
+            factory.open(tmp_path)
+
+
+def test_corrupt_filestorage_is_a_clear_error(tmp_path: Path) -> None:
+    data = tmp_path / "Data.fs"
+    data.write_bytes(b"this is not a FileStorage")
+    with pytest.raises(StorageError, match="not a usable FileStorage"):
+        storages.get("file").open(tmp_path)
+    assert data.read_bytes() == b"this is not a FileStorage"
