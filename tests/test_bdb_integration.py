@@ -33,8 +33,6 @@ from storages.zeo import ZEOServer, open_client  # noqa: E402
 def test_registered_and_measured_by_default() -> None:
     assert storages.REGISTRY["bdb"] is BDBFactory
     assert storages.REGISTRY["zeo+bdb"] is ZEOBDBFactory
-    names = list(storages.REGISTRY)
-    assert names.index("file") < names.index("bdb") < names.index("zeo")
     defaults = storages.DEFAULT_STORAGES
     assert defaults.index("file") < defaults.index("bdb") < defaults.index("zeo")
     assert storages.get("bdb").unavailable() is None
@@ -132,7 +130,7 @@ def test_zconfig_bad_value(tmp_path: Path) -> None:
         )
 
 
-def test_runzeo_serves_a_bdbstorage(tmp_path: Path) -> None:
+def test_runzeo_serves_a_bdbstorage(tmp_path: Path, no_leaked_servers: None) -> None:
     section = bdbstorage_section(tmp_path, {"cache_size": 16 << 20})
     with ZEOServer(tmp_path, section, imports=("storages.bdb",)) as server:
         db = ZODB.DB(open_client(server.address, StorageOptions()))
@@ -165,7 +163,7 @@ def test_runzeo_serves_a_bdbstorage(tmp_path: Path) -> None:
         storage.close()
 
 
-def test_zeo_bdb_factory(tmp_path: Path) -> None:
+def test_zeo_bdb_factory(tmp_path: Path, no_leaked_servers: None) -> None:
     store = storages.get("zeo+bdb").open(tmp_path)
     with store:
         store.reset()
