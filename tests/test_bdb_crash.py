@@ -117,3 +117,34 @@ def test_sigkill_loses_no_finished_transaction(tmp_path: Path, durability: str) 
             )
         finally:
             storage.close()
+
+
+FIRST_OPEN_CRASH = """
+import os, signal, sys
+from berkeleydb import db
+from storages.bdb import storage
+
+def create_then_die(self, fresh):
+    # zodb.db is created inside a transaction that never commits.
+    txn = self._env.txn_begin()
+    table = db.DB(self._env)
+    flags = db.DB_CREATE | db.DB_THREAD | db.DB_MULTIVERSION
+    table.open(storage.DATA_FILE, "data", db.DB_BTREE, flags, txn=txn)
+    self._env.log_flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+storage.BDBStorage._open_tables = create_then_die
+storage.BDBStorage(sys.argv[1])
+"""
+
+
+def test_sigkill_during_the_first_open(tmp_path: Path) -> None:
+    env = tmp_path / "env"
+    proc = subprocess.run([sys.executable, "-c", FIRST_OPEN_CRASH, str(env)])
+    assert proc.returncode == -signal.SIGKILL
+    assert (env / "zodb.db").exists()  # half made
+    storage = BDBStorage(env, cache_size=8 << 20)  # recovery undoes it
+    try:
+        assert len(storage) == 0 and storage.lastTransaction() == z64
+    finally:
+        storage.close()

@@ -164,10 +164,10 @@ class BDBStorage(ConflictResolvingStorage):
         self._clear_transaction()
         self._packing = False
 
-        fresh = self._check_directory()
+        self._check_directory()
         self._lockfile = self._acquire_lock()
         try:
-            self._open_environment(fresh)
+            self._open_environment()
         except BaseException:
             self._close_handles()
             self._lockfile.close()
@@ -177,9 +177,9 @@ class BDBStorage(ConflictResolvingStorage):
 
     # -- opening ---------------------------------------------------------
 
-    def _check_directory(self) -> bool:
-        """Create the directory if absent; True when no zodb.db exists yet.
-        Refuses (BDBError) a file, or a directory holding other things."""
+    def _check_directory(self) -> None:
+        """Create the directory if absent.  Refuses (BDBError) a file, or a
+        directory holding other things than an environment."""
         path = self._path
         if os.path.exists(path) and not os.path.isdir(path):
             raise BDBError(f"{path} is not a directory (a BDBStorage is a directory)")
@@ -189,7 +189,7 @@ class BDBStorage(ConflictResolvingStorage):
         except OSError as e:
             raise BDBError(f"cannot create or list {path}: {e.strerror}") from None
         if DATA_FILE in entries:
-            return False
+            return
         foreign = sorted(n for n in entries if not _is_environment_debris(n))
         if foreign:
             raise BDBError(
@@ -197,7 +197,6 @@ class BDBStorage(ConflictResolvingStorage):
                 f"holds other files such as {foreign[0]!r}); refusing to create "
                 "one there"
             )
-        return True
 
     def _acquire_lock(self) -> zc.lockfile.LockFile:
         lock_path = os.path.join(self._path, LOCK_FILE)
@@ -211,7 +210,7 @@ class BDBStorage(ConflictResolvingStorage):
         except OSError as e:
             raise BDBError(f"cannot write in {self._path}: {e.strerror}") from None
 
-    def _open_environment(self, fresh: bool) -> None:
+    def _open_environment(self) -> None:
         opts = self._options
         env = self._env = db.DBEnv()
         try:
@@ -252,7 +251,9 @@ class BDBStorage(ConflictResolvingStorage):
             raise BDBError(
                 f"cannot open the Berkeley DB environment in {self._path}: {_reason(e)}"
             ) from None
-        self._open_tables(fresh)
+        # Only now: recovery removes a zodb.db whose creation never committed
+        # (a crash during the first open), and then it is created afresh.
+        self._open_tables(fresh=not os.path.exists(os.path.join(self._path, DATA_FILE)))
 
     def _open_tables(self, fresh: bool) -> None:
         env = self._env
