@@ -311,7 +311,7 @@ def make_filestorage(path: Path) -> None:
 
 def records(storage: Any) -> list[tuple[Any, ...]]:
     """Every transaction and record, as comparable tuples."""
-    result = []
+    result: list[tuple[Any, ...]] = []
     it = storage.iterator()
     for txn in it:
         result.append((txn.tid, txn.status, txn.user, txn.description, txn.extension))

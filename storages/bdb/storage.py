@@ -140,7 +140,7 @@ class BDBStorage(ConflictResolvingStorage):
     - tpc_vote writes but does not prepare (no XA): if the process dies
       between vote and finish, the transaction is rolled back, as
       FileStorage does.
-    - pack keeps the set of reachable oids in memory (an fsIndex, ~10
+    - pack keeps the set of reachable oids in memory (an fsIndex, ~16
       bytes per object) and frees pages for reuse inside zodb.db; the file
       does not shrink.  An object made unreachable before the pack time
       and referenced again by a commit that started from an older
@@ -522,15 +522,28 @@ class BDBStorage(ConflictResolvingStorage):
 
     # -- IStorage: two-phase commit -----------------------------------------
 
+    # The transaction being committed; set by tpc_begin, cleared by
+    # tpc_finish/tpc_abort, owned meanwhile by the thread holding the
+    # commit lock.
+    _transaction: Any
+    _tid: bytes
+    _tstatus: str
+    _ude: tuple[bytes, bytes, bytes]  # user, description, extension
+    _tdata: dict[bytes, bytes | None]  # oid -> pickle, in store order
+    _tlive: dict[bytes, bool]  # oid -> had data before this transaction
+    _resolved: list[bytes]  # oids whose conflicts store() resolved
+    _btxn: Any  # the Berkeley DB transaction, from tpc_vote on
+    _tlen: int  # len(self) once committed
+
     def _clear_transaction(self) -> None:
-        self._transaction: Any = None
+        self._transaction = None
         self._tid = z64
         self._tstatus = " "
-        self._ude: tuple[bytes, bytes, bytes] = (b"", b"", b"")
-        self._tdata: dict[bytes, bytes | None] = {}  # oid -> pickle, store order
-        self._tlive: dict[bytes, bool] = {}  # oid -> had data before this txn
-        self._resolved: list[bytes] = []
-        self._btxn: Any = None  # the Berkeley DB transaction, from vote on
+        self._ude = (b"", b"", b"")
+        self._tdata = {}
+        self._tlive = {}
+        self._resolved = []
+        self._btxn = None
         self._tlen = 0
 
     def tpc_begin(
@@ -733,7 +746,7 @@ class BDBStorage(ConflictResolvingStorage):
     def lastInvalidations(self, count: int) -> list[tuple[bytes, list[bytes]]]:
         """The last *count* transactions as (tid, oids), oldest first: ZEO
         uses them to let reconnecting clients keep their caches."""
-        result = []
+        result: list[tuple[bytes, list[bytes]]] = []
         cursor = self._txn_oids.cursor()
         try:
             rec = cursor.last()
