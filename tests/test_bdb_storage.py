@@ -280,6 +280,24 @@ def test_pack_keeps_what_a_concurrent_commit_references(
     db.close()
 
 
+def test_pack_with_gc_after_one_without(bdb: BDBStorage) -> None:
+    db = ZODB.DB(bdb)
+    conn = db.open()
+    conn.root()["x"] = PersistentMapping()
+    transaction.commit()
+    oid = conn.root()["x"]._p_oid
+    del conn.root()["x"]
+    transaction.commit()
+    time.sleep(0.01)
+    pack_time = time.time()
+    bdb.pack(pack_time, referencesf, gc=False)
+    load_current(bdb, oid)
+    bdb.pack(pack_time, referencesf, gc=True)  # same time, but now with GC
+    with pytest.raises(POSKeyError):
+        load_current(bdb, oid)
+    db.close()
+
+
 def test_pack_to_an_earlier_time_is_a_no_op(bdb: BDBStorage) -> None:
     oid = bdb.new_oid()
     tid = store(bdb, oid, z64, zodb_pickle(MinPO(0)))

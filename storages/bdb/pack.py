@@ -58,9 +58,13 @@ class Packer:
 
     def pack(self) -> None:
         storage = self.storage
-        packed = storage._meta.get(b"packed")
-        if packed is not None and self.stop <= packed:
-            return  # already packed to this time or a later one
+        last = storage._meta.get(b"packed")  # tid + b"g" (with GC) or b"-"
+        if (
+            last is not None
+            and self.stop <= last[:8]
+            and (last[8:] == b"g" or not self.gc)
+        ):
+            return  # already packed to this time or a later one, as thoroughly
         if storage._last_key(storage._data) is None:
             return
         self.seen = storage.lastTransaction()
@@ -71,7 +75,8 @@ class Packer:
             doomed, old, resume = self._scan(resume)
             self._delete(doomed, old)
         with storage._commit_lock:
-            self._write(lambda txn: storage._meta.put(b"packed", self.stop, txn=txn))
+            mark = self.stop + (b"g" if self.gc else b"-")
+            self._write(lambda txn: storage._meta.put(b"packed", mark, txn=txn))
         storage._maybe_checkpoint()
 
     # -- step 1 ---------------------------------------------------------------

@@ -14,7 +14,8 @@ Tables in zodb.db (keys big-endian, so B-tree order is numeric order):
     txns      tid -> status, user, description, extension
     txn_oids  tid -> the oids the transaction wrote, in store order
     meta      b"format" -> FORMAT, b"len" -> live objects (p64),
-              b"packed" -> tid the last pack went up to
+              b"packed" -> tid the last pack went up to + b"g" if it
+              collected garbage, b"-" if not
 """
 
 from __future__ import annotations
