@@ -28,8 +28,8 @@ REGISTRY: dict[str, type[StorageFactory]] = {
         MemoryFactory,
         MappingFactory,
         FileFactory,
-        ZEOFactory,
         BDBFactory,
+        ZEOFactory,
         ZEOBDBFactory,
     )
 }
