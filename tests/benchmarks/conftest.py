@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import storages
+from scenarios.metadata import versions
 from storages import Store
 from tests.benchmarks.options import PLANNED, selected_storages
 from vfab.generate import DataSpec
@@ -59,3 +60,12 @@ def store(storage: str) -> Iterator[Store]:
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
         with storages.get(storage).open(Path(tmp)) as opened:
             yield opened
+
+
+def pytest_benchmark_update_json(
+    config: pytest.Config, benchmarks: list[object], output_json: dict[str, object]
+) -> None:
+    """Record the versions that decide the numbers (ZODB, ZEO, persistent,
+    BTrees...) in every JSON written or saved, so that a comparison between
+    two saved runs says which ZODB each one measured."""
+    output_json["versions"] = versions()
