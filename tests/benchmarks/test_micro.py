@@ -37,7 +37,7 @@ from ZODB.utils import load_current, z64
 
 from scenarios.dataset import populate
 from scenarios.phases import FAB_KEY
-from storages import Store
+from storages import Store, ZODBStore
 from tests.benchmarks.support import measure
 from vfab.generate import DEFAULT_SEED, DataSpec
 from vfab.model import ProcessCapability, ProcessSequence, VirtualFab
@@ -79,12 +79,12 @@ def no_connection() -> None:
     return None
 
 
-def needs_database(store: Store, why: str) -> Any:
-    """The store's ZODB.DB, or skip: the memory storage has none."""
-    db = getattr(store, "db", None)
-    if db is None:
+def needs_database(store: Store, why: str) -> ZODBStore:
+    """The store as a ZODBStore (db, connection, transaction_manager), or
+    skip: the memory storage has no database."""
+    if not isinstance(store, ZODBStore):
         pytest.skip(f"{store.name} has no database: {why}")
-    return db
+    return store
 
 
 def run(
@@ -155,11 +155,10 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
     under new oids in one two-phase commit through the storage API: the
     storage's write path alone, without pickling, oid allocation or the
     connection.  Leaves unreachable records behind.  zodbshootout: store."""
-    store = fab_store
-    db = needs_database(store, "no storage API to call")
+    store = needs_database(fab_store, "no storage API to call")
     capabilities = batch(store)
     read_batch(store)
-    records = [load_current(db.storage, c._p_oid)[0] for c in capabilities]
+    records = [load_current(store.db.storage, c._p_oid)[0] for c in capabilities]
     storage = store.connection._storage  # what Connection's two-phase commit uses
 
     def setup() -> list[tuple[bytes, bytes]]:
@@ -222,8 +221,7 @@ def test_cold_read(benchmark: Any, request: Any, fab_store: Store, size: str) ->
     object cache or in a ZEO client cache, every object loaded from the
     storage (FileStorage and the ZEO server's file are still in the
     operating system's page cache).  zodbshootout: cold."""
-    store = fab_store
-    needs_database(store, "no cache to empty")
+    store = needs_database(fab_store, "no cache to empty")
 
     def setup() -> Store:
         store.reopen()
@@ -242,16 +240,15 @@ def test_cold_read_prefetch(
     BATCH capabilities (Connection.prefetch; ZEO asks the server for all of
     them at once, other storages may ignore it).  zodbshootout:
     prefetch_cold."""
-    store = fab_store
-    needs_database(store, "no cache to empty")
+    store = needs_database(fab_store, "no cache to empty")
 
-    def setup() -> Store:
+    def setup() -> ZODBStore:
         store.reopen()
         return store
 
-    def prefetch_and_read(store: Store) -> int:
+    def prefetch_and_read(store: ZODBStore) -> int:
         capabilities = fab(store).library.capabilities
-        store.connection.prefetch(capabilities.values(1, BATCH))  # type: ignore[attr-defined]
+        store.connection.prefetch(capabilities.values(1, BATCH))
         return read_batch(store)
 
     meter = run(
@@ -273,13 +270,12 @@ def test_warm_read(benchmark: Any, request: Any, fab_store: Store, size: str) ->
     is unpickled again, from the ZEO client cache on zeo, from the file
     (through the page cache) on file, from memory on mapping.
     zodbshootout: hot."""
-    store = fab_store
-    needs_database(store, "no object cache to empty")
+    store = needs_database(fab_store, "no object cache to empty")
 
     def setup() -> Store:
         store.abort()
         read_batch(store)
-        store.connection.cacheMinimize()  # type: ignore[attr-defined]
+        store.connection.cacheMinimize()
         return store
 
     meter = run(
@@ -314,8 +310,7 @@ def test_read_current(
     object so that the connection joins the commit: the storage then checks
     at vote that none of the BATCH changed (checkCurrentSerialInTransaction).
     zodbshootout: readCurrent."""
-    store = fab_store
-    needs_database(store, "no connection to call readCurrent on")
+    store = needs_database(fab_store, "no connection to call readCurrent on")
     root = store.root()
     root["touched"] = PersistentMapping(n=0)
     store.commit()
@@ -328,7 +323,7 @@ def test_read_current(
 
     def read_current(arg: tuple[list[ProcessCapability], PersistentMapping]) -> int:
         capabilities, touched = arg
-        read_current = store.connection.readCurrent  # type: ignore[attr-defined]
+        read_current = store.connection.readCurrent
         for c in capabilities:
             read_current(c)
         touched["n"] += 1
@@ -347,9 +342,8 @@ def test_empty_commit(
     the store's transaction manager: the transaction machinery and the
     connection's synchronisation at each begin; no storage write.
     zodbshootout: ex_commit."""
-    store = fab_store
-    needs_database(store, "no transaction to commit")
-    manager = store.transaction_manager  # type: ignore[attr-defined]
+    store = needs_database(fab_store, "no transaction to commit")
+    manager = store.transaction_manager
 
     def empty_commits(_: Any) -> int:
         for _ in range(BATCH):
@@ -375,9 +369,8 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     (tpc_begin, tpc_vote, tpc_finish with no object): what one transaction
     costs the storage itself, a server round trip each on zeo.
     zodbshootout: tpc."""
-    store = fab_store
-    needs_database(store, "no storage to commit to")
-    storage = store.connection._storage  # type: ignore[attr-defined]
+    store = needs_database(fab_store, "no storage to commit to")
+    storage = store.connection._storage
 
     def tpcs(_: Any) -> int:
         for _ in range(BATCH):
@@ -404,9 +397,8 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
 def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     """Times BATCH calls of the storage's new_oid (ZEO's client fetches oids
     from the server 100 at a time).  zodbshootout: new_oid."""
-    store = fab_store
-    needs_database(store, "no storage to allocate oids")
-    new_oid = store.connection._storage.new_oid  # type: ignore[attr-defined]
+    store = needs_database(fab_store, "no storage to allocate oids")
+    new_oid = store.connection._storage.new_oid
 
     def new_oids(_: Any) -> int:
         for _ in range(BATCH):
@@ -431,9 +423,9 @@ def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> N
 def second_connection(fab_store: Store) -> Iterator[tuple[Any, Any]]:
     """Another connection to the test's database, with its own transaction
     manager: (connection, manager)."""
-    db = needs_database(fab_store, "no connections, so no conflicts")
+    store = needs_database(fab_store, "no connections, so no conflicts")
     manager = transaction.TransactionManager()
-    connection = db.open(manager)
+    connection = store.db.open(manager)
     try:
         yield connection, manager
     finally:
