@@ -73,6 +73,15 @@ def selected_storages(config: pytest.Config) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def measuring(config: pytest.Config) -> bool:
+    """True when this run times benchmarks (not the normal run, which runs
+    each one once as a test)."""
+    opt = config.option
+    return bool(getattr(opt, "benchmark_enable", False)) or not getattr(
+        opt, "benchmark_disable", False
+    )
+
+
 def enable_benchmarks_when_asked(config: pytest.Config) -> None:
     """Undo the ini file's --benchmark-disable when the command line asks for
     measurements.  Runs before pytest-benchmark reads its options."""

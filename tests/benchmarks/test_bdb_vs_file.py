@@ -39,7 +39,7 @@ from ZODB.tests.StorageTestBase import zodb_pickle  # noqa: E402
 from ZODB.utils import p64, u64, z64  # noqa: E402
 
 from storages.bdb import BDBStorage  # noqa: E402
-from tests.benchmarks.options import selected_storages  # noqa: E402
+from tests.benchmarks.options import measuring, selected_storages  # noqa: E402
 
 N = int(os.environ.get("VFAB_BDB_BENCH_N", "10000"))
 REVISIONS = 100  # of the object loadBefore reads
@@ -96,7 +96,7 @@ def opened(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Opened]:
     # Measured only when bdb is among the --storage choices (tox -e bdb);
     # the normal run, with benchmarks disabled, runs each once as a test.
     config = request.config
-    if not config.option.benchmark_disable and "bdb" not in selected_storages(config):
+    if measuring(config) and "bdb" not in selected_storages(config):
         pytest.skip("compares bdb with file: select it with --storage bdb")
     db = Opened(request.param, workdir)
     yield db
