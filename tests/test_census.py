@@ -297,3 +297,29 @@ def test_unreachable_zeo_address(capsys: pytest.CaptureFixture[str]) -> None:
 
     r = run_cli(capsys, "census", "--zeo-address", f"127.0.0.1:{free_port()}")
     assert_bad_input(r, "cannot reach ZEO server")
+
+
+def test_a_registered_directory_storage_works_without_census_changes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """populate and census pick storages from the registry: a new directory
+    storage (as bdb will be) needs no change here.  Stood in for by a
+    FileStorage under another name, opened through the registry."""
+    import storages
+    from storages.file import FileFactory
+
+    class Other(FileFactory):
+        name = "other"
+
+    monkeypatch.setitem(storages.REGISTRY, "other", Other)
+    target = tmp_path / "d"
+    r = run_cli(capsys, "populate", "--storage", "other", "--path", str(target))
+    assert r.status == 0, r.err
+    r = run_cli(capsys, "census", "--storage", "other", "--path", str(target))
+    assert r.status == 0, r.err
+    assert "vfab data set: scale 1, seed 2000, size small" in r.out
+    # ... but only in a directory populate wrote with that storage
+    r = run_cli(capsys, "census", "--storage", "other", "--path", str(tmp_path))
+    assert_bad_input(r, "holds no other data set written by vfab-bench populate")
