@@ -566,6 +566,18 @@ def open_uri(uri: str) -> Source:
         )
     directory = None
     warning = None
+    if scheme == "zeo":
+        from urllib.parse import urlsplit
+
+        from storages.zeo import check_reachable
+
+        where = urlsplit(uri.replace("zeo://", "http://", 1))
+        if where.hostname:  # TCP; a Unix socket path is left to ZEO
+            try:
+                port = where.port or 9991  # zodburi's default
+            except ValueError:
+                raise StorageError(f"bad port in {uri!r}") from None
+            check_reachable((where.hostname, port))
     if scheme == "file":
         fs_path = Path(rest.partition("?")[0])
         if not fs_path.is_file():
@@ -595,7 +607,7 @@ def _n(value: int | None) -> str:
 def text(census: Census) -> str:
     """The census as a table, one row per class, most bytes first."""
     total_bytes = census.pickle_bytes
-    header = ["class", "objects", "bytes", "avg bytes", "share"]
+    header = ["class", "objects", "bytes", "avg bytes", "% of bytes"]
     if census.history is not None:
         header += ["revisions", "old"]
     rows = []

@@ -320,6 +320,16 @@ def test_a_registered_directory_storage_works_without_census_changes(
     r = run_cli(capsys, "census", "--storage", "other", "--path", str(target))
     assert r.status == 0, r.err
     assert "vfab data set: scale 1, seed 2000, size small" in r.out
+    # without --storage, the storage populate recorded there
+    r = run_cli(capsys, "census", "--path", str(target), "--no-history")
+    assert r.status == 0 and "ProcessStep" in r.out, r.err
     # ... but only in a directory populate wrote with that storage
     r = run_cli(capsys, "census", "--storage", "other", "--path", str(tmp_path))
     assert_bad_input(r, "holds no other data set written by vfab-bench populate")
+
+
+def test_zeo_uri_unreachable_fails_fast(capsys: pytest.CaptureFixture[str]) -> None:
+    from storages.zeo import free_port
+
+    r = run_cli(capsys, "census", f"zeo://127.0.0.1:{free_port()}")
+    assert_bad_input(r, "cannot reach ZEO server")

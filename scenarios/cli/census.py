@@ -9,7 +9,7 @@ from pathlib import Path
 
 from scenarios.cli.args import address, check_output, write_output
 from scenarios.config import ConfigError
-from scenarios.datadir import path_storages
+from scenarios.datadir import path_storages, read_marker
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Walk a ZODB database from its root and print, per class, "
         "the current objects, their pickle bytes (total, average, share of the "
-        "whole), and where the storage iterates its revisions (all, old); "
+        "whole of the bytes), and where the storage iterates its revisions "
+        "(all, old); "
         "then the history's totals and the size on disk.  Classes are read "
         "from the pickles, never imported, so any ZODB database works.  "
         "Opened read-only where the storage allows.\n\n"
@@ -36,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--storage",
         default=None,
         metavar="NAME",
-        help="storage at --path (default: file; choices: "
+        help="storage at --path (default: the one populate recorded there, "
+        "else file; choices: "
         f"{', '.join(path_storages())})",
     )
     p.add_argument(
@@ -66,7 +68,11 @@ def main(args: argparse.Namespace) -> int:
     check_output(args.json, args.force)
 
     if args.path is not None:
-        source = census.open_path(args.storage or "file", args.path.absolute())
+        path = args.path.absolute()
+        # Without --storage: the storage populate recorded there, else file.
+        marker = read_marker(path) if path.is_dir() else None
+        name = args.storage or (marker or {}).get("storage", "file")
+        source = census.open_path(name, path)
     elif args.zeo_address is not None:
         source = census.open_zeo(args.zeo_address)
     else:
