@@ -333,3 +333,19 @@ def test_zeo_uri_unreachable_fails_fast(capsys: pytest.CaptureFixture[str]) -> N
 
     r = run_cli(capsys, "census", f"zeo://127.0.0.1:{free_port()}")
     assert_bad_input(r, "cannot reach ZEO server")
+
+
+def test_census_agrees_with_zodb_analyze(tmp_path: Path) -> None:
+    """ZODB's own analyze script (history only) counts the same records."""
+    from ZODB.scripts import analyze
+
+    target = tmp_path / "d"
+    datadir.populate("file", target, DataSpec.for_size("small"), 3)
+    c = take(census.open_path("file", target))
+    report = analyze.analyze(str(target / "Data.fs"))
+    assert c.history is not None
+    assert c.history.records == report.OIDS
+    assert c.history.current == report.COIDS
+    assert c.history.old == report.FOIDS
+    assert c.pickle_bytes == report.CBYTES  # nothing unreachable here
+    assert {x.name: x.revisions for x in c.classes} == report.TYPEMAP
