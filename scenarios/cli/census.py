@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from scenarios.cli.args import address, check_output, write_output
@@ -17,13 +18,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "census",
         help="count a database's objects and pickle bytes per class",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Walk a ZODB database from its root and print, per class, "
-        "the current objects, their pickle bytes (total, average, share of the "
-        "whole of the bytes), and where the storage iterates its revisions "
-        "(all, old); "
-        "then the history's totals and the size on disk.  Classes are read "
-        "from the pickles, never imported, so any ZODB database works.  "
-        "Opened read-only where the storage allows.\n\n"
+        description=textwrap.fill(
+            "Walk a ZODB database from its root and print, per class, "
+            "the current objects, their pickle bytes (total, average, share of the "
+            "whole of the bytes), and where the storage iterates its revisions "
+            "(all, old); "
+            "then the history's totals and the size on disk.  Classes are read "
+            "from the pickles, never imported, so any ZODB database works.  "
+            "Opened read-only where the storage allows."
+        )
+        + "\n\n"
         "give exactly one of:\n"
         "  URI                       a zodburi URI: file:///abs/Data.fs, "
         "zeo://host:port, ...\n"
