@@ -10,17 +10,18 @@ from collections.abc import Iterator
 
 import pytest
 
-#: Every runzeo this test run starts inherits this variable (ZEOServer copies
-#: os.environ; test_cli passes it to vfab-bench), so runzeo_pids() sees only
-#: this run's servers: other test runs on the same machine are neither
-#: blamed for a leak nor killed.
-RUN_TOKEN_VAR = "VFAB_TEST_RUN"
-RUN_TOKEN = os.environ.setdefault(RUN_TOKEN_VAR, uuid.uuid4().hex)
+from tests.benchmarks import options as benchmark_options
+
+# Every process this test session starts inherits this token, so the leak
+# check counts (and kills) only our own servers, never those of another test
+# session or a user's run on the same machine.
+TOKEN_VAR = "VFAB_TEST_SESSION"
+os.environ.setdefault(TOKEN_VAR, uuid.uuid4().hex)
+_TOKEN = f"{TOKEN_VAR}={os.environ[TOKEN_VAR]}".encode()
 
 
 def runzeo_pids() -> set[int]:
-    """Pids of the runzeo processes this test run started (from /proc)."""
-    mark = f"{RUN_TOKEN_VAR}={RUN_TOKEN}".encode()
+    """Pids of the runzeo processes this test session started (from /proc)."""
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -31,10 +32,10 @@ def runzeo_pids() -> set[int]:
             if b"ZEO.runzeo" not in cmd:
                 continue
             with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read().split(b"\0")
+                environ = f.read().split(b"\0")
         except OSError:
             continue
-        if mark in env:
+        if _TOKEN in environ:
             pids.add(int(entry))
     return pids
 
@@ -51,3 +52,16 @@ def no_leaked_servers() -> Iterator[None]:
         except ProcessLookupError:
             pass
     assert not leaked, f"runzeo processes left running: {sorted(leaked)}"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # Here rather than in tests/benchmarks/conftest.py: pytest only takes
+    # options from initial conftests, and that one is not initial for a bare
+    # `pytest` or `pytest --storage zeo`.
+    benchmark_options.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # Before pytest-benchmark's own (trylast) pytest_configure reads options.
+    benchmark_options.enable_benchmarks_when_asked(config)

@@ -71,7 +71,11 @@ def test_every_storage_gives_every_row(two_trials: RunResult) -> None:
                 assert r.loads is None and r.size_change_bytes is None
             elif phase.startswith("commit"):
                 assert r.stores and r.stores > 0
-                assert r.size_change_bytes and r.size_change_bytes > 0
+                assert r.size_change_bytes is not None
+                # zeo+bdb counts the server's directory, whose Berkeley DB
+                # log files are preallocated: it grows in steps of a file.
+                if name != "zeo+bdb":
+                    assert r.size_change_bytes > 0
             elif phase != "pack":
                 assert r.stores == 0
     commit_seq = result.get("file", "commit sequences")
@@ -114,6 +118,7 @@ def test_trials_record_size_objects_and_counters(two_trials: RunResult) -> None:
         if name == "zeo":
             server = trials[0].stats["server"]
             assert server["commits"] >= 4 and server["loads"] > 0
+    # FileStorage shrinks; a Berkeley DB pack frees pages and logs it: it grows.
     for name in ("file", "zeo"):
         pack = two_trials.get(name, "pack")
         assert pack is not None and pack.size_change_bytes is not None
