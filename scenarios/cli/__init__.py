@@ -12,14 +12,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from scenarios.cli import list_storages, report, run
+from scenarios.cli import list_storages, report, run, serve, status, zeoloop
 from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from scenarios.config import ConfigError
 from scenarios.results import ResultsError
 from storages import StorageError
 
 #: Subcommand modules, in the order --help lists them.
-COMMANDS = (run, report, list_storages)
+COMMANDS = (run, report, list_storages, serve, zeoloop, status)
 
 
 def build_parser() -> Parser:
