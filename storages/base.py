@@ -23,6 +23,41 @@ from typing import Any, ClassVar
 ROOT_KEY = "vfab-loadtest"
 
 
+class _Interrupts:
+    """Ctrl-C deferred while a commit is in flight.
+
+    A KeyboardInterrupt inside two-phase commit leaves ZEO's client with a
+    half-sent transaction (and asyncio tracebacks on stderr).  Once
+    defer_interrupts() has installed the handler, SIGINT during
+    ZODBStore.commit() is held until the commit returns, then raised.
+    """
+
+    critical = 0
+    pending = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: object) -> None:
+        if cls.critical:
+            cls.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @classmethod
+    def leave(cls) -> None:
+        cls.critical -= 1
+        if cls.pending and not cls.critical:
+            cls.pending = False
+            raise KeyboardInterrupt
+
+
+def defer_interrupts() -> None:
+    """Install the SIGINT handler that lets a commit finish before Ctrl-C
+    takes effect (call from the main thread, e.g. in a CLI)."""
+    import signal
+
+    signal.signal(signal.SIGINT, _Interrupts.handler)
+
+
 class StorageError(Exception):
     """A storage cannot be used as asked (bad option, unreachable server,
     port in use, locked or corrupt database).
@@ -203,7 +238,11 @@ class ZODBStore(Store):
         self.transfer_counts()
 
     def commit(self) -> None:
-        self.transaction_manager.commit()
+        _Interrupts.critical += 1
+        try:
+            self.transaction_manager.commit()
+        finally:
+            _Interrupts.leave()
 
     def abort(self) -> None:
         self.transaction_manager.abort()

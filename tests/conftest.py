@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import os
 import signal
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
+# Every process this test session starts inherits this token, so the leak
+# check counts (and kills) only our own servers, never those of another test
+# session or a user's run on the same machine.
+TOKEN_VAR = "VFAB_TEST_SESSION"
+os.environ.setdefault(TOKEN_VAR, uuid.uuid4().hex)
+_TOKEN = f"{TOKEN_VAR}={os.environ[TOKEN_VAR]}".encode()
+
 
 def runzeo_pids() -> set[int]:
-    """Pids of runzeo processes on this machine (from /proc)."""
+    """Pids of the runzeo processes this test session started (from /proc)."""
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -19,9 +27,13 @@ def runzeo_pids() -> set[int]:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 cmd = f.read()
+            if b"ZEO.runzeo" not in cmd:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
         except OSError:
             continue
-        if b"ZEO.runzeo" in cmd:
+        if _TOKEN in environ:
             pids.add(int(entry))
     return pids
 

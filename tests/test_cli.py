@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,10 +22,7 @@ def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
         text=True,
         timeout=300,
         cwd=cwd,
-        env={
-            "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-            "PATH": "/usr/bin:/bin",
-        },
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
     )
 
 
@@ -145,3 +143,45 @@ def test_storages_command_lists_the_registry() -> None:
         "file",
         "zeo",
     ]
+
+
+def test_ctrl_c_stops_the_server(tmp_path: Path, no_leaked_servers: None) -> None:
+    """SIGINT in the middle of a ZEO run: exit 130, one line, server gone."""
+    import signal
+    import time
+
+    from tests.conftest import runzeo_pids
+
+    before = runzeo_pids()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scenarios.cli",
+            "run",
+            "--storage",
+            "zeo",
+            "--size",
+            "medium",
+            "--repeat",
+            "50",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (runzeo_pids() - before) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert runzeo_pids() - before, "runzeo never started"
+        time.sleep(0.5)  # inside a trial
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "vfab-bench: interrupted"
+    assert "Traceback" not in err
+    assert not (runzeo_pids() - before)

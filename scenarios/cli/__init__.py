@@ -17,6 +17,7 @@ from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from scenarios.config import ConfigError
 from scenarios.results import ResultsError
 from storages import StorageError
+from storages.base import defer_interrupts
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (run, report, list_storages, serve, zeoloop, status)
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    defer_interrupts()
     try:
         return int(args.handler(args))
     except (ConfigError, StorageError, ResultsError) as e:
