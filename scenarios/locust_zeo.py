@@ -15,22 +15,25 @@ conflicting attempt is one request of type "conflict" under the same name,
 so the UI shows the conflict rate beside the operation.  Only an operation
 whose retries ran out is a failure.
 
-Workers send what their users committed (the Journal) to the master with
-their regular stats reports; when locust quits, the master (or the single
+When a test stops, each worker stops its users and sends the master what
+they committed (the Journal); when locust quits, the master (or the single
 local process) checks the stored data against it, logs the result and
 exits with EXIT_INVARIANTS if it does not hold.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import random
+import signal
 from typing import Any
 
 import gevent
 from locust import events
 from locust.env import Environment
-from locust.runners import STATE_INIT, STATE_STOPPED, MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
 from scenarios import load
 from scenarios.config import ConfigError
@@ -42,8 +45,12 @@ log = logging.getLogger("vfab")
 #: locust itself uses 1 for failures and errors, 2 for crashed greenlets.
 EXIT_INVARIANTS = 3
 
-#: Key of our entries in the data workers report to the master.
-REPORT_KEY = "vfab"
+#: Messages between master and workers: "stop your users and send your
+#: journal", and the answer carrying it.
+FLUSH = "vfab_flush"
+FINAL = "vfab_final"
+#: Seconds a master waits for the answers beyond the users' stop timeout.
+FLUSH_GRACE_S = 10.0
 
 
 def add_options(parser: Any) -> None:
@@ -110,7 +117,13 @@ def config_from(options: Any) -> load.LoadConfig:
 
 class ProcessClient:
     """This locust process's one ZODB.DB over one ZEO client, its users'
-    journal, and (on the node that checks) whether a test ran."""
+    journal, and (on the node that checks) whether a test ran.
+
+    When a test stops, the master asks every worker to stop its users and
+    send its journal (FLUSH), and waits for the answers (FINAL) before
+    locust goes on stopping: locust's own last stats report from a worker
+    can arrive after the master stopped listening.
+    """
 
     def __init__(self) -> None:
         self.db: Any = None
@@ -119,10 +132,9 @@ class ProcessClient:
         self.journal = load.Journal()
         self.sessions = 0
         self.tested = False
-        #: set when this process's users stopped: its next report is its last
-        self.users_stopped = False
-        #: worker id -> whether its last report was sent after its users stopped
-        self.final_reports: dict[str, bool] = {}
+        #: workers asked for their journal, and those that sent it
+        self.flushing: set[str] = set()
+        self.flushed: set[str] = set()
 
     # -- events ---------------------------------------------------------------
 
@@ -133,7 +145,10 @@ class ProcessClient:
         logging.getLogger("ZEO").setLevel(logging.WARNING)
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
+            runner.register_message(FLUSH, self.on_flush)
             return
+        if isinstance(runner, MasterRunner):
+            runner.register_message(FINAL, self.on_final)
         options = environment.parsed_options
         try:
             config = config_from(options)
@@ -141,13 +156,11 @@ class ProcessClient:
                 load.preflight(config)
         except (ConfigError, StorageError) as e:
             log.error("%s", e)
-            environment.process_exit_code = 2
+            end_forked_workers()
             raise SystemExit(2) from None
 
     def on_test_start(self, environment: Environment, **_kw: Any) -> None:
         self.tested = True
-        self.users_stopped = False
-        self.final_reports.clear()
         self.error = None
         try:
             self.config = config_from(environment.parsed_options)
@@ -164,45 +177,53 @@ class ProcessClient:
             self.error = str(e)
             log.error("%s", e)
 
+    def on_test_stopping(self, environment: Environment, **_kw: Any) -> None:
+        """On the master: collect every worker's journal before stopping."""
+        runner = environment.runner
+        if not isinstance(runner, MasterRunner):
+            return
+        self.flushing = {client.id for client in runner.clients.all}
+        self.flushed = set()
+        runner.send_message(FLUSH)
+        wait = (environment.stop_timeout or 0) + FLUSH_GRACE_S
+        with gevent.Timeout(wait, False):
+            while not self.flushing <= self.flushed:
+                gevent.sleep(0.05)
+        missing = self.flushing - self.flushed
+        if missing:
+            log.warning(
+                "%d of %d workers did not send their journal within %.0f s; "
+                "their writes are not checked",
+                len(missing),
+                len(self.flushing),
+                wait,
+            )
+
+    def on_flush(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        """On a worker: stop the users (each finishes its operation; the
+        test_stop event then closes the DB) and send the journal."""
+        assert environment.runner is not None
+        environment.runner.stop()
+        environment.runner.send_message(FINAL, self.journal.drain())
+
+    def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        self.journal.absorb(msg.data or {})
+        self.flushed.add(msg.node_id)
+
     def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
         db, self.db = self.db, None
         if db is not None:
             db.close()
         self.sessions = 0
-        self.users_stopped = True
-
-    def on_report_to_master(self, data: dict[str, Any], **_kw: Any) -> None:
-        entries = self.journal.drain()
-        entries["final"] = self.users_stopped  # type: ignore[assignment]
-        data[REPORT_KEY] = entries
-
-    def on_worker_report(
-        self, client_id: str, data: dict[str, Any], **_kw: Any
-    ) -> None:
-        entries = data.get(REPORT_KEY)
-        if entries:
-            self.journal.absorb(entries)
-            self.final_reports[client_id] = bool(entries.get("final"))
 
     def on_quitting(self, environment: Environment, **_kw: Any) -> None:
         runner = environment.runner
         if isinstance(runner, WorkerRunner) or not self.tested or self.config is None:
             return
-        if runner is not None and runner.state not in (STATE_INIT, STATE_STOPPED):
-            # Ctrl-C or SIGTERM while users run: stop them before checking,
-            # so no write is in flight and this process's ZEO client is closed.
+        if runner is not None and runner.state in (STATE_SPAWNING, STATE_RUNNING):
+            # Ctrl-C or SIGTERM while users run: stop them before checking, so
+            # no write is in flight and every journal is in.
             runner.stop()
-            if isinstance(runner, MasterRunner):
-                self._await_final_reports()
-        if isinstance(runner, MasterRunner) and self.final_reports:
-            late = [w for w, final in self.final_reports.items() if not final]
-            if late:
-                log.warning(
-                    "%d of %d workers sent no report after their users stopped; "
-                    "their last writes were not checked",
-                    len(late),
-                    len(self.final_reports),
-                )
         try:
             report = load.verify(self.config.address, self.journal)
         except StorageError as e:
@@ -216,14 +237,6 @@ class ProcessClient:
             for line in report.problems:
                 log.error("  %s", line)
             environment.process_exit_code = EXIT_INVARIANTS
-
-    def _await_final_reports(self, timeout: float = 5.0) -> None:
-        """Give workers' next stats reports (every 3 s) time to arrive."""
-        deadline = gevent.get_hub().loop.now() + timeout
-        while gevent.get_hub().loop.now() < deadline:
-            if self.final_reports and all(self.final_reports.values()):
-                return
-            gevent.sleep(0.2)
 
     # -- users ----------------------------------------------------------------
 
@@ -241,10 +254,10 @@ class ProcessClient:
         """Wire the listeners into locust's events."""
         events.init.add_listener(self.on_init)
         events.test_start.add_listener(self.on_test_start)
+        events.test_stopping.add_listener(self.on_test_stopping)
         events.test_stop.add_listener(self.on_test_stop)
-        events.report_to_master.add_listener(self.on_report_to_master)
-        events.worker_report.add_listener(self.on_worker_report)
         events.quitting.add_listener(self.on_quitting)
+        events.quit.add_listener(stop_csv_writer)
 
 
 class TimedSession:
@@ -278,6 +291,53 @@ class TimedSession:
 
     def close(self) -> None:
         self.session.close()
+
+
+def stop_csv_writer(**_kw: Any) -> None:
+    """Stop locust's --csv writer before locust closes its files.
+
+    locust 2.4x closes the CSV files at exit (PR #3486) but leaves the
+    greenlet writing them running; with --processes, its exit handler
+    sleeps and the writer wakes on closed files: "ValueError: I/O operation
+    on closed file" and a traceback after a clean run.  So let it write once
+    more, with the final numbers, then stop it.
+    """
+    import gc
+
+    from locust.stats import CSV_STATS_INTERVAL_SEC
+
+    writers = [
+        obj
+        for obj in gc.get_objects()
+        if isinstance(obj, gevent.Greenlet)
+        and not obj.dead
+        and getattr(getattr(obj, "_run", None), "__name__", "") == "stats_writer"
+    ]
+    if writers:
+        gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)
+        gevent.killall(writers, block=True)
+
+
+def end_forked_workers() -> None:
+    """SIGTERM the workers --processes forked from this process, by pid.
+
+    Exiting from the init event leaves them behind otherwise: they retry the
+    vanished master for a minute.  Forked workers are this process's only
+    children at init time; locust's own exit handler reaps them.
+    """
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # "pid (comm) state ppid ...": comm may hold spaces
+                ppid = f.read().rpartition(")")[2].split()[1]
+        except (OSError, IndexError):
+            continue
+        if ppid == me:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry), signal.SIGTERM)
 
 
 def report_connect_failure(environment: Environment, error: BaseException) -> None:

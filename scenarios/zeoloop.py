@@ -100,8 +100,14 @@ def run_process(
         began = time.perf_counter()
         deadline[0] = began + duration
         start.wait()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except KeyboardInterrupt:
+            deadline[0] = 0.0  # let each user finish its operation, then stop
+            for t in threads:
+                t.join()
+            raise
         result.window_s = time.perf_counter() - began
     finally:
         for s in sessions:
