@@ -18,14 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def env() -> dict[str, str]:
-    """The environment the suite's subprocesses run with: this checkout
-    first on the path, nothing else inherited that could change behaviour."""
-    return {
-        "PYTHONPATH": str(ROOT),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "LANG": "C.UTF-8",
-    }
+    """The environment the suite's subprocesses run with: this checkout on
+    the path, the venv's scripts first, and the test session's token (see
+    conftest) so that the leak check knows their runzeo servers."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    return dict(os.environ, PYTHONPATH=str(ROOT), PATH=path)
 
 
 class Served:

@@ -24,7 +24,8 @@ def test_reads_answer_with_plain_values(fab: VirtualFab) -> None:
     assert page["id"] == 7 and page["price"] > 0
     group = fab.directory.groups.minKey()
     listing = operations.list_group_sequences(fab, group)
-    assert listing and all(fab.sequences[sid].group.name == group for sid, _, _ in listing)
+    assert listing
+    assert all(fab.sequences[sid].group.name == group for sid, _, _ in listing)
     sid = operations.some_sequence_id(fab, rng)
     whole = operations.read_sequence(fab, sid)
     assert whole["id"] == sid and 10 <= len(whole["steps"]) <= 20
