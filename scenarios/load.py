@@ -17,6 +17,7 @@ import bisect
 import contextlib
 import dataclasses
 import itertools
+import math
 import random
 import threading
 import time
@@ -444,5 +445,5 @@ def iter_percentiles(
         if not ordered:
             yield float("nan")
             continue
-        rank = max(1, -(-len(ordered) * p // 100))  # ceil without floats
-        yield ordered[int(rank) - 1]
+        rank = max(1, math.ceil(len(ordered) * p / 100))
+        yield ordered[rank - 1]

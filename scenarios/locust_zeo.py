@@ -28,6 +28,7 @@ import logging
 import os
 import random
 import signal
+import time
 from typing import Any
 
 import gevent
@@ -152,12 +153,19 @@ class ProcessClient:
         options = environment.parsed_options
         try:
             config = config_from(options)
-            if options is not None and options.headless:
-                load.preflight(config)
         except (ConfigError, StorageError) as e:
             log.error("%s", e)
             end_forked_workers()
             raise SystemExit(2) from None
+        try:
+            load.preflight(config)
+        except StorageError as e:
+            if options is not None and options.headless:
+                log.error("%s", e)
+                end_forked_workers()
+                raise SystemExit(2) from None
+            # The web UI can name another server before starting.
+            log.warning("%s", e)
 
     def on_test_start(self, environment: Environment, **_kw: Any) -> None:
         self.tested = True
@@ -269,8 +277,22 @@ class TimedSession:
 
     def run_next(self) -> None:
         op = self.session.pick()
-        outcome = self.session.run(op)
         fire = self.environment.events.request.fire
+        started = time.perf_counter()
+        try:
+            outcome = self.session.run(op)
+        except Exception as e:
+            # Not a conflict (the server went away, a bug): a failed request
+            # with its reason, as a protocol client reports a broken call.
+            fire(
+                request_type="zodb",
+                name=op.name,
+                response_time=(time.perf_counter() - started) * 1000,
+                response_length=0,
+                exception=e,
+                context={},
+            )
+            return
         for ms in outcome.conflicts_ms:
             fire(
                 request_type="conflict",

@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import storages
@@ -106,6 +105,10 @@ def served_factory(name: str, options: StorageOptions) -> Any:
     return factory
 
 
+def say(line: str) -> None:
+    print(f"vfab-bench serve: {line}", file=sys.stderr, flush=True)
+
+
 def _data_dir(path: Path | None, scratch: Path) -> Path:
     if path is None:
         data = scratch / "data"
@@ -120,17 +123,17 @@ def _data_dir(path: Path | None, scratch: Path) -> Path:
     return path.resolve()
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main(args: argparse.Namespace) -> int:
     spec = DataSpec.for_scale(scale_for(args.size, args.scale))
     options = StorageOptions()
     factory = served_factory(args.storage, options)
-    say = lambda line: print(f"vfab-bench serve: {line}", file=sys.stderr, flush=True)  # noqa: E731
-
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM (a supervisor, `kill`) stops the server as Ctrl-C does,
+    # including waiting for a commit in flight while populating.
+    on_sigint = signal.getsignal(signal.SIGINT)
+    previous = signal.signal(
+        signal.SIGTERM,
+        on_sigint if callable(on_sigint) else signal.default_int_handler,
+    )
     scratch = Path(tempfile.mkdtemp(prefix="vfab-serve-"))
     server: ZEOServer | None = None
     try:
@@ -143,7 +146,7 @@ def main(args: argparse.Namespace) -> int:
             imports=tuple(factory.imports),
         )
         server.start()
-        _ensure_data_set(server, options, spec, args, say)
+        _ensure_data_set(server, options, spec, args)
         where = "kept" if args.path is not None else "temporary, removed at exit"
         say(f"data in {data} ({where}); Ctrl-C or SIGTERM stops")
         host, port = server.address
@@ -171,7 +174,6 @@ def _ensure_data_set(
     options: StorageOptions,
     spec: DataSpec,
     args: argparse.Namespace,
-    say: Any,
 ) -> None:
     """Populate the served storage unless it already holds this data set."""
     address = server.address
