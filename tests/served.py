@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conftest import runzeo_pids
+from tests.conftest import TOKEN_VAR, runzeo_pids
 
 ROOT = Path(__file__).resolve().parent.parent
+LOCUST = Path(sys.executable).with_name("locust")
 
 
 def env() -> dict[str, str]:
@@ -89,3 +90,22 @@ def serve(*args: str, timeout: float = 60.0) -> Iterator[Served]:
             os.kill(pid, signal.SIGKILL)
         assert not leaked, f"serve left runzeo running: {sorted(leaked)}"
     assert code == 0, "".join(served.stderr)
+
+
+def locust_pids() -> list[int]:
+    """This test session's locust processes still running (not zombies)."""
+    mark = f"{TOKEN_VAR}={os.environ[TOKEN_VAR]}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not any(a == str(LOCUST).encode() for a in argv[:2]):
+                continue
+            if mark not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            if (entry / "stat").read_text().rpartition(")")[2].split()[0] == "Z":
+                continue
+        except OSError:
+            continue
+        pids.append(int(entry.name))
+    return pids

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import itertools
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +18,8 @@ import pytest
 from scenarios import load
 from storages import StorageOptions
 from storages.zeo import free_port, open_client
-from tests.served import ROOT, Served, env, serve
+from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
 
-LOCUST = Path(sys.executable).with_name("locust")
 ASYNCIO_TROUBLE = ("never awaited", "Task was destroyed", "Traceback")
 ARTIFACTS = ROOT / "results" / "test-artifacts"
 
@@ -69,7 +67,9 @@ class ClientCounter:
         self.storage.close()
 
 
-def test_headless_run_with_two_processes(served: Served, tmp_path: Path) -> None:
+def test_headless_run_with_two_processes(
+    served: Served, tmp_path: Path, no_leaked_servers: None
+) -> None:
     out = tmp_path / "out"
     with ClientCounter(served.host_port) as clients:
         proc = locust(
@@ -101,9 +101,12 @@ def test_headless_run_with_two_processes(served: Served, tmp_path: Path) -> None
     streak = max(len(list(g)) for k, g in itertools.groupby(samples) if k == 2)
     assert streak * 0.2 >= 2.5, samples
     assert max(samples) <= 3, samples
+    assert not locust_pids(), "locust processes outlived the run"
 
 
-def test_broken_invariants_fail_the_run(served: Served, tmp_path: Path) -> None:
+def test_broken_invariants_fail_the_run(
+    served: Served, tmp_path: Path, no_leaked_servers: None
+) -> None:
     """A user that reports a sequence never stored makes the check fail."""
     shim = tmp_path / "lying.py"
     shim.write_text(
@@ -133,7 +136,7 @@ def test_broken_invariants_fail_the_run(served: Served, tmp_path: Path) -> None:
     ],
 )
 def test_bad_options_stop_before_any_user(
-    served: Served, args: list[str], message: str
+    served: Served, args: list[str], message: str, no_leaked_servers: None
 ) -> None:
     args = [a.replace("PORT", str(free_port())) for a in args]
     if "--zeo-address" not in args:
@@ -143,23 +146,3 @@ def test_bad_options_stop_before_any_user(
     assert proc.returncode == 2, output[-3000:]
     assert message in output and "Traceback" not in output
     assert not locust_pids(), "forked workers outlived their master"
-
-
-def locust_pids() -> list[int]:
-    """This test session's locust processes still running (not zombies)."""
-    from tests.conftest import _TOKEN
-
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if not any(a == str(LOCUST).encode() for a in argv[:2]):
-                continue
-            if _TOKEN not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            if (entry / "stat").read_text().rpartition(")")[2].split()[0] == "Z":
-                continue
-        except OSError:
-            continue
-        pids.append(int(entry.name))
-    return pids

@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ import pytest
 
 from scenarios import load
 from storages.zeo import free_port
-from tests.served import ROOT, Served, env, serve
+from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -34,7 +33,6 @@ CHROMIUM_ARGS = [
     "--disable-extensions",
     "--no-first-run",
 ]
-LOCUST = Path(sys.executable).with_name("locust")
 ARTIFACTS = ROOT / "results" / "test-artifacts"
 
 
@@ -98,7 +96,10 @@ def stats_rows(page: Any) -> dict[tuple[str, str], int]:
 
 
 def test_web_ui_runs_a_swarm(
-    playwright: Any, web_ui: tuple[str, Path, Any], served: Served
+    playwright: Any,
+    web_ui: tuple[str, Path, Any],
+    served: Served,
+    no_leaked_servers: None,
 ) -> None:
     url, log, process = web_ui
     browser = playwright.chromium.launch(
@@ -148,3 +149,4 @@ def test_web_ui_runs_a_swarm(
     assert "did not send their journal" not in output, output[-3000:]
     for trouble in ("never awaited", "Task was destroyed", "Traceback"):
         assert trouble not in output, output[-3000:]
+    assert not locust_pids(), "locust processes outlived Ctrl-C"
