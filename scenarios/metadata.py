@@ -7,9 +7,14 @@ import os
 import platform
 import sys
 from importlib import metadata as importlib_metadata
-from typing import Any
+from typing import Any, Protocol
 
-from scenarios.config import RunConfig
+
+class Configuration(Protocol):
+    """What a run was asked to do (RunConfig, SweepConfig)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
 
 #: Distributions whose versions decide the numbers.
 PACKAGES = (
@@ -34,7 +39,7 @@ def versions() -> dict[str, str | None]:
     return out
 
 
-def collect(config: RunConfig) -> dict[str, Any]:
+def collect(config: Configuration) -> dict[str, Any]:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"

@@ -15,6 +15,7 @@ from storages.base import (
     Store,
     ZODBStore,
 )
+from storages.bdb import BDBFactory, ZEOBDBFactory
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
 from storages.memory import MemoryFactory
@@ -23,11 +24,18 @@ from storages.zeo import ZEOFactory
 #: name -> factory class, in report column order.
 REGISTRY: dict[str, type[StorageFactory]] = {
     factory.name: factory
-    for factory in (MemoryFactory, MappingFactory, FileFactory, ZEOFactory)
+    for factory in (
+        MemoryFactory,
+        MappingFactory,
+        FileFactory,
+        BDBFactory,
+        ZEOFactory,
+        ZEOBDBFactory,
+    )
 }
 
 #: What `vfab-bench run` measures when --storage is not given.
-DEFAULT_STORAGES: tuple[str, ...] = ("memory", "mapping", "file", "zeo")
+DEFAULT_STORAGES: tuple[str, ...] = ("memory", "mapping", "file", "bdb", "zeo")
 
 
 def get(name: str, options: StorageOptions | None = None) -> StorageFactory:

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.benchmarks import options as benchmark_options
+
 # Every process this test session starts inherits this token, so the leak
 # check counts (and kills) only our own servers, never those of another test
 # session or a user's run on the same machine.
@@ -50,3 +52,16 @@ def no_leaked_servers() -> Iterator[None]:
         except ProcessLookupError:
             pass
     assert not leaked, f"runzeo processes left running: {sorted(leaked)}"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # Here rather than in tests/benchmarks/conftest.py: pytest only takes
+    # options from initial conftests, and that one is not initial for a bare
+    # `pytest` or `pytest --storage zeo`.
+    benchmark_options.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # Before pytest-benchmark's own (trylast) pytest_configure reads options.
+    benchmark_options.enable_benchmarks_when_asked(config)

@@ -137,11 +137,13 @@ def test_help_names_every_phase_and_storage() -> None:
 def test_storages_command_lists_the_registry() -> None:
     proc = vfab_bench("storages")
     assert proc.returncode == 0
-    assert [ln.split()[0] for ln in proc.stdout.splitlines()][:4] == [
+    assert [ln.split()[0] for ln in proc.stdout.splitlines()] == [
         "memory",
         "mapping",
         "file",
+        "bdb",
         "zeo",
+        "zeo+bdb",
     ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios import load
+from scenarios import datadir, load
 from tests.served import ROOT, env, serve
 
 
@@ -40,7 +40,7 @@ def test_serves_a_populated_temporary_data_set_until_sigterm() -> None:
             r"serving small data set \(file\) on 127\.0\.0\.1:\d+\n", served.stdout[0]
         )
         status = load.server_status(served.host_port)
-        assert status["clients"] == 0 and status["commits"] >= 3
+        assert status["clients"] == 0
         load.preflight(load.LoadConfig.from_values(served.address))
         shown = vfab_bench("status", "--zeo-address", served.address, "--json")
         assert shown.returncode == 0 and '"clients": 0' in shown.stdout
@@ -54,6 +54,7 @@ def test_keeps_and_reuses_a_path_refuses_another_size(tmp_path: Path) -> None:
         pass
     assert "populating the small data set" in "".join(served.stderr)
     assert (path / "Data.fs").exists()
+    assert (path / datadir.MARKER).exists()  # as vfab-bench populate leaves it
     assert not (path / "zeo.conf").exists()  # runzeo's own files live elsewhere
 
     with serve("--path", str(path)) as served:
@@ -61,13 +62,29 @@ def test_keeps_and_reuses_a_path_refuses_another_size(tmp_path: Path) -> None:
     assert "reusing the small data set" in "".join(served.stderr)
 
     refused = vfab_bench("serve", "--port", "0", "--path", str(path), "--scale", "2")
-    one_line_error(refused, "holds the small data set (seed 2000), not scale 2")
+    one_line_error(refused, "already holds a file data set (small, seed 2000)")
 
     with serve("--path", str(path), "--scale", "2", "--overwrite") as served:
         status = load.server_status(served.host_port)
     assert "populating the scale 2 data set" in "".join(served.stderr)
     assert status["clients"] == 0
-    assert (path / "Data.fs").exists()
+    assert datadir.read_marker(path)["spec"]["scale"] == 2  # type: ignore[index]
+
+
+def test_serves_what_populate_wrote_and_nothing_foreign(tmp_path: Path) -> None:
+    populated = tmp_path / "populated"
+    proc = vfab_bench("populate", "--storage", "file", "--path", str(populated))
+    assert proc.returncode == 0, proc.stderr
+    with serve("--path", str(populated)) as served:
+        pass
+    assert "reusing the small data set" in "".join(served.stderr)
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    proc = vfab_bench("serve", "--port", "0", "--path", str(foreign))
+    one_line_error(proc, "is not empty and holds no data set written by")
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 
 
 def test_ctrl_c_stops_cleanly_too() -> None:

@@ -98,6 +98,19 @@ def add_storage_options(p: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="ZEO client cache size in bytes (default: ZEO's, 20 MB)",
     )
+    g.add_argument(
+        "--bdb-cache-size",
+        type=positive_int,
+        metavar="BYTES",
+        help="Berkeley DB page cache in bytes (default: 64 MiB)",
+    )
+    g.add_argument(
+        "--bdb-durability",
+        choices=("sync", "write-nosync"),
+        default="sync",
+        help="sync: a commit survives an OS crash (default); write-nosync: "
+        "it survives a process crash only",
+    )
 
 
 def storage_options(args: argparse.Namespace) -> StorageOptions:
@@ -106,6 +119,8 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
         zeo_port=args.zeo_port,
         cache_size=args.cache_size,
         zeo_cache_size=args.zeo_cache_size,
+        bdb_cache_size=args.bdb_cache_size,
+        bdb_durability=args.bdb_durability,
     )
 
 

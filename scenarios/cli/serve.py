@@ -1,12 +1,15 @@
 """vfab-bench serve: a runzeo on a populated data set, until Ctrl-C or SIGTERM.
 
-What load generators (locust, `vfab-bench zeoloop`) talk to.  The served
-storage's ZConfig section comes from the ZEO-fronted registry entry named in
-SERVED (its `served` and `imports`), so any storage that has one can be
-served.  With --path the data lives in that directory and is kept (a data
-set already there is reused; one of another size is refused unless
---overwrite replaces the suite's data set in it, and nothing else is ever
-removed); without it, in a temporary directory removed at exit.
+What load generators (locust, `vfab-bench zeoloop`) talk to.  The data
+directory follows `vfab-bench populate`'s convention (scenarios.datadir):
+serve populates a new or empty --path the same way, marker included, serves
+a data set populate (or an earlier serve) left there, and replaces one of
+another size only with --overwrite, removing only what populate created.
+Without --path the data lives in a temporary directory removed at exit.
+
+The served storage's ZConfig section comes from the ZEO-fronted registry
+entry named in SERVED (its `served` and `imports`), so any storage that has
+one can be served.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios import dataset
+from scenarios import datadir
 from scenarios.cli.args import port_number, positive_int
-from scenarios.config import ConfigError, scale_for
+from scenarios.config import scale_for
 from storages import StorageError, StorageOptions
-from storages.zeo import LOCALHOST, ZEOServer, ZEOStore, open_client
+from storages.zeo import LOCALHOST, ZEOServer, check_port_free
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 
 #: --storage choice -> the registry name of the ZEO factory that serves it.
@@ -53,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--path",
         type=Path,
         metavar="DIR",
-        help="directory for the data, created if missing and kept at exit "
+        help="data directory, kept at exit: a new or empty one is populated "
+        "(as by vfab-bench populate), one populate wrote is served "
         "(default: a temporary directory, removed at exit)",
     )
     p.add_argument(
@@ -84,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace a data set of another size or seed found at --path",
+        help="replace a data set of another size or seed at --path "
+        "(removing only the files populate created)",
     )
     p.set_defaults(handler=main)
 
@@ -109,20 +114,6 @@ def say(line: str) -> None:
     print(f"vfab-bench serve: {line}", file=sys.stderr, flush=True)
 
 
-def _data_dir(path: Path | None, scratch: Path) -> Path:
-    if path is None:
-        data = scratch / "data"
-        data.mkdir()
-        return data
-    if path.exists() and not path.is_dir():
-        raise ConfigError(f"{path} is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(f"cannot create {path}: {e.strerror}") from None
-    return path.resolve()
-
-
 def main(args: argparse.Namespace) -> int:
     spec = DataSpec.for_scale(scale_for(args.size, args.scale))
     options = StorageOptions()
@@ -134,10 +125,13 @@ def main(args: argparse.Namespace) -> int:
         signal.SIGTERM,
         on_sigint if callable(on_sigint) else signal.default_int_handler,
     )
+    if args.port:
+        check_port_free(args.host, args.port)  # before populating, not after
     scratch = Path(tempfile.mkdtemp(prefix="vfab-serve-"))
     server: ZEOServer | None = None
     try:
-        data = _data_dir(args.path, scratch)
+        data = (args.path or scratch / "data").absolute()
+        _ensure_data_set(data, args.storage, spec, args.seed, args.overwrite)
         server = ZEOServer(
             scratch,
             factory.served(data),
@@ -146,7 +140,6 @@ def main(args: argparse.Namespace) -> int:
             imports=tuple(factory.imports),
         )
         server.start()
-        _ensure_data_set(server, options, spec, args)
         where = "kept" if args.path is not None else "temporary, removed at exit"
         say(f"data in {data} ({where}); Ctrl-C or SIGTERM stops")
         host, port = server.address
@@ -170,31 +163,22 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _ensure_data_set(
-    server: ZEOServer,
-    options: StorageOptions,
-    spec: DataSpec,
-    args: argparse.Namespace,
+    path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
 ) -> None:
-    """Populate the served storage unless it already holds this data set."""
-    address = server.address
-    store = ZEOStore("serve", lambda: open_client(address, options), options)
-    try:
-        held = dataset.existing(store)
-        wanted = {"scale": spec.scale, "seed": args.seed}
-        if held is not None:
-            if {k: held.get(k) for k in wanted} == wanted:
-                say(f"reusing the {spec.name} data set (seed {args.seed})")
-                return
-            if not args.overwrite:
-                size = held.get("size") or f"scale {held.get('scale')}"
-                raise ConfigError(
-                    f"{args.path} holds the {size} data set (seed "
-                    f"{held.get('seed')}), not {spec.name} (seed {args.seed}); "
-                    "use --overwrite to replace it, or another --path"
-                )
-        say(f"populating the {spec.name} data set (seed {args.seed})")
-        started = time.perf_counter()
-        dataset.populate(store, spec, args.seed)
-        say(f"populated in {time.perf_counter() - started:.1f} s")
-    finally:
-        store.close()
+    """Populate *path* unless it already holds this data set (as populate
+    would: see scenarios.datadir for what it refuses and what it removes)."""
+    marker = datadir.read_marker(path) if path.is_dir() else None
+    held = (marker or {}).get("spec", {})
+    if (
+        marker is not None
+        and marker.get("complete")
+        and marker["storage"] == storage
+        and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
+    ):
+        say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
+        return
+    datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    say(f"populating the {spec.name} data set (seed {seed})")
+    started = time.perf_counter()
+    datadir.populate(storage, path, spec, seed, overwrite=overwrite, progress=say)
+    say(f"populated in {time.perf_counter() - started:.1f} s")

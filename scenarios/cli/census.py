@@ -1,0 +1,100 @@
+"""vfab-bench census: per class, what a ZODB database holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from scenarios.cli.args import address, check_output, write_output
+from scenarios.config import ConfigError
+from scenarios.datadir import path_storages, read_marker
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "census",
+        help="count a database's objects and pickle bytes per class",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(
+            "Walk a ZODB database from its root and print, per class, "
+            "the current objects, their pickle bytes (total, average, share of the "
+            "whole of the bytes), and where the storage iterates its revisions "
+            "(all, old); "
+            "then the history's totals and the size on disk.  Classes are read "
+            "from the pickles, never imported, so any ZODB database works.  "
+            "Opened read-only where the storage allows."
+        )
+        + "\n\n"
+        "give exactly one of:\n"
+        "  URI                       a zodburi URI: file:///abs/Data.fs, "
+        "zeo://host:port, ...\n"
+        "  --path P [--storage S]    a database in a directory (file: also "
+        "the .fs file)\n"
+        "  --zeo-address HOST:PORT   a running ZEO server",
+    )
+    p.add_argument("uri", nargs="?", help="a zodburi URI")
+    p.add_argument("--path", type=Path, metavar="P", help="database directory or file")
+    p.add_argument(
+        "--storage",
+        default=None,
+        metavar="NAME",
+        help="storage at --path (default: the one populate recorded there, "
+        "else file; choices: "
+        f"{', '.join(path_storages())})",
+    )
+    p.add_argument(
+        "--zeo-address",
+        type=address,
+        metavar="HOST:PORT",
+        help="take the census of a running ZEO server (read-only client)",
+    )
+    p.add_argument(
+        "--no-history",
+        action="store_true",
+        help="skip reading every revision (faster on a long history)",
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the census as JSON")
+    p.add_argument("--force", action="store_true", help="replace an existing --json")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios import census
+
+    if args.storage is not None and args.path is None:
+        raise ConfigError("--storage goes with --path")
+    given = [args.uri is not None, args.path is not None, args.zeo_address is not None]
+    if sum(given) != 1:
+        raise ConfigError("give exactly one of a URI, --path or --zeo-address")
+    check_output(args.json, args.force)
+
+    if args.path is not None:
+        path = args.path.absolute()
+        # Without --storage: the storage populate recorded there, else file.
+        marker = read_marker(path) if path.is_dir() else None
+        name = args.storage or (marker or {}).get("storage", "file")
+        source = census.open_path(name, path)
+    elif args.zeo_address is not None:
+        source = census.open_zeo(args.zeo_address)
+    else:
+        source = census.open_uri(args.uri)
+    try:
+        if source.warning:
+            print(f"vfab-bench: warning: {source.warning}", file=sys.stderr)
+        result = census.take(
+            source.storage,
+            source.name,
+            source.directory,
+            history=not args.no_history,
+            warning=source.warning,
+        )
+    finally:
+        source.close()
+    print(census.text(result), end="")
+    if args.json is not None:
+        text = json.dumps(result.to_json(), indent=1) + "\n"
+        write_output(args.json, text, args.force)
+    return 0

@@ -1,0 +1,81 @@
+"""vfab-bench populate: write a data set into a directory and keep it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scenarios.cli.args import positive_int
+from scenarios.config import scale_for
+from scenarios.datadir import MARKER, path_storages
+from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "populate",
+        help="write a data set into a directory and keep it",
+        description="Write the data set of --size (or --scale) and --seed into "
+        "the directory --path with --storage, and keep it there for census, "
+        "serve or load tests.  The directory must be new or empty; a data "
+        f"set populate wrote before (it leaves {MARKER} beside it) is "
+        "replaced only with --overwrite, and only the files its storage "
+        "created are removed.",
+    )
+    p.add_argument(
+        "--storage",
+        default="file",
+        metavar="NAME",
+        help="a storage that keeps a database in a directory (default: file; "
+        f"choices: {', '.join(path_storages())})",
+    )
+    p.add_argument(
+        "--path",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="directory for the database (created if missing; its parent must exist)",
+    )
+    p.add_argument(
+        "--size",
+        choices=list(SIZES),
+        default=None,
+        help="data set size (default: small); "
+        + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
+    )
+    p.add_argument(
+        "--scale", type=positive_int, metavar="N", help="any multiple of small"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"data generator seed (default: {DEFAULT_SEED})",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a data set of the same storage that populate wrote there",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios import datadir
+
+    spec = DataSpec.for_scale(scale_for(args.size, args.scale))
+    path = args.path.absolute()
+    datadir.plan(args.storage, path, args.overwrite)  # bad input: before any work
+    say = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    marker = datadir.populate(
+        args.storage, path, spec, args.seed, args.overwrite, progress=say
+    )
+    objects = marker.get("objects")
+    print(
+        f"{path}: {spec.name} data set (seed {args.seed}) with {args.storage}, "
+        f"{objects if objects is not None else '?'} objects, "
+        f"{marker['size_bytes']:,} bytes, {marker['seconds']:.2f} s"
+    )
+    return 0

@@ -1,0 +1,111 @@
+"""BDBStorage options: one documented class of defaults, no berkeleydb needed.
+
+The factory, the ZConfig section, the zodburi resolver and the storage all
+validate through BDBOptions, so a bad value fails the same way (a one-line
+StorageError) wherever it was typed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from storages.base import StorageError
+
+#: Durability mode -> what a commit survives once tpc_finish has returned.
+DURABILITY: dict[str, str] = {
+    "sync": (
+        "the log is flushed to disk (fsync) before tpc_finish returns: "
+        "survives a process crash, an OS crash and a power loss"
+    ),
+    "write-nosync": (
+        "the log is written to the OS before tpc_finish returns but not "
+        "flushed: survives a process crash (SIGKILL), not an OS crash or "
+        "power loss, which can lose the last commits (never corrupts)"
+    ),
+}
+# Berkeley DB's DB_TXN_NOSYNC (log left in the process's buffer) is not
+# offered: it lost committed transactions on a plain process crash here.
+
+MIB = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class BDBOptions:
+    """Options of BDBStorage(path, **options), each with its default.
+
+    cache_size: bytes of Berkeley DB page cache (shared memory).  Reads of
+        pages not in it go to the OS; pages a commit changes stay in it
+        until a checkpoint writes them.  At least 1 MiB.
+    durability: a key of DURABILITY ("sync" or "write-nosync").
+    checkpoint_kbytes: a checkpoint (dirty pages written to zodb.db, log
+        files no longer needed removed) runs after the commit that takes
+        the log this many KiB past the last checkpoint.  Bounds both the
+        disk used by logs and the recovery time after a crash.
+    max_locks: Berkeley DB lock table size.  A commit holds one lock per
+        page it changes, so one transaction can change at most about
+        max_locks pages (100,000 pages of 4 KiB: ~400 MB of records).
+    pack_gc: pack() also removes objects unreachable from the root (as
+        FileStorage's pack-gc).
+    """
+
+    cache_size: int = 64 * MIB
+    durability: str = "sync"
+    checkpoint_kbytes: int = 16 * 1024
+    max_locks: int = 100_000
+    pack_gc: bool = True
+
+    def __post_init__(self) -> None:
+        if self.durability not in DURABILITY:
+            raise StorageError(
+                f"bad durability {self.durability!r}; choose from "
+                f"{', '.join(DURABILITY)}"
+            )
+        for name, minimum in (
+            ("cache_size", MIB),
+            ("checkpoint_kbytes", 1),
+            ("max_locks", 1000),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise StorageError(f"bad {name} {value!r}: expected an integer")
+            if value < minimum:
+                raise StorageError(f"bad {name} {value}: at least {minimum}")
+        if not isinstance(self.pack_gc, bool):
+            raise StorageError(f"bad pack_gc {self.pack_gc!r}: expected true/false")
+
+    @classmethod
+    def from_kwargs(cls, options: Mapping[str, Any]) -> BDBOptions:
+        """BDBOptions from keyword arguments; StorageError naming the valid
+        options for an unknown one (None means the default)."""
+        fields = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(options) - set(fields))
+        if unknown:
+            raise StorageError(
+                f"unknown BDBStorage option {unknown[0]!r}; choose from "
+                f"{', '.join(fields)}"
+            )
+        return cls(**{k: v for k, v in options.items() if v is not None})
+
+
+def parse_byte_size(text: str) -> int:
+    """'67108864', '64MB', '512kb', '1GB' -> bytes; StorageError otherwise."""
+    value = text.strip().lower()
+    multiplier = 1
+    for suffix, factor in (("kb", 1024), ("mb", MIB), ("gb", 1024 * MIB)):
+        if value.endswith(suffix):
+            value, multiplier = value[: -len(suffix)].strip(), factor
+            break
+    if not value.isdigit():
+        raise StorageError(f"bad byte size {text!r}: expected e.g. 67108864 or 64MB")
+    return int(value) * multiplier
+
+
+def parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise StorageError(f"bad boolean {text!r}: expected true or false")

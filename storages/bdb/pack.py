@@ -1,0 +1,237 @@
+"""Packing a BDBStorage while commits go on.
+
+pack(t) keeps, for every object, the revision current at the pack time
+(the last one before it) and every later one; older revisions go.  With
+garbage collection an object also goes when no chain of references leads
+to it from the root at the pack time, nor from any record written after
+it.  The work is done in three steps:
+
+1. Reachability: walk from the root (and from every object written after
+   the pack time) through the references of each object's revisions from
+   the pack time on, reading snapshots, without any lock.  The reachable
+   oids are kept in an fsIndex (compact, like FileStorage's GC).
+2. Sweep: scan the data table in key order in snapshots of a few thousand
+   records, choosing the keys to delete.
+3. Each chunk's deletions are one short Berkeley DB transaction taken
+   under the storage's commit lock, so commits wait at most for one chunk.
+   Before deleting, the transactions committed since step 1 are read, and
+   any object they wrote or reference is taken back from the doomed set
+   (with everything it references).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from berkeleydb import db
+from ZODB.fsIndex import fsIndex
+from ZODB.utils import p64, u64, z64
+
+from storages.bdb.storage import _split_oids
+
+if TYPE_CHECKING:
+    from storages.bdb.storage import BDBStorage
+
+#: Records scanned per snapshot in the sweep (whole objects, so a chunk may
+#: run over for an object with many revisions).
+SCAN_CHUNK = 5000
+
+
+class Packer:
+    """One pack of one storage to *stop* (a tid)."""
+
+    def __init__(
+        self,
+        storage: BDBStorage,
+        stop: bytes,
+        referencesf: Callable[[bytes], list[bytes]],
+        gc: bool,
+    ) -> None:
+        self.storage = storage
+        self.stop = stop
+        self.referencesf = referencesf
+        self.gc = gc
+        self.reachable = fsIndex()  # oid -> 0, used as a set
+        self.seen = z64  # transactions up to here are in self.reachable
+
+    def pack(self) -> None:
+        storage = self.storage
+        last = storage._meta.get(b"packed")  # tid + b"g" (with GC) or b"-"
+        if (
+            last is not None
+            and self.stop <= last[:8]
+            and (last[8:] == b"g" or not self.gc)
+        ):
+            return  # already packed to this time or a later one, as thoroughly
+        if storage._last_key(storage._data) is None:
+            return
+        self.seen = storage.lastTransaction()
+        if self.gc:
+            self._walk(self._roots())
+        resume: bytes | None = z64
+        while resume is not None:
+            doomed, old, resume = self._scan(resume)
+            self._delete(doomed, old)
+        with storage._commit_lock:
+            mark = self.stop + (b"g" if self.gc else b"-")
+            self._write(lambda txn: storage._meta.put(b"packed", mark, txn=txn))
+        storage._maybe_checkpoint()
+
+    # -- step 1 ---------------------------------------------------------------
+
+    def _roots(self) -> list[bytes]:
+        """The root and every oid written after the pack time, up to seen."""
+        roots = [z64]
+        cursor = self.storage._txn_oids.cursor()
+        try:
+            rec = cursor.set_range(self.stop)
+            while rec is not None and rec[0] <= self.seen:
+                roots.extend(_split_oids(rec[1]))
+                rec = cursor.next()
+        finally:
+            cursor.close()
+        return roots
+
+    def _revisions_from_stop(self, oid: bytes) -> list[bytes]:
+        """The data of oid's revision current at the pack time and of every
+        later revision (one snapshot)."""
+        stop = self.stop
+        found = []
+        cursor = self.storage._data.cursor()
+        try:
+            rec = cursor.set_range(oid + stop)
+            while rec is not None and rec[0][:8] == oid:
+                found.append(rec[1])
+                rec = cursor.next()
+            after = cursor.set_range(oid + stop, dlen=0, doff=0)
+            rec = cursor.prev() if after is not None else cursor.last()
+            if rec is not None and rec[0][:8] == oid:
+                found.append(rec[1])
+        finally:
+            cursor.close()
+        return found
+
+    def _walk(self, oids: Iterable[bytes]) -> None:
+        """Add *oids* and everything they reach to self.reachable."""
+        reachable, referencesf = self.reachable, self.referencesf
+        stack = list(oids)
+        while stack:
+            oid = stack.pop()
+            if oid in reachable:
+                continue
+            reachable[oid] = 0
+            for data in self._revisions_from_stop(oid):
+                if data:
+                    stack.extend(r for r in referencesf(data) if r not in reachable)
+
+    def _catch_up(self) -> None:
+        """Under the commit lock: what commits since self.seen wrote or
+        reference is reachable, whatever step 1 concluded."""
+        storage = self.storage
+        last = storage.lastTransaction()
+        if last <= self.seen:
+            return
+        written = []
+        cursor = storage._txn_oids.cursor()
+        try:
+            rec = cursor.set_range(p64(u64(self.seen) + 1))
+            while rec is not None:
+                written.extend(_split_oids(rec[1]))
+                rec = cursor.next()
+        finally:
+            cursor.close()
+        self.seen = last
+        # An oid already reachable was walked; new references from a newer
+        # revision of it are found by walking the written oids' revisions.
+        for oid in written:
+            if oid in self.reachable:
+                del self.reachable[oid]
+        self._walk(written)
+
+    # -- step 2 ---------------------------------------------------------------
+
+    def _scan(
+        self, resume: bytes
+    ) -> tuple[dict[bytes, tuple[list[bytes], bool]], list[bytes], bytes | None]:
+        """From oid *resume* on, about SCAN_CHUNK records: ({doomed oid:
+        (keys, was live)}, [old revision keys], next oid or None)."""
+        stop, gc, reachable = self.stop, self.gc, self.reachable
+        doomed: dict[bytes, tuple[list[bytes], bool]] = {}
+        old: list[bytes] = []
+        cursor = self.storage._data.cursor()
+        try:
+            # One byte of each value tells a revision from an undone creation.
+            rec = cursor.set_range(resume, dlen=1, doff=0)
+            scanned = 0
+            while rec is not None and scanned < SCAN_CHUNK:
+                oid = rec[0][:8]
+                keys, live = [], []
+                while rec is not None and rec[0][:8] == oid:
+                    keys.append(rec[0])
+                    live.append(bool(rec[1]))
+                    rec = cursor.next(dlen=1, doff=0)
+                scanned += len(keys)
+                before = sum(1 for k in keys if k[8:] < stop)
+                if gc and oid not in reachable:
+                    doomed[oid] = (keys, live[-1])
+                elif before:
+                    old.extend(keys[: before - 1])
+                    if before == len(keys) and not live[-1]:
+                        # Only an undone creation is left: nothing to keep.
+                        old.append(keys[-1])
+            resume_at = rec[0][:8] if rec is not None else None
+        finally:
+            cursor.close()
+        return doomed, old, resume_at
+
+    # -- step 3 ---------------------------------------------------------------
+
+    def _delete(
+        self, doomed: dict[bytes, tuple[list[bytes], bool]], old: list[bytes]
+    ) -> None:
+        storage = self.storage
+        with storage._commit_lock:
+            if self.gc and doomed:
+                self._catch_up()
+                doomed = {o: v for o, v in doomed.items() if o not in self.reachable}
+            keys = old + [k for ks, _ in doomed.values() for k in ks]
+            if not keys:
+                return
+            gone = sum(1 for _, was_live in doomed.values() if was_live)
+
+            def delete(txn: Any) -> None:
+                by_tid: dict[bytes, set[bytes]] = defaultdict(set)
+                for key in keys:
+                    storage._data.delete(key, txn=txn)
+                    by_tid[key[8:]].add(key[:8])
+                for tid, oids in by_tid.items():
+                    blob = storage._txn_oids.get(tid, txn=txn) or b""
+                    left = b"".join(o for o in _split_oids(blob) if o not in oids)
+                    if left or tid == storage._ltid:
+                        # The newest transaction stays, even empty: it is
+                        # where lastTransaction() comes from on open.
+                        storage._txn_oids.put(tid, left, txn=txn)
+                    else:
+                        storage._txn_oids.delete(tid, txn=txn)
+                        storage._txns.delete(tid, txn=txn)
+                if gone:
+                    storage._meta.put(b"len", p64(storage._len - gone), txn=txn)
+
+            self._write(delete)
+            with storage._lock:
+                storage._len -= gone
+
+    def _write(self, change: Callable[[Any], None]) -> None:
+        storage = self.storage
+        txn = storage._env.txn_begin()
+        try:
+            change(txn)
+        except db.DBError as e:
+            txn.abort()
+            raise storage._runtime_error("packing", e) from None
+        except BaseException:
+            txn.abort()
+            raise
+        txn.commit()

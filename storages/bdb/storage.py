@@ -1,0 +1,858 @@
+"""BDBStorage: a ZODB storage in a transactional Berkeley DB environment.
+
+On disk, in the environment directory (see docs/bdb.md):
+
+    zodb.db      the B-tree tables below, one file
+    log.*        Berkeley DB's write-ahead log (removed once checkpointed)
+    __db.*       Berkeley DB's shared regions (cache, locks; scratch)
+    zodb.lock    held by the one process that has the storage open
+
+Tables in zodb.db (keys big-endian, so B-tree order is numeric order):
+
+    data      oid + tid -> pickle (b"" for an object whose creation
+              was undone in the source of a copy)  # {oid+tid -> pickle}
+    txns      tid -> status, user, description, extension
+    txn_oids  tid -> the oids the transaction wrote, in store order
+    meta      b"format" -> FORMAT, b"len" -> live objects (p64),
+              b"packed" -> tid the last pack went up to + b"g" if it
+              collected garbage, b"-" if not
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import zc.lockfile
+import zope.interface
+from berkeleydb import db
+from persistent.TimeStamp import TimeStamp
+from ZODB import POSException
+from ZODB.BaseStorage import DataRecord, TransactionRecord
+from ZODB.BaseStorage import checkCurrentSerialInTransaction as _check_current
+from ZODB.BaseStorage import copy as _copy_transactions
+from ZODB.ConflictResolution import ConflictResolvingStorage
+from ZODB.Connection import TransactionMetaData
+from ZODB.interfaces import (
+    IStorage,
+    IStorageCurrentRecordIteration,
+    IStorageIteration,
+    IStorageRestoreable,
+)
+from ZODB.utils import load_current, newTid, p64, tid_repr, u64, z64
+
+from storages.base import StorageError
+from storages.bdb.options import BDBOptions
+
+log = logging.getLogger(__name__)
+
+DATA_FILE = "zodb.db"
+LOCK_FILE = "zodb.lock"
+FORMAT = b"vfab-loadtest BDBStorage 1"
+TABLES = ("data", "txns", "txn_oids", "meta")
+#: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
+#: all revisions of oid.
+MAXKEY = b"\xff" * 8
+LOG_FILE_SIZE = 4 << 20
+_TXN_HEADER = struct.Struct(">cIII")  # status, len(user), len(desc), len(ext)
+
+
+class BDBError(StorageError, POSException.StorageError):
+    """A BDBStorage cannot be opened or used as asked.
+
+    Both the suite's StorageError (one line for the user, exit status 2)
+    and ZODB's POSException.StorageError, so runzeo and ZODB code that
+    catch the latter see it too.
+    """
+
+
+def _reason(e: db.DBError) -> str:
+    # DBError args are (errno, "message -- detail").
+    if len(e.args) > 1 and isinstance(e.args[1], str):
+        return e.args[1]
+    return str(e)
+
+
+def _is_environment_debris(name: str) -> bool:
+    """Files Berkeley DB or we create before zodb.db exists (an environment
+    whose creation was interrupted): safe to open over."""
+    return name == LOCK_FILE or name.startswith(("__db.", "log."))
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    # TransactionMetaData holds bytes, but its attributes can be set to str.
+    return text.encode("utf-8") if isinstance(text, str) else text
+
+
+def _encode_txn(status: str | bytes, user: bytes, desc: bytes, ext: bytes) -> bytes:
+    if isinstance(status, str):
+        status = status.encode("ascii")
+    return _TXN_HEADER.pack(status, len(user), len(desc), len(ext)) + user + desc + ext
+
+
+def _decode_txn(value: bytes) -> tuple[str, bytes, bytes, bytes]:
+    status, lu, ld, le = _TXN_HEADER.unpack_from(value)
+    i = _TXN_HEADER.size
+    return (
+        status.decode("ascii"),
+        value[i : i + lu],
+        value[i + lu : i + lu + ld],
+        value[i + lu + ld : i + lu + ld + le],
+    )
+
+
+def _split_oids(blob: bytes) -> list[bytes]:
+    return [blob[i : i + 8] for i in range(0, len(blob), 8)]
+
+
+@zope.interface.implementer(
+    IStorage,
+    IStorageIteration,
+    IStorageRestoreable,
+    IStorageCurrentRecordIteration,
+)
+class BDBStorage(ConflictResolvingStorage):
+    """A ZODB storage keeping every object revision in Berkeley DB B-trees.
+
+    ``BDBStorage(path, **options)``: *path* is the environment directory,
+    created if absent; options are those of BDBOptions (cache_size,
+    durability, checkpoint_kbytes, max_locks, pack_gc).
+
+    Commits are Berkeley DB transactions, durable as ``durability`` says
+    (options.DURABILITY); a crash is recovered on the next open.  Loads are
+    snapshot reads (DB_MULTIVERSION), so a commit in progress never blocks
+    them.  Conflicts are resolved as on FileStorage.  pack() removes old
+    revisions and, with pack_gc, unreachable objects, in small batches
+    while commits go on.
+
+    Limits:
+
+    - One process owns an environment (a lock file says so); others go
+      through ZEO.  No read-only mode, no blobs, no undo, no
+      deleteObject (IExternalGC).
+    - A transaction's records are kept in memory until tpc_vote, then
+      written in one Berkeley DB transaction: the largest transaction is
+      bounded by memory and by max_locks (one lock per changed page).
+    - tpc_vote writes but does not prepare (no XA): if the process dies
+      between vote and finish, the transaction is rolled back, as
+      FileStorage does.
+    - pack keeps the set of reachable oids in memory (an fsIndex, ~16
+      bytes per object) and frees pages for reuse inside zodb.db; the file
+      does not shrink.  An object made unreachable before the pack time
+      and referenced again by a commit that started from an older
+      snapshot can be lost, as with FileStorage.
+    - Log files are removed once a checkpoint no longer needs them
+      (DB_LOG_AUTO_REMOVE): Berkeley DB's catastrophic recovery from an
+      archive of logs is not available; back up with copyTransactionsFrom
+      or db_hotbackup.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        self._options = BDBOptions.from_kwargs(options)
+        self._path = os.path.abspath(os.fspath(path))
+        self.__name__ = self._path
+        self._lock = threading.RLock()  # Python-side state below
+        self._commit_lock = threading.Lock()  # tpc_begin .. tpc_finish/abort
+        self._closed = True
+        self._lockfile: zc.lockfile.LockFile | None = None
+        self._env: Any = None
+        self._tables: dict[str, Any] = {}
+        self._clear_transaction()
+        self._packing = False
+
+        self._check_directory()
+        self._lockfile = self._acquire_lock()
+        try:
+            self._open_environment()
+        except BaseException:
+            self._close_handles()
+            self._lockfile.close()
+            self._lockfile = None
+            raise
+        self._closed = False
+
+    # -- opening ---------------------------------------------------------
+
+    def _check_directory(self) -> None:
+        """Create the directory if absent.  Refuses (BDBError) a file, or a
+        directory holding other things than an environment."""
+        path = self._path
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise BDBError(f"{path} is not a directory (a BDBStorage is a directory)")
+        try:
+            os.makedirs(path, exist_ok=True)
+            entries = os.listdir(path)
+        except OSError as e:
+            raise BDBError(f"cannot create or list {path}: {e.strerror}") from None
+        if DATA_FILE in entries:
+            return
+        foreign = sorted(n for n in entries if not _is_environment_debris(n))
+        if foreign:
+            raise BDBError(
+                f"{path} is not a BDBStorage environment (no {DATA_FILE}, and it "
+                f"holds other files such as {foreign[0]!r}); refusing to create "
+                "one there"
+            )
+
+    def _acquire_lock(self) -> zc.lockfile.LockFile:
+        lock_path = os.path.join(self._path, LOCK_FILE)
+        try:
+            return zc.lockfile.LockFile(lock_path)
+        except zc.lockfile.LockError:
+            raise BDBError(
+                f"{self._path} is locked: another BDBStorage has it open, in "
+                "another process or this one (share it through ZEO)"
+            ) from None
+        except OSError as e:
+            raise BDBError(f"cannot write in {self._path}: {e.strerror}") from None
+
+    def _open_environment(self) -> None:
+        opts = self._options
+        env = self._env = db.DBEnv()
+        try:
+            env.set_cachesize(opts.cache_size >> 30, opts.cache_size & ((1 << 30) - 1))
+            env.set_lk_max_locks(opts.max_locks)
+            env.set_lk_max_objects(opts.max_locks)
+            # Only one writer runs at a time (the commit lock), but a
+            # detector costs nothing and turns any wait-for cycle into an
+            # error instead of a hang.
+            env.set_lk_detect(db.DB_LOCK_DEFAULT)
+            # A large in-memory log buffer: a big commit is written to the
+            # log in few large writes rather than many 32 KiB ones.
+            env.set_lg_bsize(1 << 20)
+            # Log files are preallocated: 4 MiB rather than Berkeley DB's
+            # 10 MiB keeps a small database small on disk.
+            env.set_lg_max(LOG_FILE_SIZE)
+            # Snapshot isolation for every read without a transaction:
+            # readers see the last committed version of a page and take
+            # no read locks, so a commit in progress never blocks them.
+            env.set_flags(db.DB_MULTIVERSION | db.DB_TXN_SNAPSHOT, 1)
+            if opts.durability == "write-nosync":
+                env.set_flags(db.DB_TXN_WRITE_NOSYNC, 1)
+            # DB_RECOVER is safe because the lock file guarantees no other
+            # process is in this environment; it replays the log after a
+            # crash and rebuilds the __db.* regions.
+            env.open(
+                self._path,
+                db.DB_CREATE
+                | db.DB_INIT_MPOOL
+                | db.DB_INIT_TXN
+                | db.DB_INIT_LOCK
+                | db.DB_INIT_LOG
+                | db.DB_RECOVER
+                | db.DB_THREAD,
+            )
+            env.log_set_config(db.DB_LOG_AUTO_REMOVE, 1)
+        except db.DBError as e:
+            raise BDBError(
+                f"cannot open the Berkeley DB environment in {self._path}: {_reason(e)}"
+            ) from None
+        # Only now: recovery removes a zodb.db whose creation never committed
+        # (a crash during the first open), and then it is created afresh.
+        self._open_tables(fresh=not os.path.exists(os.path.join(self._path, DATA_FILE)))
+
+    def _open_tables(self, fresh: bool) -> None:
+        env = self._env
+        # Never DB_CREATE inside an existing zodb.db: a file that lacks our
+        # tables is someone else's, and is reported, not changed.
+        flags = db.DB_THREAD | db.DB_MULTIVERSION | (db.DB_CREATE if fresh else 0)
+        txn = env.txn_begin()
+        try:
+            for name in TABLES:
+                table = db.DB(env)
+                self._tables[name] = table
+                table.open(DATA_FILE, name, db.DB_BTREE, flags, txn=txn)
+            meta = self._tables["meta"]
+            if fresh:
+                meta.put(b"format", FORMAT, txn=txn)
+                meta.put(b"len", p64(0), txn=txn)
+            elif meta.get(b"format", txn=txn) != FORMAT:
+                raise BDBError(
+                    f"{os.path.join(self._path, DATA_FILE)} is not a BDBStorage "
+                    "database (format marker missing or different)"
+                )
+        except db.DBError as e:
+            txn.abort()
+            raise BDBError(
+                f"{os.path.join(self._path, DATA_FILE)} is not a usable BDBStorage "
+                f"database: {_reason(e)}"
+            ) from None
+        except BaseException:
+            txn.abort()
+            raise
+        txn.commit()
+        self._data = self._tables["data"]
+        self._txns = self._tables["txns"]
+        self._txn_oids = self._tables["txn_oids"]
+        self._meta = self._tables["meta"]
+
+        last = self._last_key(self._txns)
+        self._ltid = last if last is not None else z64
+        last = self._last_key(self._data)
+        # The largest oid with data: any oid above it is new, and store()
+        # skips looking it up (new_oid's oids always are).
+        self._max_stored = last[:8] if last is not None else z64
+        self._oid = u64(self._max_stored)  # new_oid's high-water mark
+        self._len = u64(self._meta.get(b"len"))
+
+    @staticmethod
+    def _last_key(table: Any) -> bytes | None:
+        cursor = table.cursor()
+        try:
+            rec = cursor.last(dlen=0, doff=0)
+        finally:
+            cursor.close()
+        return None if rec is None else rec[0]
+
+    def _close_handles(self) -> None:
+        for table in self._tables.values():
+            try:
+                table.close()
+            except db.DBError:
+                pass
+        self._tables = {}
+        if self._env is not None:
+            try:
+                self._env.close()
+            except db.DBError:
+                pass
+            self._env = None
+
+    # -- IStorage: bookkeeping ---------------------------------------------
+
+    def getName(self) -> str:  # IStorage
+        return self.__name__
+
+    def sortKey(self) -> str:  # IStorage
+        return self.__name__
+
+    def isReadOnly(self) -> bool:  # IStorage
+        return False
+
+    def supportsUndo(self) -> bool:  # ZEO asks
+        return False
+
+    def lastTransaction(self) -> bytes:  # IStorage
+        return self._ltid
+
+    def __len__(self) -> int:  # IStorage: objects whose current revision exists
+        return self._len
+
+    def getSize(self) -> int:  # IStorage
+        """Bytes on disk: zodb.db plus the log written so far.  Log files
+        are preallocated, so the current one counts up to its end of log,
+        not its file size; pages not yet checkpointed into zodb.db are in
+        the log, so the sum grows with every commit."""
+        try:
+            stat = self._env.log_stat()
+        except db.DBError:
+            stat = {"cur_file": 0, "cur_offset": 0}
+        total = 0
+        with os.scandir(self._path) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("log.") and name[4:].isdigit():
+                    if int(name[4:]) == stat["cur_file"]:
+                        total += stat["cur_offset"]
+                        continue
+                elif name != DATA_FILE:
+                    continue
+                try:
+                    total += entry.stat().st_size
+                except FileNotFoundError:  # a log removed meanwhile
+                    pass
+        return total
+
+    def new_oid(self) -> bytes:  # IStorage
+        with self._lock:
+            self._oid += 1
+            return p64(self._oid)
+
+    def _note_oid(self, oid: bytes) -> None:
+        # oids that arrive from elsewhere (restore, copying) must never be
+        # handed out again.
+        value = u64(oid)
+        if value > self._oid:
+            with self._lock:
+                self._oid = max(self._oid, value)
+
+    def close(self) -> None:  # IStorage
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._btxn is not None:
+                self._btxn.abort()
+                self._btxn = None
+            try:
+                # A checkpoint now makes the next open's recovery instant
+                # and lets Berkeley DB remove the logs it no longer needs.
+                self._env.txn_checkpoint(0, 0, db.DB_FORCE)
+                self._env.log_archive(db.DB_ARCH_REMOVE)
+            except db.DBError as e:
+                log.warning(
+                    "BDBStorage %s: checkpoint on close failed: %s",
+                    self._path,
+                    _reason(e),
+                )
+            self._close_handles()
+            if self._lockfile is not None:
+                self._lockfile.close()
+                self._lockfile = None
+
+    def cleanup(self) -> None:  # ZODB's test framework
+        pass
+
+    # -- IStorage: reads ---------------------------------------------------
+
+    def loadBefore(
+        self, oid: bytes, tid: bytes
+    ) -> tuple[bytes, bytes, bytes | None] | None:  # IStorage
+        # One cursor is one snapshot: the revision before tid and the one
+        # after it (end_tid) come from the same committed state.
+        cursor = self._data.cursor()
+        try:
+            after = cursor.set_range(oid + tid, dlen=0, doff=0)
+            end = after[0][8:] if after is not None and after[0][:8] == oid else None
+            rec = cursor.prev() if after is not None else cursor.last()
+        finally:
+            cursor.close()
+        if rec is None or rec[0][:8] != oid:
+            if end is None:
+                raise POSException.POSKeyError(oid)
+            return None  # created at or after tid
+        if not rec[1]:
+            raise POSException.POSKeyError(oid)  # creation undone
+        return rec[1], rec[0][8:], end
+
+    def load(self, oid: bytes, version: str = "") -> tuple[bytes, bytes]:
+        return load_current(self, oid)  # type: ignore[no-any-return]
+
+    def loadSerial(self, oid: bytes, serial: bytes) -> bytes:  # IStorage
+        data = self._data.get(oid + serial)
+        if not data:
+            raise POSException.POSKeyError(oid, serial)
+        return data  # type: ignore[no-any-return]
+
+    def _current(self, oid: bytes) -> tuple[bytes | None, bool]:
+        """(tid of the current revision or None, whether it has data)."""
+        cursor = self._data.cursor()
+        try:
+            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+            # One byte is enough to tell a revision from an undone creation.
+            rec = (
+                cursor.prev(dlen=1, doff=0)
+                if after is not None
+                else cursor.last(dlen=1, doff=0)
+            )
+        finally:
+            cursor.close()
+        if rec is None or rec[0][:8] != oid:
+            return None, False
+        return rec[0][8:], bool(rec[1])
+
+    def getTid(self, oid: bytes) -> bytes:  # ZEO's IServeable
+        tid, live = self._current(oid)
+        if tid is None or not live:
+            raise POSException.POSKeyError(oid)
+        return tid
+
+    def history(
+        self, oid: bytes, size: int = 1, filter: Callable[[dict], bool] | None = None
+    ) -> list[dict[str, Any]]:  # IStorage
+        result: list[dict[str, Any]] = []
+        cursor = self._data.cursor()
+        try:
+            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+            rec = cursor.prev() if after is not None else cursor.last()
+            while rec is not None and rec[0][:8] == oid and len(result) < size:
+                tid = rec[0][8:]
+                meta = self._txns.get(tid)
+                _, user, desc, ext = _decode_txn(meta) if meta else (" ", b"", b"", b"")
+                d = dict(TransactionMetaData(user, desc, ext).extension)
+                d.update(
+                    time=TimeStamp(tid).timeTime(),
+                    user_name=user,
+                    description=desc,
+                    tid=tid,
+                    serial=tid,
+                    size=len(rec[1]),
+                )
+                if filter is None or filter(d):
+                    result.append(d)
+                rec = cursor.prev()
+        finally:
+            cursor.close()
+        if not result and self._current(oid)[0] is None:
+            raise POSException.POSKeyError(oid)
+        return result
+
+    def record_iternext(
+        self, next: bytes | None = None
+    ) -> tuple[bytes, bytes, bytes, bytes | None]:  # IStorageCurrentRecordIteration
+        oid = z64 if next is None else next
+        while True:
+            cursor = self._data.cursor()
+            try:
+                after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+                rec = cursor.prev() if after is not None else cursor.last()
+            finally:
+                cursor.close()
+            if rec is None or rec[0][:8] < oid:
+                # oid has no revisions: start from the next oid that has.
+                cursor = self._data.cursor()
+                try:
+                    found = cursor.set_range(oid, dlen=0, doff=0)
+                finally:
+                    cursor.close()
+                if found is None:
+                    raise ValueError("no more records")
+                oid = found[0][:8]
+                continue
+            following = after[0][:8] if after is not None else None
+            if rec[1]:
+                return rec[0][:8], rec[0][8:], rec[1], following
+            if following is None:
+                raise ValueError("no more records")
+            oid = following  # skip an undone creation
+
+    # -- IStorage: two-phase commit -----------------------------------------
+
+    # The transaction being committed; set by tpc_begin, cleared by
+    # tpc_finish/tpc_abort, owned meanwhile by the thread holding the
+    # commit lock.
+    _transaction: Any
+    _tid: bytes
+    _tstatus: str
+    _ude: tuple[bytes, bytes, bytes]  # user, description, extension
+    _tdata: dict[bytes, bytes | None]  # oid -> pickle, in store order
+    _tlive: dict[bytes, bool]  # oid -> had data before this transaction
+    _resolved: list[bytes]  # oids whose conflicts store() resolved
+    _btxn: Any  # the Berkeley DB transaction, from tpc_vote on
+    _tlen: int  # len(self) once committed
+
+    def _clear_transaction(self) -> None:
+        self._transaction = None
+        self._tid = z64
+        self._tstatus = " "
+        self._ude = (b"", b"", b"")
+        self._tdata = {}
+        self._tlive = {}
+        self._resolved = []
+        self._btxn = None
+        self._tlen = 0
+
+    def tpc_begin(
+        self, transaction: Any, tid: bytes | None = None, status: str = " "
+    ) -> None:
+        with self._lock:
+            if self._transaction is transaction:
+                raise POSException.StorageTransactionError(
+                    "Duplicate tpc_begin calls for same transaction"
+                )
+        self._commit_lock.acquire()
+        try:
+            with self._lock:
+                if self._closed:
+                    raise BDBError(f"{self._path} is closed")
+                if tid is None:
+                    tid = newTid(self._ltid)
+                elif tid <= self._ltid:
+                    # Keys sort by tid and lastTransaction() must never go
+                    # back: a copy must arrive in order.
+                    raise POSException.StorageTransactionError(
+                        f"tid {tid_repr(tid)} is not after the last "
+                        f"transaction {tid_repr(self._ltid)}"
+                    )
+                self._clear_transaction()
+                self._transaction = transaction
+                self._tid = tid
+                self._tstatus = status
+                self._ude = (
+                    _as_bytes(transaction.user),
+                    _as_bytes(transaction.description),
+                    _as_bytes(transaction.extension_bytes),
+                )
+        except BaseException:
+            self._commit_lock.release()
+            raise
+
+    def tpc_transaction(self) -> Any:  # ZEO's IServeable
+        return self._transaction
+
+    def store(
+        self,
+        oid: bytes,
+        serial: bytes | None,
+        data: bytes,
+        version: str,
+        transaction: Any,
+    ) -> None:  # IStorage
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(self, transaction)
+        if version:
+            raise POSException.Unsupported("versions are not supported")
+        if oid > self._max_stored:
+            committed, live = None, False
+        else:
+            committed, live = self._current(oid)
+        if committed is not None and committed != serial:
+            data = self.tryToResolveConflict(oid, committed, serial, data)
+            self._resolved.append(oid)
+        self._stage(oid, data, live)
+
+    def restore(
+        self,
+        oid: bytes,
+        serial: bytes,
+        data: bytes | None,
+        version: str,
+        prev_txn: bytes | None,
+        transaction: Any,
+    ) -> None:  # IStorageRestoreable
+        # Like store without the conflict check.  The record is kept under
+        # the transaction's tid (tpc_begin's), which copy() makes equal to
+        # serial unless it had to reorder time stamps.
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(self, transaction)
+        if version:
+            raise TypeError("versions are not supported")
+        if data is None and prev_txn is not None:
+            # A back pointer the source did not resolve: copy its data.
+            data = self._data.get(oid + prev_txn) or None
+        live = False if oid > self._max_stored else self._current(oid)[1]
+        self._stage(oid, data, live)
+
+    def _stage(self, oid: bytes, data: bytes | None, live: bool) -> None:
+        self._note_oid(oid)
+        self._tlive.setdefault(oid, live)
+        self._tdata[oid] = data
+
+    checkCurrentSerialInTransaction = _check_current  # IStorage
+
+    def tpc_vote(self, transaction: Any) -> list[bytes]:  # IStorage
+        # From tpc_begin to tpc_finish/abort the committing thread owns the
+        # transaction state (it holds the commit lock); self._lock is not
+        # held while writing, so new_oid in other threads does not wait.
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(
+                "tpc_vote called with wrong transaction"
+            )
+        if self._btxn is None:
+            self._write_transaction()
+        return self._resolved
+
+    def _write_transaction(self) -> None:
+        """Write the staged records in a Berkeley DB transaction left open
+        for tpc_finish to commit (or tpc_abort to roll back)."""
+        tid, tdata, tlive = self._tid, self._tdata, self._tlive
+        txn = self._env.txn_begin()
+        try:
+            put = self._data.put
+            # In key order: neighbouring puts hit the same B-tree pages.
+            for oid in sorted(tdata):
+                put(oid + tid, tdata[oid] or b"", txn=txn)
+            self._txns.put(tid, _encode_txn(self._tstatus, *self._ude), txn=txn)
+            self._txn_oids.put(tid, b"".join(tdata), txn=txn)
+            delta = sum(bool(tdata[oid]) - tlive[oid] for oid in tdata)
+            self._meta.put(b"len", p64(self._len + delta), txn=txn)
+        except db.DBError as e:
+            txn.abort()
+            raise self._runtime_error("writing a transaction", e) from None
+        except BaseException:
+            txn.abort()
+            raise
+        self._btxn = txn
+        self._tlen = self._len + delta
+
+    def _runtime_error(self, doing: str, e: db.DBError) -> BDBError:
+        if isinstance(e, db.DBRunRecoveryError):
+            return BDBError(
+                f"{self._path}: Berkeley DB needs recovery ({_reason(e)}); "
+                "close and reopen the storage"
+            )
+        if isinstance(e, MemoryError) or "lock" in _reason(e).lower():
+            return BDBError(
+                f"{self._path}: {doing} failed: {_reason(e)} (a transaction "
+                f"changing more than max_locks={self._options.max_locks} pages "
+                "needs a larger max_locks)"
+            )
+        return BDBError(f"{self._path}: {doing} failed: {_reason(e)}")
+
+    def tpc_finish(
+        self, transaction: Any, f: Callable[[bytes], None] | None = None
+    ) -> bytes:  # IStorage
+        if transaction is not self._transaction:
+            raise POSException.StorageTransactionError(
+                "tpc_finish called with wrong transaction"
+            )
+        try:
+            if self._btxn is None:
+                self._write_transaction()
+            tid = self._tid
+            btxn, self._btxn = self._btxn, None
+            try:
+                # Durable (as `durability` says) when this returns.
+                btxn.commit()
+            except db.DBError as e:
+                raise self._runtime_error("committing", e) from None
+            with self._lock:
+                self._ltid = tid
+                self._len = self._tlen
+            if self._tdata:
+                self._max_stored = max(self._max_stored, max(self._tdata))
+            # Invalidations go out once the data is durable and visible.
+            # Readers all load through loadBefore(oid, their snapshot), so
+            # seeing the new revisions before the invalidations is harmless.
+            if f is not None:
+                f(tid)
+        finally:
+            self._clear_transaction()
+            self._commit_lock.release()
+        self._maybe_checkpoint()
+        return tid
+
+    def tpc_abort(self, transaction: Any) -> None:  # IStorage
+        if transaction is not self._transaction:
+            return
+        try:
+            if self._btxn is not None:
+                btxn, self._btxn = self._btxn, None
+                btxn.abort()
+        finally:
+            self._clear_transaction()
+            self._commit_lock.release()
+
+    def _maybe_checkpoint(self) -> None:
+        # Berkeley DB decides: it checkpoints only once checkpoint_kbytes
+        # of log were written since the last one, so this is cheap.  Log
+        # files older than the checkpoint are then removed automatically.
+        try:
+            self._env.txn_checkpoint(self._options.checkpoint_kbytes, 0)
+        except db.DBError as e:
+            log.warning("BDBStorage %s: checkpoint failed: %s", self._path, _reason(e))
+
+    # -- IStorageIteration and friends ----------------------------------------
+
+    def iterator(
+        self, start: bytes | None = None, stop: bytes | None = None
+    ) -> TransactionIterator:
+        return TransactionIterator(self, start, stop)
+
+    def lastInvalidations(self, count: int) -> list[tuple[bytes, list[bytes]]]:
+        """The last *count* transactions as (tid, oids), oldest first: ZEO
+        uses them to let reconnecting clients keep their caches."""
+        result: list[tuple[bytes, list[bytes]]] = []
+        cursor = self._txn_oids.cursor()
+        try:
+            rec = cursor.last()
+            while rec is not None and len(result) < count:
+                result.append((rec[0], _split_oids(rec[1])))
+                rec = cursor.prev()
+        finally:
+            cursor.close()
+        result.reverse()
+        return result
+
+    def copyTransactionsFrom(self, other: Any, verbose: bool = False) -> None:
+        """Copy every transaction of *other* (any IStorageIteration) here."""
+        _copy_transactions(other, self, verbose)
+
+    # -- pack ---------------------------------------------------------------
+
+    def pack(
+        self, t: float, referencesf: Callable[..., Any], gc: bool | None = None
+    ) -> None:
+        """Remove revisions older than time *t* that a later revision before
+        *t* replaced; with gc (default: the pack_gc option) also objects
+        unreachable from the root at *t*.  Commits continue meanwhile."""
+        from storages.bdb.pack import Packer
+
+        stop = TimeStamp(*time.gmtime(t)[:5] + (t % 60,)).raw()
+        with self._lock:
+            if self._closed:
+                raise BDBError(f"{self._path} is closed")
+            if self._packing:
+                raise BDBError(f"{self._path} is already being packed")
+            self._packing = True
+        try:
+            Packer(
+                self, stop, referencesf, self._options.pack_gc if gc is None else gc
+            ).pack()
+        finally:
+            with self._lock:
+                self._packing = False
+
+    def __repr__(self) -> str:
+        return f"<BDBStorage {self._path}>"
+
+
+class BDBTransaction(TransactionRecord):
+    """One transaction as the iterator gives it; its records are read when
+    iterated (each time anew)."""
+
+    def __init__(
+        self, storage: BDBStorage, tid: bytes, meta: bytes, oids: bytes
+    ) -> None:
+        status, user, desc, ext = _decode_txn(meta)
+        super().__init__(tid, status, user, desc, ext)
+        self._storage = storage
+        self._oids = oids
+
+    def __iter__(self) -> Iterator[DataRecord]:
+        get = self._storage._data.get
+        tid = self.tid
+        for oid in _split_oids(self._oids):
+            data = get(oid + tid)
+            if data is None:
+                continue  # removed by a pack since
+            yield DataRecord(oid, tid, data or None, None)
+
+
+class TransactionIterator:
+    """Transactions from start to stop (both included, both optional) as of
+    the moment the iterator was made: later commits are not seen.
+
+    No cursor stays open between steps (an open snapshot would pin old page
+    versions in the cache), so iterating slowly costs nothing.
+    """
+
+    def __init__(
+        self, storage: BDBStorage, start: bytes | None, stop: bytes | None
+    ) -> None:
+        self._storage = storage
+        self._next = z64 if start is None else start
+        last = storage.lastTransaction()
+        self._stop = last if stop is None or stop > last else stop
+        self._done = False
+
+    def __iter__(self) -> TransactionIterator:
+        return self
+
+    def __next__(self) -> BDBTransaction:
+        if self._done or self._next > self._stop:
+            self._done = True
+            raise StopIteration
+        storage = self._storage
+        cursor = storage._txns.cursor()
+        try:
+            rec = cursor.set_range(self._next)
+        finally:
+            cursor.close()
+        if rec is None or rec[0] > self._stop:
+            self._done = True
+            raise StopIteration
+        tid, meta = rec
+        self._next = p64(u64(tid) + 1)
+        oids = storage._txn_oids.get(tid) or b""
+        return BDBTransaction(storage, tid, meta, oids)
+
+    next = __next__
+
+    def close(self) -> None:
+        self._done = True

@@ -1,0 +1,68 @@
+"""Fixtures of the benchmark tests: one test per storage named with --storage.
+
+A test that takes the argument ``storage`` runs once per selected storage
+(ids are the storage names, so --benchmark-group-by=group,param:storage sets
+storages side by side); a storage whose factory says it is unavailable here,
+or that is planned but not in this checkout, is skipped with the reason.
+``store`` opens that storage in a temporary directory for one test and closes
+it (stopping any server it started) however the test ends.
+
+Fixture names avoid 'session' and 'fastsession' (locust's pytest plugin).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import storages
+from scenarios.metadata import versions
+from storages import Store
+from tests.benchmarks.options import selected_storages
+from vfab.generate import DataSpec
+
+
+def _storage_param(name: str) -> object:
+    why = storages.get(name).unavailable()
+    if why is not None:
+        marks = pytest.mark.skip(reason=f"{name} unavailable here: {why}")
+        return pytest.param(name, id=name, marks=marks)
+    return pytest.param(name, id=name)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "storage" in metafunc.fixturenames:
+        names = selected_storages(metafunc.config)
+        metafunc.parametrize("storage", [_storage_param(n) for n in names])
+
+
+@pytest.fixture
+def size(request: pytest.FixtureRequest) -> str:
+    """The --size name (small unless given)."""
+    return str(request.config.getoption("vfab_size"))
+
+
+@pytest.fixture
+def spec(size: str) -> DataSpec:
+    return DataSpec.for_size(size)
+
+
+@pytest.fixture
+def store(storage: str) -> Iterator[Store]:
+    """*storage* opened in a fresh temporary directory for this test, closed
+    (and its server stopped) on success, failure and interrupt alike."""
+    with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
+        with storages.get(storage).open(Path(tmp)) as opened:
+            yield opened
+
+
+def pytest_benchmark_update_json(
+    config: pytest.Config, benchmarks: list[object], output_json: dict[str, object]
+) -> None:
+    """Record the versions that decide the numbers (ZODB, ZEO, persistent,
+    BTrees...) in every JSON written or saved, so that a comparison between
+    two saved runs says which ZODB each one measured."""
+    output_json["versions"] = versions()

@@ -1,0 +1,116 @@
+"""Running one timed target in pedantic mode and recording what
+pytest-benchmark does not: CPU time and objects loaded and stored per round.
+
+Rounds: pytest-benchmark's automatic mode cannot take an untimed setup per
+round, so these tests use pedantic mode and choose the number of rounds the
+way the automatic mode does: one calibration round (untimed, which doubles
+as warm-up), then as many rounds as fit in --benchmark-max-time (default 1 s)
+counting the untimed setup too, never fewer than --benchmark-min-rounds
+(default 5) nor more than MAX_ROUNDS.  With benchmarks disabled (the normal
+test run) the target runs once and nothing is calibrated.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from storages import Store
+
+#: A ceiling on rounds for targets of a few microseconds.
+MAX_ROUNDS = 1000
+
+
+def plan_rounds(config: pytest.Config, setup_s: float, timed_s: float) -> int:
+    """Rounds for a target whose setup took *setup_s* and which took
+    *timed_s* once."""
+    min_rounds = int(config.getoption("benchmark_min_rounds"))
+    max_time = float(str(config.getoption("benchmark_max_time")))
+    fit = int(max_time / max(setup_s + timed_s, 1e-9))
+    return max(min_rounds, min(fit, MAX_ROUNDS))
+
+
+Counts = Callable[[], "tuple[int, int] | None"]
+
+
+class Meter:
+    """Wraps a target so each call records its CPU time (process_time, this
+    process only: a server's CPU is not in it) and the objects loaded and
+    stored, read from *counts* (a function that returns and clears them,
+    like Store.transfer_counts)."""
+
+    def __init__(self, counts: Counts) -> None:
+        self.counts = counts
+        self.cpu_s: list[float] = []
+        self.loads: list[int] = []
+        self.stores: list[int] = []
+
+    def wrap(self, target: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def timed(arg: Any) -> Any:
+            cpu0 = time.process_time()
+            result = target(arg)
+            self.cpu_s.append(time.process_time() - cpu0)
+            counts = self.counts()
+            if counts is not None:
+                self.loads.append(counts[0])
+                self.stores.append(counts[1])
+            return result
+
+        return timed
+
+    def extra_info(self) -> dict[str, Any]:
+        """Medians over the rounds, plus every round's CPU time."""
+        info: dict[str, Any] = {
+            "cpu_s": statistics.median(self.cpu_s),
+            "cpu_s_rounds": self.cpu_s,
+            "loads": statistics.median_low(self.loads) if self.loads else None,
+            "stores": statistics.median_low(self.stores) if self.stores else None,
+        }
+        return info
+
+
+def measure(
+    benchmark: Any,
+    config: pytest.Config,
+    store: Store,
+    target: Callable[[Any], Any],
+    setup: Callable[[], Any],
+    collect: bool = True,
+    counts: Counts | None = None,
+    **extra: Any,
+) -> Meter:
+    """Time *target(setup())* in pedantic mode, one fresh setup per round,
+    and put cpu_s, loads, stores and *extra* into the benchmark's
+    extra_info.  *collect*: run the garbage collector after each setup, as
+    the runner does before each phase (worth it for targets of milliseconds
+    and more; it would be most of the setup time of a microsecond target).
+    *counts*: where loads and stores come from (default: the store's own
+    connection).  Returns the meter (its lists hold every timed round)."""
+    counts = counts or store.transfer_counts
+    meter = Meter(counts)
+
+    def pedantic_setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        arg = setup()
+        if collect:
+            gc.collect()
+        counts()
+        return (arg,), {}
+
+    rounds = 1
+    if benchmark.enabled:
+        t0 = time.perf_counter()
+        (arg,), _ = pedantic_setup()
+        t1 = time.perf_counter()
+        target(arg)
+        t2 = time.perf_counter()
+        rounds = plan_rounds(config, t1 - t0, t2 - t1)
+
+    benchmark.pedantic(meter.wrap(target), setup=pedantic_setup, rounds=rounds)
+    benchmark.extra_info.update(meter.extra_info())
+    benchmark.extra_info.update(extra)
+    return meter

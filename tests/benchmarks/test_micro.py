@@ -1,0 +1,507 @@
+"""zodbshootout's micro-benchmarks, on vfab objects in a populated database.
+
+Each test opens the storage, writes the --size data set into it (untimed),
+and times one operation per round on BATCH (250) objects or calls: the
+process capabilities with ids 1..250 (the whole library of the small data
+set, the first 250 of a larger one), so figures compare across sizes.  The
+group is the benchmark's name; divide by 250 for one object or call.
+
+Names as zodbshootout 0.8 has them, where ours differ: cold read = "cold",
+warm read = "hot" (object cache empty, storage cache full), hot read =
+"steamin" (every object already in the object cache), empty commit =
+"ex_commit".  Not here: "im_commit" (the same with an implicit transaction
+manager) and "read_after_write" (the query phases after their commit
+phases are that).
+
+The memory storage keeps the add, update and hot read benchmarks (the cost
+of the Python work itself, the floor) and skips the others, which time a
+database that it does not have.
+
+Rounds share the test's database: add and store leave their objects behind
+as unreachable records (as zodbshootout's do), which changes nothing a
+later round times; every other round rewrites or rereads the same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import transaction
+from BTrees.IOBTree import IOBTree
+from persistent.mapping import PersistentMapping
+from ZODB.Connection import TransactionMetaData
+from ZODB.POSException import ConflictError
+from ZODB.utils import load_current, z64
+
+from scenarios.dataset import populate
+from scenarios.phases import FAB_KEY
+from storages import Store, ZODBStore
+from tests.benchmarks.support import measure
+from vfab.generate import DEFAULT_SEED, DataSpec
+from vfab.model import ProcessCapability, ProcessSequence, VirtualFab
+
+#: Objects (or calls) per round.
+BATCH = 250
+
+
+@pytest.fixture
+def fab_store(store: Store, spec: DataSpec) -> Store:
+    """The test's store holding the --size data set, committed."""
+    populate(store, spec, DEFAULT_SEED)
+    return store
+
+
+def fab(store: Store) -> VirtualFab:
+    return store.root()[FAB_KEY]  # type: ignore[no-any-return]
+
+
+def batch(store: Store) -> list[ProcessCapability]:
+    """The capabilities 1..BATCH, in id order (ghosts until touched)."""
+    return list(fab(store).library.capabilities.values(1, BATCH))
+
+
+def read_batch(store: Store) -> int:
+    """Walk from the root to capabilities 1..BATCH and read each one's price
+    (loading whatever is not in the object cache); returns how many."""
+    n = 0
+    total = 0.0
+    for capability in fab(store).library.capabilities.values(1, BATCH):
+        total += capability.price
+        n += 1
+    return n
+
+
+def no_connection() -> None:
+    """Transfer counts for benchmarks that call the storage directly: the
+    connection's counters would say 0, which is not what happened."""
+    return None
+
+
+def needs_database(store: Store, why: str) -> ZODBStore:
+    """The store as a ZODBStore (db, connection, transaction_manager), or
+    skip: the memory storage has no database."""
+    if not isinstance(store, ZODBStore):
+        pytest.skip(f"{store.name} has no database: {why}")
+    return store
+
+
+def run(
+    group: str,
+    benchmark: Any,
+    request: pytest.FixtureRequest,
+    store: Store,
+    size: str,
+    target: Any,
+    setup: Any,
+    **kw: Any,
+) -> Any:
+    """measure() with this module's conventions (group = the benchmark's
+    name; extra_info gains storage, size and whatever *kw* holds besides
+    measure's own keywords); returns the meter."""
+    benchmark.group = group
+    return measure(
+        benchmark,
+        request.config,
+        store,
+        target,
+        setup,
+        storage=store.name,
+        size=size,
+        **kw,
+    )
+
+
+def test_add(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times creating BATCH new process capabilities (attributes copied from
+    existing ones, so they reference the same processes, labs and
+    materials), inserting them into a new BTree and committing: object
+    construction, BTree inserts, pickling, oid allocation and the storage's
+    write.  zodbshootout: add."""
+    store = fab_store
+    templates = [
+        (c.process, c.lab, c.material, c.price, c.lot_size, c.turnaround_days)
+        for c in batch(store)
+    ]
+    ranges = [dict(c.ranges) for c in batch(store)]
+    next_id = [100_000_000]
+
+    def setup() -> Any:
+        store.abort()
+        tree = store.root()["added"] = IOBTree()
+        store.commit()
+        first = next_id[0]
+        next_id[0] += BATCH
+        return tree, first
+
+    def add(arg: Any) -> int:
+        tree, first = arg
+        for i, (process, lab, material, price, lot, days) in enumerate(templates):
+            cid = first + i
+            tree[cid] = ProcessCapability(
+                cid, process, lab, material, price, lot, days, dict(ranges[i])
+            )
+        store.commit()
+        return len(tree)
+
+    meter = run("add", benchmark, request, store, size, add, setup, batch=BATCH)
+    if meter.stores:
+        assert min(meter.stores) >= BATCH
+
+
+def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times storing BATCH ready-made records (the capabilities' pickles)
+    under new oids in one two-phase commit through the storage API: the
+    storage's write path alone, without pickling, oid allocation or the
+    connection.  Leaves unreachable records behind.  zodbshootout: store."""
+    store = needs_database(fab_store, "no storage API to call")
+    capabilities = batch(store)
+    read_batch(store)
+    records = [load_current(store.db.storage, c._p_oid)[0] for c in capabilities]
+    storage = store.connection._storage  # what Connection's two-phase commit uses
+
+    def setup() -> list[tuple[bytes, bytes]]:
+        return [(storage.new_oid(), data) for data in records]
+
+    def store_records(pairs: list[tuple[bytes, bytes]]) -> int:
+        txn = TransactionMetaData()
+        storage.tpc_begin(txn)
+        try:
+            for oid, data in pairs:
+                storage.store(oid, z64, data, "", txn)
+            storage.tpc_vote(txn)
+            storage.tpc_finish(txn)
+        except BaseException:
+            storage.tpc_abort(txn)
+            raise
+        return len(pairs)
+
+    run(
+        "store",
+        benchmark,
+        request,
+        store,
+        size,
+        store_records,
+        setup,
+        collect=False,
+        counts=no_connection,
+        batch=BATCH,
+    )
+
+
+def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times changing the price of BATCH capabilities already in the object
+    cache and committing: change tracking, pickling and the storage's
+    write.  zodbshootout: update."""
+    store = fab_store
+
+    def setup() -> list[ProcessCapability]:
+        store.abort()
+        capabilities = batch(store)
+        read_batch(store)  # in the object cache, so no load is timed
+        return capabilities
+
+    def update(capabilities: list[ProcessCapability]) -> int:
+        for c in capabilities:
+            c.price += 1.0
+        store.commit()
+        return len(capabilities)
+
+    meter = run("update", benchmark, request, store, size, update, setup, batch=BATCH)
+    if meter.stores:
+        assert min(meter.stores) == BATCH
+        assert max(meter.loads) == 0
+
+
+def test_cold_read(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times walking from the root to BATCH capabilities and reading each
+    one's price right after the database was reopened: nothing in the
+    object cache or in a ZEO client cache, every object loaded from the
+    storage (FileStorage and the ZEO server's file are still in the
+    operating system's page cache).  zodbshootout: cold."""
+    store = needs_database(fab_store, "no cache to empty")
+
+    def setup() -> Store:
+        store.reopen()
+        return store
+
+    meter = run(
+        "cold read", benchmark, request, store, size, read_batch, setup, batch=BATCH
+    )
+    assert min(meter.loads) >= BATCH
+
+
+def test_cold_read_prefetch(
+    benchmark: Any, request: Any, fab_store: Store, size: str
+) -> None:
+    """Like cold read, but the connection is first asked to prefetch the
+    BATCH capabilities (Connection.prefetch; ZEO asks the server for all of
+    them at once, other storages may ignore it).  zodbshootout:
+    prefetch_cold."""
+    store = needs_database(fab_store, "no cache to empty")
+
+    def setup() -> ZODBStore:
+        store.reopen()
+        return store
+
+    def prefetch_and_read(store: ZODBStore) -> int:
+        capabilities = fab(store).library.capabilities
+        store.connection.prefetch(capabilities.values(1, BATCH))
+        return read_batch(store)
+
+    meter = run(
+        "cold read prefetch",
+        benchmark,
+        request,
+        store,
+        size,
+        prefetch_and_read,
+        setup,
+        batch=BATCH,
+    )
+    assert min(meter.loads) >= BATCH
+
+
+def test_warm_read(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times the same walk with the object cache emptied
+    (Connection.cacheMinimize) but the storage's own cache full: each object
+    is unpickled again, from the ZEO client cache on zeo, from the file
+    (through the page cache) on file, from memory on mapping.
+    zodbshootout: hot."""
+    store = needs_database(fab_store, "no object cache to empty")
+
+    def setup() -> Store:
+        store.abort()
+        read_batch(store)
+        store.connection.cacheMinimize()
+        return store
+
+    meter = run(
+        "warm read", benchmark, request, store, size, read_batch, setup, batch=BATCH
+    )
+    assert min(meter.loads) >= BATCH
+
+
+def test_hot_read(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times the same walk with every object already in the object cache:
+    iteration and attribute access through persistent, no load.
+    zodbshootout: steamin."""
+    store = fab_store
+
+    def setup() -> Store:
+        store.abort()
+        read_batch(store)
+        return store
+
+    meter = run(
+        "hot read", benchmark, request, store, size, read_batch, setup, batch=BATCH
+    )
+    if meter.loads:
+        assert max(meter.loads) == 0
+
+
+def test_read_current(
+    benchmark: Any, request: Any, fab_store: Store, size: str
+) -> None:
+    """Times a transaction that calls Connection.readCurrent on BATCH
+    capabilities (already in the object cache) and changes one small
+    object so that the connection joins the commit: the storage then checks
+    at vote that none of the BATCH changed (checkCurrentSerialInTransaction).
+    zodbshootout: readCurrent."""
+    store = needs_database(fab_store, "no connection to call readCurrent on")
+    root = store.root()
+    root["touched"] = PersistentMapping(n=0)
+    store.commit()
+
+    def setup() -> tuple[list[ProcessCapability], PersistentMapping]:
+        store.abort()
+        capabilities = batch(store)
+        read_batch(store)
+        return capabilities, store.root()["touched"]
+
+    def read_current(arg: tuple[list[ProcessCapability], PersistentMapping]) -> int:
+        capabilities, touched = arg
+        read_current = store.connection.readCurrent
+        for c in capabilities:
+            read_current(c)
+        touched["n"] += 1
+        store.commit()
+        return len(capabilities)
+
+    run(
+        "readCurrent", benchmark, request, store, size, read_current, setup, batch=BATCH
+    )
+
+
+def test_empty_commit(
+    benchmark: Any, request: Any, fab_store: Store, size: str
+) -> None:
+    """Times BATCH empty transactions (begin, commit, nothing changed) on
+    the store's transaction manager: the transaction machinery and the
+    connection's synchronisation at each begin; no storage write.
+    zodbshootout: ex_commit."""
+    store = needs_database(fab_store, "no transaction to commit")
+    manager = store.transaction_manager
+
+    def empty_commits(_: Any) -> int:
+        for _ in range(BATCH):
+            manager.begin()
+            manager.commit()
+        return BATCH
+
+    run(
+        "empty commit",
+        benchmark,
+        request,
+        store,
+        size,
+        empty_commits,
+        lambda: None,
+        collect=False,
+        batch=BATCH,
+    )
+
+
+def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times BATCH empty two-phase commits straight on the storage
+    (tpc_begin, tpc_vote, tpc_finish with no object): what one transaction
+    costs the storage itself, a server round trip each on zeo.
+    zodbshootout: tpc."""
+    store = needs_database(fab_store, "no storage to commit to")
+    storage = store.connection._storage
+
+    def tpcs(_: Any) -> int:
+        for _ in range(BATCH):
+            txn = TransactionMetaData()
+            storage.tpc_begin(txn)
+            storage.tpc_vote(txn)
+            storage.tpc_finish(txn)
+        return BATCH
+
+    run(
+        "tpc",
+        benchmark,
+        request,
+        store,
+        size,
+        tpcs,
+        lambda: None,
+        collect=False,
+        counts=no_connection,
+        batch=BATCH,
+    )
+
+
+def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
+    """Times BATCH calls of the storage's new_oid (ZEO's client fetches oids
+    from the server 100 at a time).  zodbshootout: new_oid."""
+    store = needs_database(fab_store, "no storage to allocate oids")
+    new_oid = store.connection._storage.new_oid
+
+    def new_oids(_: Any) -> int:
+        for _ in range(BATCH):
+            new_oid()
+        return BATCH
+
+    run(
+        "new_oid",
+        benchmark,
+        request,
+        store,
+        size,
+        new_oids,
+        lambda: None,
+        collect=False,
+        counts=no_connection,
+        batch=BATCH,
+    )
+
+
+@pytest.fixture
+def second_connection(fab_store: Store) -> Iterator[tuple[Any, Any]]:
+    """Another connection to the test's database, with its own transaction
+    manager: (connection, manager)."""
+    store = needs_database(fab_store, "no connections, so no conflicts")
+    manager = transaction.TransactionManager()
+    connection = store.db.open(manager)
+    try:
+        yield connection, manager
+    finally:
+        manager.abort()
+        connection.close()
+
+
+def test_conflicts(
+    benchmark: Any,
+    request: Any,
+    fab_store: Store,
+    size: str,
+    second_connection: tuple[Any, Any],
+) -> None:
+    """Two connections each add a process sequence to the same small BTree
+    of sequences (one bucket) from the same starting state; the first
+    commits (untimed), then the second's commit is timed: the storage finds
+    the conflict and either resolves it (BTrees merge inserts of different
+    keys; FileStorage and ZEO call that resolution) or raises ConflictError,
+    which the second connection then aborts.  MappingStorage does no
+    conflict resolution, so on mapping every round raises.  extra_info
+    counts resolved and raised rounds; loads and stores are the second
+    connection's.  zodbshootout: conflicts."""
+    store = fab_store
+    other, other_manager = second_connection
+    outcomes: list[str] = []
+
+    def owner_and_group(root: Any) -> tuple[Any, Any]:
+        user = root[FAB_KEY].directory.users.minKey()
+        owner = root[FAB_KEY].directory.users[user]
+        return owner, owner.groups[0]
+
+    def setup() -> Any:
+        store.abort()
+        root = store.root()
+        tree = root["contended"] = IOBTree()
+        for i in range(10):
+            tree[i] = ProcessSequence(i, f"seed {i}", *owner_and_group(root))
+        store.commit()
+        # The second connection starts its transaction and reads the tree...
+        other_manager.begin()
+        theirs = other.root()["vfab-loadtest"]
+        other_tree = theirs["contended"]
+        assert len(other_tree) == 10
+        # ...then the first adds sequence 100 and commits...
+        tree[100] = ProcessSequence(100, "first", *owner_and_group(root))
+        store.commit()
+        # ...and the second adds sequence 101 to the tree it read.
+        other_tree[101] = ProcessSequence(101, "second", *owner_and_group(theirs))
+        return None
+
+    def commit_second(_: Any) -> str:
+        try:
+            other_manager.commit()
+        except ConflictError:
+            other_manager.abort()
+            outcomes.append("raised")
+            return "raised"
+        outcomes.append("resolved")
+        return "resolved"
+
+    def counts() -> tuple[int, int]:
+        loads, stores = other.getTransferCounts(clear=True)
+        return int(loads), int(stores)
+
+    meter = run(
+        "conflicts",
+        benchmark,
+        request,
+        store,
+        size,
+        commit_second,
+        setup,
+        counts=counts,
+    )
+    timed = outcomes[-len(meter.cpu_s) :]  # the calibration round is not timed
+    benchmark.extra_info["resolved"] = timed.count("resolved")
+    benchmark.extra_info["raised"] = timed.count("raised")
+    assert len(timed) == len(meter.cpu_s)

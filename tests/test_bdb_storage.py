@@ -1,0 +1,499 @@
+"""BDBStorage behaviour beyond ZODB's conformance mixins: snapshot reads
+during a commit, BTrees conflicts, pack and its GC while commits go on,
+logs and checkpoints, copying to and from FileStorage, and bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("berkeleydb")
+
+import transaction  # noqa: E402
+import ZODB  # noqa: E402
+from BTrees.Length import Length  # noqa: E402
+from BTrees.OOBTree import OOBTree  # noqa: E402
+from persistent.mapping import PersistentMapping  # noqa: E402
+from ZODB.Connection import TransactionMetaData  # noqa: E402
+from ZODB.FileStorage import FileStorage  # noqa: E402
+from ZODB.POSException import POSKeyError  # noqa: E402
+from ZODB.serialize import referencesf  # noqa: E402
+from ZODB.tests.MinPO import MinPO  # noqa: E402
+from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
+from ZODB.utils import load_current, z64  # noqa: E402
+
+from storages.base import StorageError  # noqa: E402
+from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb import pack as bdbpack  # noqa: E402
+from storages.bdb.storage import DATA_FILE  # noqa: E402
+
+SMALL = {"cache_size": 8 << 20}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Path:
+    return tmp_path / "env"
+
+
+@pytest.fixture
+def bdb(env: Path) -> Iterator[BDBStorage]:
+    storage = BDBStorage(env, **SMALL)
+    yield storage
+    storage.close()
+
+
+def store(storage: Any, oid: bytes | None, serial: bytes, data: bytes) -> bytes:
+    """One transaction storing one record; its tid."""
+    oid = storage.new_oid() if oid is None else oid
+    t = TransactionMetaData()
+    storage.tpc_begin(t)
+    storage.store(oid, serial, data, "", t)
+    storage.tpc_vote(t)
+    return storage.tpc_finish(t)  # type: ignore[no-any-return]
+
+
+# -- reads during a commit ------------------------------------------------
+
+
+def test_readers_not_blocked_by_a_commit_in_progress(bdb: BDBStorage) -> None:
+    oids = [bdb.new_oid() for _ in range(200)]
+    t = TransactionMetaData()
+    bdb.tpc_begin(t)
+    for oid in oids:
+        bdb.store(oid, z64, zodb_pickle(MinPO(1)), "", t)
+    bdb.tpc_vote(t)
+    first = bdb.tpc_finish(t)
+
+    # A second commit rewrites every object and stops after tpc_vote: its
+    # Berkeley DB transaction holds write locks on all those pages.
+    t = TransactionMetaData()
+    bdb.tpc_begin(t)
+    for oid in oids:
+        bdb.store(oid, first, zodb_pickle(MinPO(2)), "", t)
+    bdb.tpc_vote(t)
+
+    seen: list[Any] = []
+
+    def read() -> None:
+        started = time.perf_counter()
+        values = [zodb_unpickle(load_current(bdb, oid)[0]).value for oid in oids]
+        seen.append((values, time.perf_counter() - started))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = reader.is_alive()
+    bdb.tpc_finish(t)
+    reader.join()
+    assert not blocked, "a load waited for the commit in progress"
+    values, seconds = seen[0]
+    assert values == [1] * len(oids)  # the last committed state
+    assert seconds < 1.0
+    assert {zodb_unpickle(load_current(bdb, o)[0]).value for o in oids} == {2}
+
+
+# -- ZODB-level behaviour ---------------------------------------------------
+
+
+def test_btrees_and_length_conflicts_resolve(bdb: BDBStorage) -> None:
+    db = ZODB.DB(bdb)
+    try:
+        tm1, tm2 = transaction.TransactionManager(), transaction.TransactionManager()
+        c1, c2 = db.open(tm1), db.open(tm2)
+        c1.root()["tree"] = OOBTree({"a": 1, "z": 26})
+        c1.root()["count"] = Length(0)
+        tm1.commit()
+        tm2.begin()
+        tree1, tree2 = c1.root()["tree"], c2.root()["tree"]
+        tree1["b"] = 2
+        c1.root()["count"].change(1)
+        tree2["y"] = 25
+        c2.root()["count"].change(1)
+        tm1.commit()
+        tm2.commit()  # the same bucket and Length: resolved, not a conflict
+        tm1.begin()
+        assert dict(c1.root()["tree"]) == {"a": 1, "b": 2, "y": 25, "z": 26}
+        assert c1.root()["count"]() == 2
+    finally:
+        db.close()
+
+
+def test_len_and_size_follow_the_data(env: Path) -> None:
+    storage = BDBStorage(env, **SMALL)
+    assert len(storage) == 0
+    size0 = storage.getSize()
+    for _ in range(20):
+        store(storage, None, z64, zodb_pickle(MinPO("x" * 10_000)))
+    assert len(storage) == 20
+    assert storage.getSize() > size0 + 200_000
+    storage.close()
+    reopened = BDBStorage(env, **SMALL)
+    try:
+        assert len(reopened) == 20
+        assert reopened.new_oid() > largest_oid(reopened)
+    finally:
+        reopened.close()
+
+
+def largest_oid(storage: BDBStorage) -> bytes:
+    """The largest oid with data in *storage*."""
+    largest = z64
+    for txn in storage.iterator():
+        for record in txn:
+            largest = max(largest, record.oid)
+    return largest
+
+
+def test_logs_are_removed_after_checkpoints(env: Path) -> None:
+    storage = BDBStorage(
+        env, durability="write-nosync", checkpoint_kbytes=1024, **SMALL
+    )
+    try:
+        oid = storage.new_oid()
+        serial = z64
+        blob = zodb_pickle(MinPO(os.urandom(100_000)))
+        for _ in range(300):  # ~30 MB of log, 7 log files' worth
+            serial = store(storage, oid, serial, blob)
+        logs = [n for n in os.listdir(env) if n.startswith("log.")]
+        assert len(logs) <= 3, logs
+    finally:
+        storage.close()
+
+
+def test_history_and_record_iteration(bdb: BDBStorage) -> None:
+    oid = bdb.new_oid()
+    tids = [store(bdb, oid, z64, zodb_pickle(MinPO(0)))]
+    tids.append(store(bdb, oid, tids[-1], zodb_pickle(MinPO(1))))
+    history = bdb.history(oid, size=5)
+    assert [h["tid"] for h in history] == tids[::-1]
+    with pytest.raises(POSKeyError):
+        bdb.history(bdb.new_oid())
+    other = bdb.new_oid()
+    store(bdb, other, z64, zodb_pickle(MinPO(2)))
+    first = bdb.record_iternext()
+    assert first[:2] == (oid, tids[-1]) and first[3] == other
+    second = bdb.record_iternext(first[3])
+    assert second[0] == other and second[3] is None
+    assert [oids for _, oids in bdb.lastInvalidations(2)] == [[oid], [other]]
+
+
+def test_tids_must_increase(bdb: BDBStorage) -> None:
+    from ZODB.POSException import StorageTransactionError
+
+    tid = store(bdb, None, z64, zodb_pickle(MinPO(0)))
+    with pytest.raises(StorageTransactionError):
+        bdb.tpc_begin(TransactionMetaData(), tid)
+    store(bdb, None, z64, zodb_pickle(MinPO(1)))  # the commit lock was released
+
+
+# -- pack -------------------------------------------------------------------
+
+
+def test_pack_removes_old_revisions_and_garbage(env: Path) -> None:
+    storage = BDBStorage(env, **SMALL)
+    db = ZODB.DB(storage)
+    conn = db.open()
+    root = conn.root()
+    root["a"] = PersistentMapping({"b": PersistentMapping()})
+    root["gone"] = PersistentMapping({"child": PersistentMapping()})
+    transaction.commit()
+    a_oid, b_oid = root["a"]._p_oid, root["a"]["b"]._p_oid
+    gone = [root["gone"]._p_oid, root["gone"]["child"]._p_oid]
+    first_tid = root["a"]._p_serial
+    root["a"]["x"] = 1
+    del root["gone"]
+    transaction.commit()
+    assert len(storage) == 5
+    time.sleep(0.01)
+    db.pack()
+    assert len(storage) == 3
+    for oid in gone:
+        with pytest.raises(POSKeyError):
+            load_current(storage, oid)
+    with pytest.raises(POSKeyError):
+        storage.loadSerial(a_oid, first_tid)  # an old revision
+    load_current(storage, b_oid)  # reachable, kept
+    assert all(oid not in gone for t in storage.iterator() for oid in oids_of(t))
+    db.close()
+    reopened = BDBStorage(env, **SMALL)
+    try:
+        assert len(reopened) == 3
+    finally:
+        reopened.close()
+
+
+def oids_of(txn: Any) -> list[bytes]:
+    return [record.oid for record in txn]
+
+
+def test_pack_without_gc_keeps_unreachable_objects(bdb: BDBStorage) -> None:
+    db = ZODB.DB(bdb)
+    conn = db.open()
+    conn.root()["x"] = PersistentMapping()
+    transaction.commit()
+    oid = conn.root()["x"]._p_oid
+    del conn.root()["x"]
+    transaction.commit()
+    time.sleep(0.01)
+    bdb.pack(time.time(), referencesf, gc=False)
+    load_current(bdb, oid)
+    db.close()
+
+
+def test_pack_keeps_what_a_concurrent_commit_references(
+    bdb: BDBStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An object unreachable at the pack time, referenced again by a commit
+    # made while the pack runs (between its walk and its deletions), stays.
+    db = ZODB.DB(bdb)
+    conn = db.open()
+    conn.root()["x"] = PersistentMapping({"y": PersistentMapping()})
+    transaction.commit()
+    x = conn.root()["x"]
+    del conn.root()["x"]
+    transaction.commit()
+    time.sleep(0.01)
+    pack_time = time.time()
+
+    delete = bdbpack.Packer._delete
+
+    def commit_then_delete(self: Any, *args: Any) -> None:
+        if "x" not in conn.root():
+            conn.root()["x"] = x  # from the connection's cache
+            transaction.commit()
+        delete(self, *args)
+
+    monkeypatch.setattr(bdbpack.Packer, "_delete", commit_then_delete)
+    bdb.pack(pack_time, referencesf)
+    conn.cacheMinimize()
+    assert conn.root()["x"]["y"] == {}  # both loaded from the storage
+    db.close()
+
+
+def test_pack_with_gc_after_one_without(bdb: BDBStorage) -> None:
+    db = ZODB.DB(bdb)
+    conn = db.open()
+    conn.root()["x"] = PersistentMapping()
+    transaction.commit()
+    oid = conn.root()["x"]._p_oid
+    del conn.root()["x"]
+    transaction.commit()
+    time.sleep(0.01)
+    pack_time = time.time()
+    bdb.pack(pack_time, referencesf, gc=False)
+    load_current(bdb, oid)
+    bdb.pack(pack_time, referencesf, gc=True)  # same time, but now with GC
+    with pytest.raises(POSKeyError):
+        load_current(bdb, oid)
+    db.close()
+
+
+def test_pack_to_an_earlier_time_is_a_no_op(bdb: BDBStorage) -> None:
+    oid = bdb.new_oid()
+    tid = store(bdb, oid, z64, zodb_pickle(MinPO(0)))
+    store(bdb, oid, tid, zodb_pickle(MinPO(1)))
+    bdb.pack(time.time() + 100, referencesf, gc=False)
+    bdb.pack(time.time(), referencesf, gc=False)
+    assert len(bdb.history(oid, size=10)) == 1
+
+
+# -- copying ----------------------------------------------------------------
+
+
+def make_filestorage(path: Path) -> None:
+    db = ZODB.DB(FileStorage(str(path)))
+    conn = db.open()
+    root = conn.root()
+    for i in range(5):
+        txn = transaction.get()
+        txn.note(f"step {i}")
+        txn.setUser(f"user{i}")
+        txn.setExtendedInfo("step", i)
+        root[f"m{i}"] = PersistentMapping({"i": i})
+        root.setdefault("tree", OOBTree())[f"k{i}"] = i
+        if i:
+            root[f"m{i - 1}"]["next"] = root[f"m{i}"]
+        transaction.commit()
+    db.close()
+
+
+def records(storage: Any) -> list[tuple[Any, ...]]:
+    """Every transaction and record, as comparable tuples."""
+    result: list[tuple[Any, ...]] = []
+    it = storage.iterator()
+    for txn in it:
+        result.append((txn.tid, txn.status, txn.user, txn.description, txn.extension))
+        result.extend((r.oid, r.tid, r.data) for r in txn)
+    if hasattr(it, "close"):
+        it.close()
+    return result
+
+
+def test_copy_filestorage_to_bdb_and_back(tmp_path: Path) -> None:
+    make_filestorage(tmp_path / "a.fs")
+    source = FileStorage(str(tmp_path / "a.fs"), read_only=True)
+    bdb = BDBStorage(tmp_path / "env", **SMALL)
+    back = FileStorage(str(tmp_path / "b.fs"))
+    try:
+        bdb.copyTransactionsFrom(source)
+        back.copyTransactionsFrom(bdb)
+        expected = records(source)
+        assert len(expected) > 10
+        assert records(bdb) == expected
+        assert records(back) == expected
+        assert len(bdb) == len(source) == len(back)
+        db = ZODB.DB(bdb)
+        assert db.open().root()["m0"]["next"]["next"]["i"] == 2
+        db.close()
+    finally:
+        source.close()
+        back.close()
+        bdb.close()
+
+
+# -- bad input ----------------------------------------------------------------
+
+
+def test_a_file_is_not_an_environment(tmp_path: Path) -> None:
+    path = tmp_path / "Data.fs"
+    path.write_bytes(b"not a directory")
+    with pytest.raises(StorageError, match="not a directory"):
+        BDBStorage(path)
+    assert path.read_bytes() == b"not a directory"
+
+
+def test_a_directory_of_other_things_is_refused_untouched(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(StorageError, match="not a BDBStorage environment") as info:
+        BDBStorage(tmp_path)
+    assert "\n" not in str(info.value)
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_corrupt_database_file_is_refused_not_changed(env: Path) -> None:
+    env.mkdir()
+    garbage = os.urandom(64 * 1024)
+    (env / DATA_FILE).write_bytes(garbage)
+    with pytest.raises(StorageError, match="not a usable BDBStorage") as info:
+        BDBStorage(env)
+    assert "\n" not in str(info.value)
+    assert (env / DATA_FILE).read_bytes() == garbage
+    # The lock is released: a second try fails the same way, not "locked".
+    with pytest.raises(StorageError, match="not a usable BDBStorage"):
+        BDBStorage(env)
+
+
+def test_another_berkeley_db_file_is_refused(env: Path) -> None:
+    from berkeleydb import db
+
+    env.mkdir()
+    other = db.DB()
+    other.open(str(env / DATA_FILE), None, db.DB_BTREE, db.DB_CREATE)
+    other.put(b"key", b"value")
+    other.close()
+    before = (env / DATA_FILE).read_bytes()
+    with pytest.raises(StorageError, match="not a usable BDBStorage"):
+        BDBStorage(env)
+    assert (env / DATA_FILE).read_bytes() == before
+
+
+def test_a_corrupt_log_is_reported(env: Path) -> None:
+    storage = BDBStorage(env, **SMALL)
+    store(storage, None, z64, zodb_pickle(MinPO(1)))
+    storage.close()
+    (log,) = sorted(env.glob("log.*"))
+    log.write_bytes(os.urandom(log.stat().st_size))
+    with pytest.raises(StorageError, match="cannot open the Berkeley DB environment"):
+        BDBStorage(env)
+    assert (env / DATA_FILE).exists() and log.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"durability": "nosync"}, "bad durability 'nosync'; choose from sync"),
+        ({"cache_size": 1000}, "bad cache_size 1000"),
+        ({"cache_size": "64MB"}, "expected an integer"),
+        ({"page_size": 4096}, "unknown BDBStorage option 'page_size'"),
+    ],
+)
+def test_bad_options(env: Path, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(StorageError, match=message):
+        BDBStorage(env, **options)
+    assert not env.exists()  # validated before anything is created
+
+
+LOCK_HOLDER = """
+import sys, time
+from storages.bdb import BDBStorage
+storage = BDBStorage(sys.argv[1], cache_size=8 << 20)
+print("open", flush=True)
+sys.stdin.read()
+storage.close()
+"""
+
+
+def test_a_second_process_gets_a_clear_error(env: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(env)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with pytest.raises(StorageError, match="is locked: another BDBStorage") as e:
+            BDBStorage(env)
+        assert "\n" not in str(e.value)
+    finally:
+        holder.communicate("", timeout=30)
+    assert holder.returncode == 0
+    BDBStorage(env).close()  # free again once the holder closed it
+
+
+UNWRITABLE = """
+import os, sys
+from storages.base import StorageError
+from storages.bdb import BDBStorage
+if os.geteuid() == 0:
+    # root writes anywhere: open as nobody (after the imports, which need
+    # files only root may read here).
+    os.setgid(65534)
+    os.setuid(65534)
+try:
+    BDBStorage(sys.argv[1])
+except StorageError as e:
+    print(e)
+"""
+
+
+def test_an_unwritable_directory_is_reported(tmp_path: Path) -> None:
+    # Outside pytest's tmp_path, whose parents only root may enter.
+    base = Path(tempfile.mkdtemp(prefix="bdb-ro-"))
+    env = base / "ro"
+    try:
+        base.chmod(0o755)
+        env.mkdir()
+        env.chmod(0o555)
+        out = subprocess.run(
+            [sys.executable, "-c", UNWRITABLE, str(env)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out == f"cannot write in {env}: Permission denied\n"
+        assert os.listdir(env) == []
+    finally:
+        env.chmod(0o755)
+        shutil.rmtree(base)

@@ -1,0 +1,111 @@
+"""The benchmark harness itself (tests/benchmarks/options.py, conftest.py):
+run pytest in a subprocess as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def pytest_run(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_an_unknown_storage_fails_listing_the_choices() -> None:
+    done = pytest_run("tests/benchmarks", "--storage", "zoe", "--co")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "invalid choice: 'zoe'" in done.stderr
+    assert "memory" in done.stderr and "zeo" in done.stderr
+
+
+def test_benchmark_only_measures_despite_the_ini_disable(tmp_path: Path) -> None:
+    """pyproject's addopts say --benchmark-disable; --benchmark-only on the
+    command line must still measure (and write JSON with extra_info)."""
+    out = tmp_path / "out.json"
+    done = pytest_run(
+        "tests/benchmarks/test_micro.py",
+        "-k",
+        "new_oid or hot_read",
+        "--benchmark-only",
+        "--storage",
+        "memory",
+        "--storage",
+        "mapping",
+        "--benchmark-min-rounds=3",
+        "--benchmark-max-time=0.01",
+        f"--benchmark-json={out}",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    benchmarks = json.loads(out.read_text())["benchmarks"]
+    names = sorted(b["name"] for b in benchmarks)
+    # memory has no storage to allocate oids: skipped, not measured
+    assert names == [
+        "test_hot_read[mapping]",
+        "test_hot_read[memory]",
+        "test_new_oid[mapping]",
+    ]
+    for b in benchmarks:
+        assert b["stats"]["rounds"] >= 3
+        assert b["params"]["storage"] == b["extra_info"]["storage"]
+        assert b["extra_info"]["size"] == "small"
+        assert b["extra_info"]["cpu_s"] >= 0
+    assert "memory has no database" in done.stdout
+
+
+def test_typing_benchmark_disable_still_wins() -> None:
+    done = pytest_run(
+        "tests/benchmarks", "--benchmark-only", "--benchmark-disable", "--co"
+    )
+    assert done.returncode == 4
+    assert "Can't have both --benchmark-only and --benchmark-disable" in done.stderr
+
+
+def test_a_failing_benchmark_stops_its_server(tmp_path: Path) -> None:
+    """The store fixture closes the store (and stops runzeo) when the test
+    fails."""
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent(
+            """
+            from tests.conftest import pytest_addoption, pytest_configure
+            from tests.benchmarks.conftest import pytest_generate_tests, store
+            """
+        )
+    )
+    pid_file = tmp_path / "pid"
+    (tmp_path / "test_failing.py").write_text(
+        textwrap.dedent(
+            f"""
+            import os
+
+            def test_fails(store, storage):
+                with open({str(pid_file)!r}, "w") as f:
+                    f.write(str(store.server.process.pid))
+                raise RuntimeError("a benchmark broke")
+
+            def test_the_server_is_gone_before_the_session_ends():
+                # runzeo is this process's child: stopped means reaped, so
+                # no /proc entry (at exit the kernel would kill it anyway).
+                pid = int(open({str(pid_file)!r}).read())
+                assert not os.path.exists(f"/proc/{{pid}}")
+            """
+        )
+    )
+    done = pytest_run("--storage", "zeo", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "a benchmark broke" in done.stdout
+    assert "1 failed, 1 passed" in done.stdout, done.stdout

@@ -1,0 +1,180 @@
+"""vfab-bench sweep: the cost curve, on fresh databases, servers stopped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import storages
+from scenarios import sweep
+from scenarios.config import ConfigError
+from scenarios.sweep import SWEEP_SCHEMA_VERSION, SweepConfig, SweepRun
+from tests.cli_helpers import assert_bad_input, run_cli
+
+
+def test_each_variant_commits_what_it_says() -> None:
+    factory = storages.get("mapping")
+    flat = sweep.run_trial(factory, "list", 200)
+    tree = sweep.run_trial(factory, "btree", 200)
+    # the steps, the container, and the suite's root container it hangs on
+    assert flat.stores == 200 + 2
+    # the IOBTree splits into buckets of 30 to 60 steps
+    assert (
+        tree.stores is not None
+        and 200 + 2 + 200 // 60 <= tree.stores <= 200 + 2 + 200 // 30 + 1
+    )
+    assert flat.wall_s > 0 and flat.cpu_s > 0
+
+
+def test_make_steps_is_deterministic() -> None:
+    from vfab.generate import DataSpec, build
+
+    fab = build(DataSpec.for_size("small"))
+    a = [(s.capability.id, s.wafers, s.settings) for s in sweep.make_steps(fab, 20, 1)]
+    b = [(s.capability.id, s.wafers, s.settings) for s in sweep.make_steps(fab, 20, 1)]
+    assert a == b and len({x[0] for x in a}) > 1
+
+
+def test_sweep_on_three_storages_with_json_and_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_leaked_servers: None
+) -> None:
+    out, png = tmp_path / "s.json", tmp_path / "s.png"
+    r = run_cli(
+        capsys,
+        "sweep",
+        "--storage", "mapping,file,zeo",
+        "--objects", "50,200",
+        "--preset", "quick",
+        "--json", str(out),
+        "--plot", str(png),
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    assert len(r.err.strip().splitlines()) == 3 * 2 * 2  # a progress line a point
+    assert "commit wall time per object (us), median of 1" in r.out
+    assert "mapping btree" in r.out and "zeo list" in r.out
+    assert "200 / 50" in r.out
+
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == SWEEP_SCHEMA_VERSION and data["kind"] == "sweep"
+    assert data["metadata"]["config"]["objects"] == [50, 200]
+    assert set(data["metadata"]["versions"]) >= {"ZODB", "ZEO", "BTrees"}
+    assert len(data["results"]) == 3 * 2 * 2
+    sample = data["results"][0]["samples"][0]
+    assert set(sample) == {"wall_s", "cpu_s", "stores", "bytes_written"}
+    run = SweepRun.from_json(data)
+    assert run.columns == [
+        (s, v) for s in ("mapping", "file", "zeo") for v in ("btree", "list")
+    ]
+    assert run.sizes == [50, 200]
+    point = run.get("file", "list", 200)
+    assert point is not None and point.stores == 202
+    assert point.samples[0].bytes_written is not None
+    assert point.samples[0].bytes_written > 0
+    assert point.wall_us.median > 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_failing_trial_stops_its_server(
+    monkeypatch: pytest.MonkeyPatch, no_leaked_servers: None
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sweep, "make_steps", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        sweep.run_trial(storages.get("zeo"), "list", 10)
+
+
+def test_flat_list_cost_grows_and_btree_does_not() -> None:
+    """The pickler-memo trap of DESIGN.md, small enough for CI: from 1,000
+    to 20,000 objects the flat list's CPU cost per object grows several
+    times, the BTree's barely."""
+    config = SweepConfig(
+        storages=("mapping",), objects=(1000, 20000), repeat=1, warmups=0
+    )
+    run = sweep.run(config)
+
+    def growth(variant: str) -> float:
+        lo, hi = run.get("mapping", variant, 1000), run.get("mapping", variant, 20000)
+        assert lo is not None and hi is not None
+        return hi.cpu_us.median / lo.cpu_us.median
+
+    assert growth("list") > 2.0
+    assert growth("list") > 2 * growth("btree")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"storages": ("memory",)}, "commits nothing"),
+        ({"storages": ("oracle",)}, "unknown storage 'oracle'"),
+        ({"variants": ("heap",)}, "unknown variant 'heap'; choose from btree, list"),
+        ({"objects": (0,)}, "at least 1"),
+        ({"objects": (10, 10)}, "named twice"),
+        ({"repeat": 0}, "--repeat must be at least 1"),
+    ],
+)
+def test_config_validation(kwargs: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        SweepConfig(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--storage", "memory"], "commits nothing"),
+        (["--storage", "oracle"], "unknown storage 'oracle'; choose from"),
+        (["--objects", "0"], "not a whole number of objects"),
+        (["--objects", "lots"], "not a number of objects: 'lots'"),
+        (["--variant", "heap"], "unknown variant 'heap'"),
+        (["--repeat", "0"], "must be at least 1"),
+        (["--zeo-address", "nohostport"], "bad ZEO address"),
+    ],
+)
+def test_bad_input(
+    args: list[str],
+    fragment: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert_bad_input(run_cli(capsys, "sweep", *args, "--json", "s.json"), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_outputs_are_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    png = tmp_path / "s.png"
+    png.write_text("precious")
+    r = run_cli(capsys, "sweep", "--storage", "mapping", "--plot", str(png))
+    assert_bad_input(r, "exists; use --force")
+    assert png.read_text() == "precious"
+
+
+def test_parse_objects() -> None:
+    assert sweep.parse_objects("100, 1k,10_000,5e4") == (100, 1000, 10000, 50000)
+    for bad in ("", "0", "1.5", "-3"):
+        with pytest.raises(ValueError):
+            sweep.parse_objects(bad)
+
+
+def test_result_file_round_trip_and_bad_files(tmp_path: Path) -> None:
+    run = SweepRun(
+        metadata={"versions": {"ZODB": "6.4"}},
+        points=(
+            sweep.SweepPoint(
+                "file", "list", 10, (sweep.SweepSample(0.001, 0.0009, 12, 999),)
+            ),
+        ),
+    )
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(run.to_json()))
+    assert SweepRun.load(path) == run
+    assert "file list" in sweep.text(run)
+    path.write_text(json.dumps({"schema_version": 1, "results": []}))
+    with pytest.raises(sweep.ResultsError, match="not a sweep result"):
+        SweepRun.load(path)
