@@ -167,15 +167,21 @@ class ZEOServer:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (project, env.get("PYTHONPATH", "")) if p
         )
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ZEO.runzeo", "-C", str(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.directory / "zeo.stderr", "wb"),  # noqa: SIM115
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            env=env,
-        )
+        # The child keeps its own descriptor of zeo.stderr; ours closes here.
+        with open(self.directory / "zeo.stderr", "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ZEO.runzeo", "-C", str(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                env=env,
+            )
+        return self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> bool:
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:

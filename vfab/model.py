@@ -199,6 +199,10 @@ class ProcessCapability(Persistent):
     aluminum at $485 for 12 wafers".  *ranges* maps a parameter name to the
     (low, high) the lab can do, within the definition's range."""
 
+    #: How many times the price was changed (vfab.operations.change_price);
+    #: a class default, so records written before it existed read as 0.
+    price_revision: int = 0
+
     def __init__(
         self,
         id: int,

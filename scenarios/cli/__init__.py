@@ -12,7 +12,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from scenarios.cli import census, list_storages, populate, report, run, sweep
+from scenarios.cli import (
+    census,
+    list_storages,
+    populate,
+    report,
+    run,
+    serve,
+    status,
+    sweep,
+    zeoloop,
+)
 from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from scenarios.config import ConfigError
 from scenarios.results import ResultsError
@@ -20,7 +30,17 @@ from storages import StorageError
 from storages.base import defer_interrupts
 
 #: Subcommand modules, in the order --help lists them.
-COMMANDS = (run, report, list_storages, populate, census, sweep)
+COMMANDS = (
+    run,
+    report,
+    list_storages,
+    populate,
+    census,
+    sweep,
+    serve,
+    zeoloop,
+    status,
+)
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,55 @@
+"""Concurrent ZEO clients doing virtual-fab work: `locust -f locustfile.py`.
+
+Start a server first (`vfab-bench serve --storage file --size small`), then
+run locust from this directory so that locust.conf applies (web UI and
+master on 127.0.0.1, a stop timeout).  Options beside locust's own, also in
+the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
+--weight-<operation> per operation.  docs/locust.md has the details.
+
+This file stays thin: the operations, the ZEO client per process and the
+timing live in scenarios.load and scenarios.locust_zeo.
+"""
+
+from __future__ import annotations
+
+import random
+
+from locust import User, constant, events, task
+from locust.exception import StopUser
+
+from scenarios.locust_zeo import (
+    ProcessClient,
+    TimedSession,
+    add_options,
+    report_connect_failure,
+)
+from storages import StorageError
+
+client = ProcessClient()
+client.install()
+events.init_command_line_parser.add_listener(add_options)
+
+
+class VfabUser(User):
+    """A customer or lab of the exchange, working without pause (closed
+    loop: the run measures capacity, not think time)."""
+
+    wait_time = constant(0)
+
+    def on_start(self) -> None:
+        self.zodb: TimedSession | None = None
+        try:
+            self.zodb = TimedSession(self.environment, client.session(random.Random()))
+        except StorageError as e:
+            report_connect_failure(self.environment, e)
+
+    @task
+    def work(self) -> None:
+        if self.zodb is None:
+            raise StopUser()
+        self.zodb.run_next()
+
+    def on_stop(self) -> None:
+        if self.zodb is not None:
+            self.zodb.close()
+            self.zodb = None

@@ -1,0 +1,184 @@
+"""vfab-bench serve: a runzeo on a populated data set, until Ctrl-C or SIGTERM.
+
+What load generators (locust, `vfab-bench zeoloop`) talk to.  The data
+directory follows `vfab-bench populate`'s convention (scenarios.datadir):
+serve populates a new or empty --path the same way, marker included, serves
+a data set populate (or an earlier serve) left there, and replaces one of
+another size only with --overwrite, removing only what populate created.
+Without --path the data lives in a temporary directory removed at exit.
+
+The served storage's ZConfig section comes from the ZEO-fronted registry
+entry named in SERVED (its `served` and `imports`), so any storage that has
+one can be served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import storages
+from scenarios import datadir
+from scenarios.cli.args import port_number, positive_int
+from scenarios.config import scale_for
+from storages import StorageError, StorageOptions
+from storages.zeo import LOCALHOST, ZEOServer, check_port_free
+from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
+
+#: --storage choice -> the registry name of the ZEO factory that serves it.
+SERVED = {"file": "zeo", "bdb": "zeo+bdb"}
+
+#: ZEO's customary port: what locustfile.py and zeoloop look for by default.
+DEFAULT_PORT = 8100
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "serve",
+        help="serve a populated data set over ZEO until Ctrl-C",
+        description="Start runzeo on a storage holding a vfab data set "
+        "(populated unless --path already holds it), print the line "
+        "'serving ... on HOST:PORT' and serve until Ctrl-C or SIGTERM.",
+    )
+    p.add_argument(
+        "--storage",
+        choices=list(SERVED),
+        default="file",
+        help="storage behind the server (default: file)",
+    )
+    p.add_argument(
+        "--path",
+        type=Path,
+        metavar="DIR",
+        help="data directory, kept at exit: a new or empty one is populated "
+        "(as by vfab-bench populate), one populate wrote is served "
+        "(default: a temporary directory, removed at exit)",
+    )
+    p.add_argument(
+        "--size",
+        choices=list(SIZES),
+        help="data set size (default: small)",
+    )
+    p.add_argument("--scale", type=positive_int, metavar="N", help="instead of --size")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"data generator seed (default: {DEFAULT_SEED})",
+    )
+    p.add_argument(
+        "--host",
+        default=LOCALHOST,
+        help=f"address to listen on (default: {LOCALHOST}; anything else "
+        "exposes the database unauthenticated)",
+    )
+    p.add_argument(
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        metavar="N",
+        help=f"port to listen on (default: {DEFAULT_PORT}; 0: a free one)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a data set of another size or seed at --path "
+        "(removing only the files populate created)",
+    )
+    p.set_defaults(handler=main)
+
+
+def served_factory(name: str, options: StorageOptions) -> Any:
+    """The ZEO factory whose `served` section and `imports` runzeo needs for
+    --storage *name*; StorageError when this tree or machine lacks it."""
+    entry = SERVED[name]
+    if entry not in storages.REGISTRY:
+        raise StorageError(
+            f"storage {name!r} is not available: this installation has no "
+            f"{entry!r} storage"
+        )
+    factory = storages.get(entry, options)
+    reason = factory.unavailable()
+    if reason is not None:
+        raise StorageError(f"storage {name!r} is not available: {reason}")
+    return factory
+
+
+def say(line: str) -> None:
+    print(f"vfab-bench serve: {line}", file=sys.stderr, flush=True)
+
+
+def main(args: argparse.Namespace) -> int:
+    spec = DataSpec.for_scale(scale_for(args.size, args.scale))
+    options = StorageOptions()
+    factory = served_factory(args.storage, options)
+    # SIGTERM (a supervisor, `kill`) stops the server as Ctrl-C does,
+    # including waiting for a commit in flight while populating.
+    on_sigint = signal.getsignal(signal.SIGINT)
+    previous = signal.signal(
+        signal.SIGTERM,
+        on_sigint if callable(on_sigint) else signal.default_int_handler,
+    )
+    if args.port:
+        check_port_free(args.host, args.port)  # before populating, not after
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-serve-"))
+    server: ZEOServer | None = None
+    try:
+        data = (args.path or scratch / "data").absolute()
+        _ensure_data_set(data, args.storage, spec, args.seed, args.overwrite)
+        server = ZEOServer(
+            scratch,
+            factory.served(data),
+            host=args.host,
+            port=args.port,
+            imports=tuple(factory.imports),
+        )
+        server.start()
+        where = "kept" if args.path is not None else "temporary, removed at exit"
+        say(f"data in {data} ({where}); Ctrl-C or SIGTERM stops")
+        host, port = server.address
+        try:
+            print(
+                f"serving {spec.name} data set ({args.storage}) on {host}:{port}",
+                flush=True,
+            )
+            while server.running:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            say("stopping")
+            return 0
+        say(f"runzeo exited unexpectedly: {server._last_log_line()}")
+        return 1
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _ensure_data_set(
+    path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
+) -> None:
+    """Populate *path* unless it already holds this data set (as populate
+    would: see scenarios.datadir for what it refuses and what it removes)."""
+    marker = datadir.read_marker(path) if path.is_dir() else None
+    held = (marker or {}).get("spec", {})
+    if (
+        marker is not None
+        and marker.get("complete")
+        and marker["storage"] == storage
+        and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
+    ):
+        say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
+        return
+    datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    say(f"populating the {spec.name} data set (seed {seed})")
+    started = time.perf_counter()
+    datadir.populate(storage, path, spec, seed, overwrite=overwrite, progress=say)
+    say(f"populated in {time.perf_counter() - started:.1f} s")

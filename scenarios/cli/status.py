@@ -1,0 +1,38 @@
+"""vfab-bench status: a ZEO server's counters, e.g. its client connections."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from scenarios import load
+from scenarios.cli.args import address
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "status",
+        help="print a ZEO server's counters (clients, commits, conflicts...)",
+        description="Connect briefly to a ZEO server and print "
+        "ClientStorage.server_status(): 'clients' is the number of other "
+        "client connections ('connections' counts this one too).",
+    )
+    p.add_argument(
+        "--zeo-address",
+        type=address,
+        default=load.DEFAULT_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"default: {load.DEFAULT_ADDRESS}",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    status = load.server_status(args.zeo_address)
+    if args.json:
+        print(json.dumps(status, sort_keys=True, default=str))
+    else:
+        for key in sorted(status):
+            print(f"{key:24} {status[key]}")
+    return 0

@@ -1,0 +1,375 @@
+"""The locust side of the ZEO load: options, the per-process client, the
+wrapper that times operations and fires locust requests, and the check.
+
+The process model is the one that works under gevent (see the design
+notes): each locust process that runs users holds one ZODB.DB over one ZEO
+ClientStorage, opened when a test starts (never at import: --processes forks
+after the locustfile is imported; never on a master, which runs no users)
+and closed when it stops.  Each user gets its own transaction manager and
+connection from that DB.  More ZEO client connections means more locust
+processes.
+
+Every operation is one request of type "zodb" named after the operation,
+timed from start to final success or failure in ms (retries included); every
+conflicting attempt is one request of type "conflict" under the same name,
+so the UI shows the conflict rate beside the operation.  Only an operation
+whose retries ran out is a failure.
+
+When a test stops, each worker stops its users and sends the master what
+they committed (the Journal); when locust quits, the master (or the single
+local process) checks the stored data against it, logs the result and
+exits with EXIT_INVARIANTS if it does not hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import signal
+import time
+from typing import Any
+
+import gevent
+from locust import events
+from locust.env import Environment
+from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
+
+from scenarios import load
+from scenarios.config import ConfigError
+from storages import StorageError
+
+log = logging.getLogger("vfab")
+
+#: Exit status when the data's invariants do not hold (or cannot be checked).
+#: locust itself uses 1 for failures and errors, 2 for crashed greenlets.
+EXIT_INVARIANTS = 3
+
+#: Messages between master and workers: "stop your users and send your
+#: journal", and the answer carrying it.
+FLUSH = "vfab_flush"
+FINAL = "vfab_final"
+#: Seconds a master waits for the answers beyond the users' stop timeout.
+FLUSH_GRACE_S = 10.0
+
+
+def add_options(parser: Any) -> None:
+    """Our options, on locust's command line, locust.conf and the web UI
+    form (web UI values replace the command line's for the next test)."""
+    parser.add_argument(
+        "--zeo-address",
+        default=load.DEFAULT_ADDRESS,
+        metavar="HOST:PORT",
+        help="ZEO server holding a vfab data set (vfab-bench serve)",
+    )
+    parser.add_argument(
+        "--skew",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="Zipf exponent for picking capabilities (0: uniform; higher: "
+        "more users on the same few, more conflicts on change_price)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=10,
+        metavar="N",
+        help="retries of an operation after a conflict before it fails",
+    )
+    parser.add_argument(
+        "--backoff-ms",
+        type=float,
+        default=5.0,
+        metavar="MS",
+        help="first retry backoff window in ms (doubles per retry, jittered)",
+    )
+    for op in load.OPERATIONS:
+        parser.add_argument(
+            f"--weight-{op.name.replace('_', '-')}",
+            type=int,
+            default=op.weight,
+            metavar="W",
+            help=f"weight of {op.name}: {op.description}",
+        )
+
+
+def config_from(options: Any) -> load.LoadConfig:
+    """The LoadConfig the parsed options (or web UI form) ask for; ConfigError
+    or StorageError naming what is wrong."""
+    try:
+        weights = {
+            op.name: int(getattr(options, f"weight_{op.name}"))
+            for op in load.OPERATIONS
+        }
+        return load.LoadConfig.from_values(
+            address=str(options.zeo_address),
+            weights=weights,
+            skew=float(options.skew),
+            retries=int(options.retries),
+            backoff_ms=float(options.backoff_ms),
+        )
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"bad option value: {e}") from None
+
+
+class ProcessClient:
+    """This locust process's one ZODB.DB over one ZEO client, its users'
+    journal, and (on the node that checks) whether a test ran.
+
+    When a test stops, the master asks every worker to stop its users and
+    send its journal (FLUSH), and waits for the answers (FINAL) before
+    locust goes on stopping: locust's own last stats report from a worker
+    can arrive after the master stopped listening.
+    """
+
+    def __init__(self) -> None:
+        self.db: Any = None
+        self.config: load.LoadConfig | None = None
+        self.error: str | None = None
+        self.journal = load.Journal()
+        self.sessions = 0
+        self.tested = False
+        #: workers asked for their journal, and those that sent it
+        self.flushing: set[str] = set()
+        self.flushed: set[str] = set()
+
+    # -- events ---------------------------------------------------------------
+
+    def on_init(self, environment: Environment, **_kw: Any) -> None:
+        """Check the options before any user starts (not on workers, whose
+        options come from the master with each test)."""
+        # ZEO logs every connect and cache file at INFO: noise among locust's.
+        logging.getLogger("ZEO").setLevel(logging.WARNING)
+        runner = environment.runner
+        if isinstance(runner, WorkerRunner):
+            runner.register_message(FLUSH, self.on_flush)
+            return
+        if isinstance(runner, MasterRunner):
+            runner.register_message(FINAL, self.on_final)
+        options = environment.parsed_options
+        try:
+            config = config_from(options)
+        except (ConfigError, StorageError) as e:
+            log.error("%s", e)
+            end_forked_workers()
+            raise SystemExit(2) from None
+        try:
+            load.preflight(config)
+        except StorageError as e:
+            if options is not None and options.headless:
+                log.error("%s", e)
+                end_forked_workers()
+                raise SystemExit(2) from None
+            # The web UI can name another server before starting.
+            log.warning("%s", e)
+
+    def on_test_start(self, environment: Environment, **_kw: Any) -> None:
+        self.tested = True
+        self.error = None
+        try:
+            self.config = config_from(environment.parsed_options)
+        except (ConfigError, StorageError) as e:
+            self.error = str(e)
+            log.error("%s", e)
+            return
+        if isinstance(environment.runner, MasterRunner):
+            return  # the master runs no users: no ZEO client here
+        users = getattr(environment.parsed_options, "num_users", None) or 0
+        try:
+            self.db = load.open_database(self.config.address, pool_size=max(7, users))
+        except StorageError as e:
+            self.error = str(e)
+            log.error("%s", e)
+
+    def on_test_stopping(self, environment: Environment, **_kw: Any) -> None:
+        """On the master: collect every worker's journal before stopping."""
+        runner = environment.runner
+        if not isinstance(runner, MasterRunner):
+            return
+        self.flushing = {client.id for client in runner.clients.all}
+        self.flushed = set()
+        runner.send_message(FLUSH)
+        wait = (environment.stop_timeout or 0) + FLUSH_GRACE_S
+        with gevent.Timeout(wait, False):
+            while not self.flushing <= self.flushed:
+                gevent.sleep(0.05)
+        missing = self.flushing - self.flushed
+        if missing:
+            log.warning(
+                "%d of %d workers did not send their journal within %.0f s; "
+                "their writes are not checked",
+                len(missing),
+                len(self.flushing),
+                wait,
+            )
+
+    def on_flush(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        """On a worker: stop the users (each finishes its operation; the
+        test_stop event then closes the DB) and send the journal."""
+        assert environment.runner is not None
+        environment.runner.stop()
+        environment.runner.send_message(FINAL, self.journal.drain())
+
+    def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        self.journal.absorb(msg.data or {})
+        self.flushed.add(msg.node_id)
+
+    def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
+        db, self.db = self.db, None
+        if db is not None:
+            db.close()
+        self.sessions = 0
+
+    def on_quitting(self, environment: Environment, **_kw: Any) -> None:
+        runner = environment.runner
+        if isinstance(runner, WorkerRunner) or not self.tested or self.config is None:
+            return
+        if runner is not None and runner.state in (STATE_SPAWNING, STATE_RUNNING):
+            # Ctrl-C or SIGTERM while users run: stop them before checking, so
+            # no write is in flight and every journal is in.
+            runner.stop()
+        try:
+            report = load.verify(self.config.address, self.journal)
+        except StorageError as e:
+            log.error("invariants not checked: %s", e)
+            environment.process_exit_code = EXIT_INVARIANTS
+            return
+        if report.ok:
+            log.info("%s", report.summary())
+        else:
+            log.error("%s", report.summary())
+            for line in report.problems:
+                log.error("  %s", line)
+            environment.process_exit_code = EXIT_INVARIANTS
+
+    # -- users ----------------------------------------------------------------
+
+    def session(self, rng: random.Random | None = None) -> load.Session:
+        """A new user's session (its own transaction manager and connection),
+        or StorageError when this process has no database."""
+        if self.db is None or self.config is None:
+            raise StorageError(self.error or "no ZEO client in this process")
+        self.sessions += 1
+        if self.sessions > self.db.getPoolSize():
+            self.db.setPoolSize(self.sessions)  # ZODB only warns past it
+        return load.Session(self.db, self.config, self.journal, rng)
+
+    def install(self) -> None:
+        """Wire the listeners into locust's events."""
+        events.init.add_listener(self.on_init)
+        events.test_start.add_listener(self.on_test_start)
+        events.test_stopping.add_listener(self.on_test_stopping)
+        events.test_stop.add_listener(self.on_test_stop)
+        events.quitting.add_listener(self.on_quitting)
+        events.quit.add_listener(stop_csv_writer)
+
+
+class TimedSession:
+    """A load.Session that reports each operation as locust requests."""
+
+    def __init__(self, environment: Environment, session: load.Session) -> None:
+        self.environment = environment
+        self.session = session
+
+    def run_next(self) -> None:
+        op = self.session.pick()
+        fire = self.environment.events.request.fire
+        started = time.perf_counter()
+        try:
+            outcome = self.session.run(op)
+        except Exception as e:
+            # Not a conflict (the server went away, a bug): a failed request
+            # with its reason, as a protocol client reports a broken call.
+            fire(
+                request_type="zodb",
+                name=op.name,
+                response_time=(time.perf_counter() - started) * 1000,
+                response_length=0,
+                exception=e,
+                context={},
+            )
+            return
+        for ms in outcome.conflicts_ms:
+            fire(
+                request_type="conflict",
+                name=op.name,
+                response_time=ms,
+                response_length=0,
+                exception=None,
+                context={},
+            )
+        fire(
+            request_type="zodb",
+            name=op.name,
+            response_time=outcome.elapsed_ms,
+            response_length=0,
+            exception=outcome.error,
+            context={},
+        )
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def stop_csv_writer(**_kw: Any) -> None:
+    """Stop locust's --csv writer before locust closes its files.
+
+    locust 2.4x closes the CSV files at exit (PR #3486) but leaves the
+    greenlet writing them running; with --processes, its exit handler
+    sleeps and the writer wakes on closed files: "ValueError: I/O operation
+    on closed file" and a traceback after a clean run.  So let it write once
+    more, with the final numbers, then stop it.
+    """
+    import gc
+
+    from locust.stats import CSV_STATS_INTERVAL_SEC
+
+    writers = [
+        obj
+        for obj in gc.get_objects()
+        if isinstance(obj, gevent.Greenlet)
+        and not obj.dead
+        and getattr(getattr(obj, "_run", None), "__name__", "") == "stats_writer"
+    ]
+    if writers:
+        gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)
+        gevent.killall(writers, block=True)
+
+
+def end_forked_workers() -> None:
+    """SIGTERM the workers --processes forked from this process, by pid.
+
+    Exiting from the init event leaves them behind otherwise: they retry the
+    vanished master for a minute.  Forked workers are this process's only
+    children at init time; locust's own exit handler reaps them.
+    """
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # "pid (comm) state ppid ...": comm may hold spaces
+                ppid = f.read().rpartition(")")[2].split()[1]
+        except (OSError, IndexError):
+            continue
+        if ppid == me:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry), signal.SIGTERM)
+
+
+def report_connect_failure(environment: Environment, error: BaseException) -> None:
+    """A user that cannot start shows as a failed request, so a run where
+    users died is never summarized as healthy."""
+    environment.events.request.fire(
+        request_type="zodb",
+        name="connect",
+        response_time=0,
+        response_length=0,
+        exception=error,
+        context={},
+    )

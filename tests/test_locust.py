@@ -1,0 +1,148 @@
+"""locustfile.py as a user runs it: headless, several processes, a real server.
+
+Each test is a bounded run of the real `locust` command from the project
+directory (so locust.conf applies) against `vfab-bench serve`.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scenarios import load
+from storages import StorageOptions
+from storages.zeo import free_port, open_client
+from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
+
+ASYNCIO_TROUBLE = ("never awaited", "Task was destroyed", "Traceback")
+ARTIFACTS = ROOT / "results" / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(not LOCUST.exists(), reason="locust is not installed")
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    with serve() as s:
+        yield s
+
+
+def locust(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LOCUST), "-f", "locustfile.py", "--headless", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env(),
+        cwd=ROOT,
+    )
+
+
+class ClientCounter:
+    """Samples the server's client connections (beside its own) while a run
+    goes on."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.storage = open_client(address, StorageOptions())
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.samples.append(int(self.storage.server_status()["connections"]) - 1)
+
+    def __enter__(self) -> ClientCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.storage.close()
+
+
+def test_headless_run_with_two_processes(
+    served: Served, tmp_path: Path, no_leaked_servers: None
+) -> None:
+    out = tmp_path / "out"
+    with ClientCounter(served.host_port) as clients:
+        proc = locust(
+            "-u", "8", "-r", "8", "-t", "4s", "--processes", "2",
+            "--zeo-address", served.address, "--csv", str(out),
+        )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "locust-headless.log").write_text(output)
+    log = "\n".join(ln for ln in output.splitlines() if "/" in ln[:40])  # not tables
+    assert proc.returncode == 0, log
+    for trouble in ASYNCIO_TROUBLE:
+        assert trouble not in output, output
+    assert "invariants hold" in output, log
+    assert "did not send their journal" not in output, log
+
+    with open(f"{out}_stats.csv", newline="") as f:
+        rows = {(r["Type"], r["Name"]): r for r in csv.DictReader(f)}
+    for op in load.OPERATIONS:
+        row = rows[("zodb", op.name)]
+        assert int(row["Request Count"]) > 0, op.name
+        assert int(row["Failure Count"]) == 0, op.name
+    assert all(kind in ("zodb", "conflict", "") for kind, _ in rows)
+
+    # One ZEO client per locust process: two workers, none on the master
+    # (which connects only briefly, before and after the run, to check).
+    # Sampled every 0.2 s: two clients throughout most of the 4 s run.
+    samples = clients.samples
+    streak = max(len(list(g)) for k, g in itertools.groupby(samples) if k == 2)
+    assert streak * 0.2 >= 2.5, samples
+    assert max(samples) <= 3, samples
+    assert not locust_pids(), "locust processes outlived the run"
+
+
+def test_broken_invariants_fail_the_run(
+    served: Served, tmp_path: Path, no_leaked_servers: None
+) -> None:
+    """A user that reports a sequence never stored makes the check fail."""
+    shim = tmp_path / "lying.py"
+    shim.write_text(
+        "from locust import events\n"
+        "from locustfile import VfabUser, client  # noqa: F401\n"
+        "from vfab.operations import Created\n\n"
+        "@events.test_stop.add_listener\n"
+        "def lie(**_kw):\n"
+        "    client.journal.record(Created(12345, 'nobody', 'none', 3))\n"
+    )
+    proc = subprocess.run(
+        [str(LOCUST), "-f", str(shim), "--headless", "-u", "2", "-r", "2",
+         "-t", "2s", "--zeo-address", served.address],
+        capture_output=True, text=True, timeout=90, env=env(), cwd=ROOT,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 3, output[-3000:]
+    assert "invariants violated (1 problems)" in output
+    assert "sequence 12345 reported created is not stored" in output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--weight-lookup", "-1"], "weight of lookup must be 0 or more"),
+        (["--processes", "2", "--zeo-address", "127.0.0.1:PORT"], "cannot reach"),
+    ],
+)
+def test_bad_options_stop_before_any_user(
+    served: Served, args: list[str], message: str, no_leaked_servers: None
+) -> None:
+    args = [a.replace("PORT", str(free_port())) for a in args]
+    if "--zeo-address" not in args:
+        args += ["--zeo-address", served.address]
+    proc = locust("-u", "1", "-t", "2s", *args, timeout=30)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output[-3000:]
+    assert message in output and "Traceback" not in output
+    assert not locust_pids(), "forked workers outlived their master"
