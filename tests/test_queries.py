@@ -114,3 +114,15 @@ def test_checkpoints_count_every_model_object_and_change_nothing() -> None:
     plain = generate.build(spec, seed=9)
     assert queries.query_processes(fab) == queries.query_processes(plain)
     assert queries.query_sequences(fab) == queries.query_sequences(plain)
+
+
+def test_the_load_tests_price_changes_keep_the_indexes_right() -> None:
+    import random
+
+    from vfab import operations
+
+    fab = generate.build(DataSpec.for_size("small"), seed=8)
+    rng = random.Random(8)
+    for cid in rng.sample(range(1, 251), 60):
+        operations.change_price(fab, cid, rng)
+    assert queries.query_processes_indexed(fab) == queries.query_processes(fab)

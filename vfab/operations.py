@@ -200,10 +200,14 @@ def _price_ranges() -> dict[str, tuple[float, float]]:
 def change_price(fab: VirtualFab, capability_id: int, rng: random.Random) -> Repriced:
     """A lab reprices an offer: a new price inside the process's catalogue
     range, and the capability's revision counted up.  Two users repricing
-    the same capability at once conflict (it has no conflict resolution)."""
-    cap = fab.library.capabilities[capability_id]
+    the same capability at once conflict (it has no conflict resolution).
+    The price goes through the library, which keeps its price indexes right;
+    repricing different capabilities touches shared index buckets, whose
+    concurrent changes BTrees resolve unless a bucket splits."""
+    library = fab.library
+    cap = library.capabilities[capability_id]
     low, high = price_range(cap) or (cap.price, cap.price)
-    cap.price = round(rng.uniform(low, high), 2)
+    library.reprice(cap, rng.uniform(low, high))
     cap.price_revision += 1
     return Repriced(cap.id, cap.price_revision)
 
