@@ -12,12 +12,15 @@ reporting a bad option never needs ZEO or berkeleydb to be importable.
 
 from __future__ import annotations
 
+import _thread
 import abc
 import dataclasses
+import sys
+import threading
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 #: The key under the ZODB root that holds everything the suite writes.  On a
 #: server the suite did not start (--zeo-address) nothing else is touched.
@@ -31,32 +34,67 @@ class _Interrupts:
     half-sent transaction (and asyncio tracebacks on stderr).  Once
     defer_interrupts() has installed the handler, SIGINT during
     ZODBStore.commit() is held until the commit returns, then raised.
+
+    Python swallows what a gc callback, a weakref callback or __del__ raises
+    (and reports it to sys.unraisablehook): a KeyboardInterrupt raised while
+    one of those runs is asked for again, from another thread, so that it
+    lands in ordinary code.  Once Ctrl-C has been raised (*raised*), what
+    ZODB, ZEO and asyncio log with a traceback while the interrupted loads
+    unwind ("Couldn't load state", "exception was never retrieved") is noise,
+    and the last-resort log handler drops it.
     """
 
     critical = 0
     pending = False
+    raised = False
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
         if cls.critical:
             cls.pending = True
         else:
-            raise KeyboardInterrupt
+            cls.interrupt()
+
+    @classmethod
+    def interrupt(cls) -> NoReturn:
+        cls.raised = True
+        raise KeyboardInterrupt
 
     @classmethod
     def leave(cls) -> None:
         cls.critical -= 1
         if cls.pending and not cls.critical:
             cls.pending = False
-            raise KeyboardInterrupt
+            cls.interrupt()
+
+    @staticmethod
+    def unraisable(unraisable: Any) -> None:
+        exc_type = unraisable.exc_type
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            # Not from here: interrupt_main() would run the handler at once,
+            # still inside the callback that swallows it.
+            threading.Timer(0.001, _thread.interrupt_main).start()
+            return
+        sys.__unraisablehook__(unraisable)
+
+
+def _quiet_after_interrupt(record: Any) -> bool:
+    return not (_Interrupts.raised and getattr(record, "exc_info", None))
 
 
 def defer_interrupts() -> None:
     """Install the SIGINT handler that lets a commit finish before Ctrl-C
-    takes effect (call from the main thread, e.g. in a CLI)."""
+    takes effect (call from the main thread, e.g. in a CLI), make sure no
+    callback swallows Ctrl-C, and drop the tracebacks logged by the work an
+    interrupt cut short."""
+    import logging
     import signal
 
     signal.signal(signal.SIGINT, _Interrupts.handler)
+    sys.unraisablehook = _Interrupts.unraisable
+    last_resort = logging.lastResort
+    if last_resort is not None and _quiet_after_interrupt not in last_resort.filters:
+        last_resort.addFilter(_quiet_after_interrupt)
 
 
 class StorageError(Exception):

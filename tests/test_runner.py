@@ -224,3 +224,39 @@ def test_config_validation() -> None:
         RunConfig(storages=("file", "file"))
     with pytest.raises(ConfigError, match="--batch"):
         RunConfig(batch=-1)
+
+
+def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
+    """Python swallows what a gc or weakref callback raises; the runner's GC
+    clock is such a callback, so Ctrl-C landing in one must come again."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "swallow.py"
+    script.write_text(
+        "import gc, time, weakref\n"
+        "from storages.base import _Interrupts, defer_interrupts\n"
+        "defer_interrupts()\n"
+        "class T: pass\n"
+        "t = T()\n"
+        "r = weakref.ref(t, lambda _: _Interrupts.handler(2, None))\n"
+        "try:\n"
+        "    del t  # the callback raises KeyboardInterrupt: swallowed\n"
+        "    deadline = time.monotonic() + 10\n"
+        "    while time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    print('lost')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+        env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout.strip() == "interrupted", proc.stderr
+    assert "Traceback" not in proc.stderr
