@@ -36,16 +36,7 @@ class RunConfig:
     profile_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        if not self.storages:
-            raise ConfigError("no storage named")
-        for name in self.storages:
-            if name not in storages.REGISTRY:
-                raise ConfigError(
-                    f"unknown storage {name!r}; choose from "
-                    f"{', '.join(storages.REGISTRY)}"
-                )
-        if len(set(self.storages)) != len(self.storages):
-            raise ConfigError("a storage is named twice")
+        check_storage_names(self.storages)
         if self.scale < 1:
             raise ConfigError(f"scale must be at least 1, not {self.scale}")
         if self.repeat < 1:
@@ -100,6 +91,19 @@ class RunConfig:
             "batch": self.batch_size,
             "profile": self.profile_dir is not None,
         }
+
+
+def check_storage_names(names: tuple[str, ...]) -> None:
+    """ConfigError unless *names* are registered storages, each named once."""
+    if not names:
+        raise ConfigError("no storage named")
+    for name in names:
+        if name not in storages.REGISTRY:
+            raise ConfigError(
+                f"unknown storage {name!r}; choose from {', '.join(storages.REGISTRY)}"
+            )
+    if len(set(names)) != len(names):
+        raise ConfigError("a storage is named twice")
 
 
 def scale_for(size: str | None, scale: int | None) -> int:

@@ -51,7 +51,7 @@ from typing import Any
 
 import storages
 from scenarios import dataset
-from scenarios.config import ConfigError
+from scenarios.config import ConfigError, check_storage_names
 from scenarios.metadata import collect as collect_metadata
 from scenarios.results import ResultsError, Stats
 from storages import StorageOptions
@@ -117,21 +117,14 @@ class SweepConfig:
     options: StorageOptions = StorageOptions()
 
     def __post_init__(self) -> None:
-        if not self.storages:
-            raise ConfigError("no storage named")
+        check_storage_names(self.storages)
         for name in self.storages:
-            if name not in storages.REGISTRY:
-                raise ConfigError(
-                    f"unknown storage {name!r}; choose from "
-                    f"{', '.join(storages.REGISTRY)}"
-                )
             if issubclass(storages.REGISTRY[name], MemoryFactory):
                 raise ConfigError(
                     f"storage {name!r} commits nothing; sweep measures commits"
                 )
-        for what, values in (("storage", self.storages), ("variant", self.variants)):
-            if len(set(values)) != len(values):
-                raise ConfigError(f"a {what} is named twice")
+        if len(set(self.variants)) != len(self.variants):
+            raise ConfigError("a variant is named twice")
         if not self.variants:
             raise ConfigError("no variant named")
         for v in self.variants:
