@@ -125,6 +125,22 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
     )
 
 
+def check_storages_usable(
+    names: tuple[str, ...], options: StorageOptions, explicit: bool
+) -> None:
+    """Before a run: a storage the user named must be able to run here (a
+    default one that cannot is skipped by the runner), and a --zeo-address
+    must answer."""
+    for name in names:
+        reason = storages.get(name, options).unavailable()
+        if reason is not None and explicit:
+            raise ConfigError(f"storage {name!r} is not available: {reason}")
+    if options.zeo_address is not None and any(n.startswith("zeo") for n in names):
+        from storages.zeo import check_reachable
+
+        check_reachable(options.zeo_address)
+
+
 def check_output(path: Path | None, force: bool) -> None:
     """Refuse, before the run, an output we could not or should not write."""
     if path is None:

@@ -15,6 +15,7 @@ from scenarios.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.cli.args import (
     add_storage_options,
     check_output,
+    check_storages_usable,
     non_negative_int,
     positive_int,
     storage_list,
@@ -156,14 +157,7 @@ def main(args: argparse.Namespace) -> int:
         batch=args.batch,
         profile_dir=args.profile,
     )
-    for name in config.storages:
-        reason = storages.get(name, config.options).unavailable()
-        if reason is not None and names:
-            raise ConfigError(f"storage {name!r} is not available: {reason}")
-    if config.options.zeo_address is not None and "zeo" in config.storages:
-        from storages.zeo import check_reachable
-
-        check_reachable(config.options.zeo_address)
+    check_storages_usable(config.storages, config.options, explicit=bool(names))
     check_output(args.json, args.force)
     check_output(args.markdown, args.force)
     check_profile_dir(config, args.force)
