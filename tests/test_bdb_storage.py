@@ -497,3 +497,47 @@ def test_an_unwritable_directory_is_reported(tmp_path: Path) -> None:
     finally:
         env.chmod(0o755)
         shutil.rmtree(base)
+
+
+# -- a transaction too large for the cache ------------------------------------
+
+
+def test_cache_too_small_is_a_one_line_error_and_recovers(env: Path) -> None:
+    """With DB_MULTIVERSION every page a transaction changes stays in the
+    cache until it commits: a transaction rewriting more pages than a 1 MiB
+    cache holds fails as a StorageError with advice (no DBError, no
+    MemoryError), is rolled back, and reopening recovers the environment
+    with the earlier commits intact."""
+    storage = BDBStorage(env, cache_size=1 << 20)
+    data = b"x" * 300
+    oids = [storage.new_oid() for _ in range(20_000)]
+    t = TransactionMetaData()
+    storage.tpc_begin(t)
+    for oid in oids:
+        storage.store(oid, z64, data, "", t)
+    storage.tpc_vote(t)
+    first = storage.tpc_finish(t)
+    try:
+        # Every record gets a new revision next to its first one: every
+        # data page of the table changes in one transaction.
+        t = TransactionMetaData()
+        storage.tpc_begin(t)
+        for oid in oids:
+            storage.store(oid, first, b"y" * 300, "", t)
+        with pytest.raises(StorageError, match=r"cache \(1 MiB\) too small") as info:
+            storage.tpc_vote(t)
+        storage.tpc_abort(t)
+        assert "--bdb-cache-size" in str(info.value)
+        assert "\n" not in str(info.value)
+    finally:
+        storage.close()
+    # DB_RECOVER on open replays the log: the first transaction is there,
+    # the failed one is not.
+    storage = BDBStorage(env, **SMALL)
+    try:
+        assert storage.lastTransaction() == first
+        assert len(storage) == len(oids)
+        assert load_current(storage, oids[-1]) == (data, first)
+        store(storage, oids[0], first, b"z")
+    finally:
+        storage.close()

@@ -71,8 +71,14 @@ class BDBError(StorageError, POSException.StorageError):
     """
 
 
-def _reason(e: db.DBError) -> str:
-    # DBError args are (errno, "message -- detail").
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def _reason(e: BaseException) -> str:
+    # DBError args are (errno, "message -- detail"); so are those of the
+    # MemoryError berkeleydb raises for ENOMEM ("unable to allocate space
+    # from the buffer cache").
     if len(e.args) > 1 and isinstance(e.args[1], str):
         return e.args[1]
     return str(e)
@@ -164,6 +170,7 @@ class BDBStorage(ConflictResolvingStorage):
         self._tables: dict[str, Any] = {}
         self._clear_transaction()
         self._packing = False
+        self._panicked = False  # DB_RUNRECOVERY seen: reopen to recover
 
         self._check_directory()
         self._lockfile = self._acquire_lock()
@@ -387,8 +394,16 @@ class BDBStorage(ConflictResolvingStorage):
                 return
             self._closed = True
             if self._btxn is not None:
-                self._btxn.abort()
+                self._abort_quietly(self._btxn)
                 self._btxn = None
+            if self._panicked:
+                # Nothing can be written; the next open's DB_RECOVER
+                # replays the log.
+                self._close_handles()
+                if self._lockfile is not None:
+                    self._lockfile.close()
+                    self._lockfile = None
+                return
             try:
                 # A checkpoint now makes the next open's recovery instant
                 # and lets Berkeley DB remove the logs it no longer needs.
@@ -415,13 +430,18 @@ class BDBStorage(ConflictResolvingStorage):
     ) -> tuple[bytes, bytes, bytes | None] | None:  # IStorage
         # One cursor is one snapshot: the revision before tid and the one
         # after it (end_tid) come from the same committed state.
-        cursor = self._data.cursor()
         try:
-            after = cursor.set_range(oid + tid, dlen=0, doff=0)
-            end = after[0][8:] if after is not None and after[0][:8] == oid else None
-            rec = cursor.prev() if after is not None else cursor.last()
-        finally:
-            cursor.close()
+            cursor = self._data.cursor()
+            try:
+                after = cursor.set_range(oid + tid, dlen=0, doff=0)
+                end = (
+                    after[0][8:] if after is not None and after[0][:8] == oid else None
+                )
+                rec = cursor.prev() if after is not None else cursor.last()
+            finally:
+                cursor.close()
+        except (db.DBError, MemoryError) as e:
+            raise self._runtime_error("loading an object", e) from None
         if rec is None or rec[0][:8] != oid:
             if end is None:
                 raise POSException.POSKeyError(oid)
@@ -441,17 +461,20 @@ class BDBStorage(ConflictResolvingStorage):
 
     def _current(self, oid: bytes) -> tuple[bytes | None, bool]:
         """(tid of the current revision or None, whether it has data)."""
-        cursor = self._data.cursor()
         try:
-            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
-            # One byte is enough to tell a revision from an undone creation.
-            rec = (
-                cursor.prev(dlen=1, doff=0)
-                if after is not None
-                else cursor.last(dlen=1, doff=0)
-            )
-        finally:
-            cursor.close()
+            cursor = self._data.cursor()
+            try:
+                after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+                # One byte tells a revision from an undone creation.
+                rec = (
+                    cursor.prev(dlen=1, doff=0)
+                    if after is not None
+                    else cursor.last(dlen=1, doff=0)
+                )
+            finally:
+                cursor.close()
+        except (db.DBError, MemoryError) as e:
+            raise self._runtime_error("loading an object", e) from None
         if rec is None or rec[0][:8] != oid:
             return None, False
         return rec[0][8:], bool(rec[1])
@@ -661,22 +684,54 @@ class BDBStorage(ConflictResolvingStorage):
             self._txn_oids.put(tid, b"".join(tdata), txn=txn)
             delta = sum(bool(tdata[oid]) - tlive[oid] for oid in tdata)
             self._meta.put(b"len", p64(self._len + delta), txn=txn)
-        except db.DBError as e:
-            txn.abort()
+        except (db.DBError, MemoryError) as e:
+            self._abort_quietly(txn)
             raise self._runtime_error("writing a transaction", e) from None
         except BaseException:
-            txn.abort()
+            self._abort_quietly(txn)
             raise
         self._btxn = txn
         self._tlen = self._len + delta
 
-    def _runtime_error(self, doing: str, e: db.DBError) -> BDBError:
+    def _abort_quietly(self, txn: Any) -> None:
+        """Roll back *txn*; a failure there (the environment panicked) is
+        remembered, not raised: the error that caused it is the news."""
+        try:
+            txn.abort()
+        except (db.DBError, MemoryError) as e:
+            self._note_panic(e)
+
+    def _note_panic(self, e: BaseException) -> None:
+        if isinstance(e, db.DBRunRecoveryError) or "PANIC" in _reason(e):
+            self._panicked = True
+
+    def _runtime_error(self, doing: str, e: BaseException) -> BDBError:
+        """One line for the user, with advice, for a Berkeley DB failure."""
+        self._note_panic(e)
+        reason = _reason(e)
+        recover = (
+            "; the environment panicked: close the storage, reopening it runs recovery"
+            if self._panicked
+            else ""
+        )
+        if (
+            "buffer cache" in reason
+            or (isinstance(e, MemoryError) and "lock" not in reason.lower())
+            or (self._panicked and "allocate memory" in reason)
+        ):
+            return BDBError(
+                f"{self._path}: {doing} failed: Berkeley DB cache "
+                f"({_mib(self._options.cache_size)}) too small for this "
+                "transaction: raise --bdb-cache-size (the cache_size option); "
+                f"with snapshot reads every page a transaction changes stays "
+                f"in the cache until it commits ({reason}){recover}"
+            )
         if isinstance(e, db.DBRunRecoveryError):
             return BDBError(
-                f"{self._path}: Berkeley DB needs recovery ({_reason(e)}); "
+                f"{self._path}: Berkeley DB needs recovery ({reason}); "
                 "close and reopen the storage"
             )
-        if isinstance(e, MemoryError) or "lock" in _reason(e).lower():
+        if isinstance(e, MemoryError) or "lock" in reason.lower():
             return BDBError(
                 f"{self._path}: {doing} failed: {_reason(e)} (a transaction "
                 f"changing more than max_locks={self._options.max_locks} pages "
@@ -699,7 +754,7 @@ class BDBStorage(ConflictResolvingStorage):
             try:
                 # Durable (as `durability` says) when this returns.
                 btxn.commit()
-            except db.DBError as e:
+            except (db.DBError, MemoryError) as e:
                 raise self._runtime_error("committing", e) from None
             with self._lock:
                 self._ltid = tid
@@ -723,7 +778,7 @@ class BDBStorage(ConflictResolvingStorage):
         try:
             if self._btxn is not None:
                 btxn, self._btxn = self._btxn, None
-                btxn.abort()
+                self._abort_quietly(btxn)
         finally:
             self._clear_transaction()
             self._commit_lock.release()
