@@ -58,6 +58,10 @@ TABLES = ("data", "txns", "txn_oids", "meta")
 #: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
 #: all revisions of oid.
 MAXKEY = b"\xff" * 8
+#: Reads never wait for a commit in progress: they read uncommitted pages
+#: and ignore every record whose tid is above lastTransaction() (see
+#: _limit).  Not MVCC: see docs/bdb.md, "Cache size".
+DIRTY = db.DB_READ_UNCOMMITTED
 LOG_FILE_SIZE = 4 << 20
 _TXN_HEADER = struct.Struct(">cIII")  # status, len(user), len(desc), len(ext)
 
@@ -130,9 +134,10 @@ class BDBStorage(ConflictResolvingStorage):
     durability, checkpoint_kbytes, max_locks, pack_gc).
 
     Commits are Berkeley DB transactions, durable as ``durability`` says
-    (options.DURABILITY); a crash is recovered on the next open.  Loads are
-    snapshot reads (DB_MULTIVERSION), so a commit in progress never blocks
-    them.  Conflicts are resolved as on FileStorage.  pack() removes old
+    (options.DURABILITY); a crash is recovered on the next open.  Loads read
+    without locks (DB_READ_UNCOMMITTED) and ignore records above
+    lastTransaction(), so a commit in progress never blocks them nor shows
+    through.  Conflicts are resolved as on FileStorage.  pack() removes old
     revisions and, with pack_gc, unreachable objects, in small batches
     while commits go on.
 
@@ -235,10 +240,6 @@ class BDBStorage(ConflictResolvingStorage):
             # Log files are preallocated: 4 MiB rather than Berkeley DB's
             # 10 MiB keeps a small database small on disk.
             env.set_lg_max(LOG_FILE_SIZE)
-            # Snapshot isolation for every read without a transaction:
-            # readers see the last committed version of a page and take
-            # no read locks, so a commit in progress never blocks them.
-            env.set_flags(db.DB_MULTIVERSION | db.DB_TXN_SNAPSHOT, 1)
             if opts.durability == "write-nosync":
                 env.set_flags(db.DB_TXN_WRITE_NOSYNC, 1)
             # DB_RECOVER is safe because the lock file guarantees no other
@@ -267,7 +268,13 @@ class BDBStorage(ConflictResolvingStorage):
         env = self._env
         # Never DB_CREATE inside an existing zodb.db: a file that lacks our
         # tables is someone else's, and is reported, not changed.
-        flags = db.DB_THREAD | db.DB_MULTIVERSION | (db.DB_CREATE if fresh else 0)
+        # DB_READ_UNCOMMITTED, not DB_MULTIVERSION: readers do not wait for
+        # a commit in progress (they skip its records by tid, see DIRTY),
+        # and a commit's changed pages can be written out before it
+        # commits.  With DB_MULTIVERSION each of them stayed in the cache,
+        # with a copy of its committed version, until the commit: a
+        # transaction updating more pages than the cache holds failed.
+        flags = db.DB_THREAD | DIRTY | (db.DB_CREATE if fresh else 0)
         txn = env.txn_begin()
         try:
             for name in TABLES:
@@ -428,14 +435,22 @@ class BDBStorage(ConflictResolvingStorage):
     def loadBefore(
         self, oid: bytes, tid: bytes
     ) -> tuple[bytes, bytes, bytes | None] | None:  # IStorage
-        # One cursor is one snapshot: the revision before tid and the one
-        # after it (end_tid) come from the same committed state.
+        # Records above lastTransaction() are a commit in progress: not
+        # seen, neither as the revision nor as its end_tid.
         try:
-            cursor = self._data.cursor()
+            ltid = self._ltid
+            limit = p64(u64(ltid) + 1)
+            if tid > limit:
+                tid = limit
+            cursor = self._data.cursor(flags=DIRTY)
             try:
                 after = cursor.set_range(oid + tid, dlen=0, doff=0)
                 end = (
-                    after[0][8:] if after is not None and after[0][:8] == oid else None
+                    after[0][8:]
+                    if after is not None
+                    and after[0][:8] == oid
+                    and after[0][8:] <= ltid
+                    else None
                 )
                 rec = cursor.prev() if after is not None else cursor.last()
             finally:
@@ -454,7 +469,9 @@ class BDBStorage(ConflictResolvingStorage):
         return load_current(self, oid)  # type: ignore[no-any-return]
 
     def loadSerial(self, oid: bytes, serial: bytes) -> bytes:  # IStorage
-        data = self._data.get(oid + serial)
+        if serial > self._ltid:  # not committed (yet)
+            raise POSException.POSKeyError(oid, serial)
+        data = self._data.get(oid + serial, flags=DIRTY)
         if not data:
             raise POSException.POSKeyError(oid, serial)
         return data  # type: ignore[no-any-return]
@@ -462,9 +479,10 @@ class BDBStorage(ConflictResolvingStorage):
     def _current(self, oid: bytes) -> tuple[bytes | None, bool]:
         """(tid of the current revision or None, whether it has data)."""
         try:
-            cursor = self._data.cursor()
+            limit = self._limit()
+            cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+                after = cursor.set_range(oid + limit, dlen=0, doff=0)
                 # One byte tells a revision from an undone creation.
                 rec = (
                     cursor.prev(dlen=1, doff=0)
@@ -479,6 +497,11 @@ class BDBStorage(ConflictResolvingStorage):
             return None, False
         return rec[0][8:], bool(rec[1])
 
+    def _limit(self) -> bytes:
+        """Keys below oid + this are committed revisions of oid: the records
+        of a commit in progress (read uncommitted) have a larger tid."""
+        return p64(u64(self._ltid) + 1)
+
     def getTid(self, oid: bytes) -> bytes:  # ZEO's IServeable
         tid, live = self._current(oid)
         if tid is None or not live:
@@ -489,13 +512,13 @@ class BDBStorage(ConflictResolvingStorage):
         self, oid: bytes, size: int = 1, filter: Callable[[dict], bool] | None = None
     ) -> list[dict[str, Any]]:  # IStorage
         result: list[dict[str, Any]] = []
-        cursor = self._data.cursor()
+        cursor = self._data.cursor(flags=DIRTY)
         try:
-            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+            after = cursor.set_range(oid + self._limit(), dlen=0, doff=0)
             rec = cursor.prev() if after is not None else cursor.last()
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
-                meta = self._txns.get(tid)
+                meta = self._txns.get(tid, flags=DIRTY)
                 _, user, desc, ext = _decode_txn(meta) if meta else (" ", b"", b"", b"")
                 d = dict(TransactionMetaData(user, desc, ext).extension)
                 d.update(
@@ -519,25 +542,24 @@ class BDBStorage(ConflictResolvingStorage):
         self, next: bytes | None = None
     ) -> tuple[bytes, bytes, bytes, bytes | None]:  # IStorageCurrentRecordIteration
         oid = z64 if next is None else next
+        limit = self._limit()
         while True:
-            cursor = self._data.cursor()
+            cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+                after = cursor.set_range(oid + limit, dlen=0, doff=0)
                 rec = cursor.prev() if after is not None else cursor.last()
+                # The next oid with revisions (committed or not: one with
+                # none committed is skipped by the next round).
+                nxt = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
             finally:
                 cursor.close()
             if rec is None or rec[0][:8] < oid:
-                # oid has no revisions: start from the next oid that has.
-                cursor = self._data.cursor()
-                try:
-                    found = cursor.set_range(oid, dlen=0, doff=0)
-                finally:
-                    cursor.close()
-                if found is None:
+                # oid has no committed revisions: go on with the next oid.
+                if nxt is None:
                     raise ValueError("no more records")
-                oid = found[0][:8]
+                oid = nxt[0][:8]
                 continue
-            following = after[0][:8] if after is not None else None
+            following = nxt[0][:8] if nxt is not None else None
             if rec[1]:
                 return rec[0][:8], rec[0][8:], rec[1], following
             if following is None:
@@ -647,7 +669,7 @@ class BDBStorage(ConflictResolvingStorage):
             raise TypeError("versions are not supported")
         if data is None and prev_txn is not None:
             # A back pointer the source did not resolve: copy its data.
-            data = self._data.get(oid + prev_txn) or None
+            data = self._data.get(oid + prev_txn, flags=DIRTY) or None
         live = False if oid > self._max_stored else self._current(oid)[1]
         self._stage(oid, data, live)
 
@@ -722,9 +744,8 @@ class BDBStorage(ConflictResolvingStorage):
             return BDBError(
                 f"{self._path}: {doing} failed: Berkeley DB cache "
                 f"({_mib(self._options.cache_size)}) too small for this "
-                "transaction: raise --bdb-cache-size (the cache_size option); "
-                f"with snapshot reads every page a transaction changes stays "
-                f"in the cache until it commits ({reason}){recover}"
+                f"transaction: raise --bdb-cache-size (the cache_size option) "
+                f"({reason}){recover}"
             )
         if isinstance(e, db.DBRunRecoveryError):
             return BDBError(
@@ -803,11 +824,13 @@ class BDBStorage(ConflictResolvingStorage):
         """The last *count* transactions as (tid, oids), oldest first: ZEO
         uses them to let reconnecting clients keep their caches."""
         result: list[tuple[bytes, list[bytes]]] = []
-        cursor = self._txn_oids.cursor()
+        ltid = self._ltid
+        cursor = self._txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.last()
             while rec is not None and len(result) < count:
-                result.append((rec[0], _split_oids(rec[1])))
+                if rec[0] <= ltid:  # committed
+                    result.append((rec[0], _split_oids(rec[1])))
                 rec = cursor.prev()
         finally:
             cursor.close()
@@ -863,7 +886,7 @@ class BDBTransaction(TransactionRecord):
         get = self._storage._data.get
         tid = self.tid
         for oid in _split_oids(self._oids):
-            data = get(oid + tid)
+            data = get(oid + tid, flags=DIRTY)
             if data is None:
                 continue  # removed by a pack since
             yield DataRecord(oid, tid, data or None, None)
@@ -894,7 +917,7 @@ class TransactionIterator:
             self._done = True
             raise StopIteration
         storage = self._storage
-        cursor = storage._txns.cursor()
+        cursor = storage._txns.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(self._next)
         finally:
@@ -904,7 +927,7 @@ class TransactionIterator:
             raise StopIteration
         tid, meta = rec
         self._next = p64(u64(tid) + 1)
-        oids = storage._txn_oids.get(tid) or b""
+        oids = storage._txn_oids.get(tid, flags=DIRTY) or b""
         return BDBTransaction(storage, tid, meta, oids)
 
     next = __next__
