@@ -30,7 +30,7 @@ from ZODB.POSException import POSKeyError  # noqa: E402
 from ZODB.serialize import referencesf  # noqa: E402
 from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
-from ZODB.utils import load_current, z64  # noqa: E402
+from ZODB.utils import load_current, p64, z64  # noqa: E402
 
 from storages.base import StorageError  # noqa: E402
 from storages.bdb import BDBStorage  # noqa: E402
@@ -497,3 +497,96 @@ def test_an_unwritable_directory_is_reported(tmp_path: Path) -> None:
     finally:
         env.chmod(0o755)
         shutil.rmtree(base)
+
+
+# -- transactions larger than the cache, resource failures ---------------------
+
+
+def _fill(storage: BDBStorage, oids: list[bytes], serial: bytes, data: bytes) -> Any:
+    t = TransactionMetaData()
+    storage.tpc_begin(t)
+    for oid in oids:
+        storage.store(oid, serial, data, "", t)
+    return t
+
+
+def test_a_transaction_changing_more_pages_than_the_cache_holds(env: Path) -> None:
+    """Every record of 20,000 gets a new revision next to its first one: the
+    transaction changes every data page (~6 MB) through a 1 MiB cache.  With
+    DB_MULTIVERSION each changed page stayed in the cache until the commit,
+    and this failed ("unable to allocate space from the buffer cache", then
+    a panic); now changed pages are written out as the cache needs room."""
+    storage = BDBStorage(env, cache_size=1 << 20)
+    try:
+        oids = [storage.new_oid() for _ in range(20_000)]
+        t = _fill(storage, oids, z64, b"x" * 300)
+        storage.tpc_vote(t)
+        first = storage.tpc_finish(t)
+        for n in range(2):
+            t = _fill(storage, oids, first, b"%d" % n * 300)
+            storage.tpc_vote(t)
+            first = storage.tpc_finish(t)
+        assert load_current(storage, oids[-1]) == (b"1" * 300, first)
+    finally:
+        storage.close()
+
+
+def test_resource_failure_is_a_one_line_error_and_recovers(env: Path) -> None:
+    """A transaction changing more pages than the lock table holds fails as
+    a StorageError with advice, is rolled back, and the storage (reopened
+    or not) still has the earlier commits."""
+    storage = BDBStorage(env, cache_size=1 << 20, max_locks=1000)
+    try:
+        first = store(storage, None, z64, b"first")
+        t = _fill(storage, [storage.new_oid() for _ in range(20_000)], z64, b"x" * 500)
+        with pytest.raises(StorageError, match="larger max_locks") as info:
+            storage.tpc_vote(t)
+        storage.tpc_abort(t)
+        assert "\n" not in str(info.value)
+        assert storage.lastTransaction() == first and len(storage) == 1
+    finally:
+        storage.close()
+    storage = BDBStorage(env, **SMALL)
+    try:
+        assert storage.lastTransaction() == first and len(storage) == 1
+        assert load_current(storage, p64(1)) == (b"first", first)
+    finally:
+        storage.close()
+
+
+class _FullCache:
+    """A data table whose writes fail as Berkeley DB's do when no page of
+    the cache can be freed."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        raise MemoryError(
+            12,
+            "Cannot allocate memory -- BDB3017 unable to allocate space from "
+            "the buffer cache",
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)
+
+
+def test_cache_exhaustion_says_raise_the_cache_size(bdb: BDBStorage) -> None:
+    first = store(bdb, None, z64, b"first")
+    real = bdb._data
+    bdb._data = _FullCache(real)
+    try:
+        t = _fill(bdb, [bdb.new_oid()], z64, b"x")
+        with pytest.raises(StorageError) as info:
+            bdb.tpc_vote(t)
+        bdb.tpc_abort(t)
+    finally:
+        bdb._data = real
+    message = str(info.value)
+    assert "Berkeley DB cache (8 MiB) too small for this transaction" in message
+    assert "raise --bdb-cache-size" in message and "\n" not in message
+    assert not isinstance(info.value, MemoryError)
+    assert bdb.lastTransaction() == first
+    second = store(bdb, None, z64, b"second")  # the storage goes on
+    assert second > first

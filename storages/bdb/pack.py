@@ -8,10 +8,11 @@ it.  The work is done in three steps:
 
 1. Reachability: walk from the root (and from every object written after
    the pack time) through the references of each object's revisions from
-   the pack time on, reading snapshots, without any lock.  The reachable
+   the pack time on, reading without locks (a commit in progress adds
+   revisions, and so references: more is kept, never less).  The reachable
    oids are kept in an fsIndex (compact, like FileStorage's GC).
-2. Sweep: scan the data table in key order in snapshots of a few thousand
-   records, choosing the keys to delete.
+2. Sweep: scan the data table in key order in chunks of a few thousand
+   records, choosing the keys to delete among the committed ones.
 3. Each chunk's deletions are one short Berkeley DB transaction taken
    under the storage's commit lock, so commits wait at most for one chunk.
    Before deleting, the transactions committed since step 1 are read, and
@@ -29,7 +30,7 @@ from berkeleydb import db
 from ZODB.fsIndex import fsIndex
 from ZODB.utils import p64, u64, z64
 
-from storages.bdb.storage import _split_oids
+from storages.bdb.storage import DIRTY, _split_oids
 
 if TYPE_CHECKING:
     from storages.bdb.storage import BDBStorage
@@ -84,7 +85,7 @@ class Packer:
     def _roots(self) -> list[bytes]:
         """The root and every oid written after the pack time, up to seen."""
         roots = [z64]
-        cursor = self.storage._txn_oids.cursor()
+        cursor = self.storage._txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(self.stop)
             while rec is not None and rec[0] <= self.seen:
@@ -99,7 +100,7 @@ class Packer:
         later revision (one snapshot)."""
         stop = self.stop
         found = []
-        cursor = self.storage._data.cursor()
+        cursor = self.storage._data.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(oid + stop)
             while rec is not None and rec[0][:8] == oid:
@@ -134,7 +135,7 @@ class Packer:
         if last <= self.seen:
             return
         written = []
-        cursor = storage._txn_oids.cursor()
+        cursor = storage._txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(p64(u64(self.seen) + 1))
             while rec is not None:
@@ -160,7 +161,9 @@ class Packer:
         stop, gc, reachable = self.stop, self.gc, self.reachable
         doomed: dict[bytes, tuple[list[bytes], bool]] = {}
         old: list[bytes] = []
-        cursor = self.storage._data.cursor()
+        # Records above it are a commit in progress (read uncommitted).
+        ltid = self.storage.lastTransaction()
+        cursor = self.storage._data.cursor(flags=DIRTY)
         try:
             # One byte of each value tells a revision from an undone creation.
             rec = cursor.set_range(resume, dlen=1, doff=0)
@@ -169,9 +172,12 @@ class Packer:
                 oid = rec[0][:8]
                 keys, live = [], []
                 while rec is not None and rec[0][:8] == oid:
-                    keys.append(rec[0])
-                    live.append(bool(rec[1]))
+                    if rec[0][8:] <= ltid:
+                        keys.append(rec[0])
+                        live.append(bool(rec[1]))
                     rec = cursor.next(dlen=1, doff=0)
+                if not keys:
+                    continue  # created by a commit in progress
                 scanned += len(keys)
                 before = sum(1 for k in keys if k[8:] < stop)
                 if gc and oid not in reachable:

@@ -58,6 +58,10 @@ TABLES = ("data", "txns", "txn_oids", "meta")
 #: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
 #: all revisions of oid.
 MAXKEY = b"\xff" * 8
+#: Reads never wait for a commit in progress: they read uncommitted pages
+#: and ignore every record whose tid is above lastTransaction() (see
+#: _limit).  Not MVCC: see docs/bdb.md, "Cache size".
+DIRTY = db.DB_READ_UNCOMMITTED
 LOG_FILE_SIZE = 4 << 20
 _TXN_HEADER = struct.Struct(">cIII")  # status, len(user), len(desc), len(ext)
 
@@ -71,8 +75,14 @@ class BDBError(StorageError, POSException.StorageError):
     """
 
 
-def _reason(e: db.DBError) -> str:
-    # DBError args are (errno, "message -- detail").
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def _reason(e: BaseException) -> str:
+    # DBError args are (errno, "message -- detail"); so are those of the
+    # MemoryError berkeleydb raises for ENOMEM ("unable to allocate space
+    # from the buffer cache").
     if len(e.args) > 1 and isinstance(e.args[1], str):
         return e.args[1]
     return str(e)
@@ -124,9 +134,10 @@ class BDBStorage(ConflictResolvingStorage):
     durability, checkpoint_kbytes, max_locks, pack_gc).
 
     Commits are Berkeley DB transactions, durable as ``durability`` says
-    (options.DURABILITY); a crash is recovered on the next open.  Loads are
-    snapshot reads (DB_MULTIVERSION), so a commit in progress never blocks
-    them.  Conflicts are resolved as on FileStorage.  pack() removes old
+    (options.DURABILITY); a crash is recovered on the next open.  Loads read
+    without locks (DB_READ_UNCOMMITTED) and ignore records above
+    lastTransaction(), so a commit in progress never blocks them nor shows
+    through.  Conflicts are resolved as on FileStorage.  pack() removes old
     revisions and, with pack_gc, unreachable objects, in small batches
     while commits go on.
 
@@ -164,6 +175,7 @@ class BDBStorage(ConflictResolvingStorage):
         self._tables: dict[str, Any] = {}
         self._clear_transaction()
         self._packing = False
+        self._panicked = False  # DB_RUNRECOVERY seen: reopen to recover
 
         self._check_directory()
         self._lockfile = self._acquire_lock()
@@ -228,10 +240,6 @@ class BDBStorage(ConflictResolvingStorage):
             # Log files are preallocated: 4 MiB rather than Berkeley DB's
             # 10 MiB keeps a small database small on disk.
             env.set_lg_max(LOG_FILE_SIZE)
-            # Snapshot isolation for every read without a transaction:
-            # readers see the last committed version of a page and take
-            # no read locks, so a commit in progress never blocks them.
-            env.set_flags(db.DB_MULTIVERSION | db.DB_TXN_SNAPSHOT, 1)
             if opts.durability == "write-nosync":
                 env.set_flags(db.DB_TXN_WRITE_NOSYNC, 1)
             # DB_RECOVER is safe because the lock file guarantees no other
@@ -260,7 +268,13 @@ class BDBStorage(ConflictResolvingStorage):
         env = self._env
         # Never DB_CREATE inside an existing zodb.db: a file that lacks our
         # tables is someone else's, and is reported, not changed.
-        flags = db.DB_THREAD | db.DB_MULTIVERSION | (db.DB_CREATE if fresh else 0)
+        # DB_READ_UNCOMMITTED, not DB_MULTIVERSION: readers do not wait for
+        # a commit in progress (they skip its records by tid, see DIRTY),
+        # and a commit's changed pages can be written out before it
+        # commits.  With DB_MULTIVERSION each of them stayed in the cache,
+        # with a copy of its committed version, until the commit: a
+        # transaction updating more pages than the cache holds failed.
+        flags = db.DB_THREAD | DIRTY | (db.DB_CREATE if fresh else 0)
         txn = env.txn_begin()
         try:
             for name in TABLES:
@@ -387,8 +401,16 @@ class BDBStorage(ConflictResolvingStorage):
                 return
             self._closed = True
             if self._btxn is not None:
-                self._btxn.abort()
+                self._abort_quietly(self._btxn)
                 self._btxn = None
+            if self._panicked:
+                # Nothing can be written; the next open's DB_RECOVER
+                # replays the log.
+                self._close_handles()
+                if self._lockfile is not None:
+                    self._lockfile.close()
+                    self._lockfile = None
+                return
             try:
                 # A checkpoint now makes the next open's recovery instant
                 # and lets Berkeley DB remove the logs it no longer needs.
@@ -413,15 +435,28 @@ class BDBStorage(ConflictResolvingStorage):
     def loadBefore(
         self, oid: bytes, tid: bytes
     ) -> tuple[bytes, bytes, bytes | None] | None:  # IStorage
-        # One cursor is one snapshot: the revision before tid and the one
-        # after it (end_tid) come from the same committed state.
-        cursor = self._data.cursor()
+        # Records above lastTransaction() are a commit in progress: not
+        # seen, neither as the revision nor as its end_tid.
         try:
-            after = cursor.set_range(oid + tid, dlen=0, doff=0)
-            end = after[0][8:] if after is not None and after[0][:8] == oid else None
-            rec = cursor.prev() if after is not None else cursor.last()
-        finally:
-            cursor.close()
+            ltid = self._ltid
+            limit = p64(u64(ltid) + 1)
+            if tid > limit:
+                tid = limit
+            cursor = self._data.cursor(flags=DIRTY)
+            try:
+                after = cursor.set_range(oid + tid, dlen=0, doff=0)
+                end = (
+                    after[0][8:]
+                    if after is not None
+                    and after[0][:8] == oid
+                    and after[0][8:] <= ltid
+                    else None
+                )
+                rec = cursor.prev() if after is not None else cursor.last()
+            finally:
+                cursor.close()
+        except (db.DBError, MemoryError) as e:
+            raise self._runtime_error("loading an object", e) from None
         if rec is None or rec[0][:8] != oid:
             if end is None:
                 raise POSException.POSKeyError(oid)
@@ -434,27 +469,38 @@ class BDBStorage(ConflictResolvingStorage):
         return load_current(self, oid)  # type: ignore[no-any-return]
 
     def loadSerial(self, oid: bytes, serial: bytes) -> bytes:  # IStorage
-        data = self._data.get(oid + serial)
+        if serial > self._ltid:  # not committed (yet)
+            raise POSException.POSKeyError(oid, serial)
+        data = self._data.get(oid + serial, flags=DIRTY)
         if not data:
             raise POSException.POSKeyError(oid, serial)
         return data  # type: ignore[no-any-return]
 
     def _current(self, oid: bytes) -> tuple[bytes | None, bool]:
         """(tid of the current revision or None, whether it has data)."""
-        cursor = self._data.cursor()
         try:
-            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
-            # One byte is enough to tell a revision from an undone creation.
-            rec = (
-                cursor.prev(dlen=1, doff=0)
-                if after is not None
-                else cursor.last(dlen=1, doff=0)
-            )
-        finally:
-            cursor.close()
+            limit = self._limit()
+            cursor = self._data.cursor(flags=DIRTY)
+            try:
+                after = cursor.set_range(oid + limit, dlen=0, doff=0)
+                # One byte tells a revision from an undone creation.
+                rec = (
+                    cursor.prev(dlen=1, doff=0)
+                    if after is not None
+                    else cursor.last(dlen=1, doff=0)
+                )
+            finally:
+                cursor.close()
+        except (db.DBError, MemoryError) as e:
+            raise self._runtime_error("loading an object", e) from None
         if rec is None or rec[0][:8] != oid:
             return None, False
         return rec[0][8:], bool(rec[1])
+
+    def _limit(self) -> bytes:
+        """Keys below oid + this are committed revisions of oid: the records
+        of a commit in progress (read uncommitted) have a larger tid."""
+        return p64(u64(self._ltid) + 1)
 
     def getTid(self, oid: bytes) -> bytes:  # ZEO's IServeable
         tid, live = self._current(oid)
@@ -466,13 +512,13 @@ class BDBStorage(ConflictResolvingStorage):
         self, oid: bytes, size: int = 1, filter: Callable[[dict], bool] | None = None
     ) -> list[dict[str, Any]]:  # IStorage
         result: list[dict[str, Any]] = []
-        cursor = self._data.cursor()
+        cursor = self._data.cursor(flags=DIRTY)
         try:
-            after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+            after = cursor.set_range(oid + self._limit(), dlen=0, doff=0)
             rec = cursor.prev() if after is not None else cursor.last()
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
-                meta = self._txns.get(tid)
+                meta = self._txns.get(tid, flags=DIRTY)
                 _, user, desc, ext = _decode_txn(meta) if meta else (" ", b"", b"", b"")
                 d = dict(TransactionMetaData(user, desc, ext).extension)
                 d.update(
@@ -496,25 +542,24 @@ class BDBStorage(ConflictResolvingStorage):
         self, next: bytes | None = None
     ) -> tuple[bytes, bytes, bytes, bytes | None]:  # IStorageCurrentRecordIteration
         oid = z64 if next is None else next
+        limit = self._limit()
         while True:
-            cursor = self._data.cursor()
+            cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
+                after = cursor.set_range(oid + limit, dlen=0, doff=0)
                 rec = cursor.prev() if after is not None else cursor.last()
+                # The next oid with revisions (committed or not: one with
+                # none committed is skipped by the next round).
+                nxt = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
             finally:
                 cursor.close()
             if rec is None or rec[0][:8] < oid:
-                # oid has no revisions: start from the next oid that has.
-                cursor = self._data.cursor()
-                try:
-                    found = cursor.set_range(oid, dlen=0, doff=0)
-                finally:
-                    cursor.close()
-                if found is None:
+                # oid has no committed revisions: go on with the next oid.
+                if nxt is None:
                     raise ValueError("no more records")
-                oid = found[0][:8]
+                oid = nxt[0][:8]
                 continue
-            following = after[0][:8] if after is not None else None
+            following = nxt[0][:8] if nxt is not None else None
             if rec[1]:
                 return rec[0][:8], rec[0][8:], rec[1], following
             if following is None:
@@ -624,7 +669,7 @@ class BDBStorage(ConflictResolvingStorage):
             raise TypeError("versions are not supported")
         if data is None and prev_txn is not None:
             # A back pointer the source did not resolve: copy its data.
-            data = self._data.get(oid + prev_txn) or None
+            data = self._data.get(oid + prev_txn, flags=DIRTY) or None
         live = False if oid > self._max_stored else self._current(oid)[1]
         self._stage(oid, data, live)
 
@@ -661,22 +706,53 @@ class BDBStorage(ConflictResolvingStorage):
             self._txn_oids.put(tid, b"".join(tdata), txn=txn)
             delta = sum(bool(tdata[oid]) - tlive[oid] for oid in tdata)
             self._meta.put(b"len", p64(self._len + delta), txn=txn)
-        except db.DBError as e:
-            txn.abort()
+        except (db.DBError, MemoryError) as e:
+            self._abort_quietly(txn)
             raise self._runtime_error("writing a transaction", e) from None
         except BaseException:
-            txn.abort()
+            self._abort_quietly(txn)
             raise
         self._btxn = txn
         self._tlen = self._len + delta
 
-    def _runtime_error(self, doing: str, e: db.DBError) -> BDBError:
+    def _abort_quietly(self, txn: Any) -> None:
+        """Roll back *txn*; a failure there (the environment panicked) is
+        remembered, not raised: the error that caused it is the news."""
+        try:
+            txn.abort()
+        except (db.DBError, MemoryError) as e:
+            self._note_panic(e)
+
+    def _note_panic(self, e: BaseException) -> None:
+        if isinstance(e, db.DBRunRecoveryError) or "PANIC" in _reason(e):
+            self._panicked = True
+
+    def _runtime_error(self, doing: str, e: BaseException) -> BDBError:
+        """One line for the user, with advice, for a Berkeley DB failure."""
+        self._note_panic(e)
+        reason = _reason(e)
+        recover = (
+            "; the environment panicked: close the storage, reopening it runs recovery"
+            if self._panicked
+            else ""
+        )
+        if (
+            "buffer cache" in reason
+            or (isinstance(e, MemoryError) and "lock" not in reason.lower())
+            or (self._panicked and "allocate memory" in reason)
+        ):
+            return BDBError(
+                f"{self._path}: {doing} failed: Berkeley DB cache "
+                f"({_mib(self._options.cache_size)}) too small for this "
+                f"transaction: raise --bdb-cache-size (the cache_size option) "
+                f"({reason}){recover}"
+            )
         if isinstance(e, db.DBRunRecoveryError):
             return BDBError(
-                f"{self._path}: Berkeley DB needs recovery ({_reason(e)}); "
+                f"{self._path}: Berkeley DB needs recovery ({reason}); "
                 "close and reopen the storage"
             )
-        if isinstance(e, MemoryError) or "lock" in _reason(e).lower():
+        if isinstance(e, MemoryError) or "lock" in reason.lower():
             return BDBError(
                 f"{self._path}: {doing} failed: {_reason(e)} (a transaction "
                 f"changing more than max_locks={self._options.max_locks} pages "
@@ -699,7 +775,7 @@ class BDBStorage(ConflictResolvingStorage):
             try:
                 # Durable (as `durability` says) when this returns.
                 btxn.commit()
-            except db.DBError as e:
+            except (db.DBError, MemoryError) as e:
                 raise self._runtime_error("committing", e) from None
             with self._lock:
                 self._ltid = tid
@@ -723,7 +799,7 @@ class BDBStorage(ConflictResolvingStorage):
         try:
             if self._btxn is not None:
                 btxn, self._btxn = self._btxn, None
-                btxn.abort()
+                self._abort_quietly(btxn)
         finally:
             self._clear_transaction()
             self._commit_lock.release()
@@ -748,11 +824,13 @@ class BDBStorage(ConflictResolvingStorage):
         """The last *count* transactions as (tid, oids), oldest first: ZEO
         uses them to let reconnecting clients keep their caches."""
         result: list[tuple[bytes, list[bytes]]] = []
-        cursor = self._txn_oids.cursor()
+        ltid = self._ltid
+        cursor = self._txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.last()
             while rec is not None and len(result) < count:
-                result.append((rec[0], _split_oids(rec[1])))
+                if rec[0] <= ltid:  # committed
+                    result.append((rec[0], _split_oids(rec[1])))
                 rec = cursor.prev()
         finally:
             cursor.close()
@@ -808,7 +886,7 @@ class BDBTransaction(TransactionRecord):
         get = self._storage._data.get
         tid = self.tid
         for oid in _split_oids(self._oids):
-            data = get(oid + tid)
+            data = get(oid + tid, flags=DIRTY)
             if data is None:
                 continue  # removed by a pack since
             yield DataRecord(oid, tid, data or None, None)
@@ -839,7 +917,7 @@ class TransactionIterator:
             self._done = True
             raise StopIteration
         storage = self._storage
-        cursor = storage._txns.cursor()
+        cursor = storage._txns.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(self._next)
         finally:
@@ -849,7 +927,7 @@ class TransactionIterator:
             raise StopIteration
         tid, meta = rec
         self._next = p64(u64(tid) + 1)
-        oids = storage._txn_oids.get(tid) or b""
+        oids = storage._txn_oids.get(tid, flags=DIRTY) or b""
         return BDBTransaction(storage, tid, meta, oids)
 
     next = __next__
