@@ -70,6 +70,31 @@ def storage_list(text: str) -> list[str]:
     return names
 
 
+def add_data_set_options(p: argparse.ArgumentParser) -> None:
+    """--size or --scale, and --seed: which data set a command builds."""
+    from vfab.generate import DEFAULT_SEED, SIZES
+
+    p.add_argument(
+        "--size",
+        choices=list(SIZES),
+        default=None,
+        help="data set size (default: small, the 2000 data set); "
+        + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
+    )
+    p.add_argument(
+        "--scale",
+        type=positive_int,
+        metavar="N",
+        help="any multiple of the small data set instead of --size",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"data generator seed (default: {DEFAULT_SEED})",
+    )
+
+
 def add_storage_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("storage options")
     g.add_argument(

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from scenarios.cli.args import positive_int
+from scenarios.cli.args import add_data_set_options
 from scenarios.config import scale_for
 from scenarios.datadir import MARKER, path_storages
-from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
+from vfab.generate import DataSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,22 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="DIR",
         help="directory for the database (created if missing; its parent must exist)",
     )
-    p.add_argument(
-        "--size",
-        choices=list(SIZES),
-        default=None,
-        help="data set size (default: small); "
-        + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
-    )
-    p.add_argument(
-        "--scale", type=positive_int, metavar="N", help="any multiple of small"
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"data generator seed (default: {DEFAULT_SEED})",
-    )
+    add_data_set_options(p)
     p.add_argument(
         "--overwrite",
         action="store_true",

@@ -13,6 +13,7 @@ import storages
 from scenarios import report
 from scenarios.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.cli.args import (
+    add_data_set_options,
     add_storage_options,
     check_output,
     check_storages_usable,
@@ -25,7 +26,6 @@ from scenarios.cli.args import (
 from scenarios.config import ConfigError, RunConfig, scale_for
 from scenarios.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.runner import profile_path
-from vfab.generate import DEFAULT_SEED, SIZES
 
 ABOUT = "\n\n".join(
     textwrap.fill(paragraph, 79)
@@ -69,19 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"{','.join(storages.DEFAULT_STORAGES)}; "
         f"choices: {', '.join(storages.REGISTRY)})",
     )
-    run.add_argument(
-        "--size",
-        choices=list(SIZES),
-        default=None,
-        help="data set size (default: small, the 2000 data set); "
-        + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
-    )
-    run.add_argument(
-        "--scale",
-        type=positive_int,
-        metavar="N",
-        help="any multiple of the small data set instead of --size",
-    )
+    add_data_set_options(run)
     run.add_argument(
         "--repeat",
         type=positive_int,
@@ -99,12 +87,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         choices=list(PRESETS),
         help="quick: 1 trial, no warmup; rigorous: 10 trials, 2 warmups "
         "(--repeat/--warmups override)",
-    )
-    run.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"data generator seed (default: {DEFAULT_SEED})",
     )
     run.add_argument(
         "--batch",

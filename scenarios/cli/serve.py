@@ -25,11 +25,11 @@ from typing import Any
 
 import storages
 from scenarios import datadir
-from scenarios.cli.args import port_number, positive_int
+from scenarios.cli.args import add_data_set_options, port_number
 from scenarios.config import scale_for
 from storages import StorageError, StorageOptions
 from storages.zeo import LOCALHOST, ZEOServer, check_port_free
-from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
+from vfab.generate import DataSpec
 
 #: --storage choice -> the registry name of the ZEO factory that serves it.
 SERVED = {"file": "zeo", "bdb": "zeo+bdb"}
@@ -60,18 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(as by vfab-bench populate), one populate wrote is served "
         "(default: a temporary directory, removed at exit)",
     )
-    p.add_argument(
-        "--size",
-        choices=list(SIZES),
-        help="data set size (default: small)",
-    )
-    p.add_argument("--scale", type=positive_int, metavar="N", help="instead of --size")
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"data generator seed (default: {DEFAULT_SEED})",
-    )
+    add_data_set_options(p)
     p.add_argument(
         "--host",
         default=LOCALHOST,
