@@ -76,10 +76,7 @@ class RunConfig:
         return self.spec.name
 
     def to_json(self) -> dict[str, Any]:
-        options = dataclasses.asdict(self.storage_options)
-        if options["zeo_address"] is not None:
-            host, port = options["zeo_address"]
-            options["zeo_address"] = f"{host}:{port}"
+        options = self.storage_options.to_json()
         return {
             "storages": list(self.storages),
             "size": self.size,

@@ -146,10 +146,7 @@ class SweepConfig:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
 
     def to_json(self) -> dict[str, Any]:
-        options = dataclasses.asdict(self.options)
-        if options["zeo_address"] is not None:
-            host, port = options["zeo_address"]
-            options["zeo_address"] = f"{host}:{port}"
+        options = self.options.to_json()
         return {
             "storages": list(self.storages),
             "objects": list(self.objects),

@@ -127,6 +127,14 @@ class StorageOptions:
     bdb_cache_size: int | None = None
     bdb_durability: str = "sync"
 
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values (an address as "HOST:PORT")."""
+        options = dataclasses.asdict(self)
+        if self.zeo_address is not None:
+            host, port = self.zeo_address
+            options["zeo_address"] = f"{host}:{port}"
+        return options
+
     def db_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ZODB.DB built from these options."""
         return {} if self.cache_size is None else {"cache_size": self.cache_size}
