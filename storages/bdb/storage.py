@@ -352,7 +352,8 @@ class BDBStorage(ConflictResolvingStorage):
         return False
 
     def lastTransaction(self) -> bytes:  # IStorage
-        return self._ltid
+        with self._lock:
+            return self._ltid
 
     def __len__(self) -> int:  # IStorage: objects whose current revision exists
         return self._len
@@ -777,16 +778,18 @@ class BDBStorage(ConflictResolvingStorage):
                 btxn.commit()
             except (db.DBError, MemoryError) as e:
                 raise self._runtime_error("committing", e) from None
+            # Invalidations go out before lastTransaction() moves, and under
+            # the lock lastTransaction() takes (as ZODB's BaseStorage does): a
+            # connection that sees the new tid has already been sent the
+            # invalidations, so it never keeps a stale object beside a new
+            # one (ZODB's test_race_loadopen_vs_local_invalidate).
             with self._lock:
+                if f is not None:
+                    f(tid)
                 self._ltid = tid
                 self._len = self._tlen
             if self._tdata:
                 self._max_stored = max(self._max_stored, max(self._tdata))
-            # Invalidations go out once the data is durable and visible.
-            # Readers all load through loadBefore(oid, their snapshot), so
-            # seeing the new revisions before the invalidations is harmless.
-            if f is not None:
-                f(tid)
         finally:
             self._clear_transaction()
             self._commit_lock.release()
