@@ -439,7 +439,7 @@ class BDBStorage(ConflictResolvingStorage):
         # Records above lastTransaction() are a commit in progress: not
         # seen, neither as the revision nor as its end_tid.
         try:
-            ltid = self._ltid
+            ltid = self.lastTransaction()
             limit = p64(u64(ltid) + 1)
             if tid > limit:
                 tid = limit
@@ -470,7 +470,7 @@ class BDBStorage(ConflictResolvingStorage):
         return load_current(self, oid)  # type: ignore[no-any-return]
 
     def loadSerial(self, oid: bytes, serial: bytes) -> bytes:  # IStorage
-        if serial > self._ltid:  # not committed (yet)
+        if serial > self.lastTransaction():  # not committed (yet)
             raise POSException.POSKeyError(oid, serial)
         data = self._data.get(oid + serial, flags=DIRTY)
         if not data:
@@ -501,7 +501,7 @@ class BDBStorage(ConflictResolvingStorage):
     def _limit(self) -> bytes:
         """Keys below oid + this are committed revisions of oid: the records
         of a commit in progress (read uncommitted) have a larger tid."""
-        return p64(u64(self._ltid) + 1)
+        return p64(u64(self.lastTransaction()) + 1)
 
     def getTid(self, oid: bytes) -> bytes:  # ZEO's IServeable
         tid, live = self._current(oid)
@@ -827,7 +827,7 @@ class BDBStorage(ConflictResolvingStorage):
         """The last *count* transactions as (tid, oids), oldest first: ZEO
         uses them to let reconnecting clients keep their caches."""
         result: list[tuple[bytes, list[bytes]]] = []
-        ltid = self._ltid
+        ltid = self.lastTransaction()
         cursor = self._txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.last()
