@@ -7,7 +7,7 @@ the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
 --weight-<operation> per operation.  docs/locust.md has the details.
 
 This file stays thin: the operations, the ZEO client per process and the
-timing live in scenarios.load and scenarios.locust_zeo.
+timing live in scenarios.load.session and scenarios.load.locust_plugin.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import random
 from locust import User, constant, events, task
 from locust.exception import StopUser
 
-from scenarios.locust_zeo import (
+from scenarios.load.locust_plugin import (
     ProcessClient,
     TimedSession,
     add_options,

@@ -17,8 +17,9 @@ from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 from persistent.mapping import PersistentMapping
 
-from scenarios import census, datadir
-from scenarios.census import CENSUS_SCHEMA_VERSION, Census
+from scenarios.census import census
+from scenarios.census.census import CENSUS_SCHEMA_VERSION, Census
+from scenarios.data import datadir
 from storages.zeo import ZEOServer, filestorage_section
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.test_populate import listing

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.phases import PHASES
-from scenarios.results import SCHEMA_VERSION, RunResult
+from scenarios.bench.phases import PHASES
+from scenarios.results.model import SCHEMA_VERSION, RunResult
 from storages.zeo import free_port
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import storages
-from scenarios import dataset
+from scenarios.data import dataset
 from vfab import queries
 from vfab.generate import DataSpec
 

@@ -1,4 +1,4 @@
-"""scenarios.load and `vfab-bench zeoloop`: sessions, retries, the baseline."""
+"""scenarios.load.session and `vfab-bench zeoloop`: sessions, retries, the baseline."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import load, zeoloop
-from scenarios.config import ConfigError
+from scenarios.errors import ConfigError
+from scenarios.load import session as load
+from scenarios.load import zeoloop
 from storages import StorageError
 from storages.zeo import ZEOServer, filestorage_section
 from tests.served import ROOT, Served, env, serve
@@ -175,7 +176,7 @@ def test_no_data_set_is_one_line(tmp_path: Path, no_leaked_servers: None) -> Non
 def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
     """zeoloop is the baseline: gevent's monkey-patching must not reach it."""
     code = (
-        "import sys, scenarios.load, scenarios.zeoloop, scenarios.cli; "
+        "import sys, scenarios.load.session, scenarios.load.zeoloop, scenarios.cli; "
         "print(sorted(m for m in ('gevent', 'locust') if m in sys.modules))"
     )
     proc = subprocess.run(

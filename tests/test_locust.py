@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import load
+from scenarios.load import session as load
 from storages import StorageOptions
 from storages.zeo import free_port, open_client
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios import datadir, dataset
-from scenarios.datadir import MARKER
+from scenarios.data import datadir, dataset
+from scenarios.data.datadir import MARKER
 from storages.zeo import ZEOServer, filestorage_section
 from tests.cli_helpers import assert_bad_input, run_cli
 from vfab.generate import DataSpec

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from scenarios import report
-from scenarios.results import (
+from scenarios.results import report
+from scenarios.results.model import (
     SCHEMA_VERSION,
     PhaseResult,
     ResultsError,

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios import rss, runner
-from scenarios.config import ConfigError, RunConfig
-from scenarios.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
-from scenarios.results import RunResult
+from scenarios.bench import rss, runner
+from scenarios.bench.config import RunConfig
+from scenarios.bench.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
+from scenarios.errors import ConfigError
+from scenarios.results.model import RunResult
 from tests.conftest import runzeo_pids
 
 EIGHT = (

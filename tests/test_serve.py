@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios import datadir, load
+from scenarios.data import datadir
+from scenarios.load import session as load
 from tests.served import ROOT, env, serve
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios import sweep
-from scenarios.config import ConfigError
-from scenarios.sweep import SWEEP_SCHEMA_VERSION, SweepConfig, SweepRun
+from scenarios.errors import ConfigError
+from scenarios.sweep import sweep
+from scenarios.sweep.sweep import SWEEP_SCHEMA_VERSION, SweepConfig, SweepRun
 from tests.cli_helpers import assert_bad_input, run_cli
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from scenarios import load
+from scenarios.load import session as load
 from storages.zeo import free_port
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
 

@@ -1,7 +1,7 @@
 """What one user of the exchange does to a data set, one operation at a time,
 and the rules the data must still obey after many users did it at once.
 
-These are the units of concurrent load (scenarios.load times them, in a
+These are the units of concurrent load (scenarios.load.session times them, in a
 transaction each): browse the library, look up a capability, order a new
 sequence of steps, change a capability's price, list a group's sequences,
 read one whole sequence.  Each takes the VirtualFab and a random.Random and

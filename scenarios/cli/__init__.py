@@ -24,8 +24,8 @@ from scenarios.cli import (
     zeoloop,
 )
 from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
-from scenarios.config import ConfigError
-from scenarios.results import ResultsError
+from scenarios.errors import ConfigError
+from scenarios.results.model import ResultsError
 from storages import StorageError
 from storages.base import defer_interrupts
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import storages
-from scenarios.config import ConfigError
+from scenarios.errors import ConfigError
 from storages import StorageError, StorageOptions
 from storages.zeo import parse_address
 

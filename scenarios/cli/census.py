@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 
 from scenarios.cli.args import address, check_output, write_output
-from scenarios.config import ConfigError
-from scenarios.datadir import path_storages, read_marker
+from scenarios.data.datadir import path_storages, read_marker
+from scenarios.errors import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios import census
+    from scenarios.census import census
 
     if args.storage is not None and args.path is None:
         raise ConfigError("--storage goes with --path")

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from scenarios.bench.config import scale_for
 from scenarios.cli.args import add_data_set_options
-from scenarios.config import scale_for
-from scenarios.datadir import MARKER, path_storages
+from scenarios.data.datadir import MARKER, path_storages
 from vfab.generate import DataSpec
 
 
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios import datadir
+    from scenarios.data import datadir
 
     spec = DataSpec.for_scale(scale_for(args.size, args.scale))
     path = args.path.absolute()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from scenarios import report
-from scenarios.results import RunResult
+from scenarios.results import report
+from scenarios.results.model import RunResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

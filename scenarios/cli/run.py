@@ -10,8 +10,10 @@ import textwrap
 from pathlib import Path
 
 import storages
-from scenarios import report
-from scenarios.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.bench.config import RunConfig, scale_for
+from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
+from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
     add_storage_options,
@@ -23,9 +25,8 @@ from scenarios.cli.args import (
     storage_options,
     write_output,
 )
-from scenarios.config import ConfigError, RunConfig, scale_for
-from scenarios.phases import HOT_CACHE_SIZE, PHASES
-from scenarios.runner import profile_path
+from scenarios.errors import ConfigError
+from scenarios.results import report
 
 ABOUT = "\n\n".join(
     textwrap.fill(paragraph, 79)
@@ -125,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios import runner
+    from scenarios.bench import runner
 
     names = [n for group in args.storage for n in group] if args.storage else None
     repeat, warmups = PRESETS.get(args.preset, (3, 1))

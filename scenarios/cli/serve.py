@@ -1,7 +1,7 @@
 """vfab-bench serve: a runzeo on a populated data set, until Ctrl-C or SIGTERM.
 
 What load generators (locust, `vfab-bench zeoloop`) talk to.  The data
-directory follows `vfab-bench populate`'s convention (scenarios.datadir):
+directory follows `vfab-bench populate`'s convention (scenarios.data.datadir):
 serve populates a new or empty --path the same way, marker included, serves
 a data set populate (or an earlier serve) left there, and replaces one of
 another size only with --overwrite, removing only what populate created.
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios import datadir
+from scenarios.bench.config import scale_for
 from scenarios.cli.args import add_data_set_options, port_number
-from scenarios.config import scale_for
+from scenarios.data import datadir
 from storages import StorageError, StorageOptions
 from storages.zeo import LOCALHOST, ZEOServer, check_port_free
 from vfab.generate import DataSpec
@@ -155,7 +155,7 @@ def _ensure_data_set(
     path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
 ) -> None:
     """Populate *path* unless it already holds this data set (as populate
-    would: see scenarios.datadir for what it refuses and what it removes)."""
+    would: see scenarios.data.datadir for what it refuses and what it removes)."""
     marker = datadir.read_marker(path) if path.is_dir() else None
     held = (marker or {}).get("spec", {})
     if (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from scenarios import load
 from scenarios.cli.args import address
+from scenarios.load import session as load
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -18,7 +18,7 @@ from scenarios.cli.args import (
     storage_options,
     write_output,
 )
-from scenarios.config import ConfigError
+from scenarios.errors import ConfigError
 from vfab.generate import DEFAULT_SEED
 
 #: preset name -> (repeat, warmups)
@@ -26,7 +26,7 @@ PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
 
 
 def objects_list(text: str) -> tuple[int, ...]:
-    from scenarios.sweep import parse_objects
+    from scenarios.sweep.sweep import parse_objects
 
     try:
         return parse_objects(text)
@@ -35,7 +35,7 @@ def objects_list(text: str) -> tuple[int, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from scenarios.sweep import DEFAULT_OBJECTS, DEFAULT_STORAGES, VARIANTS
+    from scenarios.sweep.sweep import DEFAULT_OBJECTS, DEFAULT_STORAGES, VARIANTS
 
     variants = "\n".join(f"  {v.name:6} {v.description}" for v in VARIANTS.values())
     p = sub.add_parser(
@@ -122,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios import sweep
+    from scenarios.sweep import sweep
 
     names = [n for group in args.storage for n in group] if args.storage else None
     repeat, warmups = PRESETS.get(args.preset, (3, 1))

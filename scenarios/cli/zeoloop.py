@@ -7,14 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from scenarios import load
 from scenarios.cli.args import (
     check_output,
     non_negative_int,
     positive_int,
     write_output,
 )
-from scenarios.config import ConfigError
+from scenarios.errors import ConfigError
+from scenarios.load import session as load
 
 #: Exit statuses beyond the CLI's own: as locust's run with locustfile.py.
 EXIT_FAILURES = 1
@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios import zeoloop
+    from scenarios.load import zeoloop
 
     config = load.LoadConfig.from_values(
         address=args.zeo_address,

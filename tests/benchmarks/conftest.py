@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios.metadata import versions
+from scenarios.results.metadata import versions
 from storages import Store
 from tests.benchmarks.options import selected_storages
 from vfab.generate import DataSpec

@@ -35,8 +35,8 @@ from ZODB.Connection import TransactionMetaData
 from ZODB.POSException import ConflictError
 from ZODB.utils import load_current, z64
 
-from scenarios.dataset import populate
-from scenarios.phases import FAB_KEY
+from scenarios.bench.phases import FAB_KEY
+from scenarios.data.dataset import populate
 from storages import Store, ZODBStore
 from tests.benchmarks.support import measure
 from vfab.generate import DEFAULT_SEED, DataSpec

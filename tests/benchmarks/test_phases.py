@@ -1,4 +1,4 @@
-"""One benchmark per phase of scenarios.phases.PHASES, generated from the
+"""One benchmark per phase of scenarios.bench.phases.PHASES, generated from the
 table, so rows added there are benchmarked with no change here.
 
 Each test times one phase (the benchmark fixture times one target per
@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from scenarios import phases
-from scenarios.phases import PHASE_NAMES, PHASES, TrialState
+from scenarios.bench import phases
+from scenarios.bench.phases import PHASE_NAMES, PHASES, TrialState
 from storages import Store
 from tests.benchmarks.support import measure
 from vfab.generate import DEFAULT_SEED, DataSpec, load_catalogue

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from scenarios import load
+from scenarios.load import session as load
 
 
 @dataclasses.dataclass

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from scenarios.config import ConfigError
-from scenarios.phases import FAB_KEY
+from scenarios.bench.phases import FAB_KEY
+from scenarios.errors import ConfigError
 from storages import ROOT_KEY, StorageError, StorageOptions
 from storages.zeo import check_reachable, open_client, parse_address
 from vfab import operations

@@ -14,7 +14,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
-from scenarios.results import NOISY_RSD, PhaseResult, RunResult, Stats, TrialSummary
+from scenarios.results.model import (
+    NOISY_RSD,
+    PhaseResult,
+    RunResult,
+    Stats,
+    TrialSummary,
+)
 
 #: The rows whose time is building and committing the data set: their sum
 #: over the objects built is the run's cost per object.

@@ -67,8 +67,8 @@ from typing import Any
 from zodbpickle.pickle import Unpickler
 
 import storages
-from scenarios import metadata
-from scenarios.datadir import check_path_storage, read_marker
+from scenarios.data.datadir import check_path_storage, read_marker
+from scenarios.results import metadata
 from storages import StorageError
 
 CENSUS_SCHEMA_VERSION = 1

@@ -33,7 +33,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from scenarios.batching import Batcher
+from scenarios.bench.batching import Batcher
 from storages import Store
 from vfab import generate, queries, updates
 from vfab.generate import Catalogue, DataSpec

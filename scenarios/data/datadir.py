@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios import dataset, metadata
-from scenarios.config import ConfigError
+from scenarios.data import dataset
+from scenarios.errors import ConfigError
+from scenarios.results import metadata
 from storages import StorageError
 from vfab.generate import DataSpec
 

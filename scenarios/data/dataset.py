@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.batching import Batcher
-from scenarios.phases import FAB_KEY
+from scenarios.bench.batching import Batcher
+from scenarios.bench.phases import FAB_KEY
 from storages import Store
 from vfab import generate
 from vfab.generate import DataSpec

@@ -9,7 +9,7 @@ Per phase, after its untimed prepare, it records wall time (perf_counter),
 CPU time of this process (process_time), the time Python's cyclic garbage
 collector took and, where they exist, the objects the connection loaded and
 stored, the storage size before and after, the peak RSS of this process
-during the phase (scenarios.rss), the ZEO client cache hits and the time
+during the phase (scenarios.bench.rss), the ZEO client cache hits and the time
 spent in batch commits.  Only wall and CPU time are
 taken inside the timed region; everything else is read around it.  Per trial
 it records the model objects built, the storage size at the end and the
@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import storages
-from scenarios import rss
-from scenarios.config import RunConfig
-from scenarios.metadata import collect as collect_metadata
-from scenarios.phases import FULL_ANSWERS, PHASES, Phase, TrialState, digest
-from scenarios.results import PhaseResult, RunResult, Sample, TrialSummary
+from scenarios.bench import rss
+from scenarios.bench.config import RunConfig
+from scenarios.bench.phases import FULL_ANSWERS, PHASES, Phase, TrialState, digest
+from scenarios.results.metadata import collect as collect_metadata
+from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 from storages import Store
 from vfab.generate import load_catalogue
 

@@ -10,7 +10,7 @@ transaction.  A BTree holds the same objects in buckets of a few dozen
 references each, so its cost per object stays flat.  The sweep shows both.
 
 One trial, on a fresh database opened through the registry:
-  1. untimed: populate the small vfab data set (scenarios.dataset.populate)
+  1. untimed: populate the small vfab data set (scenarios.data.dataset.populate)
      and commit it, so there are 250 process capabilities to order;
   2. untimed: build N ProcessSteps in memory, each ordering a random
      capability with parameter settings inside its ranges (as
@@ -50,10 +50,11 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios import dataset
-from scenarios.config import ConfigError, check_storage_names
-from scenarios.metadata import collect as collect_metadata
-from scenarios.results import ResultsError, Stats
+from scenarios.bench.config import check_storage_names
+from scenarios.data import dataset
+from scenarios.errors import ConfigError
+from scenarios.results.metadata import collect as collect_metadata
+from scenarios.results.model import ResultsError, Stats
 from storages import StorageOptions
 from storages.memory import MemoryFactory
 from vfab.generate import DEFAULT_SEED, DataSpec, draw

@@ -36,8 +36,8 @@ from locust import events
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
-from scenarios import load
-from scenarios.config import ConfigError
+from scenarios.errors import ConfigError
+from scenarios.load import session as load
 from storages import StorageError
 
 log = logging.getLogger("vfab")

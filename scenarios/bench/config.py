@@ -7,13 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.errors import ConfigError
 from storages import StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
-
-
-class ConfigError(ValueError):
-    """Bad input for a run; the CLI prints it as one line and exits 2."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Census: what a database holds, by class, read without writing."""

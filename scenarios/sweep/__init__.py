@@ -1,0 +1,3 @@
+"""The commit-cost sweep: cost per object against objects per transaction, for
+several container shapes.
+"""
