@@ -17,9 +17,10 @@ from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 from persistent.mapping import PersistentMapping
 
-from scenarios.census import census
-from scenarios.census.census import CENSUS_SCHEMA_VERSION, Census
+from scenarios.census import pickles, sources, walk
+from scenarios.census.model import Census
 from scenarios.data import datadir
+from scenarios.results.files import CENSUS
 from storages.zeo import ZEOServer, filestorage_section
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.test_populate import listing
@@ -55,9 +56,9 @@ def expected_counts(spec: DataSpec, seed: int) -> dict[str, int]:
     }
 
 
-def take(source: census.Source) -> Census:
+def take(source: sources.Source) -> Census:
     try:
-        return census.take(source.storage, source.name, source.directory)
+        return walk.take(source.storage, source.name, source.directory)
     finally:
         source.close()
 
@@ -69,7 +70,7 @@ def test_census_matches_the_generator(size: str, tmp_path: Path) -> None:
     datadir.populate("file", target, spec, seed)
     before = listing(target)
 
-    c = take(census.open_path("file", target))
+    c = take(sources.open_path("file", target))
     counts = c.counts()
     expected = expected_counts(spec, seed)
     assert {k: counts.get(k) for k in expected} == expected
@@ -120,13 +121,13 @@ def test_census_matches_the_generator(size: str, tmp_path: Path) -> None:
 
 
 def test_class_name_never_imports() -> None:
-    assert census.class_name(b"\x80\x03cpkg.mod\nKlass\nq\x00N\x86q\x01.") == (
+    assert pickles.class_name(b"\x80\x03cpkg.mod\nKlass\nq\x00N\x86q\x01.") == (
         "pkg.mod.Klass"
     )
     # protocol 4: STACK_GLOBAL, as another writer might produce
     p4 = pickle.dumps((types.SimpleNamespace, None), protocol=4)
-    assert census.class_name(p4 + b"state") == "types.SimpleNamespace"
-    assert census.class_name(b"garbage") == census.UNKNOWN_CLASS
+    assert pickles.class_name(p4 + b"state") == "types.SimpleNamespace"
+    assert pickles.class_name(b"garbage") == pickles.UNKNOWN_CLASS
 
 
 def write_foreign_database(path: Path) -> None:
@@ -166,7 +167,7 @@ def write_foreign_database(path: Path) -> None:
 def test_census_of_a_database_that_is_not_vfabs(tmp_path: Path) -> None:
     fs = tmp_path / "Data.fs"
     write_foreign_database(fs)
-    c = take(census.open_uri(f"file://{fs}"))
+    c = take(sources.open_uri(f"file://{fs}"))
     counts = c.counts()
     assert counts["persistent.mapping.PersistentMapping"] == 1 + 2 + 300
     assert counts["BTrees.OOBTree.OOBTree"] == 1
@@ -208,7 +209,7 @@ def test_census_cli_needs_no_class_and_writes_json(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "ghostmodule.Ghost" in proc.stdout
     data = json.loads(out.read_text())
-    assert data["schema_version"] == CENSUS_SCHEMA_VERSION
+    assert data["schema_version"] == CENSUS.version
     assert data["kind"] == "census"
     classes = {c["class"]: c for c in data["classes"]}
     assert classes["ghostmodule.Ghost"]["count"] == 1
@@ -245,7 +246,7 @@ def test_census_of_an_empty_database(tmp_path: Path) -> None:
     from ZODB.FileStorage import FileStorage
 
     FileStorage(str(tmp_path / "Data.fs"), create=True).close()
-    c = take(census.open_path("file", tmp_path))
+    c = take(sources.open_path("file", tmp_path))
     assert c.objects == 0 and c.tid is None and c.history is not None
 
 
@@ -254,7 +255,7 @@ def test_census_through_zeo_and_beside_it(
 ) -> None:
     target = tmp_path / "d"
     datadir.populate("file", target, DataSpec.for_size("small"), 5)
-    on_disk = take(census.open_path("file", target))
+    on_disk = take(sources.open_path("file", target))
     with ZEOServer(target, filestorage_section(target)) as server:
         host, port = server.address
         out = tmp_path / "zeo.json"
@@ -363,7 +364,7 @@ def test_census_agrees_with_zodb_analyze(tmp_path: Path) -> None:
 
     target = tmp_path / "d"
     datadir.populate("file", target, DataSpec.for_size("small"), 3)
-    c = take(census.open_path("file", target))
+    c = take(sources.open_path("file", target))
     report = analyze.analyze(str(target / "Data.fs"))
     assert c.history is not None
     assert c.history.records == report.OIDS

@@ -7,16 +7,12 @@ import json
 import pytest
 
 from scenarios.results import report
-from scenarios.results.model import (
-    SCHEMA_VERSION,
-    PhaseResult,
-    ResultsError,
-    RunResult,
-    Sample,
-    Stats,
-    TrialSummary,
-    migrate,
-)
+from scenarios.results.files import RUN, ResultsError
+from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
+from scenarios.results.stats import Stats
+
+SCHEMA_VERSION = RUN.version
+migrate = RUN.migrate
 
 
 def test_stats_from_raw_values() -> None:

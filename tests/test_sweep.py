@@ -9,15 +9,17 @@ import pytest
 
 import storages
 from scenarios.errors import ConfigError
-from scenarios.sweep import sweep
-from scenarios.sweep.sweep import SWEEP_SCHEMA_VERSION, SweepConfig, SweepRun
+from scenarios.results.files import SWEEP, ResultsError
+from scenarios.sweep import report, runner
+from scenarios.sweep.config import SweepConfig, parse_objects
+from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
 from tests.cli_helpers import assert_bad_input, run_cli
 
 
 def test_each_variant_commits_what_it_says() -> None:
     factory = storages.get("mapping")
-    flat = sweep.run_trial(factory, "list", 200)
-    tree = sweep.run_trial(factory, "btree", 200)
+    flat = runner.run_trial(factory, "list", 200)
+    tree = runner.run_trial(factory, "btree", 200)
     # the steps, the container, and the suite's root container it hangs on
     assert flat.stores == 200 + 2
     # the IOBTree splits into buckets of 30 to 60 steps
@@ -32,8 +34,8 @@ def test_make_steps_is_deterministic() -> None:
     from vfab.generate import DataSpec, build
 
     fab = build(DataSpec.for_size("small"))
-    a = [(s.capability.id, s.wafers, s.settings) for s in sweep.make_steps(fab, 20, 1)]
-    b = [(s.capability.id, s.wafers, s.settings) for s in sweep.make_steps(fab, 20, 1)]
+    a = [(s.capability.id, s.wafers, s.settings) for s in runner.make_steps(fab, 20, 1)]
+    b = [(s.capability.id, s.wafers, s.settings) for s in runner.make_steps(fab, 20, 1)]
     assert a == b and len({x[0] for x in a}) > 1
 
 
@@ -57,7 +59,7 @@ def test_sweep_on_three_storages_with_json_and_plot(
     assert "200 / 50" in r.out
 
     data = json.loads(out.read_text())
-    assert data["schema_version"] == SWEEP_SCHEMA_VERSION and data["kind"] == "sweep"
+    assert data["schema_version"] == SWEEP.version and data["kind"] == "sweep"
     assert data["metadata"]["config"]["objects"] == [50, 200]
     assert set(data["metadata"]["versions"]) >= {"ZODB", "ZEO", "BTrees"}
     assert len(data["results"]) == 3 * 2 * 2
@@ -82,9 +84,9 @@ def test_a_failing_trial_stops_its_server(
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sweep, "make_steps", broken)
+    monkeypatch.setattr(runner, "make_steps", broken)
     with pytest.raises(RuntimeError, match="boom"):
-        sweep.run_trial(storages.get("zeo"), "list", 10)
+        runner.run_trial(storages.get("zeo"), "list", 10)
 
 
 def test_flat_list_cost_grows_and_btree_does_not() -> None:
@@ -94,7 +96,7 @@ def test_flat_list_cost_grows_and_btree_does_not() -> None:
     config = SweepConfig(
         storages=("mapping",), objects=(1000, 20000), repeat=1, warmups=0
     )
-    run = sweep.run(config)
+    run = runner.run(config)
 
     def growth(variant: str) -> float:
         lo, hi = run.get("mapping", variant, 1000), run.get("mapping", variant, 20000)
@@ -156,25 +158,23 @@ def test_existing_outputs_are_not_replaced(
 
 
 def test_parse_objects() -> None:
-    assert sweep.parse_objects("100, 1k,10_000,5e4") == (100, 1000, 10000, 50000)
+    assert parse_objects("100, 1k,10_000,5e4") == (100, 1000, 10000, 50000)
     for bad in ("", "0", "1.5", "-3"):
         with pytest.raises(ValueError):
-            sweep.parse_objects(bad)
+            parse_objects(bad)
 
 
 def test_result_file_round_trip_and_bad_files(tmp_path: Path) -> None:
     run = SweepRun(
         metadata={"versions": {"ZODB": "6.4"}},
         points=(
-            sweep.SweepPoint(
-                "file", "list", 10, (sweep.SweepSample(0.001, 0.0009, 12, 999),)
-            ),
+            SweepPoint("file", "list", 10, (SweepSample(0.001, 0.0009, 12, 999),)),
         ),
     )
     path = tmp_path / "s.json"
     path.write_text(json.dumps(run.to_json()))
     assert SweepRun.load(path) == run
-    assert "file list" in sweep.text(run)
+    assert "file list" in report.text(run)
     path.write_text(json.dumps({"schema_version": 1, "results": []}))
-    with pytest.raises(sweep.ResultsError, match="not a sweep result"):
+    with pytest.raises(ResultsError, match="not a sweep result"):
         SweepRun.load(path)

@@ -3,45 +3,18 @@
 Statistics are computed from the raw samples when asked, never stored
 alone, so a result file can be re-summarised any way later.
 
-JSON format history (bump SCHEMA_VERSION and add a line on any change;
-files of every older version are read through MIGRATIONS):
-  1 -- {"schema_version": 1, "metadata": {...}, "results": [{"storage",
-       "size", "phase", "samples": [{"wall_s", "cpu_s", "loads",
-       "stores"}]}]}; loads and stores are null on the memory storage.
-  2 -- samples gain "size_before_bytes", "size_after_bytes" (storage size
-       around the phase), "rss_peak_bytes" (this process's peak RSS during
-       the phase, or since it started where Linux cannot reset the peak:
-       metadata "rss" says which), "cache_hits" (ZEO client cache hits during
-       the phase), "batch_commit_s" (wall seconds of the phase spent
-       committing full batches, --batch) and "gc_s" (wall seconds of the phase
-       spent in Python's cyclic garbage collector); each null where it does
-       not apply.
-       A top-level "trials": [{"storage", "size", "objects", "batch",
-       "batch_commits", "size_bytes", "rss_peak_bytes", "stats"}], one per
-       timed trial in run order: model objects built, storage size at the end
-       of the run, peak RSS over the trial, backend counters (ZEO: "server"
-       is server_status(), "client_cache" the client cache's counters).
-       Reading a version-1 file gives null for all of these and no trials.
+The JSON format and its history: scenarios.results.files (RUN).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import statistics
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
-
-#: A cell whose relative standard deviation exceeds this is marked.
-NOISY_RSD = 0.10
-
-
-class ResultsError(ValueError):
-    """A result file that cannot be read (missing, not JSON, wrong version)."""
+from scenarios.results.files import RUN, malformed
+from scenarios.results.stats import Stats, median_int, stats_or_none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,40 +67,6 @@ class TrialSummary:
 
 
 @dataclasses.dataclass(frozen=True)
-class Stats:
-    """Summary of a list of values; rsd is stdev / mean (0 for one value)."""
-
-    n: int
-    median: float
-    mean: float
-    stdev: float
-    minimum: float
-    maximum: float
-
-    @classmethod
-    def of(cls, values: Iterable[float]) -> Stats:
-        vs = list(values)
-        if not vs:
-            raise ValueError("no values")
-        return cls(
-            n=len(vs),
-            median=statistics.median(vs),
-            mean=statistics.fmean(vs),
-            stdev=statistics.stdev(vs) if len(vs) > 1 else 0.0,
-            minimum=min(vs),
-            maximum=max(vs),
-        )
-
-    @property
-    def rsd(self) -> float:
-        return self.stdev / self.mean if self.mean > 0 else 0.0
-
-    @property
-    def noisy(self) -> bool:
-        return self.rsd > NOISY_RSD and not math.isclose(self.stdev, 0.0)
-
-
-@dataclasses.dataclass(frozen=True)
 class PhaseResult:
     """All trials of one phase on one storage at one size."""
 
@@ -147,23 +86,15 @@ class PhaseResult:
     @property
     def loads(self) -> int | None:
         """Median objects loaded, or None without a database."""
-        vals = [s.loads for s in self.samples if s.loads is not None]
-        return int(statistics.median(vals)) if vals else None
+        return median_int(s.loads for s in self.samples)
 
     @property
     def stores(self) -> int | None:
-        return self._median_int("stores")
-
-    def _median_int(self, field: str) -> int | None:
-        vals = [getattr(s, field) for s in self.samples]
-        vals = [v for v in vals if v is not None]
-        return int(statistics.median(vals)) if vals else None
+        return median_int(s.stores for s in self.samples)
 
     @property
     def size_change_bytes(self) -> int | None:
-        vals = [s.size_change_bytes for s in self.samples]
-        known = [v for v in vals if v is not None]
-        return int(statistics.median(known)) if known else None
+        return median_int(s.size_change_bytes for s in self.samples)
 
     @property
     def rss_peak_bytes(self) -> int | None:
@@ -173,20 +104,15 @@ class PhaseResult:
 
     @property
     def cache_hits(self) -> int | None:
-        return self._median_int("cache_hits")
+        return median_int(s.cache_hits for s in self.samples)
 
     @property
     def batch_commit(self) -> Stats | None:
-        return self._stats("batch_commit_s")
+        return stats_or_none(s.batch_commit_s for s in self.samples)
 
     @property
     def gc(self) -> Stats | None:
-        return self._stats("gc_s")
-
-    def _stats(self, field: str) -> Stats | None:
-        vals = [getattr(s, field) for s in self.samples]
-        known = [v for v in vals if v is not None]
-        return Stats.of(known) if known else None
+        return stats_or_none(s.gc_s for s in self.samples)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -233,7 +159,7 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema_version": SCHEMA_VERSION,
+            **RUN.header(),
             "metadata": self.metadata,
             "results": [r.to_json() for r in self.results],
             "trials": [t.to_json() for t in self.trials],
@@ -248,7 +174,7 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
-        data = migrate(data)
+        data = RUN.migrate(data)
         try:
             results = tuple(
                 PhaseResult(
@@ -261,43 +187,9 @@ class RunResult:
             )
             trials = tuple(TrialSummary(**t) for t in data["trials"])
         except (KeyError, TypeError) as e:
-            raise ResultsError(f"malformed result file: {e}") from None
+            raise malformed("result file", e) from None
         return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as e:
-            raise ResultsError(f"cannot read {path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{path} is not JSON: {e}") from None
-        return cls.from_json(data)
-
-
-def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    # Version 2 only added fields: a version-1 sample reads with the new
-    # ones null (the Sample defaults), and there are no trial summaries.
-    return {**data, "schema_version": 2, "trials": []}
-
-
-#: version -> function turning a file of that version into the next one.
-MIGRATIONS = {1: _v1_to_v2}
-
-
-def migrate(data: Any) -> dict[str, Any]:
-    """*data* (a parsed result file of any version this suite knows) in the
-    current format."""
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version == SCHEMA_VERSION:
-        return data  # type: ignore[no-any-return]
-    if version not in MIGRATIONS:
-        known = ", ".join(str(v) for v in (*MIGRATIONS, SCHEMA_VERSION))
-        raise ResultsError(
-            f"unsupported schema_version {version!r} (this suite reads {known})"
-        )
-    while version != SCHEMA_VERSION:
-        data = MIGRATIONS[version](data)
-        version = data["schema_version"]
-    return data  # type: ignore[no-any-return]
+        return cls.from_json(RUN.read(path))

@@ -14,13 +14,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
-from scenarios.results.model import (
-    NOISY_RSD,
-    PhaseResult,
-    RunResult,
-    Stats,
-    TrialSummary,
-)
+from scenarios.results import table
+from scenarios.results.model import PhaseResult, RunResult, TrialSummary
+from scenarios.results.stats import NOISY_RSD, Stats, median_int
+from scenarios.results.table import Table
 
 #: The rows whose time is building and committing the data set: their sum
 #: over the objects built is the run's cost per object.
@@ -32,8 +29,6 @@ BUILD_PHASES = (
     "generate sequences",
     "commit sequences",
 )
-
-Table = tuple[str, list[str], list[list[str]]]
 
 
 def seconds(value: float) -> str:
@@ -103,19 +98,19 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
     any_r = next(r for r in run.results if r.size == size)
     n = len(any_r.samples)
     out: list[Table] = [
-        (
+        Table(
             f"wall time (s), size {size}, median of {n} trial(s)",
             *_table(run, size, lambda r: time_cell(r.wall)),
         ),
-        (
+        Table(
             f"CPU time of the client process (s), size {size}",
             *_table(run, size, lambda r: time_cell(r.cpu)),
         ),
-        (f"objects loaded/stored, size {size}", *_table(run, size, counts)),
+        Table(f"objects loaded/stored, size {size}", *_table(run, size, counts)),
     ]
     if _any(run, size, lambda r: r.size_change_bytes):
         out.append(
-            (
+            Table(
                 f"storage size change (bytes written; negative: shrank), size {size}",
                 *_table(run, size, lambda r: size_cell(r.size_change_bytes)),
             )
@@ -125,28 +120,24 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
         if run.metadata.get("rss") == "since-start":
             scope = "since the process started"
         out.append(
-            (
+            Table(
                 f"peak RSS of the client process {scope}, size {size}",
                 *_table(run, size, lambda r: size_cell(r.rss_peak_bytes)),
             )
         )
     if _any(run, size, lambda r: r.cache_hits):
         out.append(
-            (f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
+            Table(f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
         )
     if _any(run, size, lambda r: r.batch_commit or r.gc):
         out.append(
-            (
+            Table(
                 "of the wall time (s): commits of full batches (--batch) / "
                 f"Python's cyclic GC, size {size}",
                 *_table(run, size, within_cell),
             )
         )
     return out
-
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def cost_per_object(
@@ -173,8 +164,7 @@ def _stat(trials: list[TrialSummary], *path: str) -> str:
             v = v.get(key) if isinstance(v, dict) else None
         if isinstance(v, (int, float)):
             values.append(float(v))
-    m = _median(values)
-    return "-" if m is None else f"{m:.0f}"
+    return "-" if not values else f"{statistics.median(values):.0f}"
 
 
 #: (row label, (keys into TrialSummary.stats)) of the backend counters shown.
@@ -204,8 +194,7 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         return [label, *(cell(s) for s in storages)]
 
     def median_size(s: str, field: str) -> str:
-        vals = [getattr(t, field) for t in by[s] if getattr(t, field) is not None]
-        return size_cell(int(statistics.median(vals))) if vals else "-"
+        return size_cell(median_int(getattr(t, field) for t in by[s]))
 
     def cost(s: str, cpu: bool = False) -> str:
         c = cost_per_object(run, s, size, cpu)
@@ -227,11 +216,11 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         cells = row(label, lambda s, path=path: _stat(by[s], *path))  # type: ignore[misc]
         if any(c != "-" for c in cells[1:]):
             rows.append(cells)
-    return (f"after the run, size {size}", ["", *storages], rows)
+    return Table(f"after the run, size {size}", ["", *storages], rows)
 
 
 def tables(run: RunResult) -> list[Table]:
-    """(title, header, rows) for each table of the report."""
+    """Each table of the report, in order."""
     out = []
     for size in run.sizes:
         out += phase_tables(run, size)
@@ -253,36 +242,16 @@ def legend(run: RunResult) -> str:
 
 def text(run: RunResult) -> str:
     """Plain-text tables, columns aligned."""
-    parts = []
-    for title, header, rows in tables(run):
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        lines = [title]
-        for row in [header, *rows]:
-            cells = [row[0].ljust(widths[0])]
-            cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
-            lines.append("  ".join(cells).rstrip())
-        parts.append("\n".join(lines))
-    parts.append(legend(run))
-    return "\n\n".join(parts) + "\n"
+    return table.text(tables(run), legend(run))
 
 
 def markdown(run: RunResult) -> str:
     """The same tables in GitHub Markdown, with the run's versions."""
     meta = run.metadata
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
-    parts = [
+    preamble = [
         "# vfab-loadtest results",
         f"{meta.get('date', '')}; Python {meta.get('python', {}).get('version', '?')}; "
         f"{versions}; {meta.get('host', {}).get('cpu_count', '?')} CPUs.",
     ]
-    for title, header, rows in tables(run):
-        lines = [
-            f"## {title}",
-            "",
-            "| " + " | ".join(header) + " |",
-            "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
-        ]
-        lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in rows]
-        parts.append("\n".join(lines))
-    parts.append(legend(run))
-    return "\n\n".join(parts) + "\n"
+    return table.markdown(tables(run), preamble, legend(run))

@@ -1,0 +1,116 @@
+"""What a census found: per class counts and bytes, the history's totals,
+and the census as JSON (the CENSUS format of scenarios.results.files)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import sys
+from typing import Any
+
+from scenarios.results import metadata
+from scenarios.results.files import CENSUS
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassCount:
+    """One class: current objects reached from the root and their pickle
+    bytes; revisions in the history where the storage iterates."""
+
+    name: str
+    count: int
+    bytes: int
+    revisions: int | None = None
+    old_revisions: int | None = None
+
+    @property
+    def average(self) -> float:
+        return self.bytes / self.count if self.count else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "class": self.name,
+            "count": self.count,
+            "bytes": self.bytes,
+            "revisions": self.revisions,
+            "old_revisions": self.old_revisions,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class History:
+    """The storage's history up to the census transaction."""
+
+    transactions: int
+    records: int
+    current: int  # objects whose latest record holds data
+    old: int  # records superseded by a later one
+    unreachable: int  # current objects the walk from the root did not reach
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Census:
+    """What one database holds.  Limits: objects reached only through weak
+    or cross-database references are not counted (referencesf skips them);
+    on ZEO, size and length are what the server last told the client."""
+
+    source: str
+    storage: str
+    tid: str | None
+    tid_time: str | None
+    classes: tuple[ClassCount, ...]
+    missing: int
+    size_bytes: int | None
+    directory_bytes: int | None
+    storage_len: int | None
+    history: History | None
+    vfab: dict[str, Any] | None
+    seconds: float
+    warning: str | None = None
+
+    @property
+    def objects(self) -> int:
+        return sum(c.count for c in self.classes)
+
+    @property
+    def pickle_bytes(self) -> int:
+        return sum(c.bytes for c in self.classes)
+
+    def get(self, name: str) -> ClassCount | None:
+        for c in self.classes:
+            if c.name == name:
+                return c
+        return None
+
+    def counts(self) -> dict[str, int]:
+        return {c.name: c.count for c in self.classes}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **CENSUS.header(),
+            "source": self.source,
+            "storage": self.storage,
+            "tid": self.tid,
+            "tid_time": self.tid_time,
+            "classes": [c.to_json() for c in self.classes],
+            "objects": self.objects,
+            "pickle_bytes": self.pickle_bytes,
+            "missing": self.missing,
+            "size_bytes": self.size_bytes,
+            "directory_bytes": self.directory_bytes,
+            "storage_len": self.storage_len,
+            "history": None if self.history is None else self.history.to_json(),
+            "vfab": self.vfab,
+            "seconds": round(self.seconds, 3),
+            "warning": self.warning,
+            "metadata": {
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"
+                ),
+                "versions": metadata.versions(),
+                "command": sys.argv,
+            },
+        }

@@ -1,0 +1,152 @@
+"""Versioned JSON files: the one reader and checker for every file the suite
+writes (run results, sweep results, census), and their format history.
+
+Every file carries a top-level "schema_version"; sweep and census files also
+a "kind".  read() turns a missing file, a file that is not JSON, another
+kind or a version this suite cannot read into one ResultsError line; files
+of an older version are brought up to date through their format's
+migrations.
+
+JSON format history (bump a format's version and add a line on any change;
+files of every older version are read through its migrations):
+
+run (vfab-bench run --json; RUN, scenarios.results.model.RunResult):
+  1 -- {"schema_version": 1, "metadata": {...}, "results": [{"storage",
+       "size", "phase", "samples": [{"wall_s", "cpu_s", "loads",
+       "stores"}]}]}; loads and stores are null on the memory storage.
+  2 -- samples gain "size_before_bytes", "size_after_bytes" (storage size
+       around the phase), "rss_peak_bytes" (this process's peak RSS during
+       the phase, or since it started where Linux cannot reset the peak:
+       metadata "rss" says which), "cache_hits" (ZEO client cache hits during
+       the phase), "batch_commit_s" (wall seconds of the phase spent
+       committing full batches, --batch) and "gc_s" (wall seconds of the phase
+       spent in Python's cyclic garbage collector); each null where it does
+       not apply.
+       A top-level "trials": [{"storage", "size", "objects", "batch",
+       "batch_commits", "size_bytes", "rss_peak_bytes", "stats"}], one per
+       timed trial in run order: model objects built, storage size at the end
+       of the run, peak RSS over the trial, backend counters (ZEO: "server"
+       is server_status(), "client_cache" the client cache's counters).
+       Reading a version-1 file gives null for all of these and no trials.
+
+sweep (vfab-bench sweep --json; SWEEP, scenarios.sweep.results.SweepRun):
+  1 -- {"schema_version": 1, "kind": "sweep", "metadata": {"date",
+        "python", "versions", "host", "config": SweepConfig.to_json(),
+        "command"}, "results": [{"storage", "variant", "objects": N,
+        "samples": [{"wall_s", "cpu_s", "stores", "bytes_written"}]}]};
+        wall_s and cpu_s time the whole commit (divide by objects for the
+        cost per object); stores and bytes_written are null where the
+        storage cannot tell.
+
+census (vfab-bench census --json; CENSUS, scenarios.census.model.Census):
+  1 -- {"schema_version": 1, "kind": "census",
+        "source": what was opened (path, URI or HOST:PORT),
+        "storage": the storage's class, "module.Name",
+        "tid": hex id of the transaction the census reads at (null: empty),
+        "tid_time": its time, ISO 8601 UTC (null: empty),
+        "classes": [{"class": "module.Name", "count": current objects
+                     reached from the root, "bytes": their pickle bytes,
+                     "revisions": records of this class in the history,
+                     "old_revisions": those not current (both null where
+                     the storage does not iterate)}, ...] (most bytes first),
+        "objects": sum of the counts, "pickle_bytes": sum of the bytes,
+        "missing": references to objects the storage does not have,
+        "size_bytes": storage.getSize() (FileStorage: Data.fs; ZEO: the
+                      server's storage, as the server last reported it),
+        "directory_bytes": bytes of the files in the database's directory
+                           (Data.fs with its .index, ...; null without one),
+        "storage_len": len(storage) (current objects, reached or not),
+        "history": {"transactions", "records", "current", "old",
+                    "unreachable"} or null where the storage does not
+                   iterate or --no-history was given,
+        "vfab": the spec a vfab data set records ({"scale", "seed",
+                "size"}) or null for any other database,
+        "seconds": time the census took,
+        "warning": why the view may be stale (a Data.fs another process
+                   has open), or null,
+        "metadata": {"date", "versions", "command"}}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class ResultsError(ValueError):
+    """A result file that cannot be read (missing, not JSON, wrong version)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """One kind of file: its "kind" (None: run results, which have none),
+    its current version, and version -> function turning a file of that
+    version into the next one."""
+
+    kind: str | None
+    version: int
+    migrations: Mapping[int, Migration] = dataclasses.field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.kind or "run"
+
+    def header(self) -> dict[str, Any]:
+        """The top-level fields every file of this format starts with."""
+        out: dict[str, Any] = {"schema_version": self.version}
+        if self.kind is not None:
+            out["kind"] = self.kind
+        return out
+
+    def migrate(self, data: Any) -> dict[str, Any]:
+        """*data* (a parsed file of any version this suite knows) in the
+        current format; ResultsError for anything else."""
+        found = data.get("kind") if isinstance(data, dict) else None
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if found != self.kind:
+            raise ResultsError(
+                f"not a {self.name} result (kind {found!r}, schema_version {version!r})"
+            )
+        if version == self.version:
+            return data  # type: ignore[no-any-return]
+        if version not in self.migrations:
+            known = ", ".join(str(v) for v in (*self.migrations, self.version))
+            raise ResultsError(
+                f"unsupported schema_version {version!r} (this suite reads {known})"
+            )
+        while version != self.version:
+            data = self.migrations[version](data)
+            version = data["schema_version"]
+        return data  # type: ignore[no-any-return]
+
+    def read(self, path: Path) -> dict[str, Any]:
+        """The file at *path*, parsed, checked and migrated."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except OSError as e:
+            raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ResultsError(f"{path} is not JSON: {e}") from None
+        return self.migrate(data)
+
+
+def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2 only added fields: a version-1 sample reads with the new
+    # ones null (the Sample defaults), and there are no trial summaries.
+    return {**data, "schema_version": 2, "trials": []}
+
+
+RUN = Format(None, 2, {1: _run_v1_to_v2})
+SWEEP = Format("sweep", 1)
+CENSUS = Format("census", 1)
+
+
+def malformed(what: str, error: Exception) -> ResultsError:
+    """The error for a file of the right version whose content is not."""
+    return ResultsError(f"malformed {what}: {error}")

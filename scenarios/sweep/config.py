@@ -1,0 +1,134 @@
+"""What a sweep measures: the container variants, the defaults, and the
+validated, frozen SweepConfig."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import storages
+from scenarios.bench.config import check_storage_names
+from scenarios.errors import ConfigError
+from storages import StorageOptions
+from storages.memory import MemoryFactory
+from vfab.generate import DEFAULT_SEED
+from vfab.model import ProcessStep
+
+DEFAULT_OBJECTS: tuple[int, ...] = (100, 1_000, 10_000, 50_000)
+DEFAULT_STORAGES: tuple[str, ...] = ("mapping", "file", "zeo")
+
+#: Key under the suite's root container for the committed objects.
+SWEEP_KEY = "sweep"
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    name: str
+    description: str
+    build: Callable[[list[ProcessStep]], Any]
+
+
+def _btree(steps: list[ProcessStep]) -> Any:
+    from BTrees.IOBTree import IOBTree
+
+    tree = IOBTree()
+    for i, step in enumerate(steps):
+        tree[i] = step
+    return tree
+
+
+def _flat_list(steps: list[ProcessStep]) -> Any:
+    from persistent.list import PersistentList
+
+    return PersistentList(steps)
+
+
+#: name -> variant, in the order of the report's columns.
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("btree", "the steps in an IOBTree {i -> step}", _btree),
+        Variant("list", "the steps in one flat PersistentList", _flat_list),
+    )
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepConfig:
+    """What a sweep measures; validated here, recorded in its metadata.
+
+    warmups: untimed trials per storage and variant, at the smallest
+    transaction size, before the timed ones.
+    """
+
+    storages: tuple[str, ...] = DEFAULT_STORAGES
+    objects: tuple[int, ...] = DEFAULT_OBJECTS
+    variants: tuple[str, ...] = tuple(VARIANTS)
+    repeat: int = 3
+    warmups: int = 1
+    seed: int = DEFAULT_SEED
+    options: StorageOptions = StorageOptions()
+
+    def __post_init__(self) -> None:
+        check_storage_names(self.storages)
+        for name in self.storages:
+            if issubclass(storages.REGISTRY[name], MemoryFactory):
+                raise ConfigError(
+                    f"storage {name!r} commits nothing; sweep measures commits"
+                )
+        if len(set(self.variants)) != len(self.variants):
+            raise ConfigError("a variant is named twice")
+        if not self.variants:
+            raise ConfigError("no variant named")
+        for v in self.variants:
+            if v not in VARIANTS:
+                raise ConfigError(
+                    f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}"
+                )
+        if not self.objects:
+            raise ConfigError("no transaction size named")
+        if min(self.objects) < 1:
+            raise ConfigError(
+                f"objects per transaction must be at least 1, not {min(self.objects)}"
+            )
+        if len(set(self.objects)) != len(self.objects):
+            raise ConfigError("a transaction size is named twice")
+        if self.repeat < 1:
+            raise ConfigError(f"--repeat must be at least 1, not {self.repeat}")
+        if self.warmups < 0:
+            raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
+
+    def to_json(self) -> dict[str, Any]:
+        options = self.options.to_json()
+        return {
+            "storages": list(self.storages),
+            "objects": list(self.objects),
+            "variants": list(self.variants),
+            "repeat": self.repeat,
+            "warmups": self.warmups,
+            "seed": self.seed,
+            "options": options,
+        }
+
+
+def parse_objects(text: str) -> tuple[int, ...]:
+    """'100,1000,10k,5e4' -> (100, 1000, 10000, 50000); ValueError otherwise."""
+    out = []
+    for part in text.split(","):
+        part = part.strip().lower().replace("_", "")
+        if not part:
+            continue
+        mult = 1
+        if part.endswith("k"):
+            part, mult = part[:-1], 1000
+        try:
+            value = float(part) * mult
+        except ValueError:
+            raise ValueError(f"not a number of objects: {part!r}") from None
+        if value != int(value) or value < 1:
+            raise ValueError(f"not a whole number of objects: {part!r}")
+        out.append(int(value))
+    if not out:
+        raise ValueError("no transaction size given")
+    return tuple(out)

@@ -1,0 +1,121 @@
+"""A sweep's tables (cost per object per transaction size, objects stored)
+and its plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scenarios.results import table
+from scenarios.results.stats import Stats
+from scenarios.results.table import Table
+from scenarios.sweep.config import VARIANTS
+from scenarios.sweep.results import SweepRun
+
+
+def _cell(stats: Stats) -> str:
+    return f"{stats.median:.1f} ±{stats.rsd * 100:.0f}%" + ("!" if stats.noisy else " ")
+
+
+def tables(run: SweepRun) -> list[Table]:
+    """Wall and CPU cost per object, objects stored."""
+    columns = run.columns
+    header = ["objects/txn", *(f"{s} {v}" for s, v in columns)]
+    n_trials = max((len(p.samples) for p in run.points), default=0)
+    out: list[Table] = []
+    for title, stat in (
+        (f"commit wall time per object (us), median of {n_trials}", "wall_us"),
+        ("commit CPU time per object (us), this process", "cpu_us"),
+    ):
+        rows = []
+        for n in run.sizes:
+            row = [f"{n:,}"]
+            for s, v in columns:
+                p = run.get(s, v, n)
+                row.append(_cell(getattr(p, stat)) if p else "-")
+            rows.append(row)
+        if len(run.sizes) > 1:
+            row = [f"{run.sizes[-1]:,} / {run.sizes[0]:,}"]
+            for s, v in columns:
+                lo, hi = run.get(s, v, run.sizes[0]), run.get(s, v, run.sizes[-1])
+                if lo is None or hi is None:
+                    row.append("-")
+                    continue
+                a, b = getattr(lo, stat).median, getattr(hi, stat).median
+                row.append(f"x{b / a:.1f} " if a > 0 else "-")
+            rows.append(row)
+        out.append(Table(title, header, rows, label_left=False))
+    rows = []
+    for n in run.sizes:
+        row = [f"{n:,}"]
+        for s, v in columns:
+            p = run.get(s, v, n)
+            row.append("-" if p is None or p.stores is None else f"{p.stores:,}")
+        rows.append(row)
+    out.append(Table("objects stored by the commit", header, rows, label_left=False))
+    return out
+
+
+def text(run: SweepRun) -> str:
+    variants = "; ".join(
+        f"{v.name}: {v.description}"
+        for v in VARIANTS.values()
+        if any(p.variant == v.name for p in run.points)
+    )
+    return table.text(
+        tables(run),
+        f"{variants}.  ± is the standard deviation as % of the mean (! above "
+        "10%); the last row of a cost table is its growth from the smallest "
+        "to the largest transaction.",
+    )
+
+
+def plot(run: SweepRun, path: Path) -> None:
+    """Cost per object (wall and CPU) against objects per transaction, log x,
+    one line per storage and variant; error bars span the trials."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    storages_seen = list(dict.fromkeys(p.storage for p in run.points))
+    colours = {s: f"C{i}" for i, s in enumerate(storages_seen)}
+    styles = {"btree": "-", "list": "--"}
+    for ax, stat, title in (
+        (axes[0], "wall_us", "commit wall time"),
+        (axes[1], "cpu_us", "commit CPU time (client process)"),
+    ):
+        for s, v in run.columns:
+            pts = [p for n in run.sizes if (p := run.get(s, v, n)) is not None]
+            xs = [p.objects for p in pts]
+            st: list[Stats] = [getattr(p, stat) for p in pts]
+            ys = [x.median for x in st]
+            err = [
+                [y - x.minimum for y, x in zip(ys, st, strict=True)],
+                [x.maximum - y for y, x in zip(ys, st, strict=True)],
+            ]
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=err,
+                color=colours[s],
+                linestyle=styles.get(v, ":"),
+                marker="o",
+                capsize=3,
+                label=f"{s} {v}",
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("objects per transaction")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("µs per object")
+    axes[0].legend()
+    versions = run.metadata.get("versions", {})
+    fig.suptitle(
+        "vfab-bench sweep: commit cost per object; solid = BTree, dashed = "
+        f"flat PersistentList (ZODB {versions.get('ZODB', '?')})"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,107 @@
+"""A sweep's results: one sample per commit, one point per storage, variant
+and transaction size, and the whole sweep as versioned JSON (the SWEEP
+format of scenarios.results.files)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from scenarios.results.files import SWEEP, malformed
+from scenarios.results.stats import Stats, median_high
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepSample:
+    """One commit of one trial."""
+
+    wall_s: float
+    cpu_s: float
+    stores: int | None = None
+    bytes_written: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepPoint:
+    """Every trial of one storage, variant and transaction size."""
+
+    storage: str
+    variant: str
+    objects: int
+    samples: tuple[SweepSample, ...]
+
+    @property
+    def wall_us(self) -> Stats:
+        """Wall microseconds per object, over the trials."""
+        return Stats.of(s.wall_s * 1e6 / self.objects for s in self.samples)
+
+    @property
+    def cpu_us(self) -> Stats:
+        return Stats.of(s.cpu_s * 1e6 / self.objects for s in self.samples)
+
+    @property
+    def stores(self) -> int | None:
+        return median_high(s.stores for s in self.samples)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "variant": self.variant,
+            "objects": self.objects,
+            "samples": [s.to_json() for s in self.samples],
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepRun:
+    """A whole sweep: metadata and every point, in run order."""
+
+    metadata: dict[str, Any]
+    points: tuple[SweepPoint, ...]
+
+    @property
+    def columns(self) -> list[tuple[str, str]]:
+        """(storage, variant) pairs in run order."""
+        return list(dict.fromkeys((p.storage, p.variant) for p in self.points))
+
+    @property
+    def sizes(self) -> list[int]:
+        return sorted({p.objects for p in self.points})
+
+    def get(self, storage: str, variant: str, objects: int) -> SweepPoint | None:
+        for p in self.points:
+            if (p.storage, p.variant, p.objects) == (storage, variant, objects):
+                return p
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **SWEEP.header(),
+            "metadata": self.metadata,
+            "results": [p.to_json() for p in self.points],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> SweepRun:
+        data = SWEEP.migrate(data)
+        try:
+            points = tuple(
+                SweepPoint(
+                    storage=r["storage"],
+                    variant=r["variant"],
+                    objects=int(r["objects"]),
+                    samples=tuple(SweepSample(**s) for s in r["samples"]),
+                )
+                for r in data["results"]
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise malformed("sweep result", e) from None
+        return cls(metadata=data.get("metadata", {}), points=points)
+
+    @classmethod
+    def load(cls, path: Path) -> SweepRun:
+        return cls.from_json(SWEEP.read(path))

@@ -1,0 +1,119 @@
+"""Running a sweep: one trial is one timed commit on a fresh database.
+
+One trial, on a fresh database opened through the registry:
+  1. untimed: populate the small vfab data set (scenarios.data.dataset.populate)
+     and commit it, so there are 250 process capabilities to order;
+  2. untimed: build N ProcessSteps in memory, each ordering a random
+     capability with parameter settings inside its ranges (as
+     vfab.generate builds the steps of a sequence), and put them in the
+     variant's container under root['vfab-loadtest']['sweep']:
+       btree: an IOBTree {i -> step}; the commit stores the N steps, the
+              tree and its buckets (about N/30 of them);
+       list:  one PersistentList of the N steps; the commit stores the N
+              steps and the list, whose one pickle holds N references;
+  3. timed: the one commit (transaction manager commit), wall
+     (perf_counter) and CPU (process_time of this process: a ZEO server's
+     CPU is not in it).
+Cost per object is the commit's time divided by N.  A sample also records
+the objects the commit stored (Connection.getTransferCounts) and the bytes
+the storage grew by.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import storages
+from scenarios.data import dataset
+from scenarios.results.metadata import collect as collect_metadata
+from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
+from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
+from vfab.generate import DEFAULT_SEED, DataSpec, draw
+from vfab.model import ProcessStep, VirtualFab
+
+#: The data set populated (untimed) before each trial: its capabilities are
+#: what the committed steps order.
+BASE_SPEC = DataSpec.for_size("small")
+
+
+def make_steps(fab: VirtualFab, n: int, seed: int) -> list[ProcessStep]:
+    """*n* new ProcessSteps ordering random capabilities of *fab*, with
+    settings drawn inside each capability's ranges."""
+    rng = random.Random(f"{seed}/sweep/{n}")
+    capabilities = list(fab.library.capabilities.values())
+    steps = []
+    for _ in range(n):
+        cap = rng.choice(capabilities)
+        settings = {name: draw(rng, lo, hi) for name, (lo, hi) in cap.ranges.items()}
+        steps.append(ProcessStep(cap, rng.randint(1, cap.lot_size), settings))
+    return steps
+
+
+def run_trial(
+    factory: storages.StorageFactory,
+    variant: str,
+    objects: int,
+    seed: int = DEFAULT_SEED,
+    directory: Path | None = None,
+) -> SweepSample:
+    """One timed commit of *objects* steps in *variant*'s container, on a
+    fresh database (closed, and any server stopped, whatever happens)."""
+    build = VARIANTS[variant].build
+    with tempfile.TemporaryDirectory(prefix="vfab-sweep-", dir=directory) as tmp:
+        with factory.open(Path(tmp)) as store:
+            store.reset()
+            fab = dataset.populate(store, BASE_SPEC, seed)
+            container = build(make_steps(fab, objects, seed))
+            store.root()[SWEEP_KEY] = container
+            store.transfer_counts()
+            size0 = store.size_bytes()
+            gc.collect()
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            store.commit()
+            cpu1, wall1 = time.process_time(), time.perf_counter()
+            counts = store.transfer_counts()
+            size1 = store.size_bytes()
+            store.abort()
+    return SweepSample(
+        wall_s=wall1 - wall0,
+        cpu_s=cpu1 - cpu0,
+        stores=None if counts is None else counts[1],
+        bytes_written=None if size0 is None or size1 is None else size1 - size0,
+    )
+
+
+Progress = Callable[[str], None]
+
+
+def run(config: SweepConfig, progress: Progress | None = None) -> SweepRun:
+    """Every storage, transaction size and variant of *config*."""
+    say = progress or (lambda line: None)
+    points: list[SweepPoint] = []
+    for name in config.storages:
+        factory = storages.get(name, config.options)
+        reason = factory.unavailable()
+        if reason is not None:
+            say(f"{name}: skipped ({reason})")
+            continue
+        for variant in config.variants:
+            for _ in range(config.warmups):
+                run_trial(factory, variant, min(config.objects), config.seed)
+        for n in config.objects:
+            for variant in config.variants:
+                samples = tuple(
+                    run_trial(factory, variant, n, config.seed)
+                    for _ in range(config.repeat)
+                )
+                point = SweepPoint(name, variant, n, samples)
+                points.append(point)
+                wall = point.wall_us
+                say(
+                    f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
+                    f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))"
+                )
+    return SweepRun(metadata=collect_metadata(config), points=tuple(points))
