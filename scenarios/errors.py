@@ -1,8 +1,22 @@
-"""The suite's error for bad input, shared by every feature package."""
+"""The suite's error for bad input and its exit statuses, shared by every
+feature package, the CLI and the locust plugin."""
 
 from __future__ import annotations
+
+#: Exit statuses of vfab-bench (and, where locust lets us choose, of a
+#: locust run with locustfile.py).
+EXIT_OK = 0
+#: Work failed: an operation ran out of retries, runzeo died (locust uses 1
+#: for failures and errors too).
+EXIT_FAILED = 1
+#: Bad input: a ConfigError, StorageError, ResultsError or usage error.
+EXIT_BAD_INPUT = 2
+#: The stored data's invariants do not hold (or cannot be checked).
+EXIT_INVARIANTS = 3
+#: Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 
 class ConfigError(ValueError):
     """Bad input for a command (a value, a file, a combination of options);
-    the CLI prints it as one line and exits 2."""
+    the CLI prints it as one line and exits EXIT_BAD_INPUT."""

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from scenarios.bench.phases import PHASES
-from scenarios.results.model import SCHEMA_VERSION, RunResult
+from scenarios.results.files import RUN
+from scenarios.results.model import RunResult
 from storages.zeo import free_port
 
 
@@ -114,7 +115,7 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     assert "task:" in proc.stdout and "commit sequences" in proc.stdout
     assert len([ln for ln in proc.stderr.splitlines() if "trial(s)" in ln]) == 3
     data = json.loads(out.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["schema_version"] == RUN.version
     meta = data["metadata"]
     assert set(meta["versions"]) >= {"ZODB", "ZEO", "persistent", "BTrees"}
     assert meta["config"]["repeat"] == 2 and meta["config"]["seed"] == 2000

@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from scenarios.errors import ConfigError
-from scenarios.load import session as load
 from scenarios.load import zeoloop
+from scenarios.load.journal import Journal, verify
+from scenarios.load.mix import OPERATIONS, LoadConfig, Operation, Popularity
+from scenarios.load.session import Outcome, Session, open_database, preflight
+from scenarios.results.stats import percentiles
 from storages import StorageError
 from storages.zeo import ZEOServer, filestorage_section
 from tests.served import ROOT, Served, env, serve
@@ -26,25 +29,25 @@ def served() -> Iterator[Served]:
 
 
 def test_config_is_validated() -> None:
-    config = load.LoadConfig.from_values("127.0.0.1:8100", {"browse": 0})
+    config = LoadConfig.from_values("127.0.0.1:8100", {"browse": 0})
     assert dict(config.weights)["browse"] == 0 and config.address_text.endswith(":8100")
     for kwargs, message in [
         ({"weights": {"teleport": 1}}, "unknown operation 'teleport'"),
         ({"weights": {"lookup": -1}}, "weight of lookup must be 0 or more"),
-        ({"weights": {op.name: 0 for op in load.OPERATIONS}}, "nothing to do"),
+        ({"weights": {op.name: 0 for op in OPERATIONS}}, "nothing to do"),
         ({"skew": -0.5}, "skew must be 0 or more"),
         ({"retries": -1}, "retries must be 0 or more"),
     ]:
         with pytest.raises(ConfigError, match=message):
-            load.LoadConfig.from_values("127.0.0.1:8100", **kwargs)  # type: ignore[arg-type]
+            LoadConfig.from_values("127.0.0.1:8100", **kwargs)  # type: ignore[arg-type]
     with pytest.raises(StorageError, match="bad ZEO address"):
-        load.LoadConfig.from_values("nowhere")
+        LoadConfig.from_values("nowhere")
 
 
 def test_picker_follows_the_weights() -> None:
-    config = load.LoadConfig.from_values(
+    config = LoadConfig.from_values(
         "127.0.0.1:8100",
-        {op.name: 0 for op in load.OPERATIONS} | {"lookup": 3, "browse": 1},
+        {op.name: 0 for op in OPERATIONS} | {"lookup": 3, "browse": 1},
     )
     pick, rng = config.picker(), random.Random(5)
     names = [pick(rng).name for _ in range(4000)]
@@ -54,10 +57,10 @@ def test_picker_follows_the_weights() -> None:
 
 def test_popularity_skew() -> None:
     rng = random.Random(7)
-    uniform = load.Popularity(250, 0)
+    uniform = Popularity(250, 0)
     assert uniform.share_of_top() == 1 / 250
     assert {uniform.sample(rng) for _ in range(5000)} == set(range(1, 251))
-    zipf = load.Popularity(250, 1.0)
+    zipf = Popularity(250, 1.0)
     assert 0.15 < zipf.share_of_top() < 0.17
     draws = [zipf.sample(rng) for _ in range(20000)]
     assert 0.14 < draws.count(1) / len(draws) < 0.18
@@ -66,36 +69,34 @@ def test_popularity_skew() -> None:
 
 def test_percentiles_by_nearest_rank() -> None:
     values = [float(v) for v in range(1, 101)]
-    assert list(load.iter_percentiles(values)) == [50.0, 95.0, 99.0]
-    assert all(v != v for v in load.iter_percentiles([]))  # nan
+    assert list(percentiles(values)) == [50.0, 95.0, 99.0]
+    assert all(v != v for v in percentiles([]))  # nan
 
 
-def change_one(s: load.Session) -> object:
+def change_one(s: Session) -> object:
     from vfab import operations
 
     return operations.change_price(s.fab, 1, s.rng)
 
 
 def reprice_against_a_rival(
-    db: object, journal: load.Journal, retries: int, address: str
-) -> load.Outcome:
+    db: object, journal: Journal, retries: int, address: str
+) -> Outcome:
     """One session reprices capability 1 while another commits a change to it
     between the first one's read and its commit."""
-    config = load.LoadConfig.from_values(address, retries=retries)
-    first = load.Session(db, config, journal, random.Random(1))
-    rival = load.Session(db, config, journal, random.Random(2))
+    config = LoadConfig.from_values(address, retries=retries)
+    first = Session(db, config, journal, random.Random(1))
+    rival = Session(db, config, journal, random.Random(2))
     pending = [rival]
 
-    def reprice_under_a_rival(s: load.Session) -> object:
+    def reprice_under_a_rival(s: Session) -> object:
         answer = change_one(s)
         while pending:
-            pending.pop().run(load.Operation("x", 1, True, change_one, ""))
+            pending.pop().run(Operation("x", 1, True, change_one, ""))
         return answer
 
     try:
-        return first.run(
-            load.Operation("change_price", 1, True, reprice_under_a_rival, "")
-        )
+        return first.run(Operation("change_price", 1, True, reprice_under_a_rival, ""))
     finally:
         first.close()
         rival.close()
@@ -103,8 +104,8 @@ def reprice_against_a_rival(
 
 
 def test_a_conflict_is_retried_then_fails_when_retries_run_out(served: Served) -> None:
-    db = load.open_database(served.host_port, pool_size=2)
-    journal = load.Journal()
+    db = open_database(served.host_port, pool_size=2)
+    journal = Journal()
     try:
         retried = reprice_against_a_rival(db, journal, 2, served.address)
         assert len(retried.conflicts_ms) == 1 and retried.error is None
@@ -115,14 +116,14 @@ def test_a_conflict_is_retried_then_fails_when_retries_run_out(served: Served) -
         db.close()
     # the rivals' changes and the retried one were committed and recorded
     assert [r.capability_id for r in journal.repriced] == [1, 1, 1]
-    report = load.verify(served.host_port, journal)
+    report = verify(served.host_port, journal)
     assert report.ok, report.problems
 
 
 def test_journal_moves_between_processes_as_plain_lists() -> None:
     from vfab.operations import Created, Repriced
 
-    journal, master = load.Journal(), load.Journal()
+    journal, master = Journal(), Journal()
     journal.record(Created(1 << 24, "u000001", "g00001", 12))
     journal.record(Repriced(3, 1))
     journal.record("not a receipt")
@@ -153,7 +154,7 @@ def test_zeoloop_runs_every_operation_and_checks(
     assert "invariants hold" in proc.stdout
     doc = json.loads(out.read_text())
     rows = {r["name"]: r for r in doc["rows"]}
-    assert set(rows) == {op.name for op in load.OPERATIONS} | {"all"}
+    assert set(rows) == {op.name for op in OPERATIONS} | {"all"}
     assert all(r["ops"] > 0 for r in rows.values()), rows
     assert rows["all"]["p50"] <= rows["all"]["p95"] <= rows["all"]["p99"]
     assert doc["invariants_ok"] is True
@@ -163,7 +164,7 @@ def test_no_data_set_is_one_line(tmp_path: Path, no_leaked_servers: None) -> Non
     with ZEOServer(tmp_path, filestorage_section(tmp_path)) as server:
         address = f"{server.host}:{server.port}"
         with pytest.raises(StorageError, match="no vfab data set"):
-            load.preflight(load.LoadConfig.from_values(address))
+            preflight(LoadConfig.from_values(address))
         proc = subprocess.run(
             [sys.executable, "-m", "scenarios.cli", "zeoloop",
              "--zeo-address", address],

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.load import session as load
+from scenarios.load.mix import OPERATIONS
 from storages import StorageOptions
 from storages.zeo import free_port, open_client
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
@@ -88,7 +88,7 @@ def test_headless_run_with_two_processes(
 
     with open(f"{out}_stats.csv", newline="") as f:
         rows = {(r["Type"], r["Name"]): r for r in csv.DictReader(f)}
-    for op in load.OPERATIONS:
+    for op in OPERATIONS:
         row = rows[("zodb", op.name)]
         assert int(row["Request Count"]) > 0, op.name
         assert int(row["Failure Count"]) == 0, op.name

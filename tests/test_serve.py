@@ -13,7 +13,9 @@ import pytest
 
 import storages
 from scenarios.data import datadir
-from scenarios.load import session as load
+from scenarios.load.mix import LoadConfig
+from scenarios.load.session import preflight
+from scenarios.load.status import server_status
 from tests.served import ROOT, env, serve
 
 
@@ -40,9 +42,9 @@ def test_serves_a_populated_temporary_data_set_until_sigterm() -> None:
         assert re.fullmatch(
             r"serving small data set \(file\) on 127\.0\.0\.1:\d+\n", served.stdout[0]
         )
-        status = load.server_status(served.host_port)
+        status = server_status(served.host_port)
         assert status["clients"] == 0
-        load.preflight(load.LoadConfig.from_values(served.address))
+        preflight(LoadConfig.from_values(served.address))
         shown = vfab_bench("status", "--zeo-address", served.address, "--json")
         assert shown.returncode == 0 and '"clients": 0' in shown.stdout
     data = re.search(r"data in (\S+) \(temporary", "".join(served.stderr))
@@ -66,7 +68,7 @@ def test_keeps_and_reuses_a_path_refuses_another_size(tmp_path: Path) -> None:
     one_line_error(refused, "already holds a file data set (small, seed 2000)")
 
     with serve("--path", str(path), "--scale", "2", "--overwrite") as served:
-        status = load.server_status(served.host_port)
+        status = server_status(served.host_port)
     assert "populating the scale 2 data set" in "".join(served.stderr)
     assert status["clients"] == 0
     assert datadir.read_marker(path)["spec"]["scale"] == 2  # type: ignore[index]

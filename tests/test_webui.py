@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.load import session as load
+from scenarios.load.mix import OPERATIONS
 from storages.zeo import free_port
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
 
@@ -113,7 +113,7 @@ def test_web_ui_runs_a_swarm(
         page.get_by_text("Custom parameters").click()
         assert page.locator("input[name=zeoAddress]").input_value() == served.address
         for name in ["skew", "retries", "backoffMs"] + [
-            "weight" + op.name.title().replace("_", "") for op in load.OPERATIONS
+            "weight" + op.name.title().replace("_", "") for op in OPERATIONS
         ]:
             assert page.locator(f"input[name={name}]").count() == 1, name
 
@@ -123,7 +123,7 @@ def test_web_ui_runs_a_swarm(
         page.fill("input[name=weightBrowse]", "0")
         page.get_by_role("button", name="Start").click()
 
-        wanted = {("zodb", op.name) for op in load.OPERATIONS if op.name != "browse"}
+        wanted = {("zodb", op.name) for op in OPERATIONS if op.name != "browse"}
         deadline = time.monotonic() + 30
         while True:
             rows = stats_rows(page)

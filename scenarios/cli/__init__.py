@@ -3,7 +3,8 @@
 Each subcommand module has register(subparsers), which adds its parser and
 sets `handler`.  Arguments become one frozen configuration; bad input of
 any kind (ConfigError, StorageError, ResultsError, or an argparse error)
-becomes one line on stderr and exit status 2 here, at the edge, and nowhere
+becomes one line on stderr and exit status 2 (EXIT_BAD_INPUT; every
+exit status is named in scenarios.errors) here, at the edge, and nowhere
 else; nothing is written before the input has been checked.
 """
 
@@ -23,9 +24,9 @@ from scenarios.cli import (
     sweep,
     zeoloop,
 )
-from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
-from scenarios.errors import ConfigError
-from scenarios.results.model import ResultsError
+from scenarios.cli.args import Parser
+from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ConfigError
+from scenarios.results.files import ResultsError
 from storages import StorageError
 from storages.base import defer_interrupts
 

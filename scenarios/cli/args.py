@@ -1,7 +1,10 @@
-"""Argument types and option groups shared by the subcommands.
+"""Option groups shared by every subcommand that takes them, and the parser.
 
-Validators raise argparse.ArgumentTypeError, which Parser turns into one
-line on stderr and exit status 2.
+Groups: the data set (--size/--scale/--seed), trials and presets
+(--repeat/--warmups/--preset), outputs (--json/--markdown/--plot with
+--force, and their checks), storages (--zeo-address, caches, bdb).  Value
+types (scenarios.argtypes) raise argparse.ArgumentTypeError, which Parser
+turns into one line on stderr and exit status EXIT_BAD_INPUT.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from pathlib import Path
 from typing import NoReturn
 
 import storages
-from scenarios.errors import ConfigError
+from scenarios.argtypes import non_negative_int, port_number, positive_int
+from scenarios.errors import EXIT_BAD_INPUT, ConfigError
 from storages import StorageError, StorageOptions
 from storages.zeo import parse_address
 
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+#: --preset name -> (repeat, warmups); without one, DEFAULT_TRIALS.
+PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
+DEFAULT_TRIALS = (3, 1)
 
 
 class Parser(argparse.ArgumentParser):
@@ -25,32 +30,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def at_least(minimum: int):  # type: ignore[no-untyped-def]
-    """An argparse type: a whole number >= *minimum*."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
-positive_int = at_least(1)
-non_negative_int = at_least(0)
-
-
-def port_number(text: str) -> int:
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
 
 
 def address(text: str) -> tuple[str, int]:
@@ -70,29 +49,84 @@ def storage_list(text: str) -> list[str]:
     return names
 
 
-def add_data_set_options(p: argparse.ArgumentParser) -> None:
-    """--size or --scale, and --seed: which data set a command builds."""
+def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None:
+    """--size or --scale (unless not *sizes*: a command whose data set has one
+    size), and --seed: which data set a command builds."""
     from vfab.generate import DEFAULT_SEED, SIZES
 
-    p.add_argument(
-        "--size",
-        choices=list(SIZES),
-        default=None,
-        help="data set size (default: small, the 2000 data set); "
-        + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
-    )
-    p.add_argument(
-        "--scale",
-        type=positive_int,
-        metavar="N",
-        help="any multiple of the small data set instead of --size",
-    )
+    if sizes:
+        p.add_argument(
+            "--size",
+            choices=list(SIZES),
+            default=None,
+            help="data set size (default: small, the 2000 data set); "
+            + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
+        )
+        p.add_argument(
+            "--scale",
+            type=positive_int,
+            metavar="N",
+            help="any multiple of the small data set instead of --size",
+        )
     p.add_argument(
         "--seed",
         type=int,
         default=DEFAULT_SEED,
         help=f"data generator seed (default: {DEFAULT_SEED})",
     )
+
+
+def add_trial_options(p: argparse.ArgumentParser, what: str, warmups: str) -> None:
+    """--repeat, --warmups and --preset: how many trials of *what*, and the
+    untimed *warmups* before them; trials() reads them."""
+    repeat, warmup = DEFAULT_TRIALS
+    g = p.add_argument_group("trials")
+    g.add_argument(
+        "--repeat",
+        type=positive_int,
+        metavar="N",
+        help=f"timed trials {what}, each on a fresh database (default: {repeat})",
+    )
+    g.add_argument(
+        "--warmups",
+        type=non_negative_int,
+        metavar="N",
+        help=f"untimed trials {warmups} (default: {warmup})",
+    )
+    presets = "; ".join(
+        f"{name}: {r} trial(s), {w} warmup(s)" for name, (r, w) in PRESETS.items()
+    )
+    g.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        help=f"{presets} (--repeat/--warmups override)",
+    )
+
+
+def trials(args: argparse.Namespace) -> tuple[int, int]:
+    """(repeat, warmups): the preset's, or the defaults, unless given."""
+    repeat, warmups = PRESETS.get(args.preset, DEFAULT_TRIALS)
+    return (
+        args.repeat if args.repeat is not None else repeat,
+        args.warmups if args.warmups is not None else warmups,
+    )
+
+
+def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
+    """One --NAME FILE per keyword (its help), and --force; check_outputs()
+    refuses them before any work, write_output() writes them."""
+    g = p.add_argument_group("outputs")
+    for name, help in outputs.items():
+        g.add_argument(f"--{name}", type=Path, metavar="FILE", help=help)
+    flags = "/".join(f"--{name}" for name in outputs)
+    g.add_argument("--force", action="store_true", help=f"replace existing {flags}")
+    p.set_defaults(outputs=tuple(outputs))
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """check_output for every output add_output_options declared."""
+    for name in args.outputs:
+        check_output(getattr(args, name), args.force)
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:

@@ -8,9 +8,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from scenarios.cli.args import address, check_output, write_output
+from scenarios.cli.args import (
+    add_output_options,
+    address,
+    check_outputs,
+    write_output,
+)
 from scenarios.data.datadir import path_storages, read_marker
-from scenarios.errors import ConfigError
+from scenarios.errors import EXIT_OK, ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -56,35 +61,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="skip reading every revision (faster on a long history)",
     )
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the census as JSON")
-    p.add_argument("--force", action="store_true", help="replace an existing --json")
+    add_output_options(p, json="write the census as JSON")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.census import census
+    from scenarios.census import report, sources, walk
 
     if args.storage is not None and args.path is None:
         raise ConfigError("--storage goes with --path")
     given = [args.uri is not None, args.path is not None, args.zeo_address is not None]
     if sum(given) != 1:
         raise ConfigError("give exactly one of a URI, --path or --zeo-address")
-    check_output(args.json, args.force)
+    check_outputs(args)
 
     if args.path is not None:
         path = args.path.absolute()
         # Without --storage: the storage populate recorded there, else file.
         marker = read_marker(path) if path.is_dir() else None
         name = args.storage or (marker or {}).get("storage", "file")
-        source = census.open_path(name, path)
+        source = sources.open_path(name, path)
     elif args.zeo_address is not None:
-        source = census.open_zeo(args.zeo_address)
+        source = sources.open_zeo(args.zeo_address)
     else:
-        source = census.open_uri(args.uri)
+        source = sources.open_uri(args.uri)
     try:
         if source.warning:
             print(f"vfab-bench: warning: {source.warning}", file=sys.stderr)
-        result = census.take(
+        result = walk.take(
             source.storage,
             source.name,
             source.directory,
@@ -93,8 +97,8 @@ def main(args: argparse.Namespace) -> int:
         )
     finally:
         source.close()
-    print(census.text(result), end="")
+    print(report.text(result), end="")
     if args.json is not None:
         text = json.dumps(result.to_json(), indent=1) + "\n"
         write_output(args.json, text, args.force)
-    return 0
+    return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import storages
+from scenarios.errors import EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,4 +18,4 @@ def main(args: argparse.Namespace) -> int:
         reason = factory().unavailable()
         note = f" (unavailable: {reason})" if reason else ""
         print(f"{name:10} {factory.description}{note}")
-    return 0
+    return EXIT_OK

@@ -9,6 +9,7 @@ from pathlib import Path
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import add_data_set_options
 from scenarios.data.datadir import MARKER, path_storages
+from scenarios.errors import EXIT_OK
 from vfab.generate import DataSpec
 
 
@@ -63,4 +64,4 @@ def main(args: argparse.Namespace) -> int:
         f"{objects if objects is not None else '?'} objects, "
         f"{marker['size_bytes']:,} bytes, {marker['seconds']:.2f} s"
     )
-    return 0
+    return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from scenarios.errors import EXIT_OK
 from scenarios.results import report
 from scenarios.results.model import RunResult
 
@@ -19,4 +20,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     result = RunResult.load(args.file)
     print(report.markdown(result) if args.markdown else report.text(result), end="")
-    return 0
+    return EXIT_OK

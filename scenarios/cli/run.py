@@ -10,22 +10,24 @@ import textwrap
 from pathlib import Path
 
 import storages
+from scenarios.argtypes import non_negative_int
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.config import RunConfig, scale_for
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
+    add_output_options,
     add_storage_options,
-    check_output,
+    add_trial_options,
+    check_outputs,
     check_storages_usable,
-    non_negative_int,
-    positive_int,
     storage_list,
     storage_options,
+    trials,
     write_output,
 )
-from scenarios.errors import ConfigError
+from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
 
 ABOUT = "\n\n".join(
@@ -49,9 +51,6 @@ ABOUT = "\n\n".join(
     )
 )
 
-#: preset name -> (repeat, warmups)
-PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
-
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     phases = "\n".join(f"  {p.name:32} {p.description}" for p in PHASES)
@@ -71,24 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"choices: {', '.join(storages.REGISTRY)})",
     )
     add_data_set_options(run)
-    run.add_argument(
-        "--repeat",
-        type=positive_int,
-        metavar="N",
-        help="timed trials per storage, each on a fresh database (default: 3)",
-    )
-    run.add_argument(
-        "--warmups",
-        type=non_negative_int,
-        metavar="N",
-        help="untimed trials before them (default: 1)",
-    )
-    run.add_argument(
-        "--preset",
-        choices=list(PRESETS),
-        help="quick: 1 trial, no warmup; rigorous: 10 trials, 2 warmups "
-        "(--repeat/--warmups override)",
-    )
+    add_trial_options(run, "per storage", "before them")
     run.add_argument(
         "--batch",
         type=non_negative_int,
@@ -106,17 +88,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
         "pstats.  Profiling slows the timed code.",
     )
-    run.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write raw samples and metadata as JSON",
-    )
-    run.add_argument(
-        "--markdown", type=Path, metavar="FILE", help="write the tables as Markdown"
-    )
-    run.add_argument(
-        "--force", action="store_true", help="replace existing --json/--markdown files"
+    add_output_options(
+        run,
+        json="write raw samples and metadata as JSON",
+        markdown="write the tables as Markdown",
     )
     run.add_argument(
         "-q", "--quiet", action="store_true", help="no progress lines on stderr"
@@ -129,20 +104,19 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.bench import runner
 
     names = [n for group in args.storage for n in group] if args.storage else None
-    repeat, warmups = PRESETS.get(args.preset, (3, 1))
+    repeat, warmups = trials(args)
     config = RunConfig(
         storages=tuple(names) if names else storages.DEFAULT_STORAGES,
         scale=scale_for(args.size, args.scale),
-        repeat=args.repeat if args.repeat is not None else repeat,
-        warmups=args.warmups if args.warmups is not None else warmups,
+        repeat=repeat,
+        warmups=warmups,
         seed=args.seed,
         options=storage_options(args),
         batch=args.batch,
         profile_dir=args.profile,
     )
     check_storages_usable(config.storages, config.options, explicit=bool(names))
-    check_output(args.json, args.force)
-    check_output(args.markdown, args.force)
+    check_outputs(args)
     check_profile_dir(config, args.force)
 
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
@@ -153,7 +127,7 @@ def main(args: argparse.Namespace) -> int:
         write_output(args.json, text, args.force)
     if args.markdown is not None:
         write_output(args.markdown, report.markdown(result), args.force)
-    return 0
+    return EXIT_OK
 
 
 def check_profile_dir(config: RunConfig, force: bool) -> None:

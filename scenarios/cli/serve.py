@@ -27,6 +27,7 @@ import storages
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import add_data_set_options, port_number
 from scenarios.data import datadir
+from scenarios.errors import EXIT_FAILED, EXIT_OK
 from storages import StorageError, StorageOptions
 from storages.zeo import LOCALHOST, ZEOServer, check_port_free
 from vfab.generate import DataSpec
@@ -141,9 +142,9 @@ def main(args: argparse.Namespace) -> int:
                 time.sleep(0.5)
         except KeyboardInterrupt:
             say("stopping")
-            return 0
+            return EXIT_OK
         say(f"runzeo exited unexpectedly: {server._last_log_line()}")
-        return 1
+        return EXIT_FAILED
     finally:
         if server is not None:
             server.stop()

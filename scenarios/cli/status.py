@@ -6,7 +6,9 @@ import argparse
 import json
 
 from scenarios.cli.args import address
-from scenarios.load import session as load
+from scenarios.errors import EXIT_OK
+from scenarios.load.mix import DEFAULT_ADDRESS
+from scenarios.load.status import server_status
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,19 +22,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--zeo-address",
         type=address,
-        default=load.DEFAULT_ADDRESS,
+        default=DEFAULT_ADDRESS,
         metavar="HOST:PORT",
-        help=f"default: {load.DEFAULT_ADDRESS}",
+        help=f"default: {DEFAULT_ADDRESS}",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    status = load.server_status(args.zeo_address)
+    status = server_status(args.zeo_address)
     if args.json:
         print(json.dumps(status, sort_keys=True, default=str))
     else:
         for key in sorted(status):
             print(f"{key:24} {status[key]}")
-    return 0
+    return EXIT_OK

@@ -6,27 +6,24 @@ import argparse
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 from scenarios.cli.args import (
+    add_data_set_options,
+    add_output_options,
     add_storage_options,
-    check_output,
+    add_trial_options,
+    check_outputs,
     check_storages_usable,
-    non_negative_int,
-    positive_int,
     storage_list,
     storage_options,
+    trials,
     write_output,
 )
-from scenarios.errors import ConfigError
-from vfab.generate import DEFAULT_SEED
-
-#: preset name -> (repeat, warmups)
-PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
+from scenarios.errors import EXIT_OK, ConfigError
 
 
 def objects_list(text: str) -> tuple[int, ...]:
-    from scenarios.sweep.sweep import parse_objects
+    from scenarios.sweep.config import parse_objects
 
     try:
         return parse_objects(text)
@@ -35,7 +32,7 @@ def objects_list(text: str) -> tuple[int, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from scenarios.sweep.sweep import DEFAULT_OBJECTS, DEFAULT_STORAGES, VARIANTS
+    from scenarios.sweep.config import DEFAULT_OBJECTS, DEFAULT_STORAGES, VARIANTS
 
     variants = "\n".join(f"  {v.name:6} {v.description}" for v in VARIANTS.values())
     p = sub.add_parser(
@@ -79,42 +76,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="NAMES",
         help=f"comma-separated variants (default: {','.join(VARIANTS)})",
     )
-    p.add_argument(
-        "--repeat",
-        type=positive_int,
-        metavar="N",
-        help="timed trials per point, each on a fresh database (default: 3)",
+    add_trial_options(
+        p, "per point", "per storage and variant at the smallest size first"
     )
-    p.add_argument(
-        "--warmups",
-        type=non_negative_int,
-        metavar="N",
-        help="untimed trials per storage and variant at the smallest size "
-        "first (default: 1)",
-    )
-    p.add_argument(
-        "--preset",
-        choices=list(PRESETS),
-        help="quick: 1 trial, no warmup; rigorous: 10 trials, 2 warmups",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"data generator seed (default: {DEFAULT_SEED})",
-    )
-    p.add_argument(
-        "--json", type=Path, metavar="FILE", help="write raw samples as JSON"
-    )
-    p.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE.png",
-        help="plot cost per object against objects per transaction (needs "
-        "matplotlib: the 'plot' extra)",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="replace existing --json/--plot files"
+    add_data_set_options(p, sizes=False)
+    add_output_options(
+        p,
+        json="write raw samples as JSON",
+        plot="plot cost per object against objects per transaction (a PNG; "
+        "needs matplotlib: the 'plot' extra)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     add_storage_options(p)
@@ -122,22 +92,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.sweep import sweep
+    from scenarios.sweep import report, runner
+    from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
     names = [n for group in args.storage for n in group] if args.storage else None
-    repeat, warmups = PRESETS.get(args.preset, (3, 1))
-    config = sweep.SweepConfig(
-        storages=tuple(names) if names else sweep.DEFAULT_STORAGES,
+    repeat, warmups = trials(args)
+    config = SweepConfig(
+        storages=tuple(names) if names else DEFAULT_STORAGES,
         objects=tuple(args.objects),
         variants=tuple(v.strip() for v in args.variant.split(",") if v.strip()),
-        repeat=args.repeat if args.repeat is not None else repeat,
-        warmups=args.warmups if args.warmups is not None else warmups,
+        repeat=repeat,
+        warmups=warmups,
         seed=args.seed,
         options=storage_options(args),
     )
     check_storages_usable(config.storages, config.options, explicit=bool(names))
-    check_output(args.json, args.force)
-    check_output(args.plot, args.force)
+    check_outputs(args)
     if args.plot is not None:
         try:
             import matplotlib  # noqa: F401
@@ -147,12 +117,12 @@ def main(args: argparse.Namespace) -> int:
             ) from None
 
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    result = sweep.run(config, progress)
-    print(sweep.text(result), end="")
+    result = runner.run(config, progress)
+    print(report.text(result), end="")
     if args.json is not None:
         write_output(
             args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force
         )
     if args.plot is not None:
-        sweep.plot(result, args.plot)
-    return 0
+        report.plot(result, args.plot)
+    return EXIT_OK

@@ -5,46 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from scenarios.cli.args import (
-    check_output,
-    non_negative_int,
-    positive_int,
-    write_output,
-)
-from scenarios.errors import ConfigError
-from scenarios.load import session as load
-
-#: Exit statuses beyond the CLI's own: as locust's run with locustfile.py.
-EXIT_FAILURES = 1
-EXIT_INVARIANTS = 3
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
+from scenarios.argtypes import positive_float, positive_int
+from scenarios.cli.args import add_output_options, check_outputs, write_output
+from scenarios.errors import EXIT_FAILED, EXIT_INVARIANTS, EXIT_OK, ConfigError
+from scenarios.load.journal import Journal, verify
+from scenarios.load.mix import OPERATIONS
+from scenarios.load.options import add_load_options, config_from
+from scenarios.load.session import preflight
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ops = "\n".join(
-        f"  {op.name:16} weight {op.weight:2}  {op.description}"
-        for op in load.OPERATIONS
+        f"  {op.name:16} weight {op.weight:2}  {op.description}" for op in OPERATIONS
     )
     p = sub.add_parser(
         "zeoloop",
@@ -54,48 +27,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "without locust: --users threads split over --processes processes "
         "(one ZEO client each), closed loop, for --duration seconds; print "
         "ops/s and p50/p95/p99 per operation, then check the data's "
-        "invariants.  Exit 1 if an operation ran out of retries, 3 if the "
-        "invariants do not hold.\n\noperations:\n" + ops,
-    )
-    p.add_argument(
-        "--zeo-address",
-        default=load.DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
-        help=f"server holding a data set (default: {load.DEFAULT_ADDRESS})",
+        f"invariants.  Exit {EXIT_FAILED} if an operation ran out of retries, "
+        f"{EXIT_INVARIANTS} if the invariants do not hold.\n\noperations:\n" + ops,
     )
     p.add_argument("--users", type=positive_int, default=1, metavar="N")
     p.add_argument("--processes", type=positive_int, default=1, metavar="P")
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
-    p.add_argument("--skew", type=non_negative_float, default=1.0, metavar="S")
-    p.add_argument("--retries", type=non_negative_int, default=10, metavar="N")
-    p.add_argument("--backoff-ms", type=non_negative_float, default=5.0, metavar="MS")
-    for op in load.OPERATIONS:
-        p.add_argument(
-            f"--weight-{op.name.replace('_', '-')}",
-            type=non_negative_int,
-            default=op.weight,
-            metavar="W",
-        )
+    add_load_options(p)
     p.add_argument("--seed", type=int, help="seed the users' random streams")
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the rows as JSON")
-    p.add_argument("--force", action="store_true", help="replace an existing --json")
+    add_output_options(p, json="write the rows as JSON")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from scenarios.load import zeoloop
 
-    config = load.LoadConfig.from_values(
-        address=args.zeo_address,
-        weights={op.name: getattr(args, f"weight_{op.name}") for op in load.OPERATIONS},
-        skew=args.skew,
-        retries=args.retries,
-        backoff_ms=args.backoff_ms,
-    )
+    config = config_from(args)
     if args.processes > args.users:
         raise ConfigError(f"--processes {args.processes} exceeds --users {args.users}")
-    check_output(args.json, args.force)
-    load.preflight(config)
+    check_outputs(args)
+    preflight(config)
 
     results = zeoloop.run(config, args.users, args.processes, args.duration, args.seed)
     rows = zeoloop.summarize(results)
@@ -108,10 +59,10 @@ def main(args: argparse.Namespace) -> int:
     for line in errors[:5]:
         print(f"error: {line}", file=sys.stderr)
 
-    journal = load.Journal()
+    journal = Journal()
     for r in results:
         journal.absorb(r.journal)
-    report = load.verify(config.address, journal)
+    report = verify(config.address, journal)
     print(report.summary())
     for line in report.problems:
         print(f"  {line}")
@@ -126,4 +77,4 @@ def main(args: argparse.Namespace) -> int:
         write_output(args.json, json.dumps(doc, indent=1) + "\n", args.force)
     if not report.ok:
         return EXIT_INVARIANTS
-    return EXIT_FAILURES if rows[-1].failures else 0
+    return EXIT_FAILED if rows[-1].failures else EXIT_OK

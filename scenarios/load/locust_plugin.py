@@ -18,7 +18,7 @@ whose retries ran out is a failure.
 When a test stops, each worker stops its users and sends the master what
 they committed (the Journal); when locust quits, the master (or the single
 local process) checks the stored data against it, logs the result and
-exits with EXIT_INVARIANTS if it does not hold.
+exits with EXIT_INVARIANTS (scenarios.errors) if it does not hold.
 """
 
 from __future__ import annotations
@@ -36,15 +36,14 @@ from locust import events
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
-from scenarios.errors import ConfigError
-from scenarios.load import session as load
+from scenarios.errors import EXIT_BAD_INPUT, EXIT_INVARIANTS, ConfigError
+from scenarios.load.journal import Journal, verify
+from scenarios.load.mix import LoadConfig
+from scenarios.load.options import add_load_options, config_from
+from scenarios.load.session import Session, open_database, preflight
 from storages import StorageError
 
 log = logging.getLogger("vfab")
-
-#: Exit status when the data's invariants do not hold (or cannot be checked).
-#: locust itself uses 1 for failures and errors, 2 for crashed greenlets.
-EXIT_INVARIANTS = 3
 
 #: Messages between master and workers: "stop your users and send your
 #: journal", and the answer carrying it.
@@ -55,65 +54,10 @@ FLUSH_GRACE_S = 10.0
 
 
 def add_options(parser: Any) -> None:
-    """Our options, on locust's command line, locust.conf and the web UI
-    form (web UI values replace the command line's for the next test)."""
-    parser.add_argument(
-        "--zeo-address",
-        default=load.DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
-        help="ZEO server holding a vfab data set (vfab-bench serve)",
-    )
-    parser.add_argument(
-        "--skew",
-        type=float,
-        default=1.0,
-        metavar="S",
-        help="Zipf exponent for picking capabilities (0: uniform; higher: "
-        "more users on the same few, more conflicts on change_price)",
-    )
-    parser.add_argument(
-        "--retries",
-        type=int,
-        default=10,
-        metavar="N",
-        help="retries of an operation after a conflict before it fails",
-    )
-    parser.add_argument(
-        "--backoff-ms",
-        type=float,
-        default=5.0,
-        metavar="MS",
-        help="first retry backoff window in ms (doubles per retry, jittered)",
-    )
-    for op in load.OPERATIONS:
-        parser.add_argument(
-            f"--weight-{op.name.replace('_', '-')}",
-            type=int,
-            default=op.weight,
-            metavar="W",
-            help=f"weight of {op.name}: {op.description}",
-        )
-
-
-def config_from(options: Any) -> load.LoadConfig:
-    """The LoadConfig the parsed options (or web UI form) ask for; ConfigError
-    or StorageError naming what is wrong."""
-    try:
-        weights = {
-            op.name: int(getattr(options, f"weight_{op.name}"))
-            for op in load.OPERATIONS
-        }
-        return load.LoadConfig.from_values(
-            address=str(options.zeo_address),
-            weights=weights,
-            skew=float(options.skew),
-            retries=int(options.retries),
-            backoff_ms=float(options.backoff_ms),
-        )
-    except (TypeError, ValueError) as e:
-        if isinstance(e, ConfigError):
-            raise
-        raise ConfigError(f"bad option value: {e}") from None
+    """Our options (scenarios.load.options), on locust's command line,
+    locust.conf and the web UI form (web UI values replace the command
+    line's for the next test)."""
+    add_load_options(parser, checked=False)
 
 
 class ProcessClient:
@@ -128,9 +72,9 @@ class ProcessClient:
 
     def __init__(self) -> None:
         self.db: Any = None
-        self.config: load.LoadConfig | None = None
+        self.config: LoadConfig | None = None
         self.error: str | None = None
-        self.journal = load.Journal()
+        self.journal = Journal()
         self.sessions = 0
         self.tested = False
         #: workers asked for their journal, and those that sent it
@@ -156,14 +100,14 @@ class ProcessClient:
         except (ConfigError, StorageError) as e:
             log.error("%s", e)
             end_forked_workers()
-            raise SystemExit(2) from None
+            raise SystemExit(EXIT_BAD_INPUT) from None
         try:
-            load.preflight(config)
+            preflight(config)
         except StorageError as e:
             if options is not None and options.headless:
                 log.error("%s", e)
                 end_forked_workers()
-                raise SystemExit(2) from None
+                raise SystemExit(EXIT_BAD_INPUT) from None
             # The web UI can name another server before starting.
             log.warning("%s", e)
 
@@ -180,7 +124,7 @@ class ProcessClient:
             return  # the master runs no users: no ZEO client here
         users = getattr(environment.parsed_options, "num_users", None) or 0
         try:
-            self.db = load.open_database(self.config.address, pool_size=max(7, users))
+            self.db = open_database(self.config.address, pool_size=max(7, users))
         except StorageError as e:
             self.error = str(e)
             log.error("%s", e)
@@ -233,7 +177,7 @@ class ProcessClient:
             # no write is in flight and every journal is in.
             runner.stop()
         try:
-            report = load.verify(self.config.address, self.journal)
+            report = verify(self.config.address, self.journal)
         except StorageError as e:
             log.error("invariants not checked: %s", e)
             environment.process_exit_code = EXIT_INVARIANTS
@@ -248,7 +192,7 @@ class ProcessClient:
 
     # -- users ----------------------------------------------------------------
 
-    def session(self, rng: random.Random | None = None) -> load.Session:
+    def session(self, rng: random.Random | None = None) -> Session:
         """A new user's session (its own transaction manager and connection),
         or StorageError when this process has no database."""
         if self.db is None or self.config is None:
@@ -256,7 +200,7 @@ class ProcessClient:
         self.sessions += 1
         if self.sessions > self.db.getPoolSize():
             self.db.setPoolSize(self.sessions)  # ZODB only warns past it
-        return load.Session(self.db, self.config, self.journal, rng)
+        return Session(self.db, self.config, self.journal, rng)
 
     def install(self) -> None:
         """Wire the listeners into locust's events."""
@@ -269,9 +213,9 @@ class ProcessClient:
 
 
 class TimedSession:
-    """A load.Session that reports each operation as locust requests."""
+    """A Session that reports each operation as locust requests."""
 
-    def __init__(self, environment: Environment, session: load.Session) -> None:
+    def __init__(self, environment: Environment, session: Session) -> None:
         self.environment = environment
         self.session = session
 

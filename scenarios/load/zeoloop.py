@@ -2,7 +2,7 @@
 
 N users split over P processes, as locust splits them over its workers:
 each process holds one ZODB.DB over one ZEO client and runs its users as
-plain threads, each a load.Session in a closed loop (no think time) for a
+plain threads, each a Session in a closed loop (no think time) for a
 fixed duration.  Comparing its ops/s and percentiles with a locust run at
 the same concurrency shows what locust and gevent themselves cost.
 
@@ -21,7 +21,11 @@ import threading
 import time
 from typing import Any
 
-from scenarios.load import session as load
+from scenarios.load.journal import Journal
+from scenarios.load.mix import OPERATIONS, LoadConfig
+from scenarios.load.session import Session, open_database
+from scenarios.results.stats import percentiles
+from scenarios.results.table import Table
 
 
 @dataclasses.dataclass
@@ -39,7 +43,7 @@ class ProcessResult:
 
     @classmethod
     def empty(cls) -> ProcessResult:
-        names = [op.name for op in load.OPERATIONS]
+        names = [op.name for op in OPERATIONS]
         return cls(
             0.0,
             {n: [] for n in names},
@@ -57,24 +61,24 @@ def users_per_process(users: int, processes: int) -> list[int]:
 
 
 def run_process(
-    config: load.LoadConfig, users: int, duration: float, seed: int | None
+    config: LoadConfig, users: int, duration: float, seed: int | None
 ) -> ProcessResult:
     """One client process: one DB, *users* threads for *duration* seconds."""
-    names = [op.name for op in load.OPERATIONS]
+    names = [op.name for op in OPERATIONS]
     result = ProcessResult.empty()
-    journal = load.Journal()
+    journal = Journal()
     seeds = random.Random(seed)
-    db = load.open_database(config.address, pool_size=max(users, 1))
-    sessions: list[load.Session] = []
+    db = open_database(config.address, pool_size=max(users, 1))
+    sessions: list[Session] = []
     parts: list[ProcessResult] = []
     try:
         for _ in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
-            sessions.append(load.Session(db, config, journal, rng))
+            sessions.append(Session(db, config, journal, rng))
         start = threading.Barrier(users + 1)
         deadline = [0.0]
 
-        def work(session: load.Session, mine: ProcessResult) -> None:
+        def work(session: Session, mine: ProcessResult) -> None:
             start.wait()
             while time.perf_counter() < deadline[0]:
                 op = session.pick()
@@ -124,7 +128,7 @@ def run_process(
 
 
 def run(
-    config: load.LoadConfig,
+    config: LoadConfig,
     users: int,
     processes: int,
     duration: float,
@@ -168,7 +172,7 @@ def summarize(results: list[ProcessResult]) -> list[Row]:
     everything: list[float] = []
     total_rate = 0.0
     total_conflicts = total_failures = 0
-    for op in load.OPERATIONS:
+    for op in OPERATIONS:
         values = [v for r in results for v in r.latencies[op.name]]
         rate = sum(len(r.latencies[op.name]) / r.window_s for r in results)
         n_conflicts = sum(len(r.conflicts[op.name]) for r in results)
@@ -177,11 +181,11 @@ def summarize(results: list[ProcessResult]) -> list[Row]:
         total_rate += rate
         total_conflicts += n_conflicts
         total_failures += n_failures
-        p50, p95, p99 = load.iter_percentiles(values)
+        p50, p95, p99 = percentiles(values)
         rows.append(
             Row(op.name, len(values), rate, n_conflicts, n_failures, p50, p95, p99)
         )
-    p50, p95, p99 = load.iter_percentiles(everything)
+    p50, p95, p99 = percentiles(everything)
     rows.append(
         Row(
             "all",
@@ -198,12 +202,12 @@ def summarize(results: list[ProcessResult]) -> list[Row]:
 
 
 def table(rows: list[Row]) -> str:
-    head = f"{'operation':16} {'ops':>8} {'ops/s':>9} {'conflicts':>9} {'failed':>7}"
-    head += f" {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
-    lines = [head]
-    for r in rows:
-        lines.append(
-            f"{r.name:16} {r.ops:8d} {r.ops_per_s:9.1f} {r.conflicts:9d} "
-            f"{r.failures:7d} {r.p50:8.2f} {r.p95:8.2f} {r.p99:8.2f}"
-        )
-    return "\n".join(lines) + "\n"
+    """The rows as an aligned text table."""
+    header = ["operation", "ops", "ops/s", "conflicts", "failed"]
+    header += ["p50 ms", "p95 ms", "p99 ms"]
+    cells = [
+        [r.name, f"{r.ops:d}", f"{r.ops_per_s:.1f}", f"{r.conflicts:d}"]
+        + [f"{r.failures:d}", f"{r.p50:.2f}", f"{r.p95:.2f}", f"{r.p99:.2f}"]
+        for r in rows
+    ]
+    return Table("", header, cells).text() + "\n"

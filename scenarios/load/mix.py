@@ -1,0 +1,177 @@
+"""The operation mix: what a simulated user does and how often.
+
+The table of operations with their default weights (each a function of the
+user's Session, run inside its transaction), the validated LoadConfig every
+user of a run shares, and the Popularity that makes concurrent writers meet.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from scenarios.errors import ConfigError
+from storages.zeo import parse_address
+from vfab import operations
+
+if TYPE_CHECKING:
+    from scenarios.load.session import Session
+
+#: Where `vfab-bench serve` listens and the clients look by default (ZEO's
+#: customary port).
+DEFAULT_ADDRESS = "127.0.0.1:8100"
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One kind of request: its name (the locust request name and the key of
+    its weight option), its default weight, whether it writes, and what it
+    does inside the session's transaction (returning a receipt for writes)."""
+
+    name: str
+    weight: int
+    writes: bool
+    run: Callable[[Session], Any]
+    description: str
+
+
+def _browse(s: Session) -> Any:
+    return operations.browse(s.fab, s.rng)
+
+
+def _lookup(s: Session) -> Any:
+    return operations.lookup_capability(s.fab, s.popular_capability())
+
+
+def _create(s: Session) -> Any:
+    owner = s.fab.directory.users[s.login]
+    return operations.create_sequence(s.fab, owner, s.rng)
+
+
+def _reprice(s: Session) -> Any:
+    return operations.change_price(s.fab, s.popular_capability(), s.rng)
+
+
+def _list(s: Session) -> Any:
+    return operations.list_group_sequences(s.fab, s.rng.choice(s.group_names))
+
+
+def _read(s: Session) -> Any:
+    return operations.read_sequence(s.fab, operations.some_sequence_id(s.fab, s.rng))
+
+
+#: Every operation, in the order of option lists and reports.
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("browse", 3, False, _browse, "one question of the library (a walk)"),
+    Operation("lookup", 10, False, _lookup, "one capability by id (skewed)"),
+    Operation("create_sequence", 2, True, _create, "order a new sequence of steps"),
+    Operation("change_price", 2, True, _reprice, "reprice a capability (skewed)"),
+    Operation("list_sequences", 2, False, _list, "the sequences of one group (a walk)"),
+    Operation("read_sequence", 5, False, _read, "one whole sequence with its steps"),
+)
+BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadConfig:
+    """What every simulated user of one run does, validated.
+
+    address: the ZEO server.  weights: operation name -> relative weight
+    (0 switches it off).  skew: Zipf exponent for picking capabilities by
+    popularity (0: uniform; 1: the top one of 250 gets about 16% of picks).
+    retries: attempts after a conflict before the operation fails.
+    backoff_ms: first retry waits up to this long (full jitter), doubling
+    each attempt up to 64 times it.
+    """
+
+    address: tuple[str, int] = parse_address(DEFAULT_ADDRESS)
+    weights: tuple[tuple[str, int], ...] = tuple(
+        (op.name, op.weight) for op in OPERATIONS
+    )
+    skew: float = 1.0
+    retries: int = 10
+    backoff_ms: float = 5.0
+
+    def __post_init__(self) -> None:
+        names = [name for name, _ in self.weights]
+        for name in names:
+            if name not in BY_NAME:
+                raise ConfigError(
+                    f"unknown operation {name!r}; choose from {', '.join(BY_NAME)}"
+                )
+        for name, weight in self.weights:
+            if weight < 0:
+                raise ConfigError(f"weight of {name} must be 0 or more, not {weight}")
+        if not any(weight for _, weight in self.weights):
+            raise ConfigError("every operation has weight 0: nothing to do")
+        if not self.skew >= 0:
+            raise ConfigError(f"skew must be 0 or more, not {self.skew}")
+        if self.retries < 0:
+            raise ConfigError(f"retries must be 0 or more, not {self.retries}")
+        if not self.backoff_ms >= 0:
+            raise ConfigError(f"backoff must be 0 ms or more, not {self.backoff_ms}")
+
+    @classmethod
+    def from_values(
+        cls,
+        address: str | tuple[str, int],
+        weights: Mapping[str, int] | None = None,
+        skew: float = 1.0,
+        retries: int = 10,
+        backoff_ms: float = 5.0,
+    ) -> LoadConfig:
+        """Build from loosely typed values (command line, web UI form);
+        ConfigError or StorageError for anything wrong, naming it."""
+        if isinstance(address, str):
+            address = parse_address(address.strip())
+        merged = {op.name: op.weight for op in OPERATIONS}
+        merged.update(weights or {})
+        return cls(
+            address=address,
+            weights=tuple(merged.items()),
+            skew=float(skew),
+            retries=int(retries),
+            backoff_ms=float(backoff_ms),
+        )
+
+    @property
+    def address_text(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+    def picker(self) -> Callable[[random.Random], Operation]:
+        """A function drawing the next operation by weight."""
+        ops = [BY_NAME[name] for name, weight in self.weights if weight]
+        cum = list(itertools.accumulate(weight for _, weight in self.weights if weight))
+
+        def pick(rng: random.Random) -> Operation:
+            return ops[bisect.bisect_right(cum, rng.random() * cum[-1])]
+
+        return pick
+
+
+class Popularity:
+    """Ids 1..n drawn with Zipf weights 1/k**skew (skew 0: uniform), so that
+    capability 1 is the most wanted and concurrent writers meet there."""
+
+    def __init__(self, n: int, skew: float) -> None:
+        self.n = n
+        self.skew = skew
+        self._cum = (
+            list(itertools.accumulate(1.0 / k**skew for k in range(1, n + 1)))
+            if skew
+            else []
+        )
+
+    def sample(self, rng: random.Random) -> int:
+        if not self._cum:
+            return rng.randint(1, self.n)
+        i = bisect.bisect_right(self._cum, rng.random() * self._cum[-1])
+        return min(i, self.n - 1) + 1
+
+    def share_of_top(self) -> float:
+        """The probability of drawing id 1."""
+        return 1.0 / self.n if not self._cum else 1.0 / self._cum[-1]

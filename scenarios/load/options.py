@@ -1,0 +1,117 @@
+"""The load options, declared once for `vfab-bench zeoloop` (argparse) and for
+locust's command line, locust.conf and web UI form: --zeo-address, --skew,
+--retries, --backoff-ms and one --weight-<operation> per operation.
+
+On zeoloop's parser each value is checked as it is parsed (argparse types,
+exit 2).  On locust's it is not: locust converts web UI values with the
+type of the current value, so every value there is checked by LoadConfig
+instead, when a test starts, with the same one-line ConfigError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from scenarios.argtypes import non_negative_float, non_negative_int
+from scenarios.errors import ConfigError
+from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS, LoadConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadOption:
+    """One option: its flag, default, metavar and help; *plain* is the type
+    on locust's parser, *checked* the type on the CLI's."""
+
+    flag: str
+    default: Any
+    metavar: str
+    help: str
+    plain: Callable[[str], Any] = str
+    checked: Callable[[str], Any] = str
+
+
+def weight_flag(name: str) -> str:
+    """--weight-<operation>, the option of an operation's weight."""
+    return f"--weight-{name.replace('_', '-')}"
+
+
+LOAD_OPTIONS: tuple[LoadOption, ...] = (
+    LoadOption(
+        "--zeo-address",
+        DEFAULT_ADDRESS,
+        "HOST:PORT",
+        f"ZEO server holding a vfab data set (vfab-bench serve; default: "
+        f"{DEFAULT_ADDRESS})",
+    ),
+    LoadOption(
+        "--skew",
+        1.0,
+        "S",
+        "Zipf exponent for picking capabilities (0: uniform; higher: "
+        "more users on the same few, more conflicts on change_price)",
+        float,
+        non_negative_float,
+    ),
+    LoadOption(
+        "--retries",
+        10,
+        "N",
+        "retries of an operation after a conflict before it fails",
+        int,
+        non_negative_int,
+    ),
+    LoadOption(
+        "--backoff-ms",
+        5.0,
+        "MS",
+        "first retry backoff window in ms (doubles per retry, jittered)",
+        float,
+        non_negative_float,
+    ),
+    *(
+        LoadOption(
+            weight_flag(op.name),
+            op.weight,
+            "W",
+            f"weight of {op.name}: {op.description}",
+            int,
+            non_negative_int,
+        )
+        for op in OPERATIONS
+    ),
+)
+
+
+def add_load_options(parser: Any, checked: bool = True) -> None:
+    """LOAD_OPTIONS on *parser* (argparse's or locust's), each value checked
+    as parsed when *checked*."""
+    for option in LOAD_OPTIONS:
+        parser.add_argument(
+            option.flag,
+            type=option.checked if checked else option.plain,
+            default=option.default,
+            metavar=option.metavar,
+            help=option.help,
+        )
+
+
+def config_from(options: Any) -> LoadConfig:
+    """The LoadConfig the parsed options (or web UI form) ask for; ConfigError
+    or StorageError naming what is wrong."""
+    try:
+        weights = {
+            op.name: int(getattr(options, f"weight_{op.name}")) for op in OPERATIONS
+        }
+        return LoadConfig.from_values(
+            address=str(options.zeo_address),
+            weights=weights,
+            skew=float(options.skew),
+            retries=int(options.retries),
+            backoff_ms=float(options.backoff_ms),
+        )
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"bad option value: {e}") from None

@@ -1,0 +1,186 @@
+"""One simulated user's Session: its own transaction manager and connection
+on the process's one ZODB.DB, every operation one transaction, conflicts
+retried a bounded number of times with backoff.
+
+Nothing here imports locust or gevent: the same Session runs in a locust
+greenlet and in a plain thread, so the two can be compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import random
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from scenarios.bench.phases import FAB_KEY
+from scenarios.load.mix import LoadConfig, Operation, Popularity
+from storages import ROOT_KEY, StorageError, StorageOptions
+from storages.zeo import check_reachable, open_client
+from vfab.model import VirtualFab
+
+if TYPE_CHECKING:
+    from scenarios.load.journal import Journal
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One operation as its user saw it: time from start to final success or
+    failure (retries and backoff included), the time each conflicting
+    attempt took, and the error that ended it (None: it succeeded)."""
+
+    operation: Operation
+    elapsed_ms: float
+    conflicts_ms: list[float]
+    error: BaseException | None = None
+
+
+def open_database(address: tuple[str, int], pool_size: int = 7) -> Any:
+    """One ZODB.DB over one ZEO ClientStorage: what each client process holds
+    (ZEO.DB(addr, pool_size=...) would pass pool_size to ClientStorage)."""
+    import ZODB
+
+    storage = open_client(address, StorageOptions())
+    try:
+        return ZODB.DB(storage, pool_size=pool_size)
+    except BaseException:
+        storage.close()
+        raise
+
+
+def fab_of(connection: Any, address: str = "the server") -> VirtualFab:
+    """The data set's VirtualFab on *connection*, or StorageError."""
+    try:
+        return connection.root()[ROOT_KEY][FAB_KEY]  # type: ignore[no-any-return]
+    except KeyError:
+        raise StorageError(
+            f"no vfab data set on the ZEO server at {address}; "
+            "start one with: vfab-bench serve --storage file --size small"
+        ) from None
+
+
+class Session:
+    """One simulated user: its own transaction manager and connection on a
+    shared DB, its own random stream, a login to order sequences as.
+
+    run(op) performs one operation as one transaction: begin, do, commit
+    (writes) or abort (reads).  A ConflictError aborts and retries after a
+    backoff, up to config.retries times; then the Outcome carries the error.
+    Any other exception aborts and propagates.  Not thread-safe: one thread
+    or greenlet per session.
+    """
+
+    def __init__(
+        self,
+        db: Any,
+        config: LoadConfig,
+        journal: Journal,
+        rng: random.Random | None = None,
+    ) -> None:
+        import transaction
+
+        self.config = config
+        self.journal = journal
+        self.rng = rng or random.Random()
+        self.tm = transaction.TransactionManager()
+        self.connection = db.open(self.tm)
+        try:
+            self.tm.begin()
+            fab = self.fab
+            self.login: str = self.rng.choice(list(fab.directory.users.keys()))
+            self.group_names: list[str] = list(fab.directory.groups.keys())
+            n = fab.library.capabilities.maxKey()
+            self.tm.abort()
+        except BaseException:
+            self.close()
+            raise
+        self.popularity = Popularity(n, config.skew)
+        self._pick = config.picker()
+
+    @property
+    def fab(self) -> VirtualFab:
+        return fab_of(self.connection, self.config.address_text)
+
+    def popular_capability(self) -> int:
+        return self.popularity.sample(self.rng)
+
+    def pick(self) -> Operation:
+        """The next operation, drawn by the configured weights."""
+        return self._pick(self.rng)
+
+    def run(self, op: Operation) -> Outcome:
+        from ZODB.POSException import ConflictError
+
+        conflicts: list[float] = []
+        start = time.perf_counter()
+        for attempt in range(self.config.retries + 1):
+            began = time.perf_counter()
+            self.tm.begin()
+            try:
+                receipt = op.run(self)
+                if op.writes:
+                    self.tm.commit()
+                else:
+                    self.tm.abort()
+            except ConflictError as e:
+                self.tm.abort()
+                conflicts.append((time.perf_counter() - began) * 1000)
+                if attempt == self.config.retries:
+                    return Outcome(op, _ms_since(start), conflicts, e)
+                time.sleep(self._backoff(attempt))
+                continue
+            except BaseException:
+                self.tm.abort()
+                raise
+            if op.writes:
+                self.journal.record(receipt)
+            return Outcome(op, _ms_since(start), conflicts)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, attempt: int) -> float:
+        """Seconds to wait after the attempt-th conflict: full jitter over an
+        exponentially growing window, capped."""
+        window = self.config.backoff_ms * 2 ** min(attempt, 6)
+        return self.rng.uniform(0, window) / 1000
+
+    def close(self) -> None:
+        """Abort whatever is in progress and return the connection to the
+        pool; safe to call twice."""
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            try:
+                self.tm.abort()
+            finally:
+                connection.close()
+
+
+def _ms_since(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+@contextlib.contextmanager
+def short_connection(address: tuple[str, int]) -> Iterator[Any]:
+    """A connection through a client of its own, closed on leaving (for
+    checks before and after a run, never beside a running process's DB)."""
+    import transaction
+
+    db = open_database(address, pool_size=1)
+    try:
+        tm = transaction.TransactionManager()
+        connection = db.open(tm)
+        try:
+            yield connection
+        finally:
+            tm.abort()
+            connection.close()
+    finally:
+        db.close()
+
+
+def preflight(config: LoadConfig) -> None:
+    """StorageError unless the server is reachable and holds a data set."""
+    check_reachable(config.address)
+    with short_connection(config.address) as connection:
+        fab_of(connection, config.address_text)
