@@ -95,10 +95,10 @@ class DataSpec:
                 return name
         return f"scale {self.scale}"
 
-    def labs(self, catalogue: Catalogue) -> int:
+    def labs(self, catalogue: ShippedCatalogue) -> int:
         return len(catalogue.labs) * self.scale
 
-    def min_objects(self, catalogue: Catalogue) -> int:
+    def min_objects(self, catalogue: ShippedCatalogue) -> int:
         """Persistent objects at least in a data set of this spec (BTree
         nodes not counted): every sequence drawing the fewest steps."""
         fixed = 4 + len(catalogue.materials) + len(catalogue.processes)
@@ -114,7 +114,7 @@ class DataSpec:
 
 
 @dataclasses.dataclass(frozen=True)
-class Catalogue:
+class ShippedCatalogue:
     """The shipped process catalogue, as plain data (vfab/data/processes.json)."""
 
     materials: tuple[dict[str, Any], ...]
@@ -123,11 +123,11 @@ class Catalogue:
 
 
 @functools.lru_cache(maxsize=1)
-def load_catalogue() -> Catalogue:
+def load_catalogue() -> ShippedCatalogue:
     """Parse the shipped catalogue once per process."""
     text = resources.files("vfab").joinpath("data/processes.json").read_text("utf-8")
     data = json.loads(text)
-    return Catalogue(
+    return ShippedCatalogue(
         materials=tuple(data["materials"]),
         labs=tuple(data["labs"]),
         processes=tuple(data["processes"]),
@@ -190,7 +190,7 @@ def convert_processes(
     fab: VirtualFab,
     spec: DataSpec,
     seed: int,
-    catalogue: Catalogue,
+    catalogue: ShippedCatalogue,
     checkpoint: Checkpoint = no_checkpoint,
 ) -> None:
     """Turn the catalogue into persistent materials, labs and processes, then

@@ -36,7 +36,7 @@ from typing import Any
 from scenarios.bench.batching import Batcher
 from storages import Store
 from vfab import generate, queries, updates
-from vfab.generate import Catalogue, DataSpec
+from vfab.generate import DataSpec, ShippedCatalogue
 from vfab.model import VirtualFab
 
 #: The root key under which a data set's VirtualFab lives.
@@ -57,7 +57,7 @@ class TrialState:
     store: Store
     spec: DataSpec
     seed: int
-    catalogue: Catalogue
+    catalogue: ShippedCatalogue
     answers: dict[str, Any] = dataclasses.field(default_factory=dict)
     batch: int = 0
     #: {phase name -> digest of its answer}, for every query row (see digest).
