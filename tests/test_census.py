@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import subprocess
 import sys
 import types
@@ -17,7 +16,7 @@ from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 from persistent.mapping import PersistentMapping
 
-from scenarios.census import pickles, sources, walk
+from scenarios.census import sources, walk
 from scenarios.census.model import Census
 from scenarios.data import datadir
 from scenarios.results.files import CENSUS
@@ -118,16 +117,6 @@ def test_census_matches_the_generator(size: str, tmp_path: Path) -> None:
     assert c.pickle_bytes < c.size_bytes  # type: ignore[operator]
     assert all(x.bytes > 0 for x in c.classes)
     assert listing(target) == before  # read-only: not a byte changed
-
-
-def test_class_name_never_imports() -> None:
-    assert pickles.class_name(b"\x80\x03cpkg.mod\nKlass\nq\x00N\x86q\x01.") == (
-        "pkg.mod.Klass"
-    )
-    # protocol 4: STACK_GLOBAL, as another writer might produce
-    p4 = pickle.dumps((types.SimpleNamespace, None), protocol=4)
-    assert pickles.class_name(p4 + b"state") == "types.SimpleNamespace"
-    assert pickles.class_name(b"garbage") == pickles.UNKNOWN_CLASS
 
 
 def write_foreign_database(path: Path) -> None:

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.errors import ConfigError
 from scenarios.load import zeoloop
 from scenarios.load.journal import Journal, verify
-from scenarios.load.mix import OPERATIONS, LoadConfig, Operation, Popularity
+from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session, open_database, preflight
-from scenarios.results.stats import percentiles
 from storages import StorageError
 from storages.zeo import ZEOServer, filestorage_section
 from tests.served import ROOT, Served, env, serve
@@ -26,51 +24,6 @@ from tests.served import ROOT, Served, env, serve
 def served() -> Iterator[Served]:
     with serve() as s:
         yield s
-
-
-def test_config_is_validated() -> None:
-    config = LoadConfig.from_values("127.0.0.1:8100", {"browse": 0})
-    assert dict(config.weights)["browse"] == 0 and config.address_text.endswith(":8100")
-    for kwargs, message in [
-        ({"weights": {"teleport": 1}}, "unknown operation 'teleport'"),
-        ({"weights": {"lookup": -1}}, "weight of lookup must be 0 or more"),
-        ({"weights": {op.name: 0 for op in OPERATIONS}}, "nothing to do"),
-        ({"skew": -0.5}, "skew must be 0 or more"),
-        ({"retries": -1}, "retries must be 0 or more"),
-    ]:
-        with pytest.raises(ConfigError, match=message):
-            LoadConfig.from_values("127.0.0.1:8100", **kwargs)  # type: ignore[arg-type]
-    with pytest.raises(StorageError, match="bad ZEO address"):
-        LoadConfig.from_values("nowhere")
-
-
-def test_picker_follows_the_weights() -> None:
-    config = LoadConfig.from_values(
-        "127.0.0.1:8100",
-        {op.name: 0 for op in OPERATIONS} | {"lookup": 3, "browse": 1},
-    )
-    pick, rng = config.picker(), random.Random(5)
-    names = [pick(rng).name for _ in range(4000)]
-    assert set(names) == {"lookup", "browse"}
-    assert 0.7 < names.count("lookup") / len(names) < 0.8
-
-
-def test_popularity_skew() -> None:
-    rng = random.Random(7)
-    uniform = Popularity(250, 0)
-    assert uniform.share_of_top() == 1 / 250
-    assert {uniform.sample(rng) for _ in range(5000)} == set(range(1, 251))
-    zipf = Popularity(250, 1.0)
-    assert 0.15 < zipf.share_of_top() < 0.17
-    draws = [zipf.sample(rng) for _ in range(20000)]
-    assert 0.14 < draws.count(1) / len(draws) < 0.18
-    assert min(draws) == 1 and max(draws) <= 250
-
-
-def test_percentiles_by_nearest_rank() -> None:
-    values = [float(v) for v in range(1, 101)]
-    assert list(percentiles(values)) == [50.0, 95.0, 99.0]
-    assert all(v != v for v in percentiles([]))  # nan
 
 
 def change_one(s: Session) -> object:
@@ -118,20 +71,6 @@ def test_a_conflict_is_retried_then_fails_when_retries_run_out(served: Served) -
     assert [r.capability_id for r in journal.repriced] == [1, 1, 1]
     report = verify(served.host_port, journal)
     assert report.ok, report.problems
-
-
-def test_journal_moves_between_processes_as_plain_lists() -> None:
-    from vfab.operations import Created, Repriced
-
-    journal, master = Journal(), Journal()
-    journal.record(Created(1 << 24, "u000001", "g00001", 12))
-    journal.record(Repriced(3, 1))
-    journal.record("not a receipt")
-    sent = journal.drain()
-    assert json.loads(json.dumps(sent)) == sent
-    assert journal.drain() == {"created": [], "repriced": []}
-    master.absorb(sent)
-    assert master.created == journal.created and master.repriced == journal.repriced
 
 
 def test_users_split_like_locust_workers() -> None:

@@ -9,18 +9,9 @@ import pytest
 from scenarios.results import report
 from scenarios.results.files import RUN, ResultsError
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
-from scenarios.results.stats import Stats
 
 SCHEMA_VERSION = RUN.version
 migrate = RUN.migrate
-
-
-def test_stats_from_raw_values() -> None:
-    s = Stats.of([1.0, 2.0, 3.0])
-    assert s.median == 2.0 and s.mean == 2.0 and s.stdev == 1.0
-    assert s.rsd == pytest.approx(0.5) and s.noisy
-    assert not Stats.of([1.0, 1.05, 0.95]).noisy
-    assert Stats.of([4.0]).rsd == 0.0
 
 
 def test_round_trip_and_version_check() -> None:

@@ -28,7 +28,7 @@ import gc
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -211,17 +211,26 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
+def available(
+    names: Sequence[str], options: storages.StorageOptions, say: Progress
+) -> Iterator[tuple[str, storages.StorageFactory]]:
+    """(name, factory) of each storage of *names* that can run here; the
+    others are skipped, saying why."""
+    for name in names:
+        factory = storages.get(name, options)
+        reason = factory.unavailable()
+        if reason is not None:
+            say(f"{name}: skipped ({reason})")
+            continue
+        yield name, factory
+
+
 def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     """Every storage of *config*, warmups then timed trials."""
     say = progress or (lambda line: None)
     results: list[PhaseResult] = []
     summaries: list[TrialSummary] = []
-    for name in config.storages:
-        factory = storages.get(name, config.storage_options)
-        reason = factory.unavailable()
-        if reason is not None:
-            say(f"{name}: skipped ({reason})")
-            continue
+    for name, factory in available(config.storages, config.storage_options, say):
         t0 = time.perf_counter()
         for _ in range(config.warmups):
             run_trial(factory, config)

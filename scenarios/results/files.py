@@ -106,8 +106,9 @@ class Format:
     def migrate(self, data: Any) -> dict[str, Any]:
         """*data* (a parsed file of any version this suite knows) in the
         current format; ResultsError for anything else."""
-        found = data.get("kind") if isinstance(data, dict) else None
-        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise ResultsError(f"not a {self.name} result (not a JSON object)")
+        found, version = data.get("kind"), data.get("schema_version")
         if found != self.kind:
             raise ResultsError(
                 f"not a {self.name} result (kind {found!r}, schema_version {version!r})"

@@ -11,13 +11,12 @@ and as Markdown.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 
 from scenarios.results import table
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
-from scenarios.results.stats import NOISY_RSD, Stats, median_int
-from scenarios.results.table import Table
+from scenarios.results.stats import NOISY_RSD, Stats, median, median_int
+from scenarios.results.table import Table, spread_cell
 
 #: The rows whose time is building and committing the data set: their sum
 #: over the objects built is the run's cost per object.
@@ -43,8 +42,7 @@ def seconds(value: float) -> str:
 
 
 def time_cell(stats: Stats) -> str:
-    cell = f"{seconds(stats.median)} ±{stats.rsd * 100:.0f}%"
-    return cell + ("!" if stats.noisy else " ")
+    return spread_cell(seconds(stats.median), stats)
 
 
 def size_cell(n: int | None) -> str:
@@ -164,7 +162,8 @@ def _stat(trials: list[TrialSummary], *path: str) -> str:
             v = v.get(key) if isinstance(v, dict) else None
         if isinstance(v, (int, float)):
             values.append(float(v))
-    return "-" if not values else f"{statistics.median(values):.0f}"
+    m = median(values)
+    return "-" if m is None else f"{m:.0f}"
 
 
 #: (row label, (keys into TrialSummary.stats)) of the backend counters shown.

@@ -60,6 +60,12 @@ def stats_or_none(values: Iterable[float | None]) -> Stats | None:
     return Stats.of(vs) if vs else None
 
 
+def median(values: Iterable[float | None]) -> float | None:
+    """The median of the known values, or None."""
+    vs = known(values)
+    return statistics.median(vs) if vs else None
+
+
 def median_int(values: Iterable[float | None]) -> int | None:
     """The median of the known values as a whole number, or None."""
     vs = known(values)

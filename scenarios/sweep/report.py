@@ -7,13 +7,13 @@ from pathlib import Path
 
 from scenarios.results import table
 from scenarios.results.stats import Stats
-from scenarios.results.table import Table
+from scenarios.results.table import Table, spread_cell
 from scenarios.sweep.config import VARIANTS
 from scenarios.sweep.results import SweepRun
 
 
 def _cell(stats: Stats) -> str:
-    return f"{stats.median:.1f} ±{stats.rsd * 100:.0f}%" + ("!" if stats.noisy else " ")
+    return spread_cell(f"{stats.median:.1f}", stats)
 
 
 def tables(run: SweepRun) -> list[Table]:

@@ -25,10 +25,10 @@ import gc
 import random
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import storages
+from scenarios.bench.runner import Progress, available
 from scenarios.data import dataset
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
@@ -87,19 +87,11 @@ def run_trial(
     )
 
 
-Progress = Callable[[str], None]
-
-
 def run(config: SweepConfig, progress: Progress | None = None) -> SweepRun:
     """Every storage, transaction size and variant of *config*."""
     say = progress or (lambda line: None)
     points: list[SweepPoint] = []
-    for name in config.storages:
-        factory = storages.get(name, config.options)
-        reason = factory.unavailable()
-        if reason is not None:
-            say(f"{name}: skipped ({reason})")
-            continue
+    for name, factory in available(config.storages, config.options, say):
         for variant in config.variants:
             for _ in range(config.warmups):
                 run_trial(factory, variant, min(config.objects), config.seed)
