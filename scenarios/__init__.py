@@ -1,6 +1,8 @@
-"""Phases, runner, results and reports: where vfab meets the storages.
+"""Everything that drives and reports: where vfab meets the storages.
 
-Data flows one way: CLI -> RunConfig (validated, frozen) -> runner -> for
-each storage and trial a fresh database -> phases -> Samples -> RunResult ->
-JSON, tables, plots.
+One subpackage per feature: bench (the run), results (files, statistics,
+tables), sweep, census, load, data, and cli (one module per subcommand).
+Data flows one way: CLI -> a frozen configuration -> runner -> for each
+storage and trial a fresh database -> phases -> samples -> results -> JSON,
+tables, plots.  docs/architecture.md has the layout and the glossary.
 """

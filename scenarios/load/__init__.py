@@ -1,3 +1,8 @@
-"""Concurrent load: the operation mix, sessions with conflict retries, the
-journal and its check, zeoloop and the locust glue.
+"""Concurrent load: simulated users doing virtual-fab work on a ZEO server.
+
+mix.py: the operations, their weights and LoadConfig; options.py: the load
+options, declared once for zeoloop and locust; session.py: one user's
+Session with conflict retries; journal.py: what users committed and the
+check; status.py: a server's counters; zeoloop.py: the baseline without
+locust; locust_plugin.py: the locust glue (the only module importing locust).
 """

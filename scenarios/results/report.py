@@ -1,4 +1,4 @@
-"""The report in the 2000 layout: tasks as rows, storages as columns.
+"""The run's report in the 2000 layout: phases as rows, storages as columns.
 
 A time cell is the median in seconds and the spread (standard deviation as a
 percentage of the mean over the trials); a spread above 10% is marked "!".
