@@ -10,9 +10,12 @@ turns into one line on stderr and exit status EXIT_BAD_INPUT.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import storages
 from scenarios.argtypes import non_negative_int, port_number, positive_int
@@ -213,6 +216,28 @@ def check_output(path: Path | None, force: bool) -> None:
         raise ConfigError(f"directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"directory {parent} is not writable")
+
+
+def write_json(path: Path, data: Any, force: bool) -> None:
+    """*data* as the JSON every command writes (indented, one final newline)."""
+    write_output(path, json.dumps(data, indent=1) + "\n", force)
+
+
+def add_progress_option(p: argparse.ArgumentParser) -> None:
+    """-q/--quiet: no progress lines on stderr (progress() reads it)."""
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+
+
+def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+    """Where progress lines go: stderr, or nowhere with --quiet."""
+    return None if args.quiet else (lambda line: print(line, file=sys.stderr))
+
+
+def selected_storages(args: argparse.Namespace) -> list[str] | None:
+    """The storages every --storage named, in order, or None if none was."""
+    return [n for group in args.storage for n in group] if args.storage else None
 
 
 def write_output(path: Path, text: str, force: bool) -> None:

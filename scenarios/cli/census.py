@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
 from pathlib import Path
@@ -12,7 +11,7 @@ from scenarios.cli.args import (
     add_output_options,
     address,
     check_outputs,
-    write_output,
+    write_json,
 )
 from scenarios.data.datadir import path_storages, read_marker
 from scenarios.errors import EXIT_OK, ConfigError
@@ -99,6 +98,5 @@ def main(args: argparse.Namespace) -> int:
         source.close()
     print(report.text(result), end="")
     if args.json is not None:
-        text = json.dumps(result.to_json(), indent=1) + "\n"
-        write_output(args.json, text, args.force)
+        write_json(args.json, result.to_json(), args.force)
     return EXIT_OK

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from scenarios.bench.config import scale_for
-from scenarios.cli.args import add_data_set_options
+from scenarios.cli.args import add_data_set_options, add_progress_option, progress
 from scenarios.data.datadir import MARKER, path_storages
 from scenarios.errors import EXIT_OK
 from vfab.generate import DataSpec
@@ -44,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="replace a data set of the same storage that populate wrote there",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_progress_option(p)
     p.set_defaults(handler=main)
 
 
@@ -54,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     spec = DataSpec.for_scale(scale_for(args.size, args.scale))
     path = args.path.absolute()
     datadir.plan(args.storage, path, args.overwrite)  # bad input: before any work
-    say = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    say = progress(args)
     marker = datadir.populate(
         args.storage, path, spec, args.seed, args.overwrite, progress=say
     )

@@ -4,8 +4,6 @@ that explain it (caches, indexes, updates and pack)."""
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,13 +16,17 @@ from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
     add_output_options,
+    add_progress_option,
     add_storage_options,
     add_trial_options,
     check_outputs,
     check_storages_usable,
+    progress,
+    selected_storages,
     storage_list,
     storage_options,
     trials,
+    write_json,
     write_output,
 )
 from scenarios.errors import EXIT_OK, ConfigError
@@ -93,9 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         json="write raw samples and metadata as JSON",
         markdown="write the tables as Markdown",
     )
-    run.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress lines on stderr"
-    )
+    add_progress_option(run)
     add_storage_options(run)
     run.set_defaults(handler=main)
 
@@ -103,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     from scenarios.bench import runner
 
-    names = [n for group in args.storage for n in group] if args.storage else None
+    names = selected_storages(args)
     repeat, warmups = trials(args)
     config = RunConfig(
         storages=tuple(names) if names else storages.DEFAULT_STORAGES,
@@ -119,12 +119,10 @@ def main(args: argparse.Namespace) -> int:
     check_outputs(args)
     check_profile_dir(config, args.force)
 
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    result = runner.run(config, progress)
+    result = runner.run(config, progress(args))
     print(report.text(result), end="")
     if args.json is not None:
-        text = json.dumps(result.to_json(), indent=1) + "\n"
-        write_output(args.json, text, args.force)
+        write_json(args.json, result.to_json(), args.force)
     if args.markdown is not None:
         write_output(args.markdown, report.markdown(result), args.force)
     return EXIT_OK

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import textwrap
 
 from scenarios.cli.args import (
     add_data_set_options,
     add_output_options,
+    add_progress_option,
     add_storage_options,
     add_trial_options,
     check_outputs,
     check_storages_usable,
+    progress,
+    selected_storages,
     storage_list,
     storage_options,
     trials,
-    write_output,
+    write_json,
 )
 from scenarios.errors import EXIT_OK, ConfigError
 
@@ -86,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         plot="plot cost per object against objects per transaction (a PNG; "
         "needs matplotlib: the 'plot' extra)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_progress_option(p)
     add_storage_options(p)
     p.set_defaults(handler=main)
 
@@ -95,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.sweep import report, runner
     from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
-    names = [n for group in args.storage for n in group] if args.storage else None
+    names = selected_storages(args)
     repeat, warmups = trials(args)
     config = SweepConfig(
         storages=tuple(names) if names else DEFAULT_STORAGES,
@@ -116,13 +117,10 @@ def main(args: argparse.Namespace) -> int:
                 "--plot needs matplotlib: install the 'plot' extra"
             ) from None
 
-    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    result = runner.run(config, progress)
+    result = runner.run(config, progress(args))
     print(report.text(result), end="")
     if args.json is not None:
-        write_output(
-            args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force
-        )
+        write_json(args.json, result.to_json(), args.force)
     if args.plot is not None:
         report.plot(result, args.plot)
     return EXIT_OK

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from scenarios.argtypes import positive_float, positive_int
-from scenarios.cli.args import add_output_options, check_outputs, write_output
+from scenarios.cli.args import (
+    add_output_options,
+    check_outputs,
+    write_json,
+)
 from scenarios.errors import EXIT_FAILED, EXIT_INVARIANTS, EXIT_OK, ConfigError
 from scenarios.load.journal import Journal, verify
 from scenarios.load.mix import OPERATIONS
@@ -74,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
             "rows": [r.to_json() for r in rows],
             "invariants_ok": report.ok,
         }
-        write_output(args.json, json.dumps(doc, indent=1) + "\n", args.force)
+        write_json(args.json, doc, args.force)
     if not report.ok:
         return EXIT_INVARIANTS
     return EXIT_FAILED if rows[-1].failures else EXIT_OK

@@ -114,8 +114,8 @@ class Format:
                 f"not a {self.name} result (kind {found!r}, schema_version {version!r})"
             )
         if version == self.version:
-            return data  # type: ignore[no-any-return]
-        if version not in self.migrations:
+            return data
+        if not isinstance(version, int) or version not in self.migrations:
             known = ", ".join(str(v) for v in (*self.migrations, self.version))
             raise ResultsError(
                 f"unsupported schema_version {version!r} (this suite reads {known})"
@@ -123,7 +123,7 @@ class Format:
         while version != self.version:
             data = self.migrations[version](data)
             version = data["schema_version"]
-        return data  # type: ignore[no-any-return]
+        return data
 
     def read(self, path: Path) -> dict[str, Any]:
         """The file at *path*, parsed, checked and migrated."""

@@ -23,10 +23,6 @@ class Table:
     label_left: bool = True
     total: bool = False
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        """(title, header, rows), as the report's tables were once tuples."""
-        return iter((self.title, self.header, self.rows))
-
     def lines(self, separator: str = "  ") -> list[str]:
         """The header and rows as aligned text lines, without the title."""
         rows = [self.header, *self.rows]
