@@ -12,14 +12,27 @@ import dataclasses
 import itertools
 import random
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from scenarios.errors import ConfigError
 from storages.zeo import parse_address
 from vfab import operations
+from vfab.model import VirtualFab
 
-if TYPE_CHECKING:
-    from scenarios.load.session import Session
+
+class User(Protocol):
+    """What an operation needs of the user running it (scenarios.load.session.
+    Session, inside its transaction)."""
+
+    rng: random.Random
+    login: str
+    group_names: list[str]
+
+    @property
+    def fab(self) -> VirtualFab: ...
+
+    def popular_capability(self) -> int: ...
+
 
 #: Where `vfab-bench serve` listens and the clients look by default (ZEO's
 #: customary port).
@@ -35,32 +48,32 @@ class Operation:
     name: str
     weight: int
     writes: bool
-    run: Callable[[Session], Any]
+    run: Callable[[User], Any]
     description: str
 
 
-def _browse(s: Session) -> Any:
+def _browse(s: User) -> Any:
     return operations.browse(s.fab, s.rng)
 
 
-def _lookup(s: Session) -> Any:
+def _lookup(s: User) -> Any:
     return operations.lookup_capability(s.fab, s.popular_capability())
 
 
-def _create(s: Session) -> Any:
+def _create(s: User) -> Any:
     owner = s.fab.directory.users[s.login]
     return operations.create_sequence(s.fab, owner, s.rng)
 
 
-def _reprice(s: Session) -> Any:
+def _reprice(s: User) -> Any:
     return operations.change_price(s.fab, s.popular_capability(), s.rng)
 
 
-def _list(s: Session) -> Any:
+def _list(s: User) -> Any:
     return operations.list_group_sequences(s.fab, s.rng.choice(s.group_names))
 
 
-def _read(s: Session) -> Any:
+def _read(s: User) -> Any:
     return operations.read_sequence(s.fab, operations.some_sequence_id(s.fab, s.rng))
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import random
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from scenarios.bench.phases import FAB_KEY
 from scenarios.load.mix import LoadConfig, Operation, Popularity
@@ -21,8 +21,12 @@ from storages import ROOT_KEY, StorageError, StorageOptions
 from storages.zeo import check_reachable, open_client
 from vfab.model import VirtualFab
 
-if TYPE_CHECKING:
-    from scenarios.load.journal import Journal
+
+class Recorder(Protocol):
+    """Where a session records each write's receipt
+    (scenarios.load.journal.Journal)."""
+
+    def record(self, receipt: Any) -> None: ...
 
 
 @dataclasses.dataclass
@@ -76,7 +80,7 @@ class Session:
         self,
         db: Any,
         config: LoadConfig,
-        journal: Journal,
+        journal: Recorder,
         rng: random.Random | None = None,
     ) -> None:
         import transaction
