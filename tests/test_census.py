@@ -20,7 +20,8 @@ from persistent.mapping import PersistentMapping
 from scenarios.census import census
 from scenarios.census.census import CENSUS_SCHEMA_VERSION, Census
 from scenarios.data import datadir
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.test_populate import listing
 from vfab import generate

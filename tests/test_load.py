@@ -15,7 +15,8 @@ from scenarios.errors import ConfigError
 from scenarios.load import session as load
 from scenarios.load import zeoloop
 from storages import StorageError
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.served import ROOT, Served, env, serve
 
 

@@ -12,7 +12,8 @@ import pytest
 import storages
 from scenarios.data import datadir, dataset
 from scenarios.data.datadir import MARKER
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.cli_helpers import assert_bad_input, run_cli
 from vfab.generate import DataSpec
 

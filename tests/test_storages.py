@@ -10,7 +10,8 @@ from persistent.mapping import PersistentMapping
 
 import storages
 from storages import StorageError, StorageOptions
-from storages.zeo import ZEOServer, filestorage_section, free_port
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer, free_port
 from tests.conftest import runzeo_pids
 
 

@@ -433,9 +433,10 @@ def _maybe_int(get: Callable[[], Any]) -> int | None:
 
 
 def _directory_bytes(directory: Path) -> int:
+    import storages
     from storages.file import directory_size
 
-    return directory_size(directory)
+    return directory_size(directory, storages.not_storage())
 
 
 # -- opening what the user named ----------------------------------------------

@@ -24,10 +24,10 @@ from scenarios.cli import (
     zeoloop,
 )
 from scenarios.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
+from scenarios.cli.interrupts import defer_interrupts
 from scenarios.errors import ConfigError
 from scenarios.results.model import ResultsError
 from storages import StorageError
-from storages.base import defer_interrupts
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (

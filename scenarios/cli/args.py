@@ -13,8 +13,9 @@ from typing import NoReturn
 
 import storages
 from scenarios.errors import ConfigError
-from storages import StorageError, StorageOptions
-from storages.zeo import parse_address
+from storages import StorageOptions
+from storages.base import at_least
+from storages.zeo import ZEOOptions
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -27,46 +28,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def at_least(minimum: int):  # type: ignore[no-untyped-def]
-    """An argparse type: a whole number >= *minimum*."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
 positive_int = at_least(1)
 non_negative_int = at_least(0)
-
-
-def port_number(text: str) -> int:
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
-
-
-def address(text: str) -> tuple[str, int]:
-    try:
-        return parse_address(text)
-    except StorageError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def storage_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
         if name not in storages.REGISTRY:
-            raise argparse.ArgumentTypeError(
-                f"unknown storage {name!r}; choose from {', '.join(storages.REGISTRY)}"
-            )
+            raise argparse.ArgumentTypeError(storages.unknown_storage(name))
     return names
 
 
@@ -96,58 +66,13 @@ def add_data_set_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("storage options")
-    g.add_argument(
-        "--zeo-address",
-        type=address,
-        metavar="HOST:PORT",
-        help="use this running ZEO server instead of starting runzeo; "
-        f"the suite writes only under root[{storages.ROOT_KEY!r}]",
-    )
-    g.add_argument(
-        "--zeo-port",
-        type=port_number,
-        default=0,
-        metavar="N",
-        help="port for the runzeo the suite starts on 127.0.0.1 (default: a free port)",
-    )
-    g.add_argument(
-        "--cache-size",
-        type=positive_int,
-        metavar="OBJECTS",
-        help="ZODB connection cache size in objects (default: ZODB's, 400; "
-        "run: a million for xlarge)",
-    )
-    g.add_argument(
-        "--zeo-cache-size",
-        type=positive_int,
-        metavar="BYTES",
-        help="ZEO client cache size in bytes (default: ZEO's, 20 MB)",
-    )
-    g.add_argument(
-        "--bdb-cache-size",
-        type=positive_int,
-        metavar="BYTES",
-        help="Berkeley DB page cache in bytes (default: 64 MiB)",
-    )
-    g.add_argument(
-        "--bdb-durability",
-        choices=("sync", "write-nosync"),
-        default="sync",
-        help="sync: a commit survives an OS crash (default); write-nosync: "
-        "it survives a process crash only",
-    )
+    """Every registered storage's options (each storage module declares its
+    own: see storages.base.OptionGroup)."""
+    storages.add_storage_options(p)
 
 
 def storage_options(args: argparse.Namespace) -> StorageOptions:
-    return StorageOptions(
-        zeo_address=args.zeo_address,
-        zeo_port=args.zeo_port,
-        cache_size=args.cache_size,
-        zeo_cache_size=args.zeo_cache_size,
-        bdb_cache_size=args.bdb_cache_size,
-        bdb_durability=args.bdb_durability,
-    )
+    return storages.options_from_args(args)
 
 
 def check_storages_usable(
@@ -160,10 +85,12 @@ def check_storages_usable(
         reason = storages.get(name, options).unavailable()
         if reason is not None and explicit:
             raise ConfigError(f"storage {name!r} is not available: {reason}")
-    if options.zeo_address is not None and any(n.startswith("zeo") for n in names):
+    address = options.get(ZEOOptions).zeo_address
+    uses_zeo = (ZEOOptions in storages.REGISTRY[n].option_groups for n in names)
+    if address is not None and any(uses_zeo):
         from storages.zeo import check_reachable
 
-        check_reachable(options.zeo_address)
+        check_reachable(address)
 
 
 def check_output(path: Path | None, force: bool) -> None:

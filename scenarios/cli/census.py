@@ -8,9 +8,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from scenarios.cli.args import address, check_output, write_output
+from scenarios.cli.args import check_output, write_output
 from scenarios.data.datadir import path_storages, read_marker
 from scenarios.errors import ConfigError
+from storages.zeo import add_zeo_address_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,11 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "else file; choices: "
         f"{', '.join(path_storages())})",
     )
-    p.add_argument(
-        "--zeo-address",
-        type=address,
-        metavar="HOST:PORT",
-        help="take the census of a running ZEO server (read-only client)",
+    add_zeo_address_option(
+        p, help="take the census of a running ZEO server (read-only client)"
     )
     p.add_argument(
         "--no-history",

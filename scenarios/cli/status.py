@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from scenarios.cli.args import address
 from scenarios.load import session as load
+from storages.zeo import add_zeo_address_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,13 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ClientStorage.server_status(): 'clients' is the number of other "
         "client connections ('connections' counts this one too).",
     )
-    p.add_argument(
-        "--zeo-address",
-        type=address,
-        default=load.DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
-        help=f"default: {load.DEFAULT_ADDRESS}",
-    )
+    add_zeo_address_option(p, default=load.DEFAULT_ADDRESS)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=main)
 

@@ -15,6 +15,7 @@ from scenarios.cli.args import (
 )
 from scenarios.errors import ConfigError
 from scenarios.load import session as load
+from storages.zeo import add_zeo_address_option
 
 #: Exit statuses beyond the CLI's own: as locust's run with locustfile.py.
 EXIT_FAILURES = 1
@@ -57,11 +58,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "invariants.  Exit 1 if an operation ran out of retries, 3 if the "
         "invariants do not hold.\n\noperations:\n" + ops,
     )
-    p.add_argument(
-        "--zeo-address",
+    add_zeo_address_option(
+        p,
         default=load.DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
-        help=f"server holding a data set (default: {load.DEFAULT_ADDRESS})",
+        help="server holding a data set",
+        parse=False,  # LoadConfig parses it, as it does locust's
     )
     p.add_argument("--users", type=positive_int, default=1, metavar="N")
     p.add_argument("--processes", type=positive_int, default=1, metavar="P")

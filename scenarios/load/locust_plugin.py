@@ -39,6 +39,7 @@ from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRu
 from scenarios.errors import ConfigError
 from scenarios.load import session as load
 from storages import StorageError
+from storages.zeo import add_zeo_address_option
 
 log = logging.getLogger("vfab")
 
@@ -57,11 +58,13 @@ FLUSH_GRACE_S = 10.0
 def add_options(parser: Any) -> None:
     """Our options, on locust's command line, locust.conf and the web UI
     form (web UI values replace the command line's for the next test)."""
-    parser.add_argument(
-        "--zeo-address",
+    # Text, not parsed: the web UI form sends it back as typed.
+    add_zeo_address_option(
+        parser,
         default=load.DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
         help="ZEO server holding a vfab data set (vfab-bench serve)",
+        parse=False,
+        show_default=False,
     )
     parser.add_argument(
         "--skew",

@@ -56,7 +56,6 @@ from scenarios.errors import ConfigError
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import ResultsError, Stats
 from storages import StorageOptions
-from storages.memory import MemoryFactory
 from vfab.generate import DEFAULT_SEED, DataSpec, draw
 from vfab.model import ProcessStep, VirtualFab
 
@@ -120,7 +119,7 @@ class SweepConfig:
     def __post_init__(self) -> None:
         check_storage_names(self.storages)
         for name in self.storages:
-            if issubclass(storages.REGISTRY[name], MemoryFactory):
+            if not storages.REGISTRY[name].has_database:
                 raise ConfigError(
                     f"storage {name!r} commits nothing; sweep measures commits"
                 )
@@ -147,7 +146,7 @@ class SweepConfig:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
 
     def to_json(self) -> dict[str, Any]:
-        options = self.options.to_json()
+        options = storages.options_json(self.options)
         return {
             "storages": list(self.storages),
             "objects": list(self.objects),
