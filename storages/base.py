@@ -170,6 +170,11 @@ class StorageOptions:
             result.update(self.get(cls).to_json())
         return result
 
+    @property
+    def cache_size(self) -> int | None:
+        """The common ZODB.DB option (DBOptions.cache_size)."""
+        return self.get(DBOptions).cache_size
+
     def db_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ZODB.DB built from these options."""
         return self.get(DBOptions).db_kwargs()

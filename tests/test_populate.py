@@ -89,7 +89,7 @@ def test_path_storages_follow_the_registry() -> None:
     expected = [
         n
         for n, f in storages.REGISTRY.items()
-        if f.persistent and not n.startswith("zeo")
+        if f.keeps_directory and not n.startswith("zeo")
     ]
     assert datadir.path_storages() == expected
     assert "file" in expected
