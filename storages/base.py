@@ -91,11 +91,11 @@ class DBOptions(OptionGroup):
 
     @classmethod
     def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        group.add_argument(
+        add_size_option(
+            group,
             "--cache-size",
-            type=positive_int,
-            metavar="OBJECTS",
-            help="ZODB connection cache size in objects (default: ZODB's, 400; "
+            "OBJECTS",
+            "ZODB connection cache size in objects (default: ZODB's, 400; "
             "run: a million for xlarge)",
         )
 
@@ -123,6 +123,11 @@ def at_least(minimum: int) -> Callable[[str], int]:
 positive_int = at_least(1)
 
 
+def add_size_option(group: Any, flag: str, unit: str, help: str) -> None:
+    """A cache size option: a positive number of *unit*, None when absent."""
+    group.add_argument(flag, type=positive_int, metavar=unit, help=help)
+
+
 class StorageOptions:
     """An immutable set of option groups, at most one of each class.
 
@@ -131,6 +136,7 @@ class StorageOptions:
     """
 
     __slots__ = ("_groups",)
+    _groups: dict[type[OptionGroup], OptionGroup]
 
     def __init__(self, *groups: OptionGroup) -> None:
         by_class: dict[type[OptionGroup], OptionGroup] = {}

@@ -16,14 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from storages.base import (
-    DBOptions,
-    OptionGroup,
-    StorageError,
-    StorageFactory,
-    StorageOptions,
-    Store,
-)
+from storages import base
+from storages.base import DBOptions, OptionGroup, StorageError, StorageFactory
 from storages.bdb.factory import BDBFactory, ZEOBDBFactory
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
@@ -56,7 +50,7 @@ def _broken(entry_name: str, reason: str) -> type[StorageFactory]:
         def unavailable(self) -> str | None:
             return reason
 
-        def open(self, directory: Path) -> Store:
+        def open(self, directory: Path) -> base.Store:
             raise StorageError(f"storage {self.name!r} is not available: {reason}")
 
     return BrokenFactory
@@ -108,7 +102,7 @@ def unknown_storage(
     return f"unknown storage {name!r}{what}; choose from {', '.join(valid)}"
 
 
-def get(name: str, options: StorageOptions | None = None) -> StorageFactory:
+def get(name: str, options: base.StorageOptions | None = None) -> StorageFactory:
     """The factory registered as *name*, made with *options*.
 
     Raises StorageError naming the valid choices for an unknown name.
@@ -138,12 +132,12 @@ def add_storage_options(parser: argparse.ArgumentParser) -> None:
         group.add_arguments(titled[group.title])
 
 
-def options_from_args(args: argparse.Namespace) -> StorageOptions:
+def options_from_args(args: argparse.Namespace) -> base.StorageOptions:
     """The StorageOptions parsed into *args* by add_storage_options."""
-    return StorageOptions(*(group.from_args(args) for group in option_groups()))
+    return base.StorageOptions(*(g.from_args(args) for g in option_groups()))
 
 
-def options_json(options: StorageOptions) -> dict[str, Any]:
+def options_json(options: base.StorageOptions) -> dict[str, Any]:
     """*options* as the JSON object of run and sweep metadata: every
     registered group, at its defaults where *options* holds none."""
     return options.to_json(option_groups())

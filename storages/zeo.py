@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from storages.base import (
     ROOT_KEY,
@@ -33,8 +33,8 @@ from storages.base import (
     StorageOptions,
     Store,
     ZODBStore,
+    add_size_option,
     at_least,
-    positive_int,
 )
 from storages.file import FileFactory, directory_size
 
@@ -122,11 +122,11 @@ class ZEOOptions(OptionGroup):
             help="port for the runzeo the suite starts on 127.0.0.1 "
             "(default: a free port)",
         )
-        group.add_argument(
+        add_size_option(
+            group,
             "--zeo-cache-size",
-            type=positive_int,
-            metavar="BYTES",
-            help="ZEO client cache size in bytes (default: ZEO's, 20 MB)",
+            "BYTES",
+            "ZEO client cache size in bytes (default: ZEO's, 20 MB)",
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -378,7 +378,7 @@ class ZEOFactory(StorageFactory):
 
     name = "zeo"
     description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
-    option_groups = (DBOptions, ZEOOptions)
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
     # What runzeo serves lives in the directory (not so with --zeo-address:
     # then open(directory) leaves the directory alone).
     keeps_directory = True

@@ -32,8 +32,10 @@ from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, p64, z64  # noqa: E402
 
-from storages.bdb import BDBError  # noqa: E402
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb import (
+    BDBError,  # noqa: E402
+    BDBStorage,  # noqa: E402
+)
 from storages.bdb import pack as bdbpack  # noqa: E402
 from storages.bdb.storage import DATA_FILE  # noqa: E402
 

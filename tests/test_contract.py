@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +19,7 @@ from scenarios.bench import runner
 from scenarios.bench.config import RunConfig
 from scenarios.sweep import sweep
 from storages.mapping import MappingFactory
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.test_cli import vfab_bench
 
 
 class CountingFactory(MappingFactory):
@@ -125,17 +122,8 @@ def install(site: Path, dist: str, entry_points: str) -> None:
     )
 
 
-def vfab_bench(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(site)])
-    return subprocess.run(
-        [sys.executable, "-m", "scenarios.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=site,
-        env=env,
-    )
+def plugin_bench(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return vfab_bench(*args, cwd=site, path=(site,))
 
 
 def test_a_storage_installed_with_an_entry_point_runs(tmp_path: Path) -> None:
@@ -145,7 +133,7 @@ def test_a_storage_installed_with_an_entry_point_runs(tmp_path: Path) -> None:
     install(site, "tinystore", "tiny = tinystore:TinyFactory\n")
     install(site, "brokenstore", "broken = no_such_module:Factory\n")
 
-    listed = vfab_bench(site, "storages")
+    listed = plugin_bench(site, "storages")
     assert listed.returncode == 0, listed.stderr
     lines = {line.split()[0]: line for line in listed.stdout.splitlines()}
     assert "MappingStorage from an installed package" in lines["tiny"]
@@ -154,14 +142,14 @@ def test_a_storage_installed_with_an_entry_point_runs(tmp_path: Path) -> None:
     assert "ModuleNotFoundError" in lines["broken"]
 
     out = tmp_path / "run.json"
-    ran = vfab_bench(
+    ran = plugin_bench(
         site, "run", "--storage", "tiny", "--preset", "quick", "-q", "--json", str(out)
     )
     assert ran.returncode == 0, ran.stderr
     assert "tiny" in ran.stdout
     assert json.loads(out.read_text())["metadata"]["config"]["storages"] == ["tiny"]
 
-    broken = vfab_bench(site, "run", "--storage", "broken", "--preset", "quick")
+    broken = plugin_bench(site, "run", "--storage", "broken", "--preset", "quick")
     assert broken.returncode == 2
     assert "storage 'broken' is not available" in broken.stderr
     assert len(broken.stderr.strip().splitlines()) == 1

@@ -22,7 +22,7 @@ from storages.base import (
     StorageFactory,
     Store,
     ZODBStore,
-    positive_int,
+    add_size_option,
 )
 from storages.bdb.options import DURABILITY, BDBError, BDBOptions
 from storages.zeo import ZEOFactory, ZEOOptions
@@ -65,11 +65,11 @@ class BDBFactoryOptions(OptionGroup):
 
     @classmethod
     def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        group.add_argument(
+        add_size_option(
+            group,
             "--bdb-cache-size",
-            type=positive_int,
-            metavar="BYTES",
-            help="Berkeley DB page cache in bytes (default: 64 MiB)",
+            "BYTES",
+            "Berkeley DB page cache in bytes (default: 64 MiB)",
         )
         group.add_argument(
             "--bdb-durability",
