@@ -37,6 +37,7 @@ _EXPORTS = {
     "options_from_args": "storages.registry",
     "options_json": "storages.registry",
     "unknown_storage": "storages.registry",
+    "user_errors": "storages.registry",
 }
 
 

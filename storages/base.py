@@ -8,18 +8,23 @@ hot rows need (reopen, minimize_cache, set_cache_size), pack, and close.
 
 Factories import their backend inside open(), so that listing storages or
 reporting a bad option never needs ZEO or berkeleydb to be importable.
+Options are declared per storage module (storages.options.OptionGroup);
+the StorageFactory docstring lists what else a storage module declares.
 """
 
 from __future__ import annotations
 
 import abc
-import argparse
 import contextlib
-import dataclasses
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
+
+# Re-exported: a storage module finds the whole contract here.
+from storages.options import DBOptions as DBOptions
+from storages.options import OptionGroup as OptionGroup
+from storages.options import StorageOptions as StorageOptions
 
 #: The key under the ZODB root that holds everything the suite writes.  On a
 #: server the suite did not start (--zeo-address) nothing else is touched.
@@ -42,148 +47,6 @@ class StorageError(Exception):
 commit_guard: Callable[[], contextlib.AbstractContextManager[Any]] = (
     contextlib.nullcontext
 )
-
-
-G = TypeVar("G", bound="OptionGroup")
-
-
-@dataclasses.dataclass(frozen=True)
-class OptionGroup:
-    """One storage module's options: a frozen dataclass of defaults.
-
-    Field names are the argparse dests and the keys of to_json(), so
-    from_args() and to_json() need no code in a subclass; a subclass adds
-    its command-line options in add_arguments() and documents each field in
-    its docstring.
-    """
-
-    #: Title of the argparse group (groups with the same title share one).
-    title: ClassVar[str] = "storage options"
-
-    @classmethod
-    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        """Add this group's options (their dests are the field names)."""
-
-    @classmethod
-    def from_args(cls: type[G], args: argparse.Namespace) -> G:
-        """The options parsed into *args*; defaults for those absent."""
-        given = {
-            f.name: getattr(args, f.name)
-            for f in dataclasses.fields(cls)
-            if hasattr(args, f.name)
-        }
-        return cls(**given)
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values."""
-        return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class DBOptions(OptionGroup):
-    """ZODB.DB options, common to every storage that has a database.
-
-    cache_size: ZODB connection cache target, in objects (None: ZODB's
-        default, 400).
-    """
-
-    cache_size: int | None = None
-
-    @classmethod
-    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        add_size_option(
-            group,
-            "--cache-size",
-            "OBJECTS",
-            "ZODB connection cache size in objects (default: ZODB's, 400; "
-            "run: a million for xlarge)",
-        )
-
-    def db_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ZODB.DB built from these options."""
-        return {} if self.cache_size is None else {"cache_size": self.cache_size}
-
-
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= *minimum* (option groups and the
-    CLI share it)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
-positive_int = at_least(1)
-
-
-def add_size_option(group: Any, flag: str, unit: str, help: str) -> None:
-    """A cache size option: a positive number of *unit*, None when absent."""
-    group.add_argument(flag, type=positive_int, metavar=unit, help=help)
-
-
-class StorageOptions:
-    """An immutable set of option groups, at most one of each class.
-
-    ``options.get(ZEOOptions)`` is the group given, or that class's
-    defaults; ``options.replace(group)`` a copy with *group* instead.
-    """
-
-    __slots__ = ("_groups",)
-    _groups: dict[type[OptionGroup], OptionGroup]
-
-    def __init__(self, *groups: OptionGroup) -> None:
-        by_class: dict[type[OptionGroup], OptionGroup] = {}
-        for group in groups:
-            by_class[type(group)] = group
-        object.__setattr__(self, "_groups", by_class)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def get(self, cls: type[G]) -> G:
-        group = self._groups.get(cls)
-        return group if isinstance(group, cls) else cls()
-
-    def replace(self, *groups: OptionGroup) -> StorageOptions:
-        return StorageOptions(*self._groups.values(), *groups)
-
-    def __iter__(self) -> Iterator[OptionGroup]:
-        return iter(self._groups.values())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, StorageOptions):
-            return NotImplemented
-        return self._groups == other._groups
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._groups.values()))
-
-    def __repr__(self) -> str:
-        return f"StorageOptions({', '.join(map(repr, self))})"
-
-    def to_json(self, groups: tuple[type[OptionGroup], ...] = ()) -> dict[str, Any]:
-        """The groups held, and the defaults of *groups* not held, as one
-        JSON object."""
-        result: dict[str, Any] = {}
-        for cls in dict.fromkeys((*groups, *self._groups)):
-            result.update(self.get(cls).to_json())
-        return result
-
-    @property
-    def cache_size(self) -> int | None:
-        """The common ZODB.DB option (DBOptions.cache_size)."""
-        return self.get(DBOptions).cache_size
-
-    def db_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ZODB.DB built from these options."""
-        return self.get(DBOptions).db_kwargs()
 
 
 class Store(abc.ABC):
@@ -316,6 +179,10 @@ class StorageFactory(abc.ABC):
     starts_server: ClassVar[bool] = False
     #: Several processes can use the same database at once (zeo, zeo+bdb).
     shared: ClassVar[bool] = False
+    #: The backend's own exceptions whose str() is one line for the user
+    #: (raised where the suite does not call the store, e.g. a load inside
+    #: a phase); the CLI reports them as it reports StorageError.
+    user_errors: ClassVar[tuple[type[Exception], ...]] = ()
     #: File name endings below the directory that are not the storage
     #: (config, logs, scratch files), left out of the size on disk.
     not_storage: ClassVar[tuple[str, ...]] = ()

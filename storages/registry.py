@@ -143,6 +143,14 @@ def options_json(options: base.StorageOptions) -> dict[str, Any]:
     return options.to_json(option_groups())
 
 
+def user_errors() -> tuple[type[Exception], ...]:
+    """Every registered storage's ``user_errors``."""
+    errors: dict[type[Exception], None] = {}
+    for factory in REGISTRY.values():
+        errors.update(dict.fromkeys(factory.user_errors))
+    return tuple(errors)
+
+
 def not_storage() -> tuple[str, ...]:
     """Every registered storage's ``not_storage`` names: what a directory
     that any of them (or a runzeo serving one) wrote holds beside its data."""

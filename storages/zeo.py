@@ -33,10 +33,9 @@ from storages.base import (
     StorageOptions,
     Store,
     ZODBStore,
-    add_size_option,
-    at_least,
 )
 from storages.file import FileFactory, directory_size
+from storages.options import add_size_option, at_least
 
 LOCALHOST = "127.0.0.1"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+import storages
 from scenarios.cli import (
     census,
     list_storages,
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     defer_interrupts()
     try:
         return int(args.handler(args))
-    except (ConfigError, StorageError, ResultsError) as e:
+    except (ConfigError, StorageError, ResultsError, *storages.user_errors()) as e:
         print(f"vfab-bench: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -14,7 +14,7 @@ from typing import NoReturn
 import storages
 from scenarios.errors import ConfigError
 from storages import StorageOptions
-from storages.base import at_least
+from storages.options import at_least
 from storages.zeo import ZEOOptions
 
 EXIT_BAD_INPUT = 2

@@ -22,9 +22,9 @@ from storages.base import (
     StorageFactory,
     Store,
     ZODBStore,
-    add_size_option,
 )
 from storages.bdb.options import DURABILITY, BDBError, BDBOptions
+from storages.options import add_size_option
 from storages.zeo import ZEOFactory, ZEOOptions
 
 #: The environment directory inside the directory the runner gives a trial.
@@ -120,6 +120,7 @@ class BDBFactory(StorageFactory):
     option_groups = (DBOptions, BDBFactoryOptions)
     keeps_directory = True
     servable = True
+    user_errors = (BDBError,)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
