@@ -37,7 +37,7 @@ TABLES = ("data", "txns", "txn_oids", "meta")
 MAXKEY = b"\xff" * 8
 #: Reads never wait for a commit in progress: they read uncommitted pages
 #: and ignore every record whose tid is above lastTransaction() (see
-#: _limit).  Not MVCC: see docs/bdb.md, "Cache size".
+#: BDBStorage._limit).  Not MVCC: see docs/bdb.md, "Cache size".
 DIRTY = db.DB_READ_UNCOMMITTED
 LOG_FILE_SIZE = 4 << 20
 TXN_HEADER = struct.Struct(">cIII")  # status, len(user), len(desc), len(ext)
