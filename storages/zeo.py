@@ -1,13 +1,18 @@
 """zeo: a real runzeo server process on 127.0.0.1, reached over TCP.
 
-Per trial the factory writes a ZConfig file serving a FileStorage in the
-trial's directory, starts ``python -m ZEO.runzeo -C zeo.conf`` in its own
-session (Ctrl-C in the terminal reaches the suite, which stops the server
-itself), waits until a client can connect, and stops the server when the
-store closes.  With --zeo-address the store uses that server instead and
-writes only under root[ROOT_KEY].
+Per trial the factory writes a ZConfig file serving its backend (a
+``servable`` factory: FileStorage for zeo, BDBStorage for zeo+bdb; the
+backend's served_section()) in the trial's directory, starts
+``python -m ZEO.runzeo -C zeo.conf`` in its own session (Ctrl-C in the
+terminal reaches the suite, which stops the server itself), waits until a
+client can connect, and stops the server when the store closes.  With
+--zeo-address the store uses that server instead and writes only under
+root[ROOT_KEY].
 
-ZEOServer is reusable: `vfab-bench serve` and the tests use it too.
+ZEOServer is reusable: `vfab-bench serve` and the tests use it too.  This
+module also declares the ZEO options (ZEOOptions, the one --zeo-address
+declaration every subcommand uses) and the files a runzeo writes beside
+the data (SERVER_FILES).
 """
 
 from __future__ import annotations
