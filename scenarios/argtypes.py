@@ -1,36 +1,16 @@
 """Value types for command-line options, shared by the CLI's parser and
-locust's: each raises argparse.ArgumentTypeError naming what is wrong."""
+locust's: each raises argparse.ArgumentTypeError naming what is wrong.
+
+The whole-number types come from storages.options, which the storages'
+own option groups use too."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
+from storages.options import at_least, positive_int
 
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= *minimum*."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
-positive_int = at_least(1)
 non_negative_int = at_least(0)
-
-
-def port_number(text: str) -> int:
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
 
 
 def _number(text: str) -> float:
@@ -52,3 +32,12 @@ def non_negative_float(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return value
+
+
+__all__ = [
+    "at_least",
+    "non_negative_float",
+    "non_negative_int",
+    "positive_float",
+    "positive_int",
+]

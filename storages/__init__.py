@@ -1,65 +1,56 @@
 """Swappable storages behind one registry.
 
-Each module here holds one StorageFactory; REGISTRY maps the names typed on
-the command line to them, in the order of the report's columns.  vfab knows
-nothing of storages and storages know nothing of vfab: scenarios joins them.
+Each module here holds one StorageFactory (see storages.base for what a
+storage module declares); storages.registry maps the names typed on the
+command line to them, in the order of the report's columns, and adds those
+of other packages (entry point group ``vfab_loadtest.storages``).  vfab
+knows nothing of storages and storages know nothing of vfab: scenarios
+joins them.
+
+The names below are loaded on first use, so that importing one storage
+(``storages.bdb.storage``: a plain ZODB storage) does not load the suite's
+registry and every other backend with it.
 """
 
 from __future__ import annotations
 
-from storages.base import (
-    ROOT_KEY,
-    StorageError,
-    StorageFactory,
-    StorageOptions,
-    Store,
-    ZODBStore,
-)
-from storages.bdb import BDBFactory, ZEOBDBFactory
-from storages.file import FileFactory
-from storages.mapping import MappingFactory
-from storages.memory import MemoryFactory
-from storages.zeo import ZEOFactory
+import importlib
+from typing import Any
 
-#: name -> factory class, in report column order.
-REGISTRY: dict[str, type[StorageFactory]] = {
-    factory.name: factory
-    for factory in (
-        MemoryFactory,
-        MappingFactory,
-        FileFactory,
-        BDBFactory,
-        ZEOFactory,
-        ZEOBDBFactory,
-    )
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "ROOT_KEY": "storages.base",
+    "DBOptions": "storages.base",
+    "OptionGroup": "storages.base",
+    "StorageError": "storages.base",
+    "StorageFactory": "storages.base",
+    "StorageOptions": "storages.base",
+    "Store": "storages.base",
+    "ZODBStore": "storages.base",
+    "DEFAULT_STORAGES": "storages.registry",
+    "ENTRY_POINT_GROUP": "storages.registry",
+    "REGISTRY": "storages.registry",
+    "add_storage_options": "storages.registry",
+    "get": "storages.registry",
+    "not_storage": "storages.registry",
+    "option_groups": "storages.registry",
+    "options_from_args": "storages.registry",
+    "options_json": "storages.registry",
+    "unknown_storage": "storages.registry",
+    "user_errors": "storages.registry",
 }
 
-#: What `vfab-bench run` measures when --storage is not given.
-DEFAULT_STORAGES: tuple[str, ...] = ("memory", "mapping", "file", "bdb", "zeo")
 
-
-def get(name: str, options: StorageOptions | None = None) -> StorageFactory:
-    """The factory registered as *name*, made with *options*.
-
-    Raises StorageError naming the valid choices for an unknown name.
-    """
+def __getattr__(name: str) -> Any:
     try:
-        factory = REGISTRY[name]
+        module = _EXPORTS[name]
     except KeyError:
-        raise StorageError(
-            f"unknown storage {name!r}; choose from {', '.join(REGISTRY)}"
-        ) from None
-    return factory(options)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return getattr(importlib.import_module(module), name)
 
 
-__all__ = [
-    "DEFAULT_STORAGES",
-    "REGISTRY",
-    "ROOT_KEY",
-    "StorageError",
-    "StorageFactory",
-    "StorageOptions",
-    "Store",
-    "ZODBStore",
-    "get",
-]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = sorted(_EXPORTS)

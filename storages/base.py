@@ -8,93 +8,27 @@ hot rows need (reopen, minimize_cache, set_cache_size), pack, and close.
 
 Factories import their backend inside open(), so that listing storages or
 reporting a bad option never needs ZEO or berkeleydb to be importable.
+Options are declared per storage module (storages.options.OptionGroup);
+the StorageFactory docstring lists what else a storage module declares.
 """
 
 from __future__ import annotations
 
-import _thread
 import abc
-import dataclasses
-import sys
-import threading
+import contextlib
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar
+
+# Re-exported: a storage module finds the whole contract here.
+from storages.options import DBOptions as DBOptions
+from storages.options import OptionGroup as OptionGroup
+from storages.options import StorageOptions as StorageOptions
 
 #: The key under the ZODB root that holds everything the suite writes.  On a
 #: server the suite did not start (--zeo-address) nothing else is touched.
 ROOT_KEY = "vfab-loadtest"
-
-
-class _Interrupts:
-    """Ctrl-C deferred while a commit is in flight.
-
-    A KeyboardInterrupt inside two-phase commit leaves ZEO's client with a
-    half-sent transaction (and asyncio tracebacks on stderr).  Once
-    defer_interrupts() has installed the handler, SIGINT during
-    ZODBStore.commit() is held until the commit returns, then raised.
-
-    Python swallows what a gc callback, a weakref callback or __del__ raises
-    (and reports it to sys.unraisablehook): a KeyboardInterrupt raised while
-    one of those runs is asked for again, from another thread, so that it
-    lands in ordinary code.  Once Ctrl-C has been raised (*raised*), what
-    ZODB, ZEO and asyncio log with a traceback while the interrupted loads
-    unwind ("Couldn't load state", "exception was never retrieved") is noise,
-    and the last-resort log handler drops it.
-    """
-
-    critical = 0
-    pending = False
-    raised = False
-
-    @classmethod
-    def handler(cls, signum: int, frame: object) -> None:
-        if cls.critical:
-            cls.pending = True
-        else:
-            cls.interrupt()
-
-    @classmethod
-    def interrupt(cls) -> NoReturn:
-        cls.raised = True
-        raise KeyboardInterrupt
-
-    @classmethod
-    def leave(cls) -> None:
-        cls.critical -= 1
-        if cls.pending and not cls.critical:
-            cls.pending = False
-            cls.interrupt()
-
-    @staticmethod
-    def unraisable(unraisable: Any) -> None:
-        exc_type = unraisable.exc_type
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
-            # Not from here: interrupt_main() would run the handler at once,
-            # still inside the callback that swallows it.
-            threading.Timer(0.001, _thread.interrupt_main).start()
-            return
-        sys.__unraisablehook__(unraisable)
-
-
-def _quiet_after_interrupt(record: Any) -> bool:
-    return not (_Interrupts.raised and getattr(record, "exc_info", None))
-
-
-def defer_interrupts() -> None:
-    """Install the SIGINT handler that lets a commit finish before Ctrl-C
-    takes effect (call from the main thread, e.g. in a CLI), make sure no
-    callback swallows Ctrl-C, and drop the tracebacks logged by the work an
-    interrupt cut short."""
-    import logging
-    import signal
-
-    signal.signal(signal.SIGINT, _Interrupts.handler)
-    sys.unraisablehook = _Interrupts.unraisable
-    last_resort = logging.lastResort
-    if last_resort is not None and _quiet_after_interrupt not in last_resort.filters:
-        last_resort.addFilter(_quiet_after_interrupt)
 
 
 class StorageError(Exception):
@@ -106,38 +40,13 @@ class StorageError(Exception):
     """
 
 
-@dataclasses.dataclass(frozen=True)
-class StorageOptions:
-    """Options any factory may read; each one documented here, defaults here.
-
-    zeo_address: (host, port) of an existing ZEO server to use instead of
-        starting one (None: start runzeo on 127.0.0.1 per trial).
-    zeo_port: port for the runzeo the suite starts (0: a free port).
-    cache_size: ZODB connection cache target, in objects (None: ZODB's
-        default, 400).
-    zeo_cache_size: ZEO client cache, in bytes (None: ZEO's default, 20 MB).
-    bdb_cache_size: Berkeley DB cache, in bytes (None: the storage default).
-    bdb_durability: "sync" (default) or "write-nosync".
-    """
-
-    zeo_address: tuple[str, int] | None = None
-    zeo_port: int = 0
-    cache_size: int | None = None
-    zeo_cache_size: int | None = None
-    bdb_cache_size: int | None = None
-    bdb_durability: str = "sync"
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values (an address as "HOST:PORT")."""
-        options = dataclasses.asdict(self)
-        if self.zeo_address is not None:
-            host, port = self.zeo_address
-            options["zeo_address"] = f"{host}:{port}"
-        return options
-
-    def db_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ZODB.DB built from these options."""
-        return {} if self.cache_size is None else {"cache_size": self.cache_size}
+#: What ZODBStore.commit runs inside: a context manager factory.  The
+#: default does nothing; a CLI that wants Ctrl-C held until a commit in
+#: flight has finished installs its own (scenarios.cli.interrupts), so that
+#: storages never touch signal handlers themselves.
+commit_guard: Callable[[], contextlib.AbstractContextManager[Any]] = (
+    contextlib.nullcontext
+)
 
 
 class Store(abc.ABC):
@@ -226,18 +135,70 @@ class Store(abc.ABC):
 
 
 class StorageFactory(abc.ABC):
-    """Opens Stores of one kind.  Subclasses set the class attributes."""
+    """Opens Stores of one kind.  Subclasses set the class attributes.
+
+    A storage module declares, on its factory class:
+
+    - ``name`` and ``description`` (registry name, one line of help);
+    - ``option_groups``: its OptionGroup classes (a frozen dataclass of
+      defaults that adds its own argparse options); the factory reads them
+      with ``self.options.get(ThatClass)``;
+    - its capabilities, which callers ask instead of testing classes:
+      ``has_database``, ``keeps_directory``, ``servable`` (then also
+      ``served_section()``), ``starts_server``, ``shared``;
+    - ``not_storage``: names of files it writes beside the data that are
+      not the storage (left out of the size on disk);
+    - ``open(directory)`` importing its backend lazily, ``unavailable()``,
+      and ``running()``: a context manager entered once per run, before the
+      first trial of this storage, and left after its last (on success,
+      failure and Ctrl-C alike): the place for a resource every trial
+      shares, such as a database server started once per run.  The default
+      does nothing.
+
+    Other packages add storages through the entry point group
+    ``vfab_loadtest.storages`` (each entry point names a subclass).
+    """
 
     #: Registry name, as typed on the command line.
     name: ClassVar[str]
     #: One line for `vfab-bench storages` and --help.
     description: ClassVar[str]
-    #: True when data written in a directory is there again after close and
-    #: open(directory) (file, zeo, bdb); the contract test relies on it.
-    persistent: ClassVar[bool] = False
+    #: The option groups this factory reads (DBOptions for a ZODB database).
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions,)
+
+    #: A ZODB database at all (memory: plain objects, no database).
+    has_database: ClassVar[bool] = True
+    #: Data written in open(directory) is there again after close and a new
+    #: open(directory) (file, bdb); the contract test relies on it, and only
+    #: such storages hold a populated data set at a path.
+    keeps_directory: ClassVar[bool] = False
+    #: runzeo can serve it to other processes: served_section() gives its
+    #: ZConfig storage section and the %import lines that section needs.
+    servable: ClassVar[bool] = False
+    #: open() starts a server process (unless told to use a running one).
+    starts_server: ClassVar[bool] = False
+    #: Several processes can use the same database at once (zeo, zeo+bdb).
+    shared: ClassVar[bool] = False
+    #: The backend's own exceptions whose str() is one line for the user
+    #: (raised where the suite does not call the store, e.g. a load inside
+    #: a phase); the CLI reports them as it reports StorageError.
+    user_errors: ClassVar[tuple[type[Exception], ...]] = ()
+    #: File name endings below the directory that are not the storage
+    #: (config, logs, scratch files), left out of the size on disk.
+    not_storage: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         self.options = options or StorageOptions()
+
+    def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
+        """(ZConfig section named "1" serving the data in *directory*, the
+        modules runzeo must %import for it).  Only where ``servable``."""
+        raise NotImplementedError(f"{self.name} cannot be served by runzeo")
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        """What every trial of a run shares, held around all of them (see
+        the class docstring).  A null context by default."""
+        return contextlib.nullcontext()
 
     @abc.abstractmethod
     def open(self, directory: Path) -> Store:
@@ -306,11 +267,9 @@ class ZODBStore(Store):
         self.transfer_counts()
 
     def commit(self) -> None:
-        _Interrupts.critical += 1
-        try:
+        # commit_guard is looked up now: a CLI installs its own after import.
+        with commit_guard():
             self.transaction_manager.commit()
-        finally:
-            _Interrupts.leave()
 
     def abort(self) -> None:
         self.transaction_manager.abort()

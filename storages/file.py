@@ -32,22 +32,22 @@ def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-un
         raise StorageError(f"cannot open {path}: {e.strerror}") from None
 
 
-#: Files below a storage's directory that are not the storage: FileStorage's
-#: scratch file for the transaction being committed (it keeps the size of the
-#: largest one), its copy from before a pack (a backup the administrator
-#: removes) and its lock, and the config, log and stderr of a ZEO server the
-#: suite started.  Leaving them out makes a phase's size change the bytes the
+#: Files beside Data.fs that are not the storage: FileStorage's scratch file
+#: for the transaction being committed (it keeps the size of the largest
+#: one), its copy from before a pack (a backup the administrator removes)
+#: and its lock.  Leaving them out makes a phase's size change the bytes the
 #: storage wrote, and the size after a pack the packed size.
-NOT_STORAGE = (".tmp", ".old", ".lock", "zeo.conf", "zeo.log", "zeo.stderr")
+NOT_STORAGE = (".tmp", ".old", ".lock")
 
 
-def directory_size(directory: Path) -> int:
-    """Bytes of the regular files below *directory* that make up the storage
-    (see NOT_STORAGE)."""
+def directory_size(directory: Path, not_storage: tuple[str, ...] = NOT_STORAGE) -> int:
+    """Bytes of the regular files below *directory* that make up the storage:
+    all but those whose names end with one of *not_storage* (a factory's
+    ``not_storage``)."""
     total = 0
     for dirpath, _, names in os.walk(directory):
         for n in names:
-            if n.endswith(NOT_STORAGE):
+            if n.endswith(not_storage):
                 continue
             try:
                 total += os.stat(os.path.join(dirpath, n)).st_size
@@ -56,10 +56,20 @@ def directory_size(directory: Path) -> int:
     return total
 
 
+def filestorage_section(directory: Path) -> str:
+    """ZConfig section serving Data.fs in *directory*."""
+    return f"<filestorage 1>\n  path {Path(directory) / 'Data.fs'}\n</filestorage>\n"
+
+
 class FileFactory(StorageFactory):
     name = "file"
     description = "ZODB FileStorage (Data.fs) on local disk"
-    persistent = True
+    keeps_directory = True
+    servable = True
+    not_storage = NOT_STORAGE
+
+    def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
+        return filestorage_section(directory), ()
 
     def open(self, directory: Path) -> Store:
         path = Path(directory) / "Data.fs"
@@ -67,5 +77,5 @@ class FileFactory(StorageFactory):
             self.name,
             lambda: open_filestorage(path),
             self.options,
-            size=lambda: directory_size(path.parent),
+            size=lambda: directory_size(path.parent, self.not_storage),
         )

@@ -42,6 +42,8 @@ class MemoryStore(Store):
 class MemoryFactory(StorageFactory):
     name = "memory"
     description = "plain Python objects, no ZODB; commit does nothing (the floor)"
+    option_groups = ()
+    has_database = False
 
     def open(self, directory: Path) -> Store:
         return MemoryStore()

@@ -1,17 +1,24 @@
 """zeo: a real runzeo server process on 127.0.0.1, reached over TCP.
 
-Per trial the factory writes a ZConfig file serving a FileStorage in the
-trial's directory, starts ``python -m ZEO.runzeo -C zeo.conf`` in its own
-session (Ctrl-C in the terminal reaches the suite, which stops the server
-itself), waits until a client can connect, and stops the server when the
-store closes.  With --zeo-address the store uses that server instead and
-writes only under root[ROOT_KEY].
+Per trial the factory writes a ZConfig file serving its backend (a
+``servable`` factory: FileStorage for zeo, BDBStorage for zeo+bdb; the
+backend's served_section()) in the trial's directory, starts
+``python -m ZEO.runzeo -C zeo.conf`` in its own session (Ctrl-C in the
+terminal reaches the suite, which stops the server itself), waits until a
+client can connect, and stops the server when the store closes.  With
+--zeo-address the store uses that server instead and writes only under
+root[ROOT_KEY].
 
-ZEOServer is reusable: `vfab-bench serve` and the tests use it too.
+ZEOServer is reusable: `vfab-bench serve` and the tests use it too.  This
+module also declares the ZEO options (ZEOOptions, the one --zeo-address
+declaration every subcommand uses) and the files a runzeo writes beside
+the data (SERVER_FILES).
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import errno
 import os
 import signal
@@ -19,20 +26,27 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from storages.base import (
+    ROOT_KEY,
+    DBOptions,
+    OptionGroup,
     StorageError,
     StorageFactory,
     StorageOptions,
     Store,
     ZODBStore,
 )
-from storages.file import directory_size
+from storages.file import FileFactory, directory_size
+from storages.options import add_size_option, at_least
 
 LOCALHOST = "127.0.0.1"
+
+#: Files of a runzeo the suite starts, beside the served storage's: its
+#: config, its log and its stderr (not the storage: left out of its size).
+SERVER_FILES = ("zeo.conf", "zeo.log", "zeo.stderr")
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -41,6 +55,91 @@ def parse_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise StorageError(f"bad ZEO address {text!r}: expected HOST:PORT")
     return host.strip("[]"), int(port)
+
+
+def address_type(text: str) -> tuple[str, int]:
+    """An argparse type: parse_address, its error as argparse's."""
+    try:
+        return parse_address(text)
+    except StorageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_zeo_address_option(
+    parser: Any,
+    *,
+    default: str | None = None,
+    help: str | None = None,
+    parse: bool = True,
+    show_default: bool = True,
+) -> None:
+    """--zeo-address HOST:PORT on *parser* (an argparse parser or group, or
+    locust's): the one declaration every command taking it uses.  With
+    *parse* the value is a (host, port) pair, else the text as typed (for
+    parsers whose values also come from a form)."""
+    kwargs: dict[str, Any] = {"type": address_type} if parse else {}
+    if default is not None and show_default:
+        help = f"{help} (default: {default})" if help else f"default: {default}"
+    parser.add_argument(
+        "--zeo-address",
+        default=default,
+        metavar="HOST:PORT",
+        help=help or "a running ZEO server",
+        **kwargs,
+    )
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, or 0 for a free one."""
+    value = at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {value}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ZEOOptions(OptionGroup):
+    """Options of the ZEO storages (zeo, zeo+bdb).
+
+    zeo_address: (host, port) of an existing ZEO server to use instead of
+        starting one (None: start runzeo on 127.0.0.1 per trial).
+    zeo_port: port for the runzeo the suite starts (0: a free port).
+    zeo_cache_size: ZEO client cache, in bytes (None: ZEO's default, 20 MB).
+    """
+
+    zeo_address: tuple[str, int] | None = None
+    zeo_port: int = 0
+    zeo_cache_size: int | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        add_zeo_address_option(
+            group,
+            help="use this running ZEO server instead of starting runzeo; "
+            f"the suite writes only under root[{ROOT_KEY!r}]",
+        )
+        group.add_argument(
+            "--zeo-port",
+            type=port_number,
+            default=0,
+            metavar="N",
+            help="port for the runzeo the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        add_size_option(
+            group,
+            "--zeo-cache-size",
+            "BYTES",
+            "ZEO client cache size in bytes (default: ZEO's, 20 MB)",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values (an address as "HOST:PORT")."""
+        options = dataclasses.asdict(self)
+        if self.zeo_address is not None:
+            host, port = self.zeo_address
+            options["zeo_address"] = f"{host}:{port}"
+        return options
 
 
 def free_port(host: str = LOCALHOST) -> int:
@@ -88,11 +187,6 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         pass
-
-
-def filestorage_section(directory: Path) -> str:
-    """ZConfig section serving Data.fs in *directory*."""
-    return f"<filestorage 1>\n  path {Path(directory) / 'Data.fs'}\n</filestorage>\n"
 
 
 class ZEOServer:
@@ -242,8 +336,9 @@ def open_client(address: tuple[str, int], options: StorageOptions) -> Any:
 
     check_reachable(address)
     kwargs: dict[str, Any] = {"wait_timeout": 10}
-    if options.zeo_cache_size is not None:
-        kwargs["cache_size"] = options.zeo_cache_size
+    zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
+    if zeo_cache_size is not None:
+        kwargs["cache_size"] = zeo_cache_size
     try:
         return ZEO.ClientStorage.ClientStorage(address, **kwargs)
     except ClientDisconnected:
@@ -281,37 +376,46 @@ class ZEOStore(ZODBStore):
 
 
 class ZEOFactory(StorageFactory):
-    """ZEO in front of a storage section; FileStorage unless *served* says
-    otherwise (zeo+bdb passes a Berkeley DB section and its import)."""
+    """ZEO in front of another storage's factory: FileStorage unless
+    *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
+    ``servable``; its served_section() is what runzeo serves."""
 
     name = "zeo"
     description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
-    persistent = True
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
+    # What runzeo serves lives in the directory (not so with --zeo-address:
+    # then open(directory) leaves the directory alone).
+    keeps_directory = True
+    starts_server = True
+    shared = True
 
-    #: directory -> ZConfig section of the served storage.
-    served: Callable[[Path], str] = staticmethod(filestorage_section)
-    #: ZConfig %import lines the served section needs.
-    imports: tuple[str, ...] = ()
+    #: The factory of the storage runzeo serves.
+    backend: type[StorageFactory] = FileFactory
+    not_storage = FileFactory.not_storage + SERVER_FILES
+
+    def unavailable(self) -> str | None:
+        return self.backend(self.options).unavailable()
 
     def open(self, directory: Path) -> Store:
         options = self.options
-        if options.zeo_address is not None:
-            address = options.zeo_address
+        zeo = options.get(ZEOOptions)
+        if zeo.zeo_address is not None:
+            address = zeo.zeo_address
             return ZEOStore(self.name, lambda: open_client(address, options), options)
 
-        server = ZEOServer(
-            Path(directory),
-            self.served(Path(directory)),
-            port=options.zeo_port,
-            imports=self.imports,
-        )
+        backend = self.backend(options)
+        reason = backend.unavailable()
+        if reason:
+            raise StorageError(reason)
+        section, imports = backend.served_section(Path(directory))
+        server = ZEOServer(Path(directory), section, port=zeo.zeo_port, imports=imports)
         server.start()
         try:
             store = ZEOStore(
                 self.name,
                 lambda: open_client(server.address, options),
                 options,
-                size=lambda: directory_size(Path(directory)),
+                size=lambda: directory_size(Path(directory), self.not_storage),
                 on_close=server.stop,
             )
             store.server = server

@@ -19,7 +19,9 @@ from BTrees.OOBTree import OOBTree  # noqa: E402
 import storages  # noqa: E402
 from storages.base import StorageError, StorageOptions  # noqa: E402
 from storages.bdb import (  # noqa: E402
+    BDBError,
     BDBFactory,
+    BDBFactoryOptions,
     BDBStorage,
     ZEOBDBFactory,
     bdbstorage_section,
@@ -51,11 +53,13 @@ def test_unavailable_without_berkeleydb(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_bad_durability_fails_when_the_factory_is_made() -> None:
     with pytest.raises(StorageError, match="bad durability 'fast'; choose from"):
-        storages.get("bdb", StorageOptions(bdb_durability="fast"))
+        storages.get("bdb", StorageOptions(BDBFactoryOptions(bdb_durability="fast")))
 
 
 def test_bdb_factory_store_round_trip(tmp_path: Path) -> None:
-    options = StorageOptions(bdb_cache_size=16 << 20, bdb_durability="write-nosync")
+    options = StorageOptions(
+        BDBFactoryOptions(bdb_cache_size=16 << 20, bdb_durability="write-nosync")
+    )
     with storages.get("bdb", options).open(tmp_path) as store:
         store.reset()
         store.root()["tree"] = OOBTree({"k": "v"})
@@ -123,7 +127,7 @@ def test_zconfig_database_and_defaults(tmp_path: Path) -> None:
 
 
 def test_zconfig_bad_value(tmp_path: Path) -> None:
-    with pytest.raises(StorageError, match="bad durability 'often'"):
+    with pytest.raises(BDBError, match="bad durability 'often'"):
         ZODB.config.storageFromString(
             f"%import storages.bdb\n<bdbstorage>\n path {tmp_path / 'e'}\n"
             " durability often\n</bdbstorage>\n"
@@ -209,5 +213,5 @@ def test_zodburi_resolves_bdb_uris(tmp_path: Path) -> None:
 )
 def test_zodburi_bad_uris(uri: str, message: str) -> None:
     zodburi: Any = pytest.importorskip("zodburi")
-    with pytest.raises(StorageError, match=message):
+    with pytest.raises(BDBError, match=message):
         zodburi.resolve_uri(uri)

@@ -32,8 +32,10 @@ from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, p64, z64  # noqa: E402
 
-from storages.base import StorageError  # noqa: E402
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb import (
+    BDBError,  # noqa: E402
+    BDBStorage,  # noqa: E402
+)
 from storages.bdb import pack as bdbpack  # noqa: E402
 from storages.bdb.storage import DATA_FILE  # noqa: E402
 
@@ -367,7 +369,7 @@ def test_copy_filestorage_to_bdb_and_back(tmp_path: Path) -> None:
 def test_a_file_is_not_an_environment(tmp_path: Path) -> None:
     path = tmp_path / "Data.fs"
     path.write_bytes(b"not a directory")
-    with pytest.raises(StorageError, match="not a directory"):
+    with pytest.raises(BDBError, match="not a directory"):
         BDBStorage(path)
     assert path.read_bytes() == b"not a directory"
 
@@ -375,7 +377,7 @@ def test_a_file_is_not_an_environment(tmp_path: Path) -> None:
 def test_a_directory_of_other_things_is_refused_untouched(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     before = sorted(os.listdir(tmp_path))
-    with pytest.raises(StorageError, match="not a BDBStorage environment") as info:
+    with pytest.raises(BDBError, match="not a BDBStorage environment") as info:
         BDBStorage(tmp_path)
     assert "\n" not in str(info.value)
     assert sorted(os.listdir(tmp_path)) == before
@@ -385,12 +387,12 @@ def test_a_corrupt_database_file_is_refused_not_changed(env: Path) -> None:
     env.mkdir()
     garbage = os.urandom(64 * 1024)
     (env / DATA_FILE).write_bytes(garbage)
-    with pytest.raises(StorageError, match="not a usable BDBStorage") as info:
+    with pytest.raises(BDBError, match="not a usable BDBStorage") as info:
         BDBStorage(env)
     assert "\n" not in str(info.value)
     assert (env / DATA_FILE).read_bytes() == garbage
     # The lock is released: a second try fails the same way, not "locked".
-    with pytest.raises(StorageError, match="not a usable BDBStorage"):
+    with pytest.raises(BDBError, match="not a usable BDBStorage"):
         BDBStorage(env)
 
 
@@ -403,7 +405,7 @@ def test_another_berkeley_db_file_is_refused(env: Path) -> None:
     other.put(b"key", b"value")
     other.close()
     before = (env / DATA_FILE).read_bytes()
-    with pytest.raises(StorageError, match="not a usable BDBStorage"):
+    with pytest.raises(BDBError, match="not a usable BDBStorage"):
         BDBStorage(env)
     assert (env / DATA_FILE).read_bytes() == before
 
@@ -414,7 +416,7 @@ def test_a_corrupt_log_is_reported(env: Path) -> None:
     storage.close()
     (log,) = sorted(env.glob("log.*"))
     log.write_bytes(os.urandom(log.stat().st_size))
-    with pytest.raises(StorageError, match="cannot open the Berkeley DB environment"):
+    with pytest.raises(BDBError, match="cannot open the Berkeley DB environment"):
         BDBStorage(env)
     assert (env / DATA_FILE).exists() and log.exists()
 
@@ -429,7 +431,7 @@ def test_a_corrupt_log_is_reported(env: Path) -> None:
     ],
 )
 def test_bad_options(env: Path, options: dict[str, Any], message: str) -> None:
-    with pytest.raises(StorageError, match=message):
+    with pytest.raises(BDBError, match=message):
         BDBStorage(env, **options)
     assert not env.exists()  # validated before anything is created
 
@@ -453,7 +455,7 @@ def test_a_second_process_gets_a_clear_error(env: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
-        with pytest.raises(StorageError, match="is locked: another BDBStorage") as e:
+        with pytest.raises(BDBError, match="is locked: another BDBStorage") as e:
             BDBStorage(env)
         assert "\n" not in str(e.value)
     finally:
@@ -464,7 +466,7 @@ def test_a_second_process_gets_a_clear_error(env: Path) -> None:
 
 UNWRITABLE = """
 import os, sys
-from storages.base import StorageError
+from storages.bdb import BDBError
 from storages.bdb import BDBStorage
 if os.geteuid() == 0:
     # root writes anywhere: open as nobody (after the imports, which need
@@ -473,7 +475,7 @@ if os.geteuid() == 0:
     os.setuid(65534)
 try:
     BDBStorage(sys.argv[1])
-except StorageError as e:
+except BDBError as e:
     print(e)
 """
 
@@ -533,13 +535,13 @@ def test_a_transaction_changing_more_pages_than_the_cache_holds(env: Path) -> No
 
 def test_resource_failure_is_a_one_line_error_and_recovers(env: Path) -> None:
     """A transaction changing more pages than the lock table holds fails as
-    a StorageError with advice, is rolled back, and the storage (reopened
+    a BDBError with advice, is rolled back, and the storage (reopened
     or not) still has the earlier commits."""
     storage = BDBStorage(env, cache_size=1 << 20, max_locks=1000)
     try:
         first = store(storage, None, z64, b"first")
         t = _fill(storage, [storage.new_oid() for _ in range(20_000)], z64, b"x" * 500)
-        with pytest.raises(StorageError, match="larger max_locks") as info:
+        with pytest.raises(BDBError, match="larger max_locks") as info:
             storage.tpc_vote(t)
         storage.tpc_abort(t)
         assert "\n" not in str(info.value)
@@ -578,7 +580,7 @@ def test_cache_exhaustion_says_raise_the_cache_size(bdb: BDBStorage) -> None:
     bdb._data = _FullCache(real)
     try:
         t = _fill(bdb, [bdb.new_oid()], z64, b"x")
-        with pytest.raises(StorageError) as info:
+        with pytest.raises(BDBError) as info:
             bdb.tpc_vote(t)
         bdb.tpc_abort(t)
     finally:

@@ -20,7 +20,8 @@ from scenarios.census import sources, walk
 from scenarios.census.model import Census
 from scenarios.data import datadir
 from scenarios.results.files import CENSUS
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.test_populate import listing
 from vfab import generate

@@ -17,14 +17,18 @@ from scenarios.results.model import RunResult
 from storages.zeo import free_port
 
 
-def vfab_bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def vfab_bench(
+    *args: str, cwd: Path | None = None, path: tuple[Path, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """`vfab-bench *args` in a subprocess; *path*: more PYTHONPATH entries."""
+    pythonpath = [str(Path(__file__).resolve().parent.parent), *map(str, path)]
     return subprocess.run(
         [sys.executable, "-m", "scenarios.cli", *args],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=cwd,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath)),
     )
 
 

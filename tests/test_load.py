@@ -16,7 +16,8 @@ from scenarios.load.journal import Journal, verify
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session, open_database, preflight
 from storages import StorageError
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.served import ROOT, Served, env, serve
 
 

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from scenarios.load.mix import OPERATIONS
+from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS
 from scenarios.load.options import LOAD_OPTIONS, add_load_options, config_from
 
 
@@ -17,7 +17,9 @@ def test_defaults_make_the_default_config() -> None:
         config = config_from(parser.parse_args([]))
         assert dict(config.weights) == {op.name: op.weight for op in OPERATIONS}
         assert (config.skew, config.retries, config.backoff_ms) == (1.0, 10, 5.0)
-    assert len(LOAD_OPTIONS) == 4 + len(OPERATIONS)
+        assert config.address_text == DEFAULT_ADDRESS
+    # --zeo-address comes from storages.zeo's one declaration; the rest here.
+    assert len(LOAD_OPTIONS) == 3 + len(OPERATIONS)
 
 
 def test_checked_parsing_refuses_negative_values(

@@ -12,7 +12,8 @@ import pytest
 import storages
 from scenarios.data import datadir, dataset
 from scenarios.data.datadir import MARKER
-from storages.zeo import ZEOServer, filestorage_section
+from storages.file import filestorage_section
+from storages.zeo import ZEOServer
 from tests.cli_helpers import assert_bad_input, run_cli
 from vfab.generate import DataSpec
 
@@ -88,7 +89,7 @@ def test_path_storages_follow_the_registry() -> None:
     expected = [
         n
         for n, f in storages.REGISTRY.items()
-        if f.persistent and not n.startswith("zeo")
+        if f.keeps_directory and not n.startswith("zeo")
     ]
     assert datadir.path_storages() == expected
     assert "file" in expected

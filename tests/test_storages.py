@@ -10,7 +10,8 @@ from persistent.mapping import PersistentMapping
 
 import storages
 from storages import StorageError, StorageOptions
-from storages.zeo import ZEOServer, filestorage_section, free_port
+from storages.file import filestorage_section
+from storages.zeo import ZEOOptions, ZEOServer, free_port
 from tests.conftest import runzeo_pids
 
 
@@ -44,7 +45,7 @@ def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
         else:
             assert counts is not None and counts[0] >= 1
             assert (store.size_bytes() or 0) > 0
-    if factory.persistent:
+    if factory.keeps_directory:
         with factory.open(tmp_path) as store:
             assert store.root()["thing"]["answer"] == 42
 
@@ -79,7 +80,7 @@ def test_zeo_port_in_use_is_a_clear_error(
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        factory = storages.get("zeo", StorageOptions(zeo_port=port))
+        factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
         with pytest.raises(
             StorageError, match=f"port {port} on 127.0.0.1 is already in use"
         ):
@@ -88,7 +89,9 @@ def test_zeo_port_in_use_is_a_clear_error(
 
 def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
     port = free_port()
-    factory = storages.get("zeo", StorageOptions(zeo_address=("127.0.0.1", port)))
+    factory = storages.get(
+        "zeo", StorageOptions(ZEOOptions(zeo_address=("127.0.0.1", port)))
+    )
     with pytest.raises(StorageError, match="cannot reach ZEO server"):
         factory.open(tmp_path)
 
@@ -105,7 +108,9 @@ def test_existing_server_keeps_foreign_data(
         db = ZODB.DB(ZEO.client(server.address))
         with db.transaction() as conn:
             conn.root()["theirs"] = PersistentMapping({"keep": True})
-        factory = storages.get("zeo", StorageOptions(zeo_address=server.address))
+        factory = storages.get(
+            "zeo", StorageOptions(ZEOOptions(zeo_address=server.address))
+        )
         (tmp_path / "client").mkdir()
         with factory.open(tmp_path / "client") as store:
             store.reset()

@@ -9,7 +9,7 @@ from typing import Any
 import storages
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.errors import ConfigError
-from storages import StorageOptions
+from storages import DBOptions, StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 
 
@@ -58,10 +58,8 @@ class RunConfig:
     def storage_options(self) -> StorageOptions:
         """The options the stores open with: *options*, with xlarge's
         connection cache target when none was given."""
-        if self.options.cache_size is None and self.xlarge:
-            return dataclasses.replace(
-                self.options, cache_size=DEFAULT_XLARGE_CACHE_SIZE
-            )
+        if self.options.get(DBOptions).cache_size is None and self.xlarge:
+            return self.options.replace(DBOptions(cache_size=DEFAULT_XLARGE_CACHE_SIZE))
         return self.options
 
     @property
@@ -73,7 +71,7 @@ class RunConfig:
         return self.spec.name
 
     def to_json(self) -> dict[str, Any]:
-        options = self.storage_options.to_json()
+        options = storages.options_json(self.storage_options)
         return {
             "storages": list(self.storages),
             "size": self.size,
@@ -93,9 +91,7 @@ def check_storage_names(names: tuple[str, ...]) -> None:
         raise ConfigError("no storage named")
     for name in names:
         if name not in storages.REGISTRY:
-            raise ConfigError(
-                f"unknown storage {name!r}; choose from {', '.join(storages.REGISTRY)}"
-            )
+            raise ConfigError(storages.unknown_storage(name))
     if len(set(names)) != len(names):
         raise ConfigError("a storage is named twice")
 

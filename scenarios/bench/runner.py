@@ -232,12 +232,16 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     summaries: list[TrialSummary] = []
     for name, factory in available(config.storages, config.storage_options, say):
         t0 = time.perf_counter()
-        for _ in range(config.warmups):
-            run_trial(factory, config)
         profiles: Profiles | None = {} if config.profile_dir is not None else None
-        trials = [
-            run_trial(factory, config, profiles=profiles) for _ in range(config.repeat)
-        ]
+        # What the storage's trials share (a server started once per run)
+        # lives around all of them, warmups included.
+        with factory.running():
+            for _ in range(config.warmups):
+                run_trial(factory, config)
+            trials = [
+                run_trial(factory, config, profiles=profiles)
+                for _ in range(config.repeat)
+            ]
         for phase in PHASES:
             samples = tuple(
                 t.samples[phase.name] for t in trials if phase.name in t.samples

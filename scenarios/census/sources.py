@@ -171,8 +171,8 @@ def open_uri(uri: str) -> Source:
     try:
         factory, _ = zodburi.resolve_uri(read_only_uri(uri))
         storage = factory()
-    except StorageError:
-        raise
+    except (StorageError, *storages.user_errors()):
+        raise  # one line for the user already
     except Exception as e:
         raise StorageError(
             f"cannot open {uri}: {type(e).__name__}: {e}".splitlines()[0]

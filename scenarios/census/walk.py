@@ -189,6 +189,7 @@ def _maybe_int(get: Callable[[], Any]) -> int | None:
 
 
 def _directory_bytes(directory: Path) -> int:
+    import storages
     from storages.file import directory_size
 
-    return directory_size(directory)
+    return directory_size(directory, storages.not_storage())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+import storages
 from scenarios.cli import (
     census,
     list_storages,
@@ -25,10 +26,10 @@ from scenarios.cli import (
     zeoloop,
 )
 from scenarios.cli.args import Parser
+from scenarios.cli.interrupts import defer_interrupts
 from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ConfigError
 from scenarios.results.files import ResultsError
 from storages import StorageError
-from storages.base import defer_interrupts
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     defer_interrupts()
     try:
         return int(args.handler(args))
-    except (ConfigError, StorageError, ResultsError) as e:
+    except (ConfigError, StorageError, ResultsError, *storages.user_errors()) as e:
         print(f"vfab-bench: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import storages
-from scenarios.argtypes import non_negative_int, port_number, positive_int
+from scenarios.argtypes import non_negative_int, positive_int
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
-from storages import StorageError, StorageOptions
-from storages.zeo import parse_address
+from storages import StorageOptions
+from storages.zeo import ZEOOptions
 
 #: --preset name -> (repeat, warmups); without one, DEFAULT_TRIALS.
 PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
@@ -35,20 +35,11 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def address(text: str) -> tuple[str, int]:
-    try:
-        return parse_address(text)
-    except StorageError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def storage_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
         if name not in storages.REGISTRY:
-            raise argparse.ArgumentTypeError(
-                f"unknown storage {name!r}; choose from {', '.join(storages.REGISTRY)}"
-            )
+            raise argparse.ArgumentTypeError(storages.unknown_storage(name))
     return names
 
 
@@ -133,58 +124,13 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("storage options")
-    g.add_argument(
-        "--zeo-address",
-        type=address,
-        metavar="HOST:PORT",
-        help="use this running ZEO server instead of starting runzeo; "
-        f"the suite writes only under root[{storages.ROOT_KEY!r}]",
-    )
-    g.add_argument(
-        "--zeo-port",
-        type=port_number,
-        default=0,
-        metavar="N",
-        help="port for the runzeo the suite starts on 127.0.0.1 (default: a free port)",
-    )
-    g.add_argument(
-        "--cache-size",
-        type=positive_int,
-        metavar="OBJECTS",
-        help="ZODB connection cache size in objects (default: ZODB's, 400; "
-        "run: a million for xlarge)",
-    )
-    g.add_argument(
-        "--zeo-cache-size",
-        type=positive_int,
-        metavar="BYTES",
-        help="ZEO client cache size in bytes (default: ZEO's, 20 MB)",
-    )
-    g.add_argument(
-        "--bdb-cache-size",
-        type=positive_int,
-        metavar="BYTES",
-        help="Berkeley DB page cache in bytes (default: 64 MiB)",
-    )
-    g.add_argument(
-        "--bdb-durability",
-        choices=("sync", "write-nosync"),
-        default="sync",
-        help="sync: a commit survives an OS crash (default); write-nosync: "
-        "it survives a process crash only",
-    )
+    """Every registered storage's options (each storage module declares its
+    own: see storages.base.OptionGroup)."""
+    storages.add_storage_options(p)
 
 
 def storage_options(args: argparse.Namespace) -> StorageOptions:
-    return StorageOptions(
-        zeo_address=args.zeo_address,
-        zeo_port=args.zeo_port,
-        cache_size=args.cache_size,
-        zeo_cache_size=args.zeo_cache_size,
-        bdb_cache_size=args.bdb_cache_size,
-        bdb_durability=args.bdb_durability,
-    )
+    return storages.options_from_args(args)
 
 
 def check_storages_usable(
@@ -197,10 +143,12 @@ def check_storages_usable(
         reason = storages.get(name, options).unavailable()
         if reason is not None and explicit:
             raise ConfigError(f"storage {name!r} is not available: {reason}")
-    if options.zeo_address is not None and any(n.startswith("zeo") for n in names):
+    address = options.get(ZEOOptions).zeo_address
+    uses_zeo = (ZEOOptions in storages.REGISTRY[n].option_groups for n in names)
+    if address is not None and any(uses_zeo):
         from storages.zeo import check_reachable
 
-        check_reachable(options.zeo_address)
+        check_reachable(address)
 
 
 def check_output(path: Path | None, force: bool) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from scenarios.cli.args import (
     add_output_options,
-    address,
     check_outputs,
     write_json,
 )
 from scenarios.data.datadir import path_storages, read_marker
 from scenarios.errors import EXIT_OK, ConfigError
+from storages.zeo import add_zeo_address_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,11 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "else file; choices: "
         f"{', '.join(path_storages())})",
     )
-    p.add_argument(
-        "--zeo-address",
-        type=address,
-        metavar="HOST:PORT",
-        help="take the census of a running ZEO server (read-only client)",
+    add_zeo_address_option(
+        p, help="take the census of a running ZEO server (read-only client)"
     )
     p.add_argument(
         "--no-history",

@@ -7,9 +7,9 @@ a data set populate (or an earlier serve) left there, and replaces one of
 another size only with --overwrite, removing only what populate created.
 Without --path the data lives in a temporary directory removed at exit.
 
-The served storage's ZConfig section comes from the ZEO-fronted registry
-entry named in SERVED (its `served` and `imports`), so any storage that has
-one can be served.
+The served storage's ZConfig section (and its %import lines) comes from
+the storage's factory (served_section()), so any storage that is
+``servable`` can be served, those of other packages included.
 """
 
 from __future__ import annotations
@@ -21,19 +21,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import storages
 from scenarios.bench.config import scale_for
-from scenarios.cli.args import add_data_set_options, port_number
+from scenarios.cli.args import add_data_set_options
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK
-from storages import StorageError, StorageOptions
-from storages.zeo import LOCALHOST, ZEOServer, check_port_free
+from storages import StorageError, StorageFactory, StorageOptions
+from storages.zeo import LOCALHOST, ZEOServer, check_port_free, port_number
 from vfab.generate import DataSpec
 
-#: --storage choice -> the registry name of the ZEO factory that serves it.
-SERVED = {"file": "zeo", "bdb": "zeo+bdb"}
+
+def servable() -> list[str]:
+    """Registry names of the storages runzeo can serve, in registry order."""
+    return [name for name, f in storages.REGISTRY.items() if f.servable]
+
 
 #: ZEO's customary port: what locustfile.py and zeoloop look for by default.
 DEFAULT_PORT = 8100
@@ -49,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--storage",
-        choices=list(SERVED),
+        choices=servable(),
         default="file",
         help="storage behind the server (default: file)",
     )
@@ -84,16 +86,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
-def served_factory(name: str, options: StorageOptions) -> Any:
-    """The ZEO factory whose `served` section and `imports` runzeo needs for
-    --storage *name*; StorageError when this tree or machine lacks it."""
-    entry = SERVED[name]
-    if entry not in storages.REGISTRY:
-        raise StorageError(
-            f"storage {name!r} is not available: this installation has no "
-            f"{entry!r} storage"
-        )
-    factory = storages.get(entry, options)
+def served_factory(name: str, options: StorageOptions) -> StorageFactory:
+    """The factory whose served_section() runzeo serves for --storage
+    *name*; StorageError when this machine lacks it."""
+    factory = storages.get(name, options)
     reason = factory.unavailable()
     if reason is not None:
         raise StorageError(f"storage {name!r} is not available: {reason}")
@@ -122,12 +118,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         data = (args.path or scratch / "data").absolute()
         _ensure_data_set(data, args.storage, spec, args.seed, args.overwrite)
+        section, imports = factory.served_section(data)
         server = ZEOServer(
-            scratch,
-            factory.served(data),
-            host=args.host,
-            port=args.port,
-            imports=tuple(factory.imports),
+            scratch, section, host=args.host, port=args.port, imports=imports
         )
         server.start()
         where = "kept" if args.path is not None else "temporary, removed at exit"

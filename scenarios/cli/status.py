@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from scenarios.cli.args import address
 from scenarios.errors import EXIT_OK
 from scenarios.load.mix import DEFAULT_ADDRESS
 from scenarios.load.status import server_status
+from storages.zeo import add_zeo_address_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,13 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ClientStorage.server_status(): 'clients' is the number of other "
         "client connections ('connections' counts this one too).",
     )
-    p.add_argument(
-        "--zeo-address",
-        type=address,
-        default=DEFAULT_ADDRESS,
-        metavar="HOST:PORT",
-        help=f"default: {DEFAULT_ADDRESS}",
-    )
+    add_zeo_address_option(p, default=DEFAULT_ADDRESS)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=main)
 

@@ -40,13 +40,11 @@ MARKER_VERSION = 1
 
 def path_storages() -> list[str]:
     """Registry names of the storages that keep a database in a directory of
-    their own (file, and bdb once it is registered), in registry order."""
-    from storages.zeo import ZEOFactory
-
+    their own and open it in this process (file, bdb), in registry order."""
     return [
         name
         for name, factory in storages.REGISTRY.items()
-        if factory.persistent and not issubclass(factory, ZEOFactory)
+        if factory.keeps_directory and not factory.starts_server
     ]
 
 
@@ -55,8 +53,7 @@ def check_path_storage(name: str) -> None:
     valid = path_storages()
     if name not in valid:
         raise ConfigError(
-            f"unknown storage {name!r} for a database at a path; choose from "
-            f"{', '.join(valid)}"
+            storages.unknown_storage(name, valid, what=" for a database at a path")
         )
 
 
@@ -230,5 +227,8 @@ def _size(path: Path, entries: set[str]) -> int:
     total = 0
     for name in entries:
         entry = path / name
-        total += directory_size(entry) if entry.is_dir() else entry.stat().st_size
+        if entry.is_dir():
+            total += directory_size(entry, storages.not_storage())
+        else:
+            total += entry.stat().st_size
     return total

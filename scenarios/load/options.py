@@ -17,6 +17,7 @@ from typing import Any
 from scenarios.argtypes import non_negative_float, non_negative_int
 from scenarios.errors import ConfigError
 from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS, LoadConfig
+from storages.zeo import add_zeo_address_option
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,13 +39,6 @@ def weight_flag(name: str) -> str:
 
 
 LOAD_OPTIONS: tuple[LoadOption, ...] = (
-    LoadOption(
-        "--zeo-address",
-        DEFAULT_ADDRESS,
-        "HOST:PORT",
-        f"ZEO server holding a vfab data set (vfab-bench serve; default: "
-        f"{DEFAULT_ADDRESS})",
-    ),
     LoadOption(
         "--skew",
         1.0,
@@ -86,7 +80,15 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
 
 def add_load_options(parser: Any, checked: bool = True) -> None:
     """LOAD_OPTIONS on *parser* (argparse's or locust's), each value checked
-    as parsed when *checked*."""
+    as parsed when *checked*, and --zeo-address as text (LoadConfig parses
+    it, as it does the web UI form's)."""
+    add_zeo_address_option(
+        parser,
+        default=DEFAULT_ADDRESS,
+        help="ZEO server holding a vfab data set (vfab-bench serve)",
+        parse=False,
+        show_default=checked,  # locust's web UI shows the default itself
+    )
     for option in LOAD_OPTIONS:
         parser.add_argument(
             option.flag,

@@ -11,7 +11,6 @@ import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
 from storages import StorageOptions
-from storages.memory import MemoryFactory
 from vfab.generate import DEFAULT_SEED
 from vfab.model import ProcessStep
 
@@ -73,7 +72,7 @@ class SweepConfig:
     def __post_init__(self) -> None:
         check_storage_names(self.storages)
         for name in self.storages:
-            if issubclass(storages.REGISTRY[name], MemoryFactory):
+            if not storages.REGISTRY[name].has_database:
                 raise ConfigError(
                     f"storage {name!r} commits nothing; sweep measures commits"
                 )
@@ -100,7 +99,7 @@ class SweepConfig:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
 
     def to_json(self) -> dict[str, Any]:
-        options = self.options.to_json()
+        options = storages.options_json(self.options)
         return {
             "storages": list(self.storages),
             "objects": list(self.objects),

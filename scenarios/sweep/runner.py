@@ -87,25 +87,36 @@ def run_trial(
     )
 
 
+def _sweep_storage(
+    factory: storages.StorageFactory, config: SweepConfig, say: Progress
+) -> list[SweepPoint]:
+    """Every transaction size and variant of *config* on one storage."""
+    name = factory.name
+    points: list[SweepPoint] = []
+    for variant in config.variants:
+        for _ in range(config.warmups):
+            run_trial(factory, variant, min(config.objects), config.seed)
+    for n in config.objects:
+        for variant in config.variants:
+            samples = tuple(
+                run_trial(factory, variant, n, config.seed)
+                for _ in range(config.repeat)
+            )
+            point = SweepPoint(name, variant, n, samples)
+            points.append(point)
+            wall = point.wall_us
+            say(
+                f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
+                f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))"
+            )
+    return points
+
+
 def run(config: SweepConfig, progress: Progress | None = None) -> SweepRun:
     """Every storage, transaction size and variant of *config*."""
     say = progress or (lambda line: None)
     points: list[SweepPoint] = []
-    for name, factory in available(config.storages, config.options, say):
-        for variant in config.variants:
-            for _ in range(config.warmups):
-                run_trial(factory, variant, min(config.objects), config.seed)
-        for n in config.objects:
-            for variant in config.variants:
-                samples = tuple(
-                    run_trial(factory, variant, n, config.seed)
-                    for _ in range(config.repeat)
-                )
-                point = SweepPoint(name, variant, n, samples)
-                points.append(point)
-                wall = point.wall_us
-                say(
-                    f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
-                    f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))"
-                )
+    for _name, factory in available(config.storages, config.options, say):
+        with factory.running():  # around all of this storage's trials
+            points += _sweep_storage(factory, config, say)
     return SweepRun(metadata=collect_metadata(config), points=tuple(points))

@@ -25,8 +25,12 @@ from urllib.parse import parse_qsl, unquote
 
 from ZODB.config import BaseConfig
 
-from storages.base import StorageError
-from storages.bdb.options import BDBOptions, parse_bool, parse_byte_size
+from storages.bdb.options import (
+    BDBOptionError,
+    BDBOptions,
+    parse_bool,
+    parse_byte_size,
+)
 
 #: ZConfig key (attribute spelling) == BDBStorage keyword.
 _KEYS = ("cache_size", "durability", "checkpoint_kbytes", "max_locks", "pack_gc")
@@ -59,11 +63,11 @@ def resolve_uri(uri: str) -> tuple[Callable[[], Any], dict[str, str]]:
     treat as database keywords)."""
     scheme, sep, rest = uri.partition("://")
     if scheme != "bdb" or not sep:
-        raise StorageError(f"not a bdb URI: {uri!r}")
+        raise BDBOptionError(f"not a bdb URI: {uri!r}")
     path, _, query = rest.partition("?")
     path = unquote(path)
     if not os.path.isabs(path):
-        raise StorageError(
+        raise BDBOptionError(
             f"bdb URI needs an absolute path (bdb:///abs/path), got {uri!r}"
         )
     kwargs: dict[str, Any] = {}
@@ -72,8 +76,10 @@ def resolve_uri(uri: str) -> tuple[Callable[[], Any], dict[str, str]]:
         if key in _QUERY:
             try:
                 kwargs[key] = _QUERY[key](value)
+            except BDBOptionError:
+                raise  # says what is wrong already
             except ValueError:
-                raise StorageError(f"bad {key} {value!r} in {uri!r}") from None
+                raise BDBOptionError(f"bad {key} {value!r} in {uri!r}") from None
         else:
             unused[key] = value
     BDBOptions.from_kwargs(kwargs)  # fail now, not when the factory runs

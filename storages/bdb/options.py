@@ -2,7 +2,9 @@
 
 The factory, the ZConfig section, the zodburi resolver and the storage all
 validate through BDBOptions, so a bad value fails the same way (a one-line
-StorageError) wherever it was typed.
+BDBOptionError) wherever it was typed.  The errors here are ZODB's
+POSException.StorageError, not the suite's: BDBStorage stands alone (the
+suite's bdb factory translates them).
 """
 
 from __future__ import annotations
@@ -11,7 +13,18 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from storages.base import StorageError
+from ZODB import POSException
+
+
+class BDBError(POSException.StorageError):
+    """A BDBStorage cannot be opened or used as asked; str() of it is one
+    line for the user.  ZODB's StorageError, so runzeo and ZODB code that
+    catch that see it too."""
+
+
+class BDBOptionError(BDBError, ValueError):
+    """A bad BDBStorage option value (a ValueError as well)."""
+
 
 #: Durability mode -> what a commit survives once tpc_finish has returned.
 DURABILITY: dict[str, str] = {
@@ -58,7 +71,7 @@ class BDBOptions:
 
     def __post_init__(self) -> None:
         if self.durability not in DURABILITY:
-            raise StorageError(
+            raise BDBOptionError(
                 f"bad durability {self.durability!r}; choose from "
                 f"{', '.join(DURABILITY)}"
             )
@@ -69,20 +82,20 @@ class BDBOptions:
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise StorageError(f"bad {name} {value!r}: expected an integer")
+                raise BDBOptionError(f"bad {name} {value!r}: expected an integer")
             if value < minimum:
-                raise StorageError(f"bad {name} {value}: at least {minimum}")
+                raise BDBOptionError(f"bad {name} {value}: at least {minimum}")
         if not isinstance(self.pack_gc, bool):
-            raise StorageError(f"bad pack_gc {self.pack_gc!r}: expected true/false")
+            raise BDBOptionError(f"bad pack_gc {self.pack_gc!r}: expected true/false")
 
     @classmethod
     def from_kwargs(cls, options: Mapping[str, Any]) -> BDBOptions:
-        """BDBOptions from keyword arguments; StorageError naming the valid
+        """BDBOptions from keyword arguments; BDBOptionError naming the valid
         options for an unknown one (None means the default)."""
         fields = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(options) - set(fields))
         if unknown:
-            raise StorageError(
+            raise BDBOptionError(
                 f"unknown BDBStorage option {unknown[0]!r}; choose from "
                 f"{', '.join(fields)}"
             )
@@ -90,7 +103,7 @@ class BDBOptions:
 
 
 def parse_byte_size(text: str) -> int:
-    """'67108864', '64MB', '512kb', '1GB' -> bytes; StorageError otherwise."""
+    """'67108864', '64MB', '512kb', '1GB' -> bytes; BDBOptionError otherwise."""
     value = text.strip().lower()
     multiplier = 1
     for suffix, factor in (("kb", 1024), ("mb", MIB), ("gb", 1024 * MIB)):
@@ -98,7 +111,7 @@ def parse_byte_size(text: str) -> int:
             value, multiplier = value[: -len(suffix)].strip(), factor
             break
     if not value.isdigit():
-        raise StorageError(f"bad byte size {text!r}: expected e.g. 67108864 or 64MB")
+        raise BDBOptionError(f"bad byte size {text!r}: expected e.g. 67108864 or 64MB")
     return int(value) * multiplier
 
 
@@ -108,4 +121,4 @@ def parse_bool(text: str) -> bool:
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise StorageError(f"bad boolean {text!r}: expected true or false")
+    raise BDBOptionError(f"bad boolean {text!r}: expected true or false")

@@ -24,20 +24,35 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from berkeleydb import db
 from ZODB.fsIndex import fsIndex
 from ZODB.utils import p64, u64, z64
 
-from storages.bdb.storage import DIRTY, _split_oids
-
-if TYPE_CHECKING:
-    from storages.bdb.storage import BDBStorage
+from storages.bdb.format import DIRTY, Tables, last_key, split_oids
 
 #: Records scanned per snapshot in the sweep (whole objects, so a chunk may
 #: run over for an object with many revisions).
 SCAN_CHUNK = 5000
+
+
+class PackTarget(Protocol):
+    """What Packer needs of a storage (BDBStorage provides it)."""
+
+    @property
+    def tables(self) -> Tables: ...
+
+    @property
+    def commit_lock(self) -> AbstractContextManager[Any]: ...
+
+    def lastTransaction(self) -> bytes: ...
+
+    def write(
+        self, doing: str, change: Callable[[Any], None], removed: int = 0
+    ) -> None: ...
+
+    def checkpoint(self) -> None: ...
 
 
 class Packer:
@@ -45,12 +60,13 @@ class Packer:
 
     def __init__(
         self,
-        storage: BDBStorage,
+        storage: PackTarget,
         stop: bytes,
         referencesf: Callable[[bytes], list[bytes]],
         gc: bool,
     ) -> None:
         self.storage = storage
+        self.tables = storage.tables
         self.stop = stop
         self.referencesf = referencesf
         self.gc = gc
@@ -58,15 +74,15 @@ class Packer:
         self.seen = z64  # transactions up to here are in self.reachable
 
     def pack(self) -> None:
-        storage = self.storage
-        last = storage._meta.get(b"packed")  # tid + b"g" (with GC) or b"-"
+        storage, tables = self.storage, self.tables
+        last = tables.meta.get(b"packed")  # tid + b"g" (with GC) or b"-"
         if (
             last is not None
             and self.stop <= last[:8]
             and (last[8:] == b"g" or not self.gc)
         ):
             return  # already packed to this time or a later one, as thoroughly
-        if storage._last_key(storage._data) is None:
+        if last_key(tables.data) is None:
             return
         self.seen = storage.lastTransaction()
         if self.gc:
@@ -75,21 +91,23 @@ class Packer:
         while resume is not None:
             doomed, old, resume = self._scan(resume)
             self._delete(doomed, old)
-        with storage._commit_lock:
+        with storage.commit_lock:
             mark = self.stop + (b"g" if self.gc else b"-")
-            self._write(lambda txn: storage._meta.put(b"packed", mark, txn=txn))
-        storage._maybe_checkpoint()
+            storage.write(
+                "packing", lambda txn: tables.meta.put(b"packed", mark, txn=txn)
+            )
+        storage.checkpoint()
 
     # -- step 1 ---------------------------------------------------------------
 
     def _roots(self) -> list[bytes]:
         """The root and every oid written after the pack time, up to seen."""
         roots = [z64]
-        cursor = self.storage._txn_oids.cursor(flags=DIRTY)
+        cursor = self.tables.txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(self.stop)
             while rec is not None and rec[0] <= self.seen:
-                roots.extend(_split_oids(rec[1]))
+                roots.extend(split_oids(rec[1]))
                 rec = cursor.next()
         finally:
             cursor.close()
@@ -100,7 +118,7 @@ class Packer:
         later revision (one snapshot)."""
         stop = self.stop
         found = []
-        cursor = self.storage._data.cursor(flags=DIRTY)
+        cursor = self.tables.data.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(oid + stop)
             while rec is not None and rec[0][:8] == oid:
@@ -135,11 +153,11 @@ class Packer:
         if last <= self.seen:
             return
         written = []
-        cursor = storage._txn_oids.cursor(flags=DIRTY)
+        cursor = self.tables.txn_oids.cursor(flags=DIRTY)
         try:
             rec = cursor.set_range(p64(u64(self.seen) + 1))
             while rec is not None:
-                written.extend(_split_oids(rec[1]))
+                written.extend(split_oids(rec[1]))
                 rec = cursor.next()
         finally:
             cursor.close()
@@ -163,7 +181,7 @@ class Packer:
         old: list[bytes] = []
         # Records above it are a commit in progress (read uncommitted).
         ltid = self.storage.lastTransaction()
-        cursor = self.storage._data.cursor(flags=DIRTY)
+        cursor = self.tables.data.cursor(flags=DIRTY)
         try:
             # One byte of each value tells a revision from an undone creation.
             rec = cursor.set_range(resume, dlen=1, doff=0)
@@ -197,8 +215,8 @@ class Packer:
     def _delete(
         self, doomed: dict[bytes, tuple[list[bytes], bool]], old: list[bytes]
     ) -> None:
-        storage = self.storage
-        with storage._commit_lock:
+        storage, tables = self.storage, self.tables
+        with storage.commit_lock:
             if self.gc and doomed:
                 self._catch_up()
                 doomed = {o: v for o, v in doomed.items() if o not in self.reachable}
@@ -206,38 +224,23 @@ class Packer:
             if not keys:
                 return
             gone = sum(1 for _, was_live in doomed.values() if was_live)
+            # Under the commit lock lastTransaction() cannot move.
+            newest = storage.lastTransaction()
 
             def delete(txn: Any) -> None:
                 by_tid: dict[bytes, set[bytes]] = defaultdict(set)
                 for key in keys:
-                    storage._data.delete(key, txn=txn)
+                    tables.data.delete(key, txn=txn)
                     by_tid[key[8:]].add(key[:8])
                 for tid, oids in by_tid.items():
-                    blob = storage._txn_oids.get(tid, txn=txn) or b""
-                    left = b"".join(o for o in _split_oids(blob) if o not in oids)
-                    if left or tid == storage._ltid:
+                    blob = tables.txn_oids.get(tid, txn=txn) or b""
+                    left = b"".join(o for o in split_oids(blob) if o not in oids)
+                    if left or tid == newest:
                         # The newest transaction stays, even empty: it is
                         # where lastTransaction() comes from on open.
-                        storage._txn_oids.put(tid, left, txn=txn)
+                        tables.txn_oids.put(tid, left, txn=txn)
                     else:
-                        storage._txn_oids.delete(tid, txn=txn)
-                        storage._txns.delete(tid, txn=txn)
-                if gone:
-                    storage._meta.put(b"len", p64(storage._len - gone), txn=txn)
+                        tables.txn_oids.delete(tid, txn=txn)
+                        tables.txns.delete(tid, txn=txn)
 
-            self._write(delete)
-            with storage._lock:
-                storage._len -= gone
-
-    def _write(self, change: Callable[[Any], None]) -> None:
-        storage = self.storage
-        txn = storage._env.txn_begin()
-        try:
-            change(txn)
-        except db.DBError as e:
-            txn.abort()
-            raise storage._runtime_error("packing", e) from None
-        except BaseException:
-            txn.abort()
-            raise
-        txn.commit()
+            storage.write("packing", delete, removed=gone)

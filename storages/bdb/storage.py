@@ -1,28 +1,16 @@
 """BDBStorage: a ZODB storage in a transactional Berkeley DB environment.
 
-On disk, in the environment directory (see docs/bdb.md):
+On disk: see storages.bdb.format (shared with pack.py) and docs/bdb.md.
 
-    zodb.db      the B-tree tables below, one file
-    log.*        Berkeley DB's write-ahead log (removed once checkpointed)
-    __db.*       Berkeley DB's shared regions (cache, locks; scratch)
-    zodb.lock    held by the one process that has the storage open
-
-Tables in zodb.db (keys big-endian, so B-tree order is numeric order):
-
-    data      oid + tid -> pickle (b"" for an object whose creation
-              was undone in the source of a copy)  # {oid+tid -> pickle}
-    txns      tid -> status, user, description, extension
-    txn_oids  tid -> the oids the transaction wrote, in store order
-    meta      b"format" -> FORMAT, b"len" -> live objects (p64),
-              b"packed" -> tid the last pack went up to + b"g" if it
-              collected garbage, b"-" if not
+BDBStorage needs ZODB and berkeleydb only, not the rest of this suite: it
+is a plain ZODB storage, and its errors are ZODB's POSException.StorageError
+(BDBError).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,33 +34,23 @@ from ZODB.interfaces import (
 )
 from ZODB.utils import load_current, newTid, p64, tid_repr, u64, z64
 
-from storages.base import StorageError
-from storages.bdb.options import BDBOptions
+from storages.bdb.format import (
+    DATA_FILE,
+    DIRTY,
+    FORMAT,
+    LOCK_FILE,
+    LOG_FILE_SIZE,
+    MAXKEY,
+    TABLES,
+    Tables,
+    decode_txn,
+    encode_txn,
+    last_key,
+    split_oids,
+)
+from storages.bdb.options import BDBError, BDBOptions
 
 log = logging.getLogger(__name__)
-
-DATA_FILE = "zodb.db"
-LOCK_FILE = "zodb.lock"
-FORMAT = b"vfab-loadtest BDBStorage 1"
-TABLES = ("data", "txns", "txn_oids", "meta")
-#: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
-#: all revisions of oid.
-MAXKEY = b"\xff" * 8
-#: Reads never wait for a commit in progress: they read uncommitted pages
-#: and ignore every record whose tid is above lastTransaction() (see
-#: _limit).  Not MVCC: see docs/bdb.md, "Cache size".
-DIRTY = db.DB_READ_UNCOMMITTED
-LOG_FILE_SIZE = 4 << 20
-_TXN_HEADER = struct.Struct(">cIII")  # status, len(user), len(desc), len(ext)
-
-
-class BDBError(StorageError, POSException.StorageError):
-    """A BDBStorage cannot be opened or used as asked.
-
-    Both the suite's StorageError (one line for the user, exit status 2)
-    and ZODB's POSException.StorageError, so runzeo and ZODB code that
-    catch the latter see it too.
-    """
 
 
 def _mib(n: int) -> str:
@@ -97,27 +75,6 @@ def _is_environment_debris(name: str) -> bool:
 def _as_bytes(text: str | bytes) -> bytes:
     # TransactionMetaData holds bytes, but its attributes can be set to str.
     return text.encode("utf-8") if isinstance(text, str) else text
-
-
-def _encode_txn(status: str | bytes, user: bytes, desc: bytes, ext: bytes) -> bytes:
-    if isinstance(status, str):
-        status = status.encode("ascii")
-    return _TXN_HEADER.pack(status, len(user), len(desc), len(ext)) + user + desc + ext
-
-
-def _decode_txn(value: bytes) -> tuple[str, bytes, bytes, bytes]:
-    status, lu, ld, le = _TXN_HEADER.unpack_from(value)
-    i = _TXN_HEADER.size
-    return (
-        status.decode("ascii"),
-        value[i : i + lu],
-        value[i + lu : i + lu + ld],
-        value[i + lu + ld : i + lu + ld + le],
-    )
-
-
-def _split_oids(blob: bytes) -> list[bytes]:
-    return [blob[i : i + 8] for i in range(0, len(blob), 8)]
 
 
 @zope.interface.implementer(
@@ -304,24 +261,16 @@ class BDBStorage(ConflictResolvingStorage):
         self._txns = self._tables["txns"]
         self._txn_oids = self._tables["txn_oids"]
         self._meta = self._tables["meta"]
+        self._public_tables = Tables(self._data, self._txns, self._txn_oids, self._meta)
 
-        last = self._last_key(self._txns)
+        last = last_key(self._txns)
         self._ltid = last if last is not None else z64
-        last = self._last_key(self._data)
+        last = last_key(self._data)
         # The largest oid with data: any oid above it is new, and store()
         # skips looking it up (new_oid's oids always are).
         self._max_stored = last[:8] if last is not None else z64
         self._oid = u64(self._max_stored)  # new_oid's high-water mark
         self._len = u64(self._meta.get(b"len"))
-
-    @staticmethod
-    def _last_key(table: Any) -> bytes | None:
-        cursor = table.cursor()
-        try:
-            rec = cursor.last(dlen=0, doff=0)
-        finally:
-            cursor.close()
-        return None if rec is None else rec[0]
 
     def _close_handles(self) -> None:
         for table in self._tables.values():
@@ -520,7 +469,7 @@ class BDBStorage(ConflictResolvingStorage):
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
                 meta = self._txns.get(tid, flags=DIRTY)
-                _, user, desc, ext = _decode_txn(meta) if meta else (" ", b"", b"", b"")
+                _, user, desc, ext = decode_txn(meta) if meta else (" ", b"", b"", b"")
                 d = dict(TransactionMetaData(user, desc, ext).extension)
                 d.update(
                     time=TimeStamp(tid).timeTime(),
@@ -703,7 +652,7 @@ class BDBStorage(ConflictResolvingStorage):
             # In key order: neighbouring puts hit the same B-tree pages.
             for oid in sorted(tdata):
                 put(oid + tid, tdata[oid] or b"", txn=txn)
-            self._txns.put(tid, _encode_txn(self._tstatus, *self._ude), txn=txn)
+            self._txns.put(tid, encode_txn(self._tstatus, *self._ude), txn=txn)
             self._txn_oids.put(tid, b"".join(tdata), txn=txn)
             delta = sum(bool(tdata[oid]) - tlive[oid] for oid in tdata)
             self._meta.put(b"len", p64(self._len + delta), txn=txn)
@@ -833,7 +782,7 @@ class BDBStorage(ConflictResolvingStorage):
             rec = cursor.last()
             while rec is not None and len(result) < count:
                 if rec[0] <= ltid:  # committed
-                    result.append((rec[0], _split_oids(rec[1])))
+                    result.append((rec[0], split_oids(rec[1])))
                 rec = cursor.prev()
         finally:
             cursor.close()
@@ -845,6 +794,46 @@ class BDBStorage(ConflictResolvingStorage):
         _copy_transactions(other, self, verbose)
 
     # -- pack ---------------------------------------------------------------
+    # What Packer uses (storages.bdb.pack.PackTarget): the tables, the commit
+    # lock, write() and checkpoint(); nothing else of this class.
+
+    @property
+    def tables(self) -> Tables:
+        """The open table handles (layout: storages.bdb.format)."""
+        return self._public_tables
+
+    @property
+    def commit_lock(self) -> threading.Lock:
+        """Held from tpc_begin to tpc_finish or tpc_abort: a writer holding
+        it changes nothing a commit is changing."""
+        return self._commit_lock
+
+    def write(
+        self, doing: str, change: Callable[[Any], None], removed: int = 0
+    ) -> None:
+        """Run change(txn) in one Berkeley DB transaction and commit it;
+        *removed* live objects are taken off len() in the same transaction.
+        Call with commit_lock held.  A Berkeley DB failure is a BDBError
+        saying what was being done."""
+        txn = self._env.txn_begin()
+        try:
+            change(txn)
+            if removed:
+                self._meta.put(b"len", p64(self._len - removed), txn=txn)
+        except db.DBError as e:
+            txn.abort()
+            raise self._runtime_error(doing, e) from None
+        except BaseException:
+            txn.abort()
+            raise
+        txn.commit()
+        if removed:
+            with self._lock:
+                self._len -= removed
+
+    def checkpoint(self) -> None:
+        """Checkpoint if enough log was written since the last one."""
+        self._maybe_checkpoint()
 
     def pack(
         self, t: float, referencesf: Callable[..., Any], gc: bool | None = None
@@ -880,7 +869,7 @@ class BDBTransaction(TransactionRecord):
     def __init__(
         self, storage: BDBStorage, tid: bytes, meta: bytes, oids: bytes
     ) -> None:
-        status, user, desc, ext = _decode_txn(meta)
+        status, user, desc, ext = decode_txn(meta)
         super().__init__(tid, status, user, desc, ext)
         self._storage = storage
         self._oids = oids
@@ -888,7 +877,7 @@ class BDBTransaction(TransactionRecord):
     def __iter__(self) -> Iterator[DataRecord]:
         get = self._storage._data.get
         tid = self.tid
-        for oid in _split_oids(self._oids):
+        for oid in split_oids(self._oids):
             data = get(oid + tid, flags=DIRTY)
             if data is None:
                 continue  # removed by a pack since

@@ -1,0 +1,98 @@
+"""Ctrl-C for the command line: a commit in flight finishes first.
+
+Process-wide signal handling belongs to the program, not to a library:
+storages only offer a neutral hook (storages.base.commit_guard, around
+every ZODBStore commit), and main() installs the deferring one here.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import storages.base
+
+
+class _Interrupts:
+    """Ctrl-C deferred while a commit is in flight.
+
+    A KeyboardInterrupt inside two-phase commit leaves ZEO's client with a
+    half-sent transaction (and asyncio tracebacks on stderr).  Once
+    defer_interrupts() has installed the handler (and made guarded() the
+    storages' commit_guard), SIGINT during ZODBStore.commit() is held until
+    the commit returns, then raised.
+
+    Python swallows what a gc callback, a weakref callback or __del__ raises
+    (and reports it to sys.unraisablehook): a KeyboardInterrupt raised while
+    one of those runs is asked for again, from another thread, so that it
+    lands in ordinary code.  Once Ctrl-C has been raised (*raised*), what
+    ZODB, ZEO and asyncio log with a traceback while the interrupted loads
+    unwind ("Couldn't load state", "exception was never retrieved") is noise,
+    and the last-resort log handler drops it.
+    """
+
+    critical = 0
+    pending = False
+    raised = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: object) -> None:
+        if cls.critical:
+            cls.pending = True
+        else:
+            cls.interrupt()
+
+    @classmethod
+    def interrupt(cls) -> NoReturn:
+        cls.raised = True
+        raise KeyboardInterrupt
+
+    @classmethod
+    def leave(cls) -> None:
+        cls.critical -= 1
+        if cls.pending and not cls.critical:
+            cls.pending = False
+            cls.interrupt()
+
+    @classmethod
+    @contextlib.contextmanager
+    def guarded(cls) -> Iterator[None]:
+        """The critical section a commit runs in."""
+        cls.critical += 1
+        try:
+            yield
+        finally:
+            cls.leave()
+
+    @staticmethod
+    def unraisable(unraisable: Any) -> None:
+        exc_type = unraisable.exc_type
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            # Not from here: interrupt_main() would run the handler at once,
+            # still inside the callback that swallows it.
+            threading.Timer(0.001, _thread.interrupt_main).start()
+            return
+        sys.__unraisablehook__(unraisable)
+
+
+def _quiet_after_interrupt(record: Any) -> bool:
+    return not (_Interrupts.raised and getattr(record, "exc_info", None))
+
+
+def defer_interrupts() -> None:
+    """Install the SIGINT handler that lets a commit finish before Ctrl-C
+    takes effect (call from the main thread), make sure no callback
+    swallows Ctrl-C, and drop the tracebacks logged by the work an interrupt
+    cut short."""
+    signal.signal(signal.SIGINT, _Interrupts.handler)
+    storages.base.commit_guard = _Interrupts.guarded
+    sys.unraisablehook = _Interrupts.unraisable
+    last_resort = logging.lastResort
+    if last_resort is not None and _quiet_after_interrupt not in last_resort.filters:
+        last_resort.addFilter(_quiet_after_interrupt)

@@ -1,0 +1,155 @@
+"""Storage options: one frozen group per storage module, held together.
+
+A storage module declares its options as an OptionGroup (a frozen
+dataclass of defaults that adds its own argparse options); StorageOptions
+is the immutable set of groups a factory is made with.  DBOptions holds the
+ZODB.DB options every database takes.  Nothing here imports a backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, TypeVar
+
+G = TypeVar("G", bound="OptionGroup")
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionGroup:
+    """One storage module's options: a frozen dataclass of defaults.
+
+    Field names are the argparse dests and the keys of to_json(), so
+    from_args() and to_json() need no code in a subclass; a subclass adds
+    its command-line options in add_arguments() and documents each field in
+    its docstring.
+    """
+
+    #: Title of the argparse group (groups with the same title share one).
+    title: ClassVar[str] = "storage options"
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        """Add this group's options (their dests are the field names)."""
+
+    @classmethod
+    def from_args(cls: type[G], args: argparse.Namespace) -> G:
+        """The options parsed into *args*; defaults for those absent."""
+        given = {
+            f.name: getattr(args, f.name)
+            for f in dataclasses.fields(cls)
+            if hasattr(args, f.name)
+        }
+        return cls(**given)
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class DBOptions(OptionGroup):
+    """ZODB.DB options, common to every storage that has a database.
+
+    cache_size: ZODB connection cache target, in objects (None: ZODB's
+        default, 400).
+    """
+
+    cache_size: int | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        add_size_option(
+            group,
+            "--cache-size",
+            "OBJECTS",
+            "ZODB connection cache size in objects (default: ZODB's, 400; "
+            "run: a million for xlarge)",
+        )
+
+    def db_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ZODB.DB built from these options."""
+        return {} if self.cache_size is None else {"cache_size": self.cache_size}
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= *minimum* (option groups and the
+    CLI share it)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+positive_int = at_least(1)
+
+
+def add_size_option(group: Any, flag: str, unit: str, help: str) -> None:
+    """A cache size option: a positive number of *unit*, None when absent."""
+    group.add_argument(flag, type=positive_int, metavar=unit, help=help)
+
+
+class StorageOptions:
+    """An immutable set of option groups, at most one of each class.
+
+    ``options.get(ZEOOptions)`` is the group given, or that class's
+    defaults; ``options.replace(group)`` a copy with *group* instead.
+    """
+
+    __slots__ = ("_groups",)
+    _groups: dict[type[OptionGroup], OptionGroup]
+
+    def __init__(self, *groups: OptionGroup) -> None:
+        by_class: dict[type[OptionGroup], OptionGroup] = {}
+        for group in groups:
+            by_class[type(group)] = group
+        object.__setattr__(self, "_groups", by_class)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def get(self, cls: type[G]) -> G:
+        group = self._groups.get(cls)
+        return group if isinstance(group, cls) else cls()
+
+    def replace(self, *groups: OptionGroup) -> StorageOptions:
+        return StorageOptions(*self._groups.values(), *groups)
+
+    def __iter__(self) -> Iterator[OptionGroup]:
+        return iter(self._groups.values())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StorageOptions):
+            return NotImplemented
+        return self._groups == other._groups
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._groups.values()))
+
+    def __repr__(self) -> str:
+        return f"StorageOptions({', '.join(map(repr, self))})"
+
+    def to_json(self, groups: tuple[type[OptionGroup], ...] = ()) -> dict[str, Any]:
+        """The groups held, and the defaults of *groups* not held, as one
+        JSON object."""
+        result: dict[str, Any] = {}
+        for cls in dict.fromkeys((*groups, *self._groups)):
+            result.update(self.get(cls).to_json())
+        return result
+
+    @property
+    def cache_size(self) -> int | None:
+        """The common ZODB.DB option (DBOptions.cache_size)."""
+        return self.get(DBOptions).cache_size
+
+    def db_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ZODB.DB built from these options."""
+        return self.get(DBOptions).db_kwargs()

@@ -1,0 +1,206 @@
+"""Issue 12's classes of failure, tried as a user would: a real subprocess.
+
+Each case checks what the README promises for bad input: one line on
+stderr, exit status 2, no traceback, and nothing changed that the suite did
+not create (a damaged database stays byte-identical).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def vfab_bench(
+    *args: str, cwd: Path | None = None, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+    )
+
+
+def assert_one_line(proc: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert fragment in lines[0], proc.stderr
+
+
+def tree_digest(directory: Path) -> dict[str, str]:
+    """Every file below *directory* (relative name -> sha256)."""
+    out = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            out[str(path.relative_to(directory))] = hashlib.sha256(
+                path.read_bytes()
+            ).hexdigest()
+    return out
+
+
+# -- 1. A damaged database is reported, never changed -------------------------
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small FileStorage data set written by `populate` (made once)."""
+    directory = tmp_path_factory.mktemp("populated") / "data"
+    proc = vfab_bench("populate", "--storage", "file", "--path", str(directory))
+    assert proc.returncode == 0, proc.stderr
+    # populate leaves FileStorage's scratch and lock files; a damaged copy
+    # is the Data.fs and its marker only.
+    return directory
+
+
+def damaged_copy(populated: Path, tmp_path: Path, how: str) -> Path:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    for name in ("Data.fs", "vfab-dataset.json"):
+        (directory / name).write_bytes((populated / name).read_bytes())
+    data = directory / "Data.fs"
+    blob = bytearray(data.read_bytes())
+    if how == "truncated":
+        del blob[-300:]
+    else:  # a record in the middle overwritten with garbage
+        middle = len(blob) // 2
+        blob[middle : middle + 64] = b"\xff" * 64
+    data.write_bytes(bytes(blob))
+    return directory
+
+
+@pytest.mark.parametrize("how", ["truncated", "middle"])
+@pytest.mark.parametrize("command", ["census", "serve", "populate"])
+def test_damaged_filestorage_is_refused_and_left_byte_identical(
+    populated: Path, tmp_path: Path, how: str, command: str
+) -> None:
+    directory = damaged_copy(populated, tmp_path, how)
+    before = tree_digest(directory)
+    if command == "census":
+        args = ["census", f"file://{directory / 'Data.fs'}"]
+    elif command == "serve":
+        args = ["serve", "--storage", "file", "--path", str(directory)]
+    else:
+        args = ["populate", "--storage", "file", "--path", str(directory)]
+        args.append("--overwrite")
+    proc = vfab_bench(*args, timeout=60)
+    assert_one_line(proc, "damaged")
+    assert "fsrecover" in proc.stderr
+    assert tree_digest(directory) == before
+
+
+def test_census_of_a_directory_that_is_no_bdb_environment_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    before = tree_digest(tmp_path)
+    proc = vfab_bench("census", f"bdb://{tmp_path}")
+    assert_one_line(proc, "not a Berkeley DB")
+    assert tree_digest(tmp_path) == before
+
+
+# -- 2. Every error is one line, wherever it happens ---------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--storage", "mapping", "--preset", "quick", "--json"],
+        ["run", "--storage", "mapping", "--preset", "quick", "--markdown"],
+        ["sweep", "--storage", "mapping", "--objects", "100", "--json"],
+        ["census", "file:///nonexistent/Data.fs", "--json"],
+    ],
+)
+def test_an_output_on_a_full_disk_is_one_line(args: list[str]) -> None:
+    proc = vfab_bench(*args, "/dev/full", "--force")
+    assert_one_line(proc, "/dev/full")
+
+
+def test_an_unsupported_plot_format_is_refused_before_the_sweep(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    proc = vfab_bench(
+        "sweep", "--storage", "mapping", "--plot", str(tmp_path / "x.txt")
+    )
+    assert_one_line(proc, "x.txt")
+    assert time.monotonic() - started < 20  # refused up front, not after the work
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_of_a_binary_file_is_one_line() -> None:
+    assert_one_line(vfab_bench("report", sys.executable), "not")
+
+
+@pytest.mark.parametrize("command", ["populate", "serve"])
+def test_a_path_under_proc_is_one_line(command: str) -> None:
+    proc = vfab_bench(command, "--storage", "file", "--path", "/proc/vfab-nothing")
+    assert_one_line(proc, "/proc/vfab-nothing")
+
+
+def test_debug_shows_the_traceback() -> None:
+    proc = vfab_bench(
+        "populate", "--storage", "file", "--path", "/proc/vfab-nothing", "--debug"
+    )
+    assert proc.returncode == 2
+    assert "Traceback" in proc.stderr
+
+
+# -- 3. Values that are wrong even when they parse -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["populate", "--storage", "file", "--path", ""], "empty"),
+        (["run", "--storage", ","], "no storage"),
+        (["run", "--storage", "mapping,,file"], "empty"),
+        (["run", "--scale", "100000000000"], "estimate"),
+    ],
+)
+def test_values_that_parse_but_are_wrong(
+    args: list[str], fragment: str, tmp_path: Path
+) -> None:
+    proc = vfab_bench(*args, cwd=tmp_path, timeout=60)
+    assert_one_line(proc, fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- 4. Every signal that stops a run cleans up --------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_run_cleans_up(tmp_path: Path, signum: int) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scenarios.cli", "run", "--storage", "file,zeo"]
+        + ["--size", "medium", "--repeat", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(scratch)),
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(scratch.iterdir()):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []
