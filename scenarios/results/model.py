@@ -4,7 +4,8 @@ Statistics are computed from the raw samples when asked, never stored
 alone, so a result file can be re-summarised any way later.
 
 JSON format history (bump SCHEMA_VERSION and add a line on any change;
-files of every older version are read through MIGRATIONS):
+files of every older version are read through MIGRATIONS; docs/json-format.md
+explains the fields of the current version and points here for the history):
   1 -- {"schema_version": 1, "metadata": {...}, "results": [{"storage",
        "size", "phase", "samples": [{"wall_s", "cpu_s", "loads",
        "stores"}]}]}; loads and stores are null on the memory storage.
