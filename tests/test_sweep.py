@@ -88,9 +88,9 @@ def test_a_failing_trial_stops_its_server(
 
 
 def test_flat_list_cost_grows_and_btree_does_not() -> None:
-    """The pickler-memo trap (scenarios/sweep/sweep.py's docstring), small enough for CI: from 1,000
-    to 20,000 objects the flat list's CPU cost per object grows several
-    times, the BTree's barely."""
+    """The pickler-memo trap (scenarios/sweep/sweep.py's docstring), small
+    enough for CI: from 1,000 to 20,000 objects the flat list's CPU cost per
+    object grows several times, the BTree's barely."""
     config = SweepConfig(
         storages=("mapping",), objects=(1000, 20000), repeat=1, warmups=0
     )

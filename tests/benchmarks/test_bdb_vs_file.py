@@ -104,7 +104,8 @@ def opened(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Opened]:
 
 
 def items(n: int, start: int = 0) -> OOBTree:
-    """n small objects in a BTree (not one big list: see the pickler-memo trap in scenarios/sweep/sweep.py)."""
+    """n small objects in a BTree (not one big list: see the pickler-memo
+    trap in scenarios/sweep/sweep.py)."""
     tree = OOBTree()
     for i in range(start, start + n):
         tree[i] = PersistentMapping({"name": f"item {i}", "value": i, "tags": ["x"]})
