@@ -152,8 +152,12 @@ def test_add(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
         return len(tree)
 
     meter = run("add", benchmark, request, store, size, add, setup, batch=BATCH)
-    if meter.stores:
-        assert min(meter.stores) >= BATCH
+    store.abort()
+    assert sorted(store.root()["added"]) == list(range(next_id[0] - BATCH, next_id[0]))
+    if store.name == "memory":
+        assert meter.stores == []  # no connection to count
+    else:
+        assert min(meter.stores) >= BATCH  # the capabilities, the tree, more
 
 
 def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -167,10 +171,13 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
     records = [load_current(store.db.storage, c._p_oid)[0] for c in capabilities]
     storage = store.connection._storage  # what Connection's two-phase commit uses
 
+    stored: list[tuple[bytes, bytes]] = []
+
     def setup() -> list[tuple[bytes, bytes]]:
         return [(storage.new_oid(), data) for data in records]
 
     def store_records(pairs: list[tuple[bytes, bytes]]) -> int:
+        stored[:] = pairs
         txn = TransactionMetaData()
         storage.tpc_begin(txn)
         try:
@@ -195,6 +202,10 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
         counts=no_connection,
         batch=BATCH,
     )
+    # The last round's records read back, from the storage the test opened.
+    assert len(stored) == BATCH
+    for oid, data in stored[:: BATCH // 5]:
+        assert load_current(store.db.storage, oid)[0] == data
 
 
 def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -202,6 +213,8 @@ def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> No
     cache and committing: change tracking, pickling and the storage's
     write.  zodbshootout: update."""
     store = fab_store
+    prices = [c.price for c in batch(store)]
+    updates = [0]
 
     def setup() -> list[ProcessCapability]:
         store.abort()
@@ -213,10 +226,15 @@ def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> No
         for c in capabilities:
             c.price += 1.0
         store.commit()
+        updates[0] += 1
         return len(capabilities)
 
     meter = run("update", benchmark, request, store, size, update, setup, batch=BATCH)
-    if meter.stores:
+    store.abort()
+    assert [c.price for c in batch(store)] == [p + updates[0] for p in prices]
+    if store.name == "memory":
+        assert meter.stores == [] and meter.loads == []  # no connection
+    else:
         assert min(meter.stores) == BATCH
         assert max(meter.loads) == 0
 
@@ -377,8 +395,11 @@ def test_read_current(
         read_batch(store)
         return capabilities, store.root()["touched"]
 
+    commits = [0]
+
     def read_current(arg: tuple[list[ProcessCapability], PersistentMapping]) -> int:
         capabilities, touched = arg
+        commits[0] += 1
         read_current = store.connection.readCurrent
         for c in capabilities:
             read_current(c)
@@ -386,9 +407,12 @@ def test_read_current(
         store.commit()
         return len(capabilities)
 
-    run(
+    meter = run(
         "readCurrent", benchmark, request, store, size, read_current, setup, batch=BATCH
     )
+    store.abort()
+    assert store.root()["touched"]["n"] == commits[0]  # every commit went through
+    assert max(meter.loads) == 0 and min(meter.stores) == 1  # only "touched"
 
 
 def test_empty_commit(
@@ -400,6 +424,8 @@ def test_empty_commit(
     zodbshootout: ex_commit."""
     store = needs_database(fab_store, "no transaction to commit")
     manager = store.transaction_manager
+    manager.commit()
+    last = store.db.storage.lastTransaction()
 
     def empty_commits(_: Any) -> int:
         for _ in range(BATCH):
@@ -418,6 +444,8 @@ def test_empty_commit(
         collect=False,
         batch=BATCH,
     )
+    # Nothing changed, so nothing reached the storage.
+    assert store.db.storage.lastTransaction() == last
 
 
 def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -427,13 +455,14 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     zodbshootout: tpc."""
     store = needs_database(fab_store, "no storage to commit to")
     storage = store.connection._storage
+    tids: list[bytes] = []
 
     def tpcs(_: Any) -> int:
         for _ in range(BATCH):
             txn = TransactionMetaData()
             storage.tpc_begin(txn)
             storage.tpc_vote(txn)
-            storage.tpc_finish(txn)
+            tids.append(storage.tpc_finish(txn))
         return BATCH
 
     run(
@@ -448,6 +477,10 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
         counts=no_connection,
         batch=BATCH,
     )
+    # Each finished transaction got a new, later tid; the last is the storage's.
+    assert len(tids) % BATCH == 0 and len(set(tids)) == len(tids)
+    assert tids == sorted(tids)
+    assert store.db.storage.lastTransaction() == tids[-1]
 
 
 def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -455,10 +488,11 @@ def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> N
     from the server 100 at a time).  zodbshootout: new_oid."""
     store = needs_database(fab_store, "no storage to allocate oids")
     new_oid = store.connection._storage.new_oid
+    oids: list[bytes] = []
 
     def new_oids(_: Any) -> int:
         for _ in range(BATCH):
-            new_oid()
+            oids.append(new_oid())
         return BATCH
 
     run(
@@ -473,6 +507,9 @@ def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> N
         counts=no_connection,
         batch=BATCH,
     )
+    # Never the same oid twice (ZEO's client takes them from the server in
+    # blocks of 100).
+    assert oids and len(oids) % BATCH == 0 and len(set(oids)) == len(oids)
 
 
 @pytest.fixture
@@ -561,3 +598,7 @@ def test_conflicts(
     benchmark.extra_info["resolved"] = timed.count("resolved")
     benchmark.extra_info["raised"] = timed.count("raised")
     assert len(timed) == len(meter.cpu_s)
+    # MappingStorage does no conflict resolution; the others resolve inserts
+    # of different keys into one BTree bucket.
+    expected = "raised" if store.name == "mapping" else "resolved"
+    assert set(timed) == {expected}, timed
