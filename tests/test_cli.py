@@ -142,7 +142,8 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     zeo = trials[-1]
     assert zeo["size_bytes"] > 0 and zeo["rss_peak_bytes"] > 0
     assert zeo["stats"]["server"]["commits"] >= 4
-    assert zeo["stats"]["client_cache"]["hits"] >= 0
+    # The warm queries read what the client cache holds.
+    assert zeo["stats"]["client_cache"]["hits"] > 0
     result = RunResult.from_json(data)
     assert result.storages == ["memory", "file", "zeo"]
     text = md.read_text()
