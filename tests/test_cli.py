@@ -95,6 +95,7 @@ def test_existing_output_is_not_replaced(tmp_path: Path) -> None:
     assert out.read_text() == "precious"
 
 
+@pytest.mark.slow
 def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -> None:
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     proc = vfab_bench(

@@ -66,6 +66,7 @@ def two_trials(timed_two_trials: tuple[RunResult, float]) -> RunResult:
     return timed_two_trials[0]
 
 
+@pytest.mark.slow
 def test_every_storage_gives_every_row(
     timed_two_trials: tuple[RunResult, float],
 ) -> None:
@@ -103,6 +104,7 @@ def test_every_storage_gives_every_row(
     assert commit_seq.stores > 300  # 30 sequences and their 300-600 steps
 
 
+@pytest.mark.slow
 def test_cache_states_show_in_loads_and_hits(two_trials: RunResult) -> None:
     for name in available():
         if name == "memory":
@@ -127,6 +129,7 @@ def test_cache_states_show_in_loads_and_hits(two_trials: RunResult) -> None:
         assert indexed.loads < brute.loads
 
 
+@pytest.mark.slow
 def test_trials_record_size_objects_and_counters(two_trials: RunResult) -> None:
     for name in available():
         trials = two_trials.trials_of(name)
@@ -162,6 +165,7 @@ def after_update(state):  # type: ignore[no-untyped-def]
         state.answers[f"{base}, indexed after update"] = indexed(state.fab)
 
 
+@pytest.mark.slow
 def test_answers_agree_across_storages_forms_and_updates(
     no_leaked_servers: None,
 ) -> None:
