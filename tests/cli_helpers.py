@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -14,6 +20,31 @@ class Outcome:
     status: int
     out: str
     err: str
+
+
+def process_hooks() -> tuple[Any, Any, list[Any]]:
+    """What vfab-bench's main() changes for the whole process
+    (storages.base.defer_interrupts): the SIGINT handler, sys.unraisablehook
+    and the filters of logging.lastResort."""
+    last_resort = logging.lastResort
+    filters = list(last_resort.filters) if last_resort is not None else []
+    return signal.getsignal(signal.SIGINT), sys.unraisablehook, filters
+
+
+@contextlib.contextmanager
+def process_hooks_restored() -> Iterator[None]:
+    """Put back on exit the process hooks found on entry, whatever ran in
+    between (tests/conftest.py does this around every test)."""
+    on_sigint, unraisablehook, filters = process_hooks()
+    last_resort = logging.lastResort
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, on_sigint)
+        sys.unraisablehook = unraisablehook
+        if last_resort is not None:
+            last_resort.filters[:] = filters
+        logging.lastResort = last_resort
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> Outcome:

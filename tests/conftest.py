@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.benchmarks import options as benchmark_options
+from tests.cli_helpers import process_hooks_restored
 
 # Every process this test session starts inherits this token, so the leak
 # check counts (and kills) only our own servers, never those of another test
@@ -52,6 +53,16 @@ def no_leaked_servers() -> Iterator[None]:
         except ProcessLookupError:
             pass
     assert not leaked, f"runzeo processes left running: {sorted(leaked)}"
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_hooks() -> Iterator[None]:
+    """A test that runs vfab-bench in this process (scenarios.cli.main)
+    installs its SIGINT handler, sys.unraisablehook and a logging.lastResort
+    filter; put back what the test found, so that no later test runs with
+    them."""
+    with process_hooks_restored():
+        yield
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

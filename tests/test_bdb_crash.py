@@ -90,6 +90,7 @@ def run_and_kill(env: Path, durability: str, rng: random.Random) -> list[list[by
     return [[bytes.fromhex(x.decode()) for x in line.split()] for line in lines]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("durability", ["sync", "write-nosync"])
 def test_sigkill_loses_no_finished_transaction(tmp_path: Path, durability: str) -> None:
     env = tmp_path / "env"

@@ -248,7 +248,9 @@ def test_pack_without_gc_keeps_unreachable_objects(bdb: BDBStorage) -> None:
     transaction.commit()
     time.sleep(0.01)
     bdb.pack(time.time(), referencesf, gc=False)
-    load_current(bdb, oid)
+    data, _ = load_current(bdb, oid)  # raises POSKeyError if it was removed
+    assert b"PersistentMapping" in data
+    assert len(bdb) == 2  # the root and the unreachable mapping
     db.close()
 
 

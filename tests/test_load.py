@@ -79,6 +79,7 @@ def test_users_split_like_locust_workers() -> None:
     assert zeoloop.users_per_process(1, 2) == [1, 0]
 
 
+@pytest.mark.slow
 def test_zeoloop_runs_every_operation_and_checks(
     served: Served, tmp_path: Path
 ) -> None:

@@ -67,6 +67,7 @@ class ClientCounter:
         self.storage.close()
 
 
+@pytest.mark.slow
 def test_headless_run_with_two_processes(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -104,6 +105,7 @@ def test_headless_run_with_two_processes(
     assert not locust_pids(), "locust processes outlived the run"
 
 
+@pytest.mark.slow
 def test_broken_invariants_fail_the_run(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:

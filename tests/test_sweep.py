@@ -39,6 +39,7 @@ def test_make_steps_is_deterministic() -> None:
     assert a == b and len({x[0] for x in a}) > 1
 
 
+@pytest.mark.slow
 def test_sweep_on_three_storages_with_json_and_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_leaked_servers: None
 ) -> None:
@@ -89,10 +90,11 @@ def test_a_failing_trial_stops_its_server(
         runner.run_trial(storages.get("zeo"), "list", 10)
 
 
+@pytest.mark.slow
 def test_flat_list_cost_grows_and_btree_does_not() -> None:
-    """The pickler-memo trap of DESIGN.md, small enough for CI: from 1,000
-    to 20,000 objects the flat list's CPU cost per object grows several
-    times, the BTree's barely."""
+    """The pickler-memo trap (scenarios/sweep/sweep.py's docstring), small
+    enough for CI: from 1,000 to 20,000 objects the flat list's CPU cost per
+    object grows several times, the BTree's barely."""
     config = SweepConfig(
         storages=("mapping",), objects=(1000, 20000), repeat=1, warmups=0
     )

@@ -95,6 +95,7 @@ def stats_rows(page: Any) -> dict[tuple[str, str], int]:
     return rows
 
 
+@pytest.mark.slow
 def test_web_ui_runs_a_swarm(
     playwright: Any,
     web_ui: tuple[str, Path, Any],

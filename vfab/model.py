@@ -11,9 +11,11 @@ Pickled class paths are an interface: a database written by this suite
 stores ``vfab.model.<Class>`` in every record.  Never move or rename a class
 here; add new ones beside them.
 
-Large collections are BTrees (never one huge PersistentList: see the pickler
-memo trap in the design notes); small fixed-size lists live inside their
-owner's pickle.
+Large collections are BTrees, never one huge PersistentList: ZODB pickles
+every object of a commit with one pickler whose memo-clearing costs grow
+with the largest memo it held, so one pickle of N references makes every
+later store of that commit O(N) (scenarios/sweep measures it).  Small
+fixed-size lists live inside their owner's pickle.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Statistics are computed from the raw samples when asked, never stored
 alone, so a result file can be re-summarised any way later.
 
-The JSON format and its history: scenarios.results.files (RUN).
+The JSON format and its history: scenarios.results.files (RUN);
+docs/json-format.md explains the fields of the current version.
 """
 
 from __future__ import annotations

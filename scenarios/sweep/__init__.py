@@ -1,7 +1,7 @@
 """The commit-cost sweep: cost per object against objects per transaction,
 for several container shapes.
 
-DESIGN.md's trap: ZODB's ObjectWriter pickles every object of a commit with
+The pickler-memo trap: ZODB's ObjectWriter pickles every object of a commit with
 one pickler and clears its memo after each object, and CPython's clear_memo
 costs time proportional to the largest memo the pickler ever held.  One
 object whose pickle holds N references (a flat PersistentList of N

@@ -25,6 +25,14 @@ from storages import Store
 #: A ceiling on rounds for targets of a few microseconds.
 MAX_ROUNDS = 1000
 
+#: pyperf's rule: a value under 1 ms is too short to time well (the timer,
+#: a cache miss or one collection are a large share of it).  A target of
+#: microseconds is looped until one value takes at least this long.
+MIN_VALUE_S = 0.1
+
+#: A ceiling on loops per value, for targets of nanoseconds.
+MAX_LOOPS = 2**20
+
 
 def plan_rounds(config: pytest.Config, setup_s: float, timed_s: float) -> int:
     """Rounds for a target whose setup took *setup_s* and which took
@@ -33,6 +41,35 @@ def plan_rounds(config: pytest.Config, setup_s: float, timed_s: float) -> int:
     max_time = float(str(config.getoption("benchmark_max_time")))
     fit = int(max_time / max(setup_s + timed_s, 1e-9))
     return max(min_rounds, min(fit, MAX_ROUNDS))
+
+
+def calibrate_loops(
+    target: Callable[[], Any], min_time: float = MIN_VALUE_S
+) -> tuple[int, float]:
+    """(loops, seconds per call): double the loops, as pyperf does, until
+    *loops* back-to-back calls of *target* take at least *min_time*.  Doubles
+    as warm-up."""
+    loops = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            target()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time or loops >= MAX_LOOPS:
+            return loops, elapsed / loops
+        loops *= 2
+
+
+def min_single_call(target: Callable[[], Any], calls: int) -> float:
+    """The shortest of *calls* back-to-back calls of *target*, each timed on
+    its own with perf_counter: a figure taken by hand to check a looped
+    benchmark against."""
+    best = float("inf")
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        target()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 Counts = Callable[[], "tuple[int, int] | None"]

@@ -104,7 +104,8 @@ def opened(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Opened]:
 
 
 def items(n: int, start: int = 0) -> OOBTree:
-    """n small objects in a BTree (not one big list: see DESIGN.md's trap)."""
+    """n small objects in a BTree (not one big list: see the pickler-memo
+    trap in scenarios/sweep/sweep.py)."""
     tree = OOBTree()
     for i in range(start, start + n):
         tree[i] = PersistentMapping({"name": f"item {i}", "value": i, "tags": ["x"]})
@@ -132,13 +133,18 @@ def test_update_objects(benchmark: Any, opened: Opened) -> None:
     opened.root["items"] = items(N)
     opened.tm.commit()
     values = iter(range(1_000_000))
+    last = [-1]
 
     def setup() -> None:
-        value = next(values)
+        last[0] = value = next(values)
         for item in opened.root["items"].values():
             item["value"] = value
 
     benchmark.pedantic(opened.tm.commit, setup=setup, rounds=10, iterations=1)
+    opened.reopen()  # read back from the storage, not the object cache
+    assert last[0] >= 0
+    assert {item["value"] for item in opened.root["items"].values()} == {last[0]}
+    assert len(opened.root["items"]) == N
 
 
 def test_cold_load_objects(benchmark: Any, opened: Opened) -> None:

@@ -24,6 +24,7 @@ later round times; every other round rewrites or rereads the same objects.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,7 +39,12 @@ from ZODB.utils import load_current, z64
 from scenarios.bench.phases import FAB_KEY
 from scenarios.data.dataset import populate
 from storages import Store, ZODBStore
-from tests.benchmarks.support import measure
+from tests.benchmarks.support import (
+    calibrate_loops,
+    measure,
+    min_single_call,
+    plan_rounds,
+)
 from vfab.generate import DEFAULT_SEED, DataSpec
 from vfab.model import ProcessCapability, ProcessSequence, VirtualFab
 
@@ -146,8 +152,12 @@ def test_add(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
         return len(tree)
 
     meter = run("add", benchmark, request, store, size, add, setup, batch=BATCH)
-    if meter.stores:
-        assert min(meter.stores) >= BATCH
+    store.abort()
+    assert sorted(store.root()["added"]) == list(range(next_id[0] - BATCH, next_id[0]))
+    if store.name == "memory":
+        assert meter.stores == []  # no connection to count
+    else:
+        assert min(meter.stores) >= BATCH  # the capabilities, the tree, more
 
 
 def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -161,10 +171,13 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
     records = [load_current(store.db.storage, c._p_oid)[0] for c in capabilities]
     storage = store.connection._storage  # what Connection's two-phase commit uses
 
+    stored: list[tuple[bytes, bytes]] = []
+
     def setup() -> list[tuple[bytes, bytes]]:
         return [(storage.new_oid(), data) for data in records]
 
     def store_records(pairs: list[tuple[bytes, bytes]]) -> int:
+        stored[:] = pairs
         txn = TransactionMetaData()
         storage.tpc_begin(txn)
         try:
@@ -189,6 +202,10 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
         counts=no_connection,
         batch=BATCH,
     )
+    # The last round's records read back, from the storage the test opened.
+    assert len(stored) == BATCH
+    for oid, data in stored[:: BATCH // 5]:
+        assert load_current(store.db.storage, oid)[0] == data
 
 
 def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -196,6 +213,8 @@ def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> No
     cache and committing: change tracking, pickling and the storage's
     write.  zodbshootout: update."""
     store = fab_store
+    prices = [c.price for c in batch(store)]
+    updates = [0]
 
     def setup() -> list[ProcessCapability]:
         store.abort()
@@ -207,10 +226,15 @@ def test_update(benchmark: Any, request: Any, fab_store: Store, size: str) -> No
         for c in capabilities:
             c.price += 1.0
         store.commit()
+        updates[0] += 1
         return len(capabilities)
 
     meter = run("update", benchmark, request, store, size, update, setup, batch=BATCH)
-    if meter.stores:
+    store.abort()
+    assert [c.price for c in batch(store)] == [p + updates[0] for p in prices]
+    if store.name == "memory":
+        assert meter.stores == [] and meter.loads == []  # no connection
+    else:
         assert min(meter.stores) == BATCH
         assert max(meter.loads) == 0
 
@@ -284,22 +308,84 @@ def test_warm_read(benchmark: Any, request: Any, fab_store: Store, size: str) ->
     assert min(meter.loads) >= BATCH
 
 
+#: Single passes timed by hand to check the hot read's looped figure: half
+#: just before the timed rounds, half just after, so that a burst of load on
+#: a shared machine during one of them does not decide the figure.
+HAND_PASSES = 200
+
+#: One value of the hot read: ten times pyperf's 1 ms floor, yet short
+#: enough that among HOT_READ_MIN_ROUNDS of them some run without losing the
+#: core to another job on a shared machine (a 0.1 s value rarely does).
+HOT_READ_VALUE_S = 0.01
+HOT_READ_MIN_ROUNDS = 20
+
+#: How far the hot read's figure (the fastest round, per pass) may stray
+#: from the fastest pass timed by hand: both are minima taken back to back in
+#: one process, so they agree far closer than this (1.02-1.07x seen on two
+#: cores at load average 4.5) unless the benchmark times something else, as
+#: it did while a gc.collect() ran right before one timed pass (4-9x).
+#: Values of 0.1 s strayed up to 3.1x there: every round lost the core.
+HOT_READ_AGREEMENT = 1.5
+
+
 def test_hot_read(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     """Times the same walk with every object already in the object cache:
     iteration and attribute access through persistent, no load.
-    zodbshootout: steamin."""
+    zodbshootout: steamin.
+
+    One pass takes tens of microseconds, too short to be one value (pyperf:
+    under 1 ms is too short), and a gc.collect() just before it would
+    dominate it (the collector's after-effects cost 4-9 times the pass).  So
+    the objects are made hot once, without a collection, and each round
+    times *loops* back-to-back passes (pedantic iterations: the figure is
+    still per pass), loops calibrated so that a round takes at least
+    HOT_READ_VALUE_S, at least HOT_READ_MIN_ROUNDS rounds.  extra_info:
+    loops, cpu_s (mean CPU per pass) and the cross-check: hand_s, the
+    fastest of HAND_PASSES single passes timed by hand around the rounds,
+    bench_over_hand, the benchmark's min over it (within HOT_READ_AGREEMENT
+    of 1), and cpu_over_hand, cpu_s over it."""
     store = fab_store
+    benchmark.group = "hot read"
+    store.abort()
+    assert read_batch(store) == BATCH  # loads whatever the walk needs
+    store.transfer_counts()  # from here on, nothing may load
 
-    def setup() -> Store:
-        store.abort()
-        read_batch(store)
-        return store
+    def one_pass() -> int:
+        return read_batch(store)
 
-    meter = run(
-        "hot read", benchmark, request, store, size, read_batch, setup, batch=BATCH
+    loops, rounds = 1, 1
+    if benchmark.enabled:
+        loops, per_pass = calibrate_loops(one_pass, HOT_READ_VALUE_S)
+        rounds = max(
+            HOT_READ_MIN_ROUNDS, plan_rounds(request.config, 0.0, loops * per_pass)
+        )
+    hand_before = min_single_call(one_pass, HAND_PASSES // 2)
+    cpu0 = time.process_time()
+    answer = benchmark.pedantic(one_pass, rounds=rounds, iterations=loops)
+    cpu_s = (time.process_time() - cpu0) / (rounds * loops)
+    hand_s = min(hand_before, min_single_call(one_pass, HAND_PASSES // 2))
+    counts = store.transfer_counts()
+    benchmark.extra_info.update(
+        storage=store.name,
+        size=size,
+        batch=BATCH,
+        loops=loops,
+        cpu_s=cpu_s,
+        loads=None if counts is None else counts[0],
+        stores=None if counts is None else counts[1],
+        hand_s=hand_s,
     )
-    if meter.loads:
-        assert max(meter.loads) == 0
+    assert answer == BATCH
+    assert counts is None if store.name == "memory" else counts == (0, 0)
+    assert 0 < hand_s < 0.1  # 250 attribute reads: microseconds, not seconds
+    if benchmark.enabled:
+        ratio = benchmark.stats.stats.min / hand_s
+        benchmark.extra_info.update(bench_over_hand=ratio, cpu_over_hand=cpu_s / hand_s)
+        assert 1 / HOT_READ_AGREEMENT <= ratio <= HOT_READ_AGREEMENT, (
+            f"hot read per {BATCH} objects: benchmark min "
+            f"{benchmark.stats.stats.min * 1e6:.1f} us ({cpu_s * 1e6:.1f} us "
+            f"CPU on average), hand-timed min {hand_s * 1e6:.1f} us"
+        )
 
 
 def test_read_current(
@@ -321,8 +407,11 @@ def test_read_current(
         read_batch(store)
         return capabilities, store.root()["touched"]
 
+    commits = [0]
+
     def read_current(arg: tuple[list[ProcessCapability], PersistentMapping]) -> int:
         capabilities, touched = arg
+        commits[0] += 1
         read_current = store.connection.readCurrent
         for c in capabilities:
             read_current(c)
@@ -330,9 +419,12 @@ def test_read_current(
         store.commit()
         return len(capabilities)
 
-    run(
+    meter = run(
         "readCurrent", benchmark, request, store, size, read_current, setup, batch=BATCH
     )
+    store.abort()
+    assert store.root()["touched"]["n"] == commits[0]  # every commit went through
+    assert max(meter.loads) == 0 and min(meter.stores) == 1  # only "touched"
 
 
 def test_empty_commit(
@@ -344,6 +436,8 @@ def test_empty_commit(
     zodbshootout: ex_commit."""
     store = needs_database(fab_store, "no transaction to commit")
     manager = store.transaction_manager
+    manager.commit()
+    last = store.db.storage.lastTransaction()
 
     def empty_commits(_: Any) -> int:
         for _ in range(BATCH):
@@ -362,6 +456,8 @@ def test_empty_commit(
         collect=False,
         batch=BATCH,
     )
+    # Nothing changed, so nothing reached the storage.
+    assert store.db.storage.lastTransaction() == last
 
 
 def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -371,13 +467,14 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     zodbshootout: tpc."""
     store = needs_database(fab_store, "no storage to commit to")
     storage = store.connection._storage
+    tids: list[bytes] = []
 
     def tpcs(_: Any) -> int:
         for _ in range(BATCH):
             txn = TransactionMetaData()
             storage.tpc_begin(txn)
             storage.tpc_vote(txn)
-            storage.tpc_finish(txn)
+            tids.append(storage.tpc_finish(txn))
         return BATCH
 
     run(
@@ -392,6 +489,10 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
         counts=no_connection,
         batch=BATCH,
     )
+    # Each finished transaction got a new, later tid; the last is the storage's.
+    assert len(tids) % BATCH == 0 and len(set(tids)) == len(tids)
+    assert tids == sorted(tids)
+    assert store.db.storage.lastTransaction() == tids[-1]
 
 
 def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
@@ -399,10 +500,11 @@ def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> N
     from the server 100 at a time).  zodbshootout: new_oid."""
     store = needs_database(fab_store, "no storage to allocate oids")
     new_oid = store.connection._storage.new_oid
+    oids: list[bytes] = []
 
     def new_oids(_: Any) -> int:
         for _ in range(BATCH):
-            new_oid()
+            oids.append(new_oid())
         return BATCH
 
     run(
@@ -417,6 +519,9 @@ def test_new_oid(benchmark: Any, request: Any, fab_store: Store, size: str) -> N
         counts=no_connection,
         batch=BATCH,
     )
+    # Never the same oid twice (ZEO's client takes them from the server in
+    # blocks of 100).
+    assert oids and len(oids) % BATCH == 0 and len(set(oids)) == len(oids)
 
 
 @pytest.fixture
@@ -505,3 +610,7 @@ def test_conflicts(
     benchmark.extra_info["resolved"] = timed.count("resolved")
     benchmark.extra_info["raised"] = timed.count("raised")
     assert len(timed) == len(meter.cpu_s)
+    # MappingStorage does no conflict resolution; the others resolve inserts
+    # of different keys into one BTree bucket.
+    expected = "raised" if store.name == "mapping" else "resolved"
+    assert set(timed) == {expected}, timed
