@@ -33,12 +33,17 @@ from typing import Any
 from storages.base import StorageError
 
 BACKENDS = ("sqlite3", "postgresql", "mysql")
-#: driver names RelStorage accepts per backend; the first is the default.
+#: Driver names RelStorage accepts per backend (its drivers' __name__); the
+#: first is the default.  Never "auto": with gevent installed (locust pulls
+#: it in) RelStorage's auto picks its gevent drivers, which yield to a hub
+#: the suite does not run.
 DRIVERS = {
     "sqlite3": ("sqlite3",),
     "postgresql": ("psycopg2", "pg8000"),
-    "mysql": ("mysqlclient", "PyMySQL"),
+    "mysql": ("MySQLdb", "PyMySQL"),
 }
+#: The names people use for the same drivers (pip's).
+DRIVER_ALIASES = {"mysqlclient": "MySQLdb", "pymysql": "PyMySQL"}
 
 # Workaround 2: the two inline foreign keys of the history-preserving
 # object_state table ("REFERENCES "transaction"" with no column list).
@@ -103,7 +108,8 @@ def mysql_adapter(
 
 def _driver_option(backend: str, driver: str | None) -> str:
     if driver is None:
-        return "auto"
+        return DRIVERS[backend][0]
+    driver = DRIVER_ALIASES.get(driver, driver)
     if driver not in DRIVERS[backend]:
         raise StorageError(
             f"unknown {backend} driver {driver!r}: choose one of "
@@ -128,12 +134,12 @@ def open_relstorage(
     backend: "sqlite3" (needs *data_dir*, created if missing; use a fresh
         one per trial), "postgresql" (needs *dsn*, a key=value libpq DSN
         naming the database) or "mysql" (needs *params*: host, port, user,
-        passwd, db; MySQLAdapter's keywords).
+        passwd, database; MySQLAdapter's keywords, passed to the driver).
     keep_history: history-preserving (True) or history-free (False) schema.
         One database per mode: a database created in the other mode is
         refused with a StorageError.
-    driver: None for RelStorage's default ("psycopg2", "mysqlclient"), or
-        "pg8000" / "PyMySQL", the pure-Python fallbacks.
+    driver: None for the compiled default ("psycopg2", "MySQLdb", i.e.
+        mysqlclient), or "pg8000" / "PyMySQL", the pure-Python fallbacks.
     options: more relstorage.options.Options keywords (cache_local_mb,
         commit_lock_timeout, blob_dir, ...).  cache_local_dir is left unset
         unless given: it would make cold reads warm.
@@ -179,7 +185,7 @@ def open_relstorage(
             adapter = mysql_adapter(opts, params, mariadb_workarounds)
             where = (
                 f"MySQL at {params.get('host', 'localhost')}:{params.get('port', 3306)}"
-                f"/{params.get('db', '')}"
+                f"/{params.get('database', params.get('db', ''))}"
             )
         return RelStorage(adapter, options=opts)
     except DriverNotAvailableError as e:

@@ -147,10 +147,12 @@ class MariaDBServer(ServerProcess):
             "host": self.host,
             "port": self.port,
             "user": "root",
+            # "passwd", not "password": RelStorage masks only "passwd" in
+            # what it logs and prints (mysqlclient warns that it is old).
             "passwd": "",
         }
         if db is not None:
-            params["db"] = db
+            params["database"] = db
         return params
 
     def databases(self, prefix: str = "vfab_trial_") -> MySQLDatabases:
@@ -227,6 +229,7 @@ class MySQLDatabases(TrialDatabases):
         super().__init__(prefix if prefix is not None else self.unique_prefix())
         self.params = dict(params)
         self.params.pop("db", None)
+        self.params.pop("database", None)
         self._conn: Any = None
 
     @classmethod
@@ -270,7 +273,7 @@ class MySQLDatabases(TrialDatabases):
 
     def adapter_params(self, name: str) -> dict[str, Any]:
         """MySQLAdapter keywords for database *name*."""
-        return {**self.params, "db": name}
+        return {**self.params, "database": name}
 
     def close(self) -> None:
         conn, self._conn = self._conn, None

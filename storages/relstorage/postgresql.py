@@ -128,6 +128,15 @@ class PostgreSQLServer(ServerProcess):
     def _initialize(self) -> None:
         if self.bindir is None:
             self.bindir = find_bindir()
+        missing = [
+            tool
+            for tool in ("initdb", "postgres", "pg_ctl")
+            if not (self.bindir / tool).is_file()
+        ]
+        if missing:
+            raise StorageError(
+                f"PostgreSQL binaries missing in {self.bindir}: {', '.join(missing)}"
+            )
         if os.geteuid() == 0:
             try:
                 self._owner = pwd.getpwnam(OS_USER)
@@ -352,9 +361,10 @@ class PostgreSQLDatabases(TrialDatabases):
 
     @property
     def description(self) -> str:
-        parts = self._parts
+        host = self._parts.get("host", "local socket")
+        port = self._parts.get("port", 5432)
         return (
-            f"PostgreSQL at {parts.get('host', 'local socket')}:{parts.get('port', 5432)}: "
+            f"PostgreSQL at {host}:{port}: "
             f"the suite creates and drops only databases named {self.prefix}*"
         )
 
