@@ -19,7 +19,7 @@ import os
 import pwd
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -156,7 +156,9 @@ class MariaDBServer(ServerProcess):
         return params
 
     def databases(self, prefix: str = "vfab_trial_") -> MySQLDatabases:
-        return MySQLDatabases(self.params(), prefix=prefix)
+        return MySQLDatabases(
+            self.params(), prefix=prefix, counter=self.database_counter
+        )
 
 
 def parse_url(url: str) -> dict[str, Any]:
@@ -225,8 +227,15 @@ class MySQLDatabases(TrialDatabases):
 
     product = "MySQL"
 
-    def __init__(self, params: Mapping[str, Any], prefix: str | None = None) -> None:
-        super().__init__(prefix if prefix is not None else self.unique_prefix())
+    def __init__(
+        self,
+        params: Mapping[str, Any],
+        prefix: str | None = None,
+        counter: Iterator[int] | None = None,
+    ) -> None:
+        super().__init__(
+            prefix if prefix is not None else self.unique_prefix(), counter
+        )
         self.params = dict(params)
         self.params.pop("db", None)
         self.params.pop("database", None)

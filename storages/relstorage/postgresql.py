@@ -22,7 +22,7 @@ import os
 import pwd
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -246,7 +246,9 @@ class PostgreSQLServer(ServerProcess):
         )
 
     def databases(self, prefix: str = "vfab_trial_") -> PostgreSQLDatabases:
-        return PostgreSQLDatabases(self.dsn(), prefix=prefix)
+        return PostgreSQLDatabases(
+            self.dsn(), prefix=prefix, counter=self.database_counter
+        )
 
 
 def parse_dsn(dsn: str) -> dict[str, str]:
@@ -353,8 +355,15 @@ class PostgreSQLDatabases(TrialDatabases):
 
     product = "PostgreSQL"
 
-    def __init__(self, admin_dsn: str, prefix: str | None = None) -> None:
-        super().__init__(prefix if prefix is not None else self.unique_prefix())
+    def __init__(
+        self,
+        admin_dsn: str,
+        prefix: str | None = None,
+        counter: Iterator[int] | None = None,
+    ) -> None:
+        super().__init__(
+            prefix if prefix is not None else self.unique_prefix(), counter
+        )
         self.admin_dsn = admin_dsn
         self._parts = parse_dsn(admin_dsn)
         self._conn: Any = None

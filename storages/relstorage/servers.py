@@ -16,6 +16,7 @@ databases it created itself (it keeps the list).
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import shutil
 import signal
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,8 @@ class ServerProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.timings = {}
         self._initialized = False
+        #: Numbers for vfab_trial_N, for every TrialDatabases of this server.
+        self.database_counter = itertools.count(1)
 
     # -- what subclasses provide --------------------------------------------
 
@@ -308,10 +311,15 @@ class TrialDatabases:
 
     product = "server"
 
-    def __init__(self, prefix: str = "vfab_trial_") -> None:
+    def __init__(
+        self, prefix: str = "vfab_trial_", counter: Iterator[int] | None = None
+    ) -> None:
         self.prefix = prefix
         self.created: list[str] = []
-        self._counter = 0
+        # Shared by everything handing out names on one server (see
+        # ServerProcess.database_counter): a database a failed trial could
+        # not drop never blocks the next one.
+        self._counter = counter if counter is not None else itertools.count(1)
         self.timings: dict[str, list[float]] = {"create": [], "drop": []}
 
     @staticmethod
@@ -333,8 +341,7 @@ class TrialDatabases:
     def create(self, label: str | None = None) -> str:
         """Create a database named prefix + *label* (by default a counter)
         and return its name; StorageError if it exists already."""
-        self._counter += 1
-        name = self.prefix + (label or str(self._counter))
+        name = self.prefix + (label or str(next(self._counter)))
         if not name.replace("_", "").isalnum():
             raise StorageError(f"bad database name {name!r}: letters, digits and _")
         started = time.perf_counter()
