@@ -56,20 +56,24 @@ def check_port_free(host: str, port: int) -> None:
             ) from None
 
 
-def die_with_parent(sig: int) -> Callable[[], None]:
+def die_with_parent(sig: int) -> Callable[[], None] | None:
     """A preexec_fn asking Linux to send *sig* to the child when the suite
-    dies.  It runs after Popen's user= switch: a credential change clears
-    the parent-death signal, so it must come last."""
+    dies (None off Linux).  It runs after Popen's user= switch: a
+    credential change clears the parent-death signal, so it must come last;
+    and ctypes is loaded here, in the parent, because the child, already
+    the server's user, may not be allowed to read Python's files."""
+    if sys.platform != "linux":
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError, ImportError):
+        return None
+    PR_SET_PDEATHSIG = 1
 
     def preexec() -> None:  # pragma: no cover - runs in the child
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            PR_SET_PDEATHSIG = 1
-            libc.prctl(PR_SET_PDEATHSIG, sig)
-        except (OSError, AttributeError):
-            pass
+        prctl(PR_SET_PDEATHSIG, sig)
 
     return preexec
 
@@ -77,6 +81,18 @@ def die_with_parent(sig: int) -> Callable[[], None]:
 def last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else "no output"
+
+
+def error_line(*outputs: str) -> str:
+    """The line of a tool's output that says what went wrong: the first
+    one with "error", "fatal" or "denied" in it (initdb goes on talking
+    after its error), else the last line."""
+    for text in outputs:
+        for line in text.splitlines():
+            lowered = line.lower()
+            if any(word in lowered for word in ("error", "fatal", "denied")):
+                return line.strip()
+    return last_line("\n".join(outputs))
 
 
 def run_tool(argv: Sequence[str], what: str, timeout: float = 120.0) -> float:
@@ -96,7 +112,7 @@ def run_tool(argv: Sequence[str], what: str, timeout: float = 120.0) -> float:
     except subprocess.TimeoutExpired:
         raise StorageError(f"{what}: no answer within {timeout:.0f} s") from None
     if done.returncode:
-        raise StorageError(f"{what} failed: {last_line(done.stderr + done.stdout)}")
+        raise StorageError(f"{what} failed: {error_line(done.stderr, done.stdout)}")
     return time.perf_counter() - started
 
 
@@ -231,11 +247,7 @@ class ServerProcess:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=(
-                        die_with_parent(self.death_signal)
-                        if sys.platform == "linux"
-                        else None
-                    ),
+                    preexec_fn=die_with_parent(self.death_signal),
                     **self._popen_user(),
                 )
             except FileNotFoundError as e:
