@@ -106,9 +106,40 @@ def mysql_adapter(
     return adapter
 
 
-def _driver_option(backend: str, driver: str | None) -> str:
+#: The module each driver name imports.
+DRIVER_MODULES = {
+    "sqlite3": "sqlite3",
+    "psycopg2": "psycopg2",
+    "pg8000": "pg8000",
+    "MySQLdb": "MySQLdb",
+    "PyMySQL": "pymysql",
+}
+
+
+def available_drivers(backend: str) -> list[str]:
+    """The drivers of *backend* installed here, preferred first."""
+    import importlib.util
+
+    return [
+        name
+        for name in DRIVERS[backend]
+        if importlib.util.find_spec(DRIVER_MODULES[name]) is not None
+    ]
+
+
+def choose_driver(backend: str, driver: str | None) -> str:
+    """RelStorage's driver option: *driver* checked, or for None the first
+    installed of DRIVERS[backend] (the compiled one unless its build
+    failed); StorageError naming what is missing."""
     if driver is None:
-        return DRIVERS[backend][0]
+        installed = available_drivers(backend)
+        if not installed:
+            raise StorageError(
+                f"no {backend} driver installed (one of "
+                + ", ".join(DRIVERS[backend])
+                + "): pip install 'vfab-loadtest[relstorage]'"
+            )
+        return installed[0]
     driver = DRIVER_ALIASES.get(driver, driver)
     if driver not in DRIVERS[backend]:
         raise StorageError(
@@ -116,6 +147,11 @@ def _driver_option(backend: str, driver: str | None) -> str:
             + ", ".join(DRIVERS[backend])
         )
     return driver
+
+
+def driver_name(storage: Any) -> str:
+    """The driver an open RelStorage uses, for the results' metadata."""
+    return str(storage._adapter.driver.__name__)
 
 
 def open_relstorage(
@@ -138,8 +174,9 @@ def open_relstorage(
     keep_history: history-preserving (True) or history-free (False) schema.
         One database per mode: a database created in the other mode is
         refused with a StorageError.
-    driver: None for the compiled default ("psycopg2", "MySQLdb", i.e.
-        mysqlclient), or "pg8000" / "PyMySQL", the pure-Python fallbacks.
+    driver: "psycopg2" / "MySQLdb" (mysqlclient), compiled, or "pg8000" /
+        "PyMySQL", pure Python; None: the first of those installed (see
+        driver_name() for the one used).
     options: more relstorage.options.Options keywords (cache_local_mb,
         commit_lock_timeout, blob_dir, ...).  cache_local_dir is left unset
         unless given: it would make cold reads warm.
@@ -160,7 +197,7 @@ def open_relstorage(
 
     opts = Options(
         keep_history=keep_history,
-        driver=_driver_option(backend, driver),
+        driver=choose_driver(backend, driver),
         **options,
     )
     try:
@@ -212,7 +249,7 @@ def _pg_where(dsn: str) -> str:
 
 
 def _one_line(error: BaseException) -> str:
-    args = getattr(error, "args", ())
+    args: tuple[Any, ...] = getattr(error, "args", ())
     if args and isinstance(args[0], dict):  # pg8000
         return str(args[0].get("M", args[0]))
     if len(args) >= 2 and isinstance(args[0], int):  # MySQLdb, PyMySQL

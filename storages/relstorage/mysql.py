@@ -207,7 +207,7 @@ def connect_params(params: Mapping[str, Any]) -> Any:
 
 
 def error_text(error: BaseException) -> str:
-    args = getattr(error, "args", ())
+    args: tuple[Any, ...] = getattr(error, "args", ())
     if len(args) >= 2:
         return f"({args[0]}) {args[1]}"
     return (

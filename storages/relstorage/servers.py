@@ -28,11 +28,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from storages.base import StorageError
 
 LOCALHOST = "127.0.0.1"
+
+_S = TypeVar("_S", bound="ServerProcess")
+_D = TypeVar("_D", bound="TrialDatabases")
 
 
 def free_port(host: str = LOCALHOST) -> int:
@@ -303,8 +306,9 @@ class ServerProcess:
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
-    def __enter__(self) -> ServerProcess:
-        return self.start()
+    def __enter__(self: _S) -> _S:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -338,7 +342,13 @@ class TrialDatabases:
     def unique_prefix() -> str:
         return f"vfab_{uuid.uuid4().hex[:8]}_"
 
-    def _execute(self, sql: str) -> None:
+    @property
+    def description(self) -> str:
+        """One line for the user: which server, and which names are ours."""
+        raise NotImplementedError
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Run *sql* as the server's administrator; its rows."""
         raise NotImplementedError
 
     def _exists(self, name: str) -> bool:
@@ -383,7 +393,7 @@ class TrialDatabases:
         for name in list(self.created):
             self.drop(name)
 
-    def __enter__(self) -> TrialDatabases:
+    def __enter__(self: _D) -> _D:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 
 from storages.base import StorageError
-from storages.relstorage.adapters import open_relstorage
+from storages.relstorage.adapters import (
+    available_drivers,
+    choose_driver,
+    driver_name,
+    open_relstorage,
+)
 from storages.relstorage.mysql import MariaDBServer, MySQLDatabases
 from storages.relstorage.postgresql import PostgreSQLDatabases, PostgreSQLServer
 from storages.relstorage.servers import free_port
@@ -66,7 +71,7 @@ def round_trip(open_storage: Any) -> None:
 
 
 def driver_of(storage: Any) -> str:
-    return str(storage._adapter.driver.__name__)
+    return driver_name(storage)
 
 
 @HISTORY
@@ -173,4 +178,30 @@ def test_driver_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     monkeypatch.setitem(sys.modules, "pg8000", None)
     with pytest.raises(StorageError, match="driver not available") as e:
         open_relstorage("postgresql", driver="pg8000", dsn="host=127.0.0.1 port=1")
+    one_line(e)
+
+
+def test_default_driver_falls_back_to_pure_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compiled driver that did not build leaves its pure-Python fallback
+    as the default; none at all is a one-line error."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    missing: set[str] = set()
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name in missing else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    need("pg8000", "pg8000")
+    need("pymysql", "PyMySQL")
+    missing |= {"psycopg2", "MySQLdb"}
+    assert choose_driver("postgresql", None) == "pg8000"
+    assert choose_driver("mysql", None) == "PyMySQL"
+    assert available_drivers("sqlite3") == ["sqlite3"]
+    missing |= {"pg8000"}
+    with pytest.raises(StorageError, match="no postgresql driver installed") as e:
+        choose_driver("postgresql", None)
     one_line(e)

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,14 +63,22 @@ def test_start_stop_leaves_nothing(kind: str) -> None:
 
 
 def test_postgresql_databases(postgresql_server: PostgreSQLServer) -> None:
-    check_databases(postgresql_server.databases(), PostgreSQLDatabases)
+    check_databases(
+        postgresql_server.databases(),
+        lambda prefix: PostgreSQLDatabases(postgresql_server.dsn(), prefix),
+    )
 
 
 def test_mariadb_databases(mariadb_server: MariaDBServer) -> None:
-    check_databases(mariadb_server.databases(), MySQLDatabases)
+    check_databases(
+        mariadb_server.databases(),
+        lambda prefix: MySQLDatabases(mariadb_server.params(), prefix),
+    )
 
 
-def check_databases(databases: TrialDatabases, cls: type) -> None:
+def check_databases(
+    databases: TrialDatabases, other: Callable[[str], TrialDatabases]
+) -> None:
     with databases:
         first, second = databases.create(), databases.create()
         assert first != second and first.startswith("vfab_trial_")
@@ -81,18 +90,12 @@ def check_databases(databases: TrialDatabases, cls: type) -> None:
             databases.drop(first)
         one_line(e)
         # A name that exists and is not ours is refused, never reused.
-        other = cls(
-            getattr(databases, "admin_dsn", None) or databases.params, "vfab_t_"
-        )
-        with other:
-            name = other.create("clash")
+        with other("vfab_t_") as theirs:
+            name = theirs.create("clash")
             with pytest.raises(StorageError, match="already exists") as e:
-                cls(
-                    other.admin_dsn if hasattr(other, "admin_dsn") else other.params,
-                    "vfab_t_",
-                ).create("clash")
+                other("vfab_t_").create("clash")
             one_line(e)
-            assert name in other.created
+            assert name in theirs.created
     assert not databases._exists(second)
     assert not databases.created
 
