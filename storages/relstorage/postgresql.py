@@ -22,6 +22,7 @@ import os
 import pwd
 import shutil
 import signal
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -215,7 +216,7 @@ class PostgreSQLServer(ServerProcess):
             and lines[7].strip() == "ready"
         )
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, process: subprocess.Popen[bytes]) -> None:
         assert self.bindir is not None
         run_tool(
             self._as_owner(

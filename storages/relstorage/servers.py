@@ -177,8 +177,8 @@ class ServerProcess:
         """True once the server accepts connections."""
         raise NotImplementedError
 
-    def _shutdown(self) -> None:
-        """Ask the server to stop, and wait for it."""
+    def _shutdown(self, process: subprocess.Popen[bytes]) -> None:
+        """Ask the server (*process*) to stop; stop() waits for it."""
         raise NotImplementedError
 
     def _after_start(self) -> None:
@@ -284,7 +284,7 @@ class ServerProcess:
         if process is not None and process.poll() is None:
             started = time.perf_counter()
             try:
-                self._shutdown()
+                self._shutdown(process)
             except StorageError:
                 process.send_signal(self.death_signal)
             try:
