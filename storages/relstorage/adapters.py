@@ -235,6 +235,13 @@ def open_relstorage(
         reason = _user_error(e)
         if reason is None:
             raise
+        if keep_history and _is_driver_error(e, "IntegrityError", "ProgrammingError"):
+            # What opening a history-free database history-preserving gives
+            # (the other way round RelStorage says "Schema mismatch").
+            reason += (
+                " (if this database was created history-free: one database"
+                " per history mode)"
+            )
         raise StorageError(f"RelStorage cannot open {where}: {reason}") from None
 
 
@@ -260,18 +267,32 @@ def _one_line(error: BaseException) -> str:
     return type(error).__name__
 
 
+_DRIVER_MODULES = ("psycopg2", "pg8000", "MySQLdb", "pymysql", "sqlite3")
+
+
+def _is_driver_error(error: BaseException, *names: str) -> bool:
+    """True if *error* comes from a database driver and is (a subclass of)
+    one of the DB-API exceptions *names*."""
+    if type(error).__module__.split(".")[0] not in _DRIVER_MODULES:
+        return False
+    return any(cls.__name__ in names for cls in type(error).__mro__)
+
+
 def _user_error(error: BaseException) -> str | None:
     """The one-line reason for an error the user can fix, or None for a bug
     (which keeps its traceback)."""
-    # Drivers' connection and authentication errors, and RelStorage's
-    # refusal of a schema of the other history mode.
-    module = type(error).__module__.split(".")[0]
-    name = type(error).__name__
-    if module in ("psycopg2", "pg8000", "MySQLdb", "pymysql", "sqlite3"):
-        if name in ("OperationalError", "InterfaceError", "ProgrammingError"):
-            return _one_line(error)
+    # Drivers' connection and authentication errors, a schema that is not
+    # RelStorage's, and RelStorage's refusal of the other history mode.
+    if _is_driver_error(
+        error,
+        "OperationalError",
+        "InterfaceError",
+        "ProgrammingError",
+        "IntegrityError",
+    ):
+        return _one_line(error)
     if isinstance(error, OSError):
         return error.strerror or str(error)
-    if module == "relstorage" and "history" in str(error).lower():
+    if type(error).__module__ == "ZODB.POSException" and "mismatch" in str(error):
         return _one_line(error)
     return None

@@ -205,3 +205,31 @@ def test_default_driver_falls_back_to_pure_python(
     with pytest.raises(StorageError, match="no postgresql driver installed") as e:
         choose_driver("postgresql", None)
     one_line(e)
+
+
+def check_history_mode_mismatch(open_storage: Any) -> None:
+    open_storage(False).close()
+    with pytest.raises(StorageError, match="one database per history mode") as e:
+        open_storage(True)
+    one_line(e)
+
+
+def test_sqlite3_history_mode_mismatch(tmp_path: Path) -> None:
+    def open_storage(keep_history: bool) -> Any:
+        return open_relstorage("sqlite3", keep_history=keep_history, data_dir=tmp_path)
+
+    check_history_mode_mismatch(open_storage)
+    # The other way round, RelStorage says so itself.
+    open_relstorage("sqlite3", keep_history=True, data_dir=tmp_path / "hp").close()
+    with pytest.raises(StorageError, match="Schema mismatch") as e:
+        open_relstorage("sqlite3", keep_history=False, data_dir=tmp_path / "hp")
+    one_line(e)
+
+
+def test_postgresql_history_mode_mismatch(pg_databases: PostgreSQLDatabases) -> None:
+    dsn = pg_databases.dsn(pg_databases.create())
+
+    def open_storage(keep_history: bool) -> Any:
+        return open_relstorage("postgresql", keep_history=keep_history, dsn=dsn)
+
+    check_history_mode_mismatch(open_storage)
