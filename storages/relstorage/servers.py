@@ -196,6 +196,8 @@ class ServerProcess:
         return self.host, self.port
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
+        if self.running:
+            return self
         try:
             if self.directory is None:
                 self.directory = Path(
