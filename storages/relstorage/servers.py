@@ -199,6 +199,8 @@ class ServerProcess:
         if self.running:
             return self
         try:
+            if self.requested_port:  # before the slow initdb
+                check_port_free(self.host, self.requested_port)
             if self.directory is None:
                 self.directory = Path(
                     tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-")
