@@ -1,0 +1,425 @@
+"""PostgreSQL for RelStorage: a server the suite starts, or the user's.
+
+PostgreSQLServer runs Debian's PostgreSQL (the binaries under
+/usr/lib/postgresql/*/bin, newest first; VFAB_PG_BINDIR overrides) in a
+temporary directory: initdb -A trust --no-sync, then ``postgres`` itself as
+a child of the suite on 127.0.0.1 (-c listen_addresses, -p PORT, -k
+SOCKDIR), stopped with pg_ctl -m fast -w.  initdb and postgres refuse to
+run as root: as root, initdb and pg_ctl run through ``runuser -u
+postgres`` and the server with Popen(user="postgres"), and the directory
+belongs to postgres.  The server is not started with ``pg_ctl start``:
+pg_ctl detaches it, and a detached server cannot be told to stop when the
+suite dies (PR_SET_PDEATHSIG holds only for a direct child).
+
+PostgreSQLDatabases makes and drops the per-trial databases, on that server
+or on one the user names with a libpq DSN.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from storages.base import StorageError
+from storages.relstorage.servers import (
+    LOCALHOST,
+    ServerProcess,
+    TrialDatabases,
+    run_tool,
+)
+
+#: The superuser initdb creates (-U), and the role RelStorage connects as.
+SUPERUSER = "postgres"
+#: The operating-system account that runs the server when the suite is root.
+OS_USER = "postgres"
+
+
+def find_bindir() -> Path:
+    """The directory holding initdb, postgres and pg_ctl; StorageError with
+    what to install when there is none."""
+    candidates = []
+    if os.environ.get("VFAB_PG_BINDIR"):
+        candidates.append(os.environ["VFAB_PG_BINDIR"])
+    # Newest version first: /usr/lib/postgresql/15/bin before 9.6's.
+    found = glob.glob("/usr/lib/postgresql/*/bin")
+    found.sort(
+        key=lambda p: [int(x) for x in Path(p).parent.name.split(".") if x.isdigit()]
+    )
+    candidates += reversed(found)
+    initdb = shutil.which("initdb")
+    if initdb:
+        candidates.append(str(Path(initdb).parent))
+    for directory in candidates:
+        if all(
+            (Path(directory) / tool).is_file()
+            for tool in ("initdb", "postgres", "pg_ctl")
+        ):
+            return Path(directory)
+    raise StorageError(
+        "PostgreSQL server binaries not found (initdb, postgres, pg_ctl in "
+        "/usr/lib/postgresql/*/bin or on PATH): install Debian's postgresql "
+        "or run ./bootstrap --servers"
+    )
+
+
+def available() -> str | None:
+    """None when a PostgreSQL server can be started here, else why not."""
+    try:
+        find_bindir()
+    except StorageError as e:
+        return str(e)
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam(OS_USER)
+        except KeyError:
+            return f"running as root and there is no {OS_USER!r} user to run PostgreSQL"
+    return None
+
+
+class PostgreSQLServer(ServerProcess):
+    """A throwaway PostgreSQL cluster on 127.0.0.1, trust authentication,
+    superuser "postgres".
+
+    *settings* become ``-c name=value`` options (e.g. {"fsync": "off"}); the
+    defaults are PostgreSQL's own.  Not for data anyone wants to keep: the
+    cluster is initialised without syncing (--no-sync) and deleted on stop()
+    when the suite chose the directory.
+    """
+
+    product = "PostgreSQL"
+    # SIGINT is PostgreSQL's fast shutdown (SIGTERM waits for clients).
+    death_signal = signal.SIGINT
+
+    def __init__(
+        self,
+        directory: Path | str | None = None,
+        host: str = LOCALHOST,
+        port: int = 0,
+        bindir: Path | str | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(directory, host, port)
+        self.bindir = Path(bindir) if bindir is not None else None
+        self.settings = dict(settings or {})
+        self._owner: pwd.struct_passwd | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        assert self.directory is not None
+        return self.directory / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        assert self.directory is not None
+        return self.directory / "socket"
+
+    def _as_owner(self, argv: list[str]) -> list[str]:
+        if self._owner is None:
+            return argv
+        return ["runuser", "-u", self._owner.pw_name, "--", *argv]
+
+    def _initialize(self) -> None:
+        if self.bindir is None:
+            self.bindir = find_bindir()
+        missing = [
+            tool
+            for tool in ("initdb", "postgres", "pg_ctl")
+            if not (self.bindir / tool).is_file()
+        ]
+        if missing:
+            raise StorageError(
+                f"PostgreSQL binaries missing in {self.bindir}: {', '.join(missing)}"
+            )
+        if os.geteuid() == 0:
+            try:
+                self._owner = pwd.getpwnam(OS_USER)
+            except KeyError:
+                raise StorageError(
+                    f"running as root and there is no {OS_USER!r} user to run "
+                    "PostgreSQL (initdb refuses root)"
+                ) from None
+        assert self.directory is not None
+        for path in (self.data_dir, self.socket_dir):
+            path.mkdir(mode=0o700, exist_ok=True)
+        if self._owner is not None:
+            uid, gid = self._owner.pw_uid, self._owner.pw_gid
+            for path in (self.directory, self.data_dir, self.socket_dir):
+                os.chown(path, uid, gid)
+            # The server appends to its log through the descriptor we open;
+            # pg_ctl needs only the data directory.
+        if (self.data_dir / "PG_VERSION").exists():
+            return  # a directory the caller gave us, initialised before
+        run_tool(
+            self._as_owner(
+                [
+                    str(self.bindir / "initdb"),
+                    "-D",
+                    str(self.data_dir),
+                    "-A",
+                    "trust",
+                    "-U",
+                    SUPERUSER,
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                ]
+            ),
+            f"initdb in {self.data_dir}",
+        )
+
+    def _command(self) -> list[str]:
+        assert self.bindir is not None
+        argv = [
+            str(self.bindir / "postgres"),
+            "-D",
+            str(self.data_dir),
+            "-p",
+            str(self.port),
+            "-k",
+            str(self.socket_dir),
+            "-c",
+            f"listen_addresses={self.host}",
+        ]
+        for name, value in self.settings.items():
+            argv += ["-c", f"{name}={value}"]
+        return argv
+
+    def _popen_user(self) -> dict[str, Any]:
+        if self._owner is None:
+            return {}
+        return {
+            "user": self._owner.pw_uid,
+            "group": self._owner.pw_gid,
+            "extra_groups": [],
+        }
+
+    def _ready(self) -> bool:
+        # What pg_ctl -w reads: postmaster.pid's 8th line says "ready" once
+        # the server accepts connections.
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text().splitlines()
+        except OSError:
+            return False
+        return (
+            len(lines) >= 8
+            and self.process is not None
+            and lines[0].strip() == str(self.process.pid)
+            and lines[7].strip() == "ready"
+        )
+
+    def _shutdown(self, process: subprocess.Popen[bytes]) -> None:
+        assert self.bindir is not None
+        run_tool(
+            self._as_owner(
+                [
+                    str(self.bindir / "pg_ctl"),
+                    "stop",
+                    "-D",
+                    str(self.data_dir),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "-t",
+                    "60",
+                ]
+            ),
+            "pg_ctl stop",
+        )
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        """A libpq DSN (key=value, as RelStorage's pg8000 driver wants it)."""
+        return format_dsn(
+            {
+                "host": self.host,
+                "port": str(self.port),
+                "user": SUPERUSER,
+                "dbname": dbname,
+            }
+        )
+
+    def databases(self, prefix: str = "vfab_trial_") -> PostgreSQLDatabases:
+        return PostgreSQLDatabases(
+            self.dsn(), prefix=prefix, counter=self.database_counter
+        )
+
+
+def parse_dsn(dsn: str) -> dict[str, str]:
+    """A libpq DSN, key=value pairs or a postgresql:// URI, as a dict."""
+    dsn = dsn.strip()
+    if dsn.startswith(("postgresql://", "postgres://")):
+        url = urlsplit(dsn)
+        parts: dict[str, str] = {}
+        if url.hostname:
+            parts["host"] = url.hostname
+        if url.port:
+            parts["port"] = str(url.port)
+        if url.username:
+            parts["user"] = unquote(url.username)
+        if url.password:
+            parts["password"] = unquote(url.password)
+        if url.path.strip("/"):
+            parts["dbname"] = unquote(url.path.strip("/"))
+        for item in filter(None, url.query.split("&")):
+            key, _, value = item.partition("=")
+            parts[key] = unquote(value)
+        return parts
+    parts = {}
+    for item in dsn.split():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise StorageError(f"bad PostgreSQL DSN {dsn!r}: expected key=value pairs")
+        parts[key] = value.strip("'\"")
+    return parts
+
+
+def format_dsn(parts: Mapping[str, str]) -> str:
+    for key, value in parts.items():
+        if not value or any(c.isspace() or c in "'\"\\" for c in value):
+            # RelStorage's pg8000 driver splits the DSN on spaces, unquoted.
+            raise StorageError(f"PostgreSQL DSN value for {key} must be one plain word")
+    return " ".join(f"{key}={value}" for key, value in parts.items())
+
+
+def admin_connect(dsn: str) -> Any:
+    """An autocommit connection (psycopg2, else pg8000); StorageError with
+    the server's one-line reason when it cannot connect."""
+    parts = parse_dsn(dsn)
+    where = f"{parts.get('host', 'local socket')}:{parts.get('port', 5432)}"
+    try:
+        import psycopg2
+    except ImportError:
+        psycopg2 = None
+    if psycopg2 is not None:
+        try:
+            conn = psycopg2.connect(format_dsn(parts), connect_timeout=10)
+        except psycopg2.Error as e:
+            raise StorageError(
+                f"cannot connect to PostgreSQL at {where}: {first_line(e)}"
+            ) from None
+        conn.autocommit = True
+        return conn
+    try:
+        import pg8000.dbapi
+    except ImportError:
+        raise StorageError(
+            "no PostgreSQL driver installed (psycopg2 or pg8000): "
+            "pip install 'vfab-loadtest[relstorage]'"
+        ) from None
+    kwargs: dict[str, Any] = {
+        "user": parts.get("user", SUPERUSER),
+        "host": parts.get("host", "localhost"),
+        "port": int(parts.get("port", 5432)),
+        "database": parts.get("dbname", "postgres"),
+        "timeout": 10,
+    }
+    if "password" in parts:
+        kwargs["password"] = parts["password"]
+    try:
+        conn = pg8000.dbapi.connect(**kwargs)
+    except (pg8000.dbapi.Error, OSError) as e:
+        raise StorageError(
+            f"cannot connect to PostgreSQL at {where}: {first_line(e)}"
+        ) from None
+    conn.autocommit = True
+    return conn
+
+
+def first_line(error: BaseException) -> str:
+    """The first meaningful line of a driver's error (pg8000 gives a dict)."""
+    args = getattr(error, "args", ())
+    if args and isinstance(args[0], dict):
+        return str(args[0].get("M", args[0]))
+    text = str(error).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return type(error).__name__
+
+
+class PostgreSQLDatabases(TrialDatabases):
+    """Per-trial databases on one PostgreSQL server, reached as *admin_dsn*
+    (a role allowed to CREATE DATABASE).
+
+    *prefix* None means a user's server: names get a unique prefix
+    (``vfab_<8 hex>_``), see ``description``.
+    """
+
+    product = "PostgreSQL"
+
+    def __init__(
+        self,
+        admin_dsn: str,
+        prefix: str | None = None,
+        counter: Iterator[int] | None = None,
+    ) -> None:
+        super().__init__(
+            prefix if prefix is not None else self.unique_prefix(), counter
+        )
+        self.admin_dsn = admin_dsn
+        self._parts = parse_dsn(admin_dsn)
+        self._conn: Any = None
+
+    @property
+    def description(self) -> str:
+        host = self._parts.get("host", "local socket")
+        port = self._parts.get("port", 5432)
+        return (
+            f"PostgreSQL at {host}:{port}: "
+            f"the suite creates and drops only databases named {self.prefix}*"
+        )
+
+    def connect(self) -> None:
+        """Check now that the server is reachable (StorageError if not)."""
+        if self._conn is None:
+            self._conn = admin_connect(self.admin_dsn)
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        self.connect()
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql, params or None)
+            return list(cursor.fetchall()) if cursor.description else []
+        except Exception as e:
+            # A driver's error: one line, the server's own words.
+            if type(e).__module__.split(".")[0] in ("psycopg2", "pg8000"):
+                raise StorageError(f"PostgreSQL: {first_line(e)}") from None
+            raise
+        finally:
+            cursor.close()
+
+    def _exists(self, name: str) -> bool:
+        return bool(
+            self._execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        )
+
+    def _quote(self, name: str) -> str:
+        return '"' + name + '"'
+
+    def _drop_statement(self, name: str) -> str:
+        # FORCE (PostgreSQL 13+) ends sessions a failed trial left behind.
+        return f"DROP DATABASE IF EXISTS {self._quote(name)} WITH (FORCE)"
+
+    def dsn(self, name: str) -> str:
+        """The DSN of database *name* (as RelStorage's dsn)."""
+        return format_dsn({**self._parts, "dbname": name})
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.drop_all()
+        finally:
+            self.close()
