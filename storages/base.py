@@ -113,6 +113,12 @@ class Store(abc.ABC):
         """Pack to now: remove every revision no longer current."""
         raise NotImplementedError(f"{self.name} does not pack")
 
+    def diagnose(self) -> str | None:
+        """Why this store may have stopped working, when something outside
+        the process knows (a server it started exited), or None: the runner
+        adds it to the one line that reports a failed phase."""
+        return None
+
     def jar_stats(self) -> dict[str, Any]:
         """Backend counters worth recording after a run (ZEO server status,
         client cache stats...).  Empty by default."""

@@ -255,6 +255,7 @@ def test_in_process_runs_leave_the_process_hooks_as_they_were(
         assert during[0] is not before[0]  # SIGINT handler
         assert during[1] is not before[1]  # sys.unraisablehook
         assert len(during[2]) == len(before[2]) + 1  # lastResort filter
+        assert during[3] != before[3]  # SIGTERM and SIGHUP handlers
     after = process_hooks()
     assert after[0] is before[0] and after[1] is before[1]
-    assert after[2] == before[2]
+    assert after[2] == before[2] and after[3] == before[3]

@@ -36,6 +36,7 @@ import storages
 from scenarios.bench import rss
 from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import FULL_ANSWERS, PHASES, Phase, TrialState, digest
+from scenarios.errors import RunFailure, one_line
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 from storages import Store
@@ -139,6 +140,18 @@ def _time_phase(
     )
 
 
+def phase_failure(
+    storage: str, phase: str, error: Exception, store: Store
+) -> RunFailure:
+    """One line for a phase that raised: the storage, the phase, the error
+    and what the store knows of why (a server it started exited)."""
+    note = store.diagnose()
+    return RunFailure(
+        f"{storage}: phase {phase!r} failed: {one_line(error)}"
+        + (f"; {note}" if note else "")
+    )
+
+
 def _settle_answers(state: TrialState) -> None:
     """Keep a digest of every answer, and the full answer of the 2000 rows
     only (outside the timed region: digesting xlarge answers takes time)."""
@@ -176,9 +189,12 @@ def run_trial(
                 profile = None
                 if profiles is not None:
                     profile = profiles.setdefault(phase.name, cProfile.Profile())
-                samples[phase.name] = _time_phase(
-                    phase, state, store, profile, rss_per_phase, gc_clock
-                )
+                try:
+                    samples[phase.name] = _time_phase(
+                        phase, state, store, profile, rss_per_phase, gc_clock
+                    )
+                except Exception as e:
+                    raise phase_failure(factory.name, phase.name, e, store) from e
                 _settle_answers(state)
             store.abort()
             summary = TrialSummary(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from scenarios import argtypes
 from scenarios.errors import EXIT_OK
 from scenarios.results import report
 from scenarios.results.model import RunResult
@@ -12,7 +12,7 @@ from scenarios.results.model import RunResult
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("report", help="print the tables of a saved --json file")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=argtypes.path)
     p.add_argument("--markdown", action="store_true", help="print Markdown")
     p.set_defaults(handler=main)
 

@@ -4,30 +4,35 @@ that explain it (caches, indexes, updates and pack)."""
 from __future__ import annotations
 
 import argparse
+import tempfile
 import textwrap
 from pathlib import Path
 
 import storages
+from scenarios import argtypes
 from scenarios.argtypes import non_negative_int
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
-from scenarios.bench.config import RunConfig, scale_for
+from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
-    add_output_options,
     add_progress_option,
     add_storage_options,
     add_trial_options,
-    check_outputs,
     check_storages_usable,
+    data_set_scale,
     progress,
     selected_storages,
     storage_list,
     storage_options,
     trials,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
     write_json,
-    write_output,
+    write_text,
 )
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
@@ -84,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--profile",
-        type=Path,
+        type=argtypes.path,
         metavar="DIR",
         help="write one cProfile file per phase and storage into DIR "
         "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
@@ -107,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
     repeat, warmups = trials(args)
     config = RunConfig(
         storages=tuple(names) if names else storages.DEFAULT_STORAGES,
-        scale=scale_for(args.size, args.scale),
+        scale=data_set_scale(args, Path(tempfile.gettempdir())),
         repeat=repeat,
         warmups=warmups,
         seed=args.seed,
@@ -124,7 +129,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)
     if args.markdown is not None:
-        write_output(args.markdown, report.markdown(result), args.force)
+        write_text(args.markdown, report.markdown(result), args.force)
     return EXIT_OK
 
 

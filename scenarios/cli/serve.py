@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import storages
-from scenarios.bench.config import scale_for
-from scenarios.cli.args import add_data_set_options
+from scenarios import argtypes
+from scenarios.cli.args import add_data_set_options, data_set_scale
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK
 from storages import StorageError, StorageFactory, StorageOptions
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--path",
-        type=Path,
+        type=argtypes.path,
         metavar="DIR",
         help="data directory, kept at exit: a new or empty one is populated "
         "(as by vfab-bench populate), one populate wrote is served "
@@ -101,7 +101,8 @@ def say(line: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    spec = DataSpec.for_scale(scale_for(args.size, args.scale))
+    where = args.path if args.path is not None else Path(tempfile.gettempdir())
+    spec = DataSpec.for_scale(data_set_scale(args, where))
     options = StorageOptions()
     factory = served_factory(args.storage, options)
     # SIGTERM (a supervisor, `kill`) stops the server as Ctrl-C does,
