@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from scenarios.cli import (
     census,
+    compare,
     list_storages,
     populate,
     report,
@@ -33,6 +34,7 @@ from storages.base import defer_interrupts
 COMMANDS = (
     run,
     report,
+    compare,
     list_storages,
     populate,
     census,

@@ -20,7 +20,12 @@ to run range was 8%, the median's 21%).  So:
   (every split when there are at most EXACT_SPLITS, else PERMUTATIONS
   random ones with a fixed seed), whatever the shape of the noise.  It is
   significant below ALPHA.  There is no threshold on the size of a
-  difference.
+  difference;
+- a comparison of many cells (compare: 46 cells for two storages) would call
+  one in twenty different by chance alone, so across cells the p-values are
+  adjusted by Benjamini-Hochberg (adjust): of the cells called different, at
+  most ALPHA are expected not to be.  A lone cell then needs a smaller p
+  (more trials) than one of many that moved together.
 
 Why not the Mann-Whitney U test alone (mann_whitney, reported alongside):
 it tests the whole distribution, so it fires when only the share of
@@ -298,6 +303,9 @@ class Difference:
     p_value: float
     u_p_value: float
     significant: bool
+    #: p_value adjusted for the other cells compared with it (adjust), which
+    #: then decides *significant*; None when compared alone.
+    q_value: float | None = None
 
     @property
     def slower(self) -> bool:
@@ -325,6 +333,7 @@ class Difference:
             "ratio_high": self.ratio_high,
             "p_value": self.p_value,
             "u_p_value": self.u_p_value,
+            "q_value": self.q_value,
             "significant": self.significant,
         }
 
@@ -403,3 +412,24 @@ def difference(
     high = max(ratio, percentile(ratios, 1 - ALPHA / 2))
     significant = p < ALPHA and ratio != 1
     return Difference(old_iv, new_iv, ratio, low, high, p, u_p, significant)
+
+
+def adjust(differences: Sequence[Difference]) -> list[Difference]:
+    """*differences* with Benjamini-Hochberg q-values, significant where
+    q < ALPHA: the cells of one comparison, tested together."""
+    m = len(differences)
+    order = sorted(range(m), key=lambda i: differences[i].p_value)
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, differences[i].p_value * m / rank)
+        q[i] = running
+    return [
+        dataclasses.replace(
+            d,
+            q_value=q[i],
+            significant=q[i] < ALPHA and d.ratio is not None and d.ratio != 1,
+        )
+        for i, d in enumerate(differences)
+    ]
