@@ -1,10 +1,13 @@
-"""vfab-bench report: the tables of a saved --json file."""
+"""vfab-bench report: the tables of a saved --json file, or (--html) one
+self-contained page with charts, optionally with a sweep's cost curve."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from scenarios.cli.args import check_output, write_output
+from scenarios.errors import ConfigError
 from scenarios.results import report
 from scenarios.results.model import RunResult
 
@@ -13,10 +16,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("report", help="print the tables of a saved --json file")
     p.add_argument("file", type=Path)
     p.add_argument("--markdown", action="store_true", help="print Markdown")
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write a self-contained HTML page: tables, charts, metadata",
+    )
+    p.add_argument(
+        "--sweep",
+        type=Path,
+        metavar="SWEEP.json",
+        help="with --html: add the cost curve of a `sweep --json` file",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --html")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.sweep is not None and args.html is None:
+        raise ConfigError("--sweep needs --html")
+    check_output(args.html, args.force)
     result = RunResult.load(args.file)
+    sweep = None
+    if args.sweep is not None:
+        from scenarios.sweep.sweep import SweepRun
+
+        sweep = SweepRun.load(args.sweep)
     print(report.markdown(result) if args.markdown else report.text(result), end="")
+    if args.html is not None:
+        from scenarios.results import html
+
+        write_output(args.html, html.page(result, sweep), args.force)
     return 0

@@ -116,7 +116,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--markdown", type=Path, metavar="FILE", help="write the tables as Markdown"
     )
     run.add_argument(
-        "--force", action="store_true", help="replace existing --json/--markdown files"
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write a self-contained HTML page: tables, charts, metadata",
+    )
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing --json/--markdown/--html files",
     )
     run.add_argument(
         "-q", "--quiet", action="store_true", help="no progress lines on stderr"
@@ -143,6 +151,7 @@ def main(args: argparse.Namespace) -> int:
     check_storages_usable(config.storages, config.options, explicit=bool(names))
     check_output(args.json, args.force)
     check_output(args.markdown, args.force)
+    check_output(args.html, args.force)
     check_profile_dir(config, args.force)
 
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
@@ -153,6 +162,10 @@ def main(args: argparse.Namespace) -> int:
         write_output(args.json, text, args.force)
     if args.markdown is not None:
         write_output(args.markdown, report.markdown(result), args.force)
+    if args.html is not None:
+        from scenarios.results import html
+
+        write_output(args.html, html.page(result), args.force)
     return 0
 
 
