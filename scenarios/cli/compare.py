@@ -54,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--statistic",
         choices=list(significance.STATISTICS),
         default=significance.DEFAULT_STATISTIC,
-        help="what to compare (default: the minimum; noise here only slows "
-        "trials down)",
+        help="what to compare (default: p25, the 25th percentile: noise here "
+        "only slows trials down)",
     )
     p.add_argument(
         "--fail-above",

@@ -204,6 +204,10 @@ class Comparison:
 
     def text(self) -> str:
         parts = [self.heading()]
+        if min(self.trials) < 4:
+            parts.append(
+                "Fewer than 4 trials on a side: no difference can be significant."
+            )
         for column in self.columns:
             rows = [c for c in self.cells if c.column == column]
             width = max(len(c.row) for c in rows)
