@@ -68,7 +68,7 @@ pre { background: #f4f6f9; padding: 10px 12px; overflow-x: auto;
 
 def seconds_3(value: float) -> str:
     """Seconds to three significant digits, as the 2000 table's cells."""
-    return f"{value:.3g}"
+    return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
 def time_units(value: float) -> str:
@@ -76,7 +76,7 @@ def time_units(value: float) -> str:
     units = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
     unit, scale = next(((u, s) for u, s in units if value >= s), units[-1])
     v = value / scale
-    return f"{v:.0f} {unit}" if v >= 100 else f"{v:.3g} {unit}"
+    return f"{v:.0f} {unit}" if v >= 100 else f"{v:#.3g} {unit}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
