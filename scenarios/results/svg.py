@@ -180,21 +180,21 @@ def dot_chart(
             m = marks.get((row, s.name))
             if m is None or m.value <= 0:
                 continue
-            y = top + i * band + (band - lane * len(series)) / 2 + lane * (j + 0.5)
+            cy = top + i * band + (band - lane * len(series)) / 2 + lane * (j + 0.5)
             title = f"<title>{escape(m.note)}</title>" if m.note else ""
             if s.reference:
-                marker = _hollow(s.shape, x(m.value), y, 5, s.colour)
+                marker = _hollow(s.shape, x(m.value), cy, 5, s.colour)
                 out.append(f'<g class="reference">{title}{marker}</g>')
                 continue
             parts = [title]
             if m.high > m.low:
                 parts.append(
-                    f'<line x1="{_f(x(m.low))}" y1="{_f(y)}" x2="{_f(x(m.high))}" '
-                    f'y2="{_f(y)}" stroke="{s.colour}" stroke-width="2.5" '
+                    f'<line x1="{_f(x(m.low))}" y1="{_f(cy)}" x2="{_f(x(m.high))}" '
+                    f'y2="{_f(cy)}" stroke="{s.colour}" stroke-width="2.5" '
                     'stroke-linecap="round"/>'
                 )
             parts.append(
-                f'<circle cx="{_f(x(m.value))}" cy="{_f(y)}" r="4.5" '
+                f'<circle cx="{_f(x(m.value))}" cy="{_f(cy)}" r="4.5" '
                 f'fill="{s.colour}" stroke="white" stroke-width="1"/>'
             )
             out.append(f'<g class="mark">{"".join(parts)}</g>')
@@ -225,7 +225,7 @@ def line_chart(
     top = int(legend_y) + 28
     height += top - 44
     x0, x1, y0, y1 = left, width - right, height - bottom, top
-    lo, hi = min(xs), max(xs)
+    lo, hi = float(min(xs)), float(max(xs))
     if hi <= lo:
         lo, hi = lo / 2, hi * 2
     top_value = max((m.high for m in marks.values()), default=1.0) or 1.0
