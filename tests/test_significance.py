@@ -50,13 +50,14 @@ def test_unknown_statistic_lists_the_known_ones() -> None:
 
 def test_cell_text_marks_only_wide_intervals() -> None:
     tight = [0.0123, 0.0124, 0.0125, 0.0123, 0.0126]
-    assert S.cell_text(tight) == "0.0123 ±0% "
+    assert S.cell_text(tight, "min") == "0.0123 ±0% "
     spread = [0.010, 0.017, 0.016, 0.018, 0.011]
     cell = S.cell_text(spread, "median")
     assert cell.endswith("!") and S.interval(spread, "median").wide
     assert S.cell_text([0.5]) == "0.5000 ±? "
     assert S.cell_text([2.0, 2.0]) == "2.00 ±0% "
-    assert S.cell_text(tight, fmt=lambda v: f"{v * 1e3:.1f} ms") == "12.3 ms ±0% "
+    ms = S.cell_text(tight, "min", fmt=lambda v: f"{v * 1e3:.1f} ms")
+    assert ms == "12.3 ms ±0% "
     assert f"±{S.WIDE:.0%}" in S.legend()
 
 
@@ -77,10 +78,12 @@ def test_mann_whitney_exact_and_approximate() -> None:
 def test_permutation_p_exact_and_sampled() -> None:
     # every split of 5 + 5: the old side holding the five lowest is 2 of 252
     old, new = [1.0, 1.1, 1.2, 1.3, 1.4], [2.0, 2.1, 2.2, 2.3, 2.4]
-    assert S.permutation_p(old, new) == pytest.approx(2 / 252)
+    assert S.permutation_p(old, new, "min") == pytest.approx(2 / 252)
+    # the 25th percentile (the 2nd lowest of 5) moves in 8 splits of 252
+    assert S.permutation_p(old, new) == pytest.approx(8 / 252)
     assert S.permutation_p(old, old) == 1.0
     rng = random.Random(4)
-    a, b = noisy(rng, 15, 1.0, 0.3), noisy(rng, 15, 1.5, 0.3)
+    a, b = noisy(rng, 15, 1.0, 0.2), noisy(rng, 15, 2.0, 0.2)
     p = S.permutation_p(a, b)
     assert p < 0.01 and p == S.permutation_p(a, b)
 

@@ -281,12 +281,24 @@ def _metadata(title: str, meta: dict[str, Any]) -> str:
         ),
     ]
     dl = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items)
-    config = json.dumps(meta.get("config", {}), indent=1, sort_keys=True)
+    config = "".join(
+        f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>"
+        for k, v in _flatten(meta.get("config", {}))
+    )
     return (
         f"<h3>{escape(title)}</h3><dl>{dl}</dl>"
-        f"<details open><summary>configuration</summary><pre>{escape(config)}</pre>"
-        "</details>"
+        f"<h3>{escape(title)}: configuration</h3><dl>{config}</dl>"
     )
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """{"options": {"cache_size": None}} -> [("options.cache_size", "null")]."""
+    if isinstance(value, dict) and value:
+        out = []
+        for k in sorted(value):
+            out += _flatten(value[k], f"{prefix}.{k}" if prefix else str(k))
+        return out
+    return [(prefix, json.dumps(value))]
 
 
 def page(
