@@ -47,7 +47,7 @@ def process_hooks_restored() -> Iterator[None]:
     try:
         yield
     finally:
-        for signum, handler in zip(STOP_SIGNALS, (on_sigint, *others)):
+        for signum, handler in zip(STOP_SIGNALS, (on_sigint, *others), strict=True):
             signal.signal(signum, handler)
         logging.getLogger().handlers[:] = handlers
         sys.unraisablehook = unraisablehook

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from scenarios.cli import (
     census,
+    compare,
     edge,
     list_storages,
     populate,
@@ -38,6 +39,7 @@ from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 COMMANDS = (
     run,
     report,
+    compare,
     list_storages,
     populate,
     census,

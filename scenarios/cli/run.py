@@ -98,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         run,
         json="write raw samples and metadata as JSON",
+        html="write a self-contained HTML page: tables, charts, metadata",
         markdown="write the tables as Markdown",
     )
     add_progress_option(run)
@@ -130,6 +131,10 @@ def main(args: argparse.Namespace) -> int:
         write_json(args.json, result.to_json(), args.force)
     if args.markdown is not None:
         write_text(args.markdown, report.markdown(result), args.force)
+    if args.html is not None:
+        from scenarios.results import html
+
+        write_text(args.html, html.page(result), args.force)
     return EXIT_OK
 
 
