@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.results import significance
-from scenarios.results.model import ResultsError, RunResult
+from scenarios.results.files import ResultsError
+from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 from scenarios.sweep.results import SweepRun
 

@@ -371,10 +371,10 @@ def page(
     body.append("<h2>Tables</h2>")
     for size in run.sizes:
         body.append(_time_tables(run, size, s.name))
-    for title, header, cells in report.tables(run):
-        if title.startswith(("wall time", "CPU time")):
+    for table in report.tables(run):
+        if table.title.startswith(("wall time", "CPU time")):
             continue  # shown above with intervals
-        body.append(f"<h3>{escape(title)}</h3>{_table(header, cells)}")
+        body.append(f"<h3>{escape(table.title)}</h3>{_table(table.header, table.rows)}")
     body.append(f'<p class="note">{escape(COLD_WARM_HOT)}</p>')
     body.append("<h2>Metadata</h2>")
     body.append(_metadata("run", meta))
