@@ -10,9 +10,9 @@ from pathlib import Path
 
 import storages
 from scenarios import argtypes
-from scenarios.argtypes import non_negative_int
+from scenarios.argtypes import non_negative_int, positive_int
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
-from scenarios.bench.config import RunConfig
+from scenarios.bench.config import ROWS, RunConfig
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
@@ -36,6 +36,7 @@ from scenarios.cli.outputs import (
 )
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
+from scenarios.results.significance import STATISTICS
 
 ABOUT = "\n\n".join(
     textwrap.fill(paragraph, 79)
@@ -59,6 +60,13 @@ ABOUT = "\n\n".join(
 )
 
 
+#: The default run: interleaved rounds for this long (timed rounds only), at
+#: least DEFAULT_MIN_TRIALS of them; see docs/results.md for why.
+DEFAULT_BUDGET_S = 15.0
+DEFAULT_MIN_TRIALS = 5
+DEFAULT_STATISTIC = "min"
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     phases = "\n".join(f"  {p.name:32} {p.description}" for p in PHASES)
     run = sub.add_parser(
@@ -77,7 +85,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"choices: {', '.join(storages.REGISTRY)})",
     )
     add_data_set_options(run)
-    add_trial_options(run, "per storage", "before them")
+    add_trial_options(run, "per storage", "rounds before them")
+    g = run.add_argument_group("how long a run measures")
+    g.add_argument(
+        "--budget",
+        type=argtypes.non_negative_float,
+        metavar="SECONDS",
+        help="time the rounds of trials may take: at least --repeat rounds "
+        "(one trial of every storage each, interleaved), more while the next "
+        f"fits (default: {DEFAULT_BUDGET_S:g} s with at least "
+        f"{DEFAULT_MIN_TRIALS} trials; with --repeat or --preset and no "
+        "--budget: exactly that many trials)",
+    )
+    g.add_argument(
+        "--max-trials",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="at most this many trials per storage under --budget (default: 50)",
+    )
+    g.add_argument(
+        "--rows",
+        choices=list(ROWS),
+        default="all",
+        help="all rows (default), or 2000: only the eight rows of the 2000 table",
+    )
+    g.add_argument(
+        "--statistic",
+        choices=list(STATISTICS),
+        default=DEFAULT_STATISTIC,
+        help="what a time cell shows over the trials (default: "
+        f"{DEFAULT_STATISTIC}: noise here only ever slows a trial down)",
+    )
     run.add_argument(
         "--batch",
         type=non_negative_int,
@@ -111,11 +150,18 @@ def main(args: argparse.Namespace) -> int:
 
     names = selected_storages(args)
     repeat, warmups = trials(args)
+    budget = args.budget
+    if budget is None and args.repeat is None and args.preset is None:
+        budget, repeat = DEFAULT_BUDGET_S, DEFAULT_MIN_TRIALS
     config = RunConfig(
         storages=tuple(names) if names else storages.DEFAULT_STORAGES,
         scale=data_set_scale(args, Path(tempfile.gettempdir())),
         repeat=repeat,
         warmups=warmups,
+        budget_s=budget or 0.0,
+        max_trials=max(args.max_trials, repeat),
+        rows=args.rows,
+        statistic=args.statistic,
         seed=args.seed,
         options=storage_options(args),
         batch=args.batch,
