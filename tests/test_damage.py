@@ -327,3 +327,74 @@ def test_census_of_foreign_files_under_bdb_path_writes_nothing(tmp_path: Path) -
     ):
         assert_one_line(vfab_bench(*args, timeout=60), str(tmp_path))
     assert tree_digest(tmp_path) == before
+
+
+# -- what a URI or a configuration names (storages.checks) ----------------------
+
+
+@pytest.fixture
+def damaged_fs(file_set: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "Data.fs"
+    path.write_bytes(edit((file_set / "Data.fs").read_bytes(), "bad status"))
+    return path
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        "<filestorage>\n path {path}\n</filestorage>",
+        "<zodb>\n <filestorage>\n  path {path}\n </filestorage>\n</zodb>",
+        "<demostorage>\n <filestorage base>\n  path {path}\n </filestorage>\n"
+        "</demostorage>",
+    ],
+)
+def test_check_config_finds_a_damaged_filestorage(
+    damaged_fs: Path, section: str
+) -> None:
+    from storages.checks import check_config
+
+    with pytest.raises(DamagedStorage, match="fsrecover"):
+        check_config(section.format(path=damaged_fs))
+
+
+def test_check_uri(damaged_fs: Path, file_set: Path, tmp_path: Path) -> None:
+    from storages.checks import check_uri
+
+    with pytest.raises(DamagedStorage):
+        check_uri(f"file://{damaged_fs}?read_only=1")
+    conf = tmp_path / "db.conf"
+    conf.write_text(f"<filestorage main>\n path {damaged_fs}\n</filestorage>\n")
+    with pytest.raises(DamagedStorage):
+        check_uri(f"zconfig://{conf}#main")
+    check_uri(f"file://{file_set / 'Data.fs'}")
+    check_uri(f"file://{tmp_path / 'new.fs'}")  # created when opened
+    with pytest.raises(StorageError, match="no FileStorage"):
+        check_uri(f"file://{tmp_path / 'new.fs'}", must_exist=True)
+    check_uri(f"bdb://{tmp_path / 'new-env'}")  # created when opened
+    check_uri("zeo://127.0.0.1:9")  # a server's: nothing here to check
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Data.fs", "db.conf"]
+
+
+def test_check_config_finds_a_damaged_bdb_environment(
+    bdb_set: Path, tmp_path: Path
+) -> None:
+    from storages.checks import check_config
+
+    data = copy_set(bdb_set, tmp_path / "data")
+    damage_bdb(data / "bdb", "truncated zodb.db")
+    before = tree_digest(data)
+    with pytest.raises(DamagedStorage, match="db_recover"):
+        check_config(
+            f"%import storages.bdb\n<bdbstorage>\n path {data / 'bdb'}\n</bdbstorage>\n"
+        )
+    assert tree_digest(data) == before
+
+
+def test_census_of_a_zconfig_uri_on_a_damaged_file(
+    damaged_fs: Path, tmp_path: Path
+) -> None:
+    conf = tmp_path / "db.conf"
+    conf.write_text(f"<filestorage>\n path {damaged_fs}\n</filestorage>\n")
+    before = tree_digest(tmp_path)
+    assert_one_line(vfab_bench("census", f"zconfig://{conf}"), "damaged")
+    assert tree_digest(tmp_path) == before

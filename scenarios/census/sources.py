@@ -9,8 +9,8 @@ so.  For the server's current view, ask the server (--zeo-address).  Other
 storages (bdb) are opened through the registry, in a directory `vfab-bench
 populate` wrote; the census only ever reads from them.
 
-Before opening, a database at a path or a file:// or bdb:// URI is checked
-whole without writing (storages.file.check_filestorage, the factory's
+Before opening, a database at a path or a file://, bdb:// or zconfig://
+URI is checked whole without writing (storages.checks, the factory's
 check_existing): a damaged one is reported (DamagedStorage, exit status 2),
 never censused, and a bdb:// directory that holds no environment is
 refused before Berkeley DB would create one there.
@@ -125,21 +125,6 @@ def read_only_uri(uri: str) -> str:
     return f"{uri}{'&' if '?' in uri else '?'}{extra}"
 
 
-def check_bdb_uri(uri: str) -> None:
-    """Check the environment a bdb:// URI names, writing nothing: opening
-    one where there is none would create it (BDBStorage creates what it
-    does not find)."""
-    from urllib.parse import unquote
-
-    from storages.bdb.check import check_environment
-    from storages.bdb.factory import berkeleydb_missing
-
-    reason = berkeleydb_missing()
-    if reason:
-        raise StorageError(reason)
-    check_environment(Path(unquote(uri.partition("://")[2].partition("?")[0])))
-
-
 def uri_schemes() -> list[str]:
     from importlib.metadata import entry_points
 
@@ -180,11 +165,10 @@ def open_uri(uri: str) -> Source:
         directory = fs_path.parent
         if server_holds(Path(f"{fs_path}.lock")):
             warning = IN_USE.format(path=fs_path)
-        from storages.file import check_filestorage
+    # file://, bdb://, zconfig://: what they name, checked whole first.
+    from storages.checks import check_uri
 
-        check_filestorage(fs_path, in_use=warning is not None)
-    if scheme == "bdb":
-        check_bdb_uri(uri)
+    check_uri(uri, must_exist=True, read_only=True)
     try:
         factory, _ = zodburi.resolve_uri(read_only_uri(uri))
         storage = factory()
