@@ -398,3 +398,14 @@ def test_census_of_a_zconfig_uri_on_a_damaged_file(
     before = tree_digest(tmp_path)
     assert_one_line(vfab_bench("census", f"zconfig://{conf}"), "damaged")
     assert tree_digest(tmp_path) == before
+
+
+def test_census_of_a_whole_filestorage_changes_nothing(
+    file_set: Path, tmp_path: Path
+) -> None:
+    data = copy_set(file_set, tmp_path / "data")
+    before = tree_digest(data)
+    for args in (["census", "--path", str(data)], ["census", f"file://{data}/Data.fs"]):
+        proc = vfab_bench(*args, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert tree_digest(data) == before
