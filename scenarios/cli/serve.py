@@ -150,7 +150,9 @@ def _ensure_data_set(
     path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
 ) -> None:
     """Populate *path* unless it already holds this data set (as populate
-    would: see scenarios.data.datadir for what it refuses and what it removes)."""
+    would: see scenarios.data.datadir for what it refuses and what it removes).
+    A data set already there is checked whole first (runzeo opens it
+    read-write, and a damaged FileStorage opened so is silently cut short)."""
     marker = datadir.read_marker(path) if path.is_dir() else None
     held = (marker or {}).get("spec", {})
     if (
@@ -159,10 +161,15 @@ def _ensure_data_set(
         and marker["storage"] == storage
         and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
     ):
+        datadir.check_data_set(storage, path)  # refuse before saying anything
         say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
         return
-    datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    replaced = datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    if replaced:
+        datadir.check_data_set(storage, path)
     say(f"populating the {spec.name} data set (seed {seed})")
     started = time.perf_counter()
-    datadir.populate(storage, path, spec, seed, overwrite=overwrite, progress=say)
+    datadir.populate(
+        storage, path, spec, seed, overwrite=overwrite, progress=say, checked=True
+    )
     say(f"populated in {time.perf_counter() - started:.1f} s")
