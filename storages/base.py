@@ -132,6 +132,11 @@ class Store(abc.ABC):
         """Pack to now: remove every revision no longer current."""
         raise NotImplementedError(f"{self.name} does not pack")
 
+    def cache_hits(self) -> int | None:
+        """Hits of a client cache below the object cache so far (ZEO's), or
+        None; read locally, never from a server."""
+        return None
+
     def diagnose(self) -> str | None:
         """Why this store may have stopped working, when something outside
         the process knows (a server it started exited), or None: the runner
