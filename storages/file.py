@@ -9,7 +9,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from storages.base import StorageError, StorageFactory, Store, ZODBStore
+from storages.base import (
+    StorageError,
+    StorageFactory,
+    Store,
+    Wrap,
+    ZODBStore,
+    wrapping,
+)
 
 
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]
@@ -66,16 +73,17 @@ class FileFactory(StorageFactory):
     description = "ZODB FileStorage (Data.fs) on local disk"
     keeps_directory = True
     servable = True
+    wraps_storage = True
     not_storage = NOT_STORAGE
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         return filestorage_section(directory), ()
 
-    def open(self, directory: Path) -> Store:
+    def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         path = Path(directory) / "Data.fs"
         return ZODBStore(
             self.name,
-            lambda: open_filestorage(path),
+            wrapping(lambda: open_filestorage(path), wrap),
             self.options,
             size=lambda: directory_size(path.parent, self.not_storage),
         )

@@ -22,7 +22,7 @@ from scenarios.cli.args import (
     check_outputs,
     check_storages_usable,
     progress,
-    selected_storages,
+    storage_columns,
     storage_list,
     storage_options,
     trials,
@@ -103,19 +103,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     from scenarios.bench import runner
 
-    names = selected_storages(args)
+    options = storage_options(args)
+    names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     config = RunConfig(
-        storages=tuple(names) if names else storages.DEFAULT_STORAGES,
+        storages=names,
         scale=scale_for(args.size, args.scale),
         repeat=repeat,
         warmups=warmups,
         seed=args.seed,
-        options=storage_options(args),
+        options=options,
         batch=args.batch,
         profile_dir=args.profile,
     )
-    check_storages_usable(config.storages, config.options, explicit=bool(names))
+    check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
     check_profile_dir(config, args.force)
 
