@@ -238,6 +238,26 @@ class URISource:
         return self.uri
 
 
+def zconfig_source(path: Path, name: str | None = None) -> ZConfigSource:
+    """The <zodb NAME> section of the file at *path* (the only one when
+    *name* is None); StorageError naming the sections otherwise."""
+    path = path.absolute()
+    sections = parse_zconfig(path)
+    names = [section.name or "" for section in sections]
+    if name is None:
+        if len(sections) > 1:
+            raise StorageError(
+                f"{path} has {len(sections)} <zodb> sections: name one with "
+                f"--database ({', '.join(names)})"
+            )
+        return ZConfigSource(path, 0)
+    if name not in names:
+        raise StorageError(
+            f"no <zodb {name}> section in {path}; choose from {', '.join(names)}"
+        )
+    return ZConfigSource(path, names.index(name))
+
+
 def _storage_sections(storage: Any) -> Iterator[Any]:
     """A storage section's datatype and those of the sections it wraps
     (<zlibstorage>, <blobstorage>, <demostorage>)."""
@@ -281,6 +301,12 @@ class ZConfigSource:
                 where = getattr(address, "address", address)
                 if isinstance(where, tuple):
                     _check_tcp(where[0], where[1], f"<zodb> in {self.path}")
+
+    def open_read_only(self) -> Any:
+        """The storage, read-only wherever its sections have a read-only
+        mode (a census); StorageError when it cannot be opened."""
+        self.reach()
+        return _open(lambda: self._storage(read_only=True).open(), self)
 
     def read_only_opener(self) -> Callable[[], Any] | None:
         storage = self.section().config.storage
