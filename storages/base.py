@@ -330,22 +330,46 @@ class ZODBStore(Store):
 
         if self.trial_key is None:
             self.connection.root()[ROOT_KEY] = PersistentMapping()
+            self.commit()
         else:
-            self.root()  # root[ROOT_KEY] made where absent
-            self.connection.root()[ROOT_KEY][self.trial_key] = PersistentMapping()
-        self.commit()
+            key = self.trial_key
+
+            def empty_trial() -> None:
+                self.root()  # root[ROOT_KEY] made where absent
+                self.connection.root()[ROOT_KEY][key] = PersistentMapping()
+
+            self._commit_retrying(empty_trial)
         self.transfer_counts()
+
+    def _commit_retrying(self, change: Callable[[], None], attempts: int = 5) -> None:
+        """change() and commit, again after a ConflictError: another run on
+        the same database adds or removes its own key in root[ROOT_KEY]."""
+        from ZODB.POSException import ConflictError
+
+        for attempt in range(attempts):
+            try:
+                change()
+                self.commit()
+                return
+            except ConflictError:
+                self.abort()  # and see the other run's commit
+                if attempt == attempts - 1:
+                    raise
 
     def _remove_trial(self) -> None:
         """Remove this trial's key from a database the suite did not create,
         committed; nothing else is written."""
         if self.trial_key is None or self.connection is None:
             return
+        key = self.trial_key
+
+        def remove() -> None:
+            ours = self.connection.root().get(ROOT_KEY)
+            if ours is not None and key in ours:
+                del ours[key]
+
         self.transaction_manager.abort()
-        ours = self.connection.root().get(ROOT_KEY)
-        if ours is not None and self.trial_key in ours:
-            del ours[self.trial_key]
-            self.commit()
+        self._commit_retrying(remove)
 
     def commit(self) -> None:
         # commit_guard is looked up now: a CLI installs its own after import.

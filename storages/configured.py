@@ -76,8 +76,9 @@ class ConfiguredOptions(OptionGroup):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ConfiguredOptions:
+        path = getattr(args, "storage_config", None)
         return cls(
-            storage_config=getattr(args, "storage_config", None),
+            storage_config=None if path is None else Path(path).absolute(),
             storage_uri=tuple(getattr(args, "storage_uri", None) or ()),
             pack=bool(getattr(args, "pack", False)),
         )
@@ -371,6 +372,12 @@ def _innermost(storage: Any) -> Any:
     return storage
 
 
+def _demo(storage: Any) -> bool:
+    from ZODB.DemoStorage import DemoStorage
+
+    return isinstance(_innermost(storage), DemoStorage)
+
+
 def _in_memory(storage: Any) -> bool:
     """True for a storage whose data die with the instance (MappingStorage,
     or one wrapped by zc.zlibstorage): reopen must keep the instance."""
@@ -446,6 +453,12 @@ class ConfiguredFactory(StorageFactory):
                 kept[0]._opened = True
                 return kept[1]
             opened = _open(open_storage, self.source)
+            if _demo(opened):
+                opened.close()
+                raise StorageError(
+                    f"{self.source.describe()}: a DemoStorage keeps its changes "
+                    "in memory and loses them when the cold rows reopen it"
+                )
             if zlib:
                 from storages.zlib import wrap_zlib
 

@@ -309,6 +309,7 @@ def bad_files(tmp_path: Path) -> Iterator[Path]:
         (["--storage-uri", "file=memory://"], "has a registered storage's name"),
         (["--storage-uri", "a=memory://", "--storage-uri", "a=memory://"], "twice"),
         (["--storage", "zlib+zeo"], "zlib+ goes in front of"),
+        (["--storage-uri", "d=demo:(memory://)/(memory://)"], "a DemoStorage"),
     ],
 )
 def test_bad_input(
