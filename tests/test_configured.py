@@ -340,3 +340,31 @@ def test_census_takes_a_config_file(
     assert outcome.status == 0, outcome.err
     assert "<zodb plain>" in outcome.out and "OOBTree" in outcome.out
     assert not (tmp_path / "a" / "Data.fs.lock").exists()  # read-only: no lock
+
+
+def test_zeo_address_follows_the_same_rule(
+    tmp_path: Path, no_leaked_servers: None
+) -> None:
+    import transaction
+    import ZEO
+    import ZODB
+
+    from storages.file import filestorage_section
+    from storages.zeo import ZEOOptions, ZEOServer
+
+    with ZEOServer(tmp_path, filestorage_section(tmp_path)) as server:
+        for pack in (False, True):
+            options = StorageOptions(
+                ZEOOptions(zeo_address=server.address), ConfiguredOptions(pack=pack)
+            )
+            (tmp_path / f"client-{pack}").mkdir()
+            with storages.get("zeo", options).open(tmp_path / f"client-{pack}") as s:
+                s.reset()
+                s.root()["x"] = 1
+                s.commit()
+                assert s.can_pack is pack
+        db = ZODB.DB(ZEO.client(server.address))
+        conn = db.open(transaction.TransactionManager())
+        assert dict(conn.root()[ROOT_KEY]) == {}  # both trial keys removed
+        conn.close()
+        db.close()
