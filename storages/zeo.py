@@ -38,6 +38,7 @@ from storages.base import (
     StorageOptions,
     Store,
     ZODBStore,
+    new_trial_key,
 )
 from storages.file import FileFactory, directory_size
 from storages.options import add_size_option, at_least
@@ -435,8 +436,17 @@ class ZEOFactory(StorageFactory):
         options = self.options
         zeo = options.get(ZEOOptions)
         if zeo.zeo_address is not None:
+            # The server's database is the user's: a trial key, no pack.
+            from storages.configured import ConfiguredOptions
+
             address = zeo.zeo_address
-            return ZEOStore(self.name, lambda: open_client(address, options), options)
+            return ZEOStore(
+                self.name,
+                lambda: open_client(address, options),
+                options,
+                trial_key=new_trial_key(),
+                packs=options.get(ConfiguredOptions).pack,
+            )
 
         backend = self.backend(options)
         reason = backend.unavailable()

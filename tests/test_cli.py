@@ -177,6 +177,7 @@ def test_storages_command_lists_the_registry() -> None:
         "memory",
         "mapping",
         "file",
+        "zlib+file",
         "bdb",
         "zeo",
         "zeo+bdb",

@@ -23,7 +23,11 @@ def factory_or_skip(name: str, options: StorageOptions | None = None):  # type: 
     return factory
 
 
-@pytest.mark.parametrize("name", list(storages.REGISTRY))
+#: zlib+NAME over the other storages that wrap, beside the registered ones.
+ZLIB_OVER = ["zlib+mapping", "zlib+bdb"]
+
+
+@pytest.mark.parametrize("name", [*storages.REGISTRY, *ZLIB_OVER])
 def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     """Write, read back, reopen (cold cache), close; reopen where it persists."""
     factory = factory_or_skip(name)

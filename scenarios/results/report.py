@@ -227,7 +227,10 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         ),
         row("model objects built", lambda s: str(by[s][0].objects)),
         row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
-        row("connection cache target (objects)", lambda s: cache_target),
+        row(
+            "connection cache target (objects)",
+            lambda s: str(by[s][0].stats.get("cache_target") or cache_target),
+        ),
         row("build rows: wall us per object built", cost),
         row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
     ]

@@ -21,12 +21,12 @@ import pytest
 import storages
 from scenarios.results.metadata import versions
 from storages import Store
-from tests.benchmarks.options import selected_storages
+from tests.benchmarks.options import selected_storages, storage_options
 from vfab.generate import DataSpec
 
 
-def _storage_param(name: str) -> object:
-    why = storages.get(name).unavailable()
+def _storage_param(name: str, options: storages.StorageOptions) -> object:
+    why = storages.get(name, options).unavailable()
     if why is not None:
         marks = pytest.mark.skip(reason=f"{name} unavailable here: {why}")
         return pytest.param(name, id=name, marks=marks)
@@ -36,7 +36,8 @@ def _storage_param(name: str) -> object:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "storage" in metafunc.fixturenames:
         names = selected_storages(metafunc.config)
-        metafunc.parametrize("storage", [_storage_param(n) for n in names])
+        options = storage_options(metafunc.config)
+        metafunc.parametrize("storage", [_storage_param(n, options) for n in names])
 
 
 @pytest.fixture
@@ -51,11 +52,14 @@ def spec(size: str) -> DataSpec:
 
 
 @pytest.fixture
-def store(storage: str) -> Iterator[Store]:
+def store(storage: str, request: pytest.FixtureRequest) -> Iterator[Store]:
     """*storage* opened in a fresh temporary directory for this test, closed
-    (and its server stopped) on success, failure and interrupt alike."""
+    (and its server stopped) on success, failure and interrupt alike.  On a
+    database --storage-config or --storage-uri names, the test writes below
+    its own key, removed when it closes."""
+    factory = storages.get(storage, storage_options(request.config))
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
-        with storages.get(storage).open(Path(tmp)) as opened:
+        with factory.open(Path(tmp)) as opened:
             yield opened
 
 
