@@ -22,6 +22,7 @@ from storages.bdb.factory import BDBFactory, ZEOBDBFactory
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
 from storages.memory import MemoryFactory
+from storages.relstorage.factory import FACTORIES as RELSTORAGE_FACTORIES
 from storages.zeo import ZEOFactory
 
 #: The entry point group other packages register storages in.
@@ -34,10 +35,19 @@ BUILT_IN: tuple[type[StorageFactory], ...] = (
     BDBFactory,
     ZEOFactory,
     ZEOBDBFactory,
+    *RELSTORAGE_FACTORIES,
 )
 
-#: What `vfab-bench run` measures when --storage is not given.
-DEFAULT_STORAGES: tuple[str, ...] = ("memory", "mapping", "file", "bdb", "zeo")
+#: What `vfab-bench run` measures when --storage is not given: those that
+#: need no server of their own beyond runzeo (relstorage-sqlite is embedded).
+DEFAULT_STORAGES: tuple[str, ...] = (
+    "memory",
+    "mapping",
+    "file",
+    "bdb",
+    "zeo",
+    "relstorage-sqlite",
+)
 
 
 def _broken(entry_name: str, reason: str) -> type[StorageFactory]:

@@ -138,11 +138,15 @@ def check_storages_usable(
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
     default one that cannot is skipped by the runner), and a --zeo-address
-    must answer."""
+    must answer, like every server or port named for a storage (its
+    preflight())."""
     for name in names:
-        reason = storages.get(name, options).unavailable()
+        factory = storages.get(name, options)
+        reason = factory.unavailable()
         if reason is not None and explicit:
             raise ConfigError(f"storage {name!r} is not available: {reason}")
+        if reason is None:
+            factory.preflight()
     address = options.get(ZEOOptions).zeo_address
     uses_zeo = (ZEOOptions in storages.REGISTRY[n].option_groups for n in names)
     if address is not None and any(uses_zeo):

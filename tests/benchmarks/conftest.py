@@ -12,6 +12,7 @@ Fixture names avoid 'session' and 'fastsession' (locust's pytest plugin).
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,12 +51,35 @@ def spec(size: str) -> DataSpec:
     return DataSpec.for_size(size)
 
 
+@pytest.fixture(scope="session")
+def _running() -> Iterator[dict[str, storages.StorageFactory]]:
+    """Each storage's factory, its running() entered on first use and left
+    at the end of the session (a RelStorage's database server is started
+    once, not per benchmark)."""
+    with contextlib.ExitStack() as stack:
+        yield _Factories(stack)
+
+
+class _Factories(dict):  # type: ignore[type-arg]
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        super().__init__()
+        self.stack = stack
+
+    def __missing__(self, name: str) -> storages.StorageFactory:
+        factory = storages.get(name)
+        self.stack.enter_context(factory.running())
+        self[name] = factory
+        return factory
+
+
 @pytest.fixture
-def store(storage: str) -> Iterator[Store]:
+def store(
+    storage: str, _running: dict[str, storages.StorageFactory]
+) -> Iterator[Store]:
     """*storage* opened in a fresh temporary directory for this test, closed
     (and its server stopped) on success, failure and interrupt alike."""
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
-        with storages.get(storage).open(Path(tmp)) as opened:
+        with _running[storage].open(Path(tmp)) as opened:
             yield opened
 
 
