@@ -250,7 +250,7 @@ def storage_notes(run: RunResult) -> str:
             continue
         parts = [f"history-{stats['history']}"]
         parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
-        notes[trial.storage] = f"{trial.storage}: {', '.join(parts)}"
+        notes[trial.storage] = f"{trial.storage}: {', '.join(dict.fromkeys(parts))}"
     return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
