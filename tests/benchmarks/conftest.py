@@ -52,7 +52,7 @@ def spec(size: str) -> DataSpec:
 
 
 @pytest.fixture(scope="session")
-def _running() -> Iterator[dict[str, storages.StorageFactory]]:
+def running_factories() -> Iterator[dict[str, storages.StorageFactory]]:
     """Each storage's factory, its running() entered on first use and left
     at the end of the session (a RelStorage's database server is started
     once, not per benchmark)."""
@@ -74,12 +74,12 @@ class _Factories(dict):  # type: ignore[type-arg]
 
 @pytest.fixture
 def store(
-    storage: str, _running: dict[str, storages.StorageFactory]
+    storage: str, running_factories: dict[str, storages.StorageFactory]
 ) -> Iterator[Store]:
     """*storage* opened in a fresh temporary directory for this test, closed
     (and its server stopped) on success, failure and interrupt alike."""
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
-        with _running[storage].open(Path(tmp)) as opened:
+        with running_factories[storage].open(Path(tmp)) as opened:
             yield opened
 
 
