@@ -19,10 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    """One line per storage: name, usable here (yes/no), description, and
-    for an unusable one why and how to get it (the reason says both)."""
+    """One line per storage (no header: the first word is the name):
+    name, usable here (yes/no), description, and for an unusable one why
+    and how to get it (the reason says both)."""
     width = max(len(name) for name in storages.REGISTRY)
-    print(f"{'storage':{width}}  usable  description")
     for name, factory in storages.REGISTRY.items():
         reason = factory().unavailable()
         usable, note = ("no ", f" (unavailable: {reason})") if reason else ("yes", "")
