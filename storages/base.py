@@ -274,6 +274,11 @@ class StorageFactory(abc.ABC):
         binary), or None.  Tests skip with this reason."""
         return None
 
+    def preflight(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Check, before a run starts, what the user named for this storage
+        (a server that must answer, a port that must be free); StorageError
+        if it will not do.  Cheap: no server is started here."""
+
 
 #: A wrapper storage around a ZODB storage: storage -> wrapping storage.
 Wrap = Callable[[Any], Any]

@@ -23,6 +23,7 @@ from storages.configured import ConfiguredOptions, columns
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
 from storages.memory import MemoryFactory
+from storages.relstorage.factory import FACTORIES as RELSTORAGE_FACTORIES
 from storages.zeo import ZEOFactory
 from storages.zlib import PREFIX as ZLIB_PREFIX
 from storages.zlib import ZlibFileFactory, zlib_of
@@ -38,10 +39,19 @@ BUILT_IN: tuple[type[StorageFactory], ...] = (
     BDBFactory,
     ZEOFactory,
     ZEOBDBFactory,
+    *RELSTORAGE_FACTORIES,
 )
 
-#: What `vfab-bench run` measures when --storage is not given.
-DEFAULT_STORAGES: tuple[str, ...] = ("memory", "mapping", "file", "bdb", "zeo")
+#: What `vfab-bench run` measures when --storage is not given: those that
+#: need no server of their own beyond runzeo (relstorage-sqlite is embedded).
+DEFAULT_STORAGES: tuple[str, ...] = (
+    "memory",
+    "mapping",
+    "file",
+    "bdb",
+    "zeo",
+    "relstorage-sqlite",
+)
 
 
 def _broken(entry_name: str, reason: str) -> type[StorageFactory]:

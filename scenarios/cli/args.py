@@ -145,7 +145,8 @@ def check_storages_usable(
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
     default one that cannot is skipped by the runner), a --zeo-address
-    must answer, and a database the user named (--storage-config,
+    must answer like every server or port named for a storage (its
+    preflight()), and a database the user named (--storage-config,
     --storage-uri) must open read-only (StorageFactory.check)."""
     factories = [storages.get(name, options) for name in names]
     for factory in factories:
@@ -154,6 +155,7 @@ def check_storages_usable(
             raise ConfigError(f"storage {factory.name!r} is not available: {reason}")
     for factory in factories:
         if factory.unavailable() is None:
+            factory.preflight()
             factory.check()
     address = options.get(ZEOOptions).zeo_address
     uses_zeo = (ZEOOptions in f.option_groups for f in factories)

@@ -263,7 +263,22 @@ def legend(run: RunResult) -> str:
         "Cold: new DB and client on the same data (the OS page cache is not "
         "dropped); warm: objects ghosted, lower caches warm; hot: objects in "
         "memory. Cold minus hot is the time spent filling the cache."
+        + storage_notes(run)
     )
+
+
+def storage_notes(run: RunResult) -> str:
+    """What the trials' stats say of how a storage was set up (a RelStorage's
+    history mode and driver), one clause per storage; "" when none say."""
+    notes: dict[str, str] = {}
+    for trial in run.trials:
+        stats = trial.stats or {}
+        if trial.storage in notes or "history" not in stats:
+            continue
+        parts = [f"history-{stats['history']}"]
+        parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
+        notes[trial.storage] = f"{trial.storage}: {', '.join(dict.fromkeys(parts))}"
+    return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
 def text(run: RunResult) -> str:

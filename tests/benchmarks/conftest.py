@@ -12,6 +12,7 @@ Fixture names avoid 'session' and 'fastsession' (locust's pytest plugin).
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 
 import storages
 from scenarios.results.metadata import versions
-from storages import Store
+from storages import StorageOptions, Store
 from tests.benchmarks.options import selected_storages, storage_options
 from vfab.generate import DataSpec
 
@@ -51,15 +52,41 @@ def spec(size: str) -> DataSpec:
     return DataSpec.for_size(size)
 
 
+@pytest.fixture(scope="session")
+def running_factories(
+    request: pytest.FixtureRequest,
+) -> Iterator[dict[str, storages.StorageFactory]]:
+    """Each storage's factory (with the options --storage-config and
+    --storage-uri give), its running() entered on first use and left at the
+    end of the session (a RelStorage's database server is started once, not
+    per benchmark)."""
+    with contextlib.ExitStack() as stack:
+        yield _Factories(stack, storage_options(request.config))
+
+
+class _Factories(dict):  # type: ignore[type-arg]
+    def __init__(self, stack: contextlib.ExitStack, options: StorageOptions) -> None:
+        super().__init__()
+        self.stack = stack
+        self.options = options
+
+    def __missing__(self, name: str) -> storages.StorageFactory:
+        factory = storages.get(name, self.options)
+        self.stack.enter_context(factory.running())
+        self[name] = factory
+        return factory
+
+
 @pytest.fixture
-def store(storage: str, request: pytest.FixtureRequest) -> Iterator[Store]:
+def store(
+    storage: str, running_factories: dict[str, storages.StorageFactory]
+) -> Iterator[Store]:
     """*storage* opened in a fresh temporary directory for this test, closed
     (and its server stopped) on success, failure and interrupt alike.  On a
     database --storage-config or --storage-uri names, the test writes below
     its own key, removed when it closes."""
-    factory = storages.get(storage, storage_options(request.config))
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
-        with factory.open(Path(tmp)) as opened:
+        with running_factories[storage].open(Path(tmp)) as opened:
             yield opened
 
 

@@ -34,6 +34,7 @@ import transaction
 from BTrees.IOBTree import IOBTree
 from persistent.mapping import PersistentMapping
 from ZODB.Connection import TransactionMetaData
+from ZODB.interfaces import IMVCCStorage
 from ZODB.POSException import ConflictError
 from ZODB.utils import load_current, z64
 
@@ -203,8 +204,11 @@ def test_store(benchmark: Any, request: Any, fab_store: Store, size: str) -> Non
         counts=no_connection,
         batch=BATCH,
     )
-    # The last round's records read back, from the storage the test opened.
+    # The last round's records read back, from the storage the test opened
+    # (reopened: an IMVCC storage such as RelStorage shows other instances'
+    # commits only after a poll).
     assert len(stored) == BATCH
+    store.reopen()
     for oid, data in stored[:: BATCH // 5]:
         assert load_current(store.db.storage, oid)[0] == data
 
@@ -473,6 +477,12 @@ def test_tpc(benchmark: Any, request: Any, fab_store: Store, size: str) -> None:
     costs the storage itself, a server round trip each on zeo.
     zodbshootout: tpc."""
     store = needs_database(fab_store, "no storage to commit to")
+    if IMVCCStorage.providedBy(store.db.storage):
+        pytest.skip(
+            f"{store.name}: RelStorage's empty two-phase commits do not each "
+            "get a new tid (tids repeat), so this is not the cost of one "
+            "transaction"
+        )
     storage = store.connection._storage
     tids: list[bytes] = []
 
