@@ -119,7 +119,9 @@ def test_a_slowed_storage_is_found_and_fails_the_gate(
         assert "x slower (+" in c.verdict
     quiet = [c for c in mapping_cells if not c.difference.significant]
     assert len(quiet) >= 0.8 * len(mapping_cells), result.text()
-    assert not result.faster()
+    # Same code on mapping: a chance difference either way is allowed in the
+    # fifth the line above allows, never a file cell called faster.
+    assert all(c.column == "mapping" for c in result.faster()), result.text()
 
     out_json, out_md = tmp_path / "c.json", tmp_path / "c.md"
     r = run_cli(
