@@ -107,6 +107,59 @@ def test_readers_not_blocked_by_a_commit_in_progress(bdb: BDBStorage) -> None:
 # -- ZODB-level behaviour ---------------------------------------------------
 
 
+class _GrowingCursor:
+    """A cursor over sorted records to which a "commit in progress" appends
+    *late* records just after set_range answers: the window in which a read
+    uncommitted cursor's set_range and its prev() or last() see different
+    tables."""
+
+    def __init__(self, records: list[tuple[bytes, bytes]], late: list[Any]) -> None:
+        self.records, self.late, self.i = records, late, -1
+
+    def set_range(self, key: bytes, **partial: int) -> tuple[bytes, bytes] | None:
+        found = [i for i, (k, _) in enumerate(self.records) if k >= key]
+        self.i = found[0] if found else len(self.records)
+        rec = self.records[self.i] if found else None
+        self.records.extend(self.late)  # sorted after everything: appended
+        self.records.sort()
+        return rec
+
+    def prev(self, **partial: int) -> tuple[bytes, bytes] | None:
+        self.i -= 1
+        return self.records[self.i] if self.i >= 0 else None
+
+    def last(self, **partial: int) -> tuple[bytes, bytes] | None:
+        self.i = len(self.records) - 1
+        return self.records[self.i] if self.records else None
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_commit_appending_during_a_seek_is_not_seen(bdb: BDBStorage) -> None:
+    # test7ZODBThreads' "POSKeyError 0x00": the root's only committed
+    # revision is the last record; a reader's set_range(root + ltid + 1)
+    # finds nothing; a commit then appends the root's next revision and a
+    # new object; last() returned the new object: not the root, so
+    # POSKeyError (or, had the root's revision been last, uncommitted data).
+    first = store(bdb, z64, z64, zodb_pickle(MinPO(1)))
+    committed = [(z64 + first, zodb_pickle(MinPO(1)))]
+    pending = p64(int.from_bytes(first, "big") + 5)
+    late = [(z64 + pending, b"uncommitted"), (p64(1) + pending, b"new object")]
+
+    class Data:
+        def cursor(self, **flags: int) -> _GrowingCursor:
+            return _GrowingCursor(list(committed), late)
+
+    real, bdb._data = bdb._data, Data()  # type: ignore[assignment]
+    try:
+        assert bdb.loadBefore(z64, pending)[:2] == (committed[0][1], first)
+        assert bdb.history(z64)[0]["tid"] == first
+        assert bdb.record_iternext()[:2] == (z64, first)
+    finally:
+        bdb._data = real
+
+
 def test_btrees_and_length_conflicts_resolve(bdb: BDBStorage) -> None:
     db = ZODB.DB(bdb)
     try:

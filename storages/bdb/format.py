@@ -62,6 +62,29 @@ def last_key(table: Any) -> bytes | None:
     return None if rec is None else rec[0]
 
 
+def seek_before(
+    cursor: Any, key: bytes, dlen: int | None = None
+) -> tuple[tuple[bytes, bytes] | None, tuple[bytes, bytes] | None]:
+    """(the first record at or after *key* as set_range found it, with no
+    data; the last record before *key*, with its first *dlen* bytes of data
+    or all of it), either None when there is none; the cursor is left on
+    the second.
+
+    Read uncommitted, the table can change between two cursor moves: a
+    commit in progress inserts its records (whose tids are above every
+    committed one) after set_range and before prev or last.  Were set_range
+    past the end, last() would then return one of those: a revision of
+    another object, or an uncommitted one of this object.  So the records at
+    or after *key* that showed up meanwhile are stepped over.
+    """
+    part = {} if dlen is None else {"dlen": dlen, "doff": 0}
+    after = cursor.set_range(key, dlen=0, doff=0)
+    rec = cursor.prev(**part) if after is not None else cursor.last(**part)
+    while rec is not None and rec[0] >= key:
+        rec = cursor.prev(**part)
+    return after, rec
+
+
 def encode_txn(status: str | bytes, user: bytes, desc: bytes, ext: bytes) -> bytes:
     if isinstance(status, str):
         status = status.encode("ascii")

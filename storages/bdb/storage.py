@@ -46,6 +46,7 @@ from storages.bdb.format import (
     decode_txn,
     encode_txn,
     last_key,
+    seek_before,
     split_oids,
 )
 from storages.bdb.options import BDBError, BDBOptions
@@ -394,7 +395,7 @@ class BDBStorage(ConflictResolvingStorage):
                 tid = limit
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + tid, dlen=0, doff=0)
+                after, rec = seek_before(cursor, oid + tid)
                 end = (
                     after[0][8:]
                     if after is not None
@@ -402,7 +403,6 @@ class BDBStorage(ConflictResolvingStorage):
                     and after[0][8:] <= ltid
                     else None
                 )
-                rec = cursor.prev() if after is not None else cursor.last()
             finally:
                 cursor.close()
         except (db.DBError, MemoryError) as e:
@@ -432,13 +432,8 @@ class BDBStorage(ConflictResolvingStorage):
             limit = self._limit()
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + limit, dlen=0, doff=0)
                 # One byte tells a revision from an undone creation.
-                rec = (
-                    cursor.prev(dlen=1, doff=0)
-                    if after is not None
-                    else cursor.last(dlen=1, doff=0)
-                )
+                rec = seek_before(cursor, oid + limit, dlen=1)[1]
             finally:
                 cursor.close()
         except (db.DBError, MemoryError) as e:
@@ -464,8 +459,7 @@ class BDBStorage(ConflictResolvingStorage):
         result: list[dict[str, Any]] = []
         cursor = self._data.cursor(flags=DIRTY)
         try:
-            after = cursor.set_range(oid + self._limit(), dlen=0, doff=0)
-            rec = cursor.prev() if after is not None else cursor.last()
+            rec = seek_before(cursor, oid + self._limit())[1]
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
                 meta = self._txns.get(tid, flags=DIRTY)
@@ -496,8 +490,7 @@ class BDBStorage(ConflictResolvingStorage):
         while True:
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + limit, dlen=0, doff=0)
-                rec = cursor.prev() if after is not None else cursor.last()
+                rec = seek_before(cursor, oid + limit)[1]
                 # The next oid with revisions (committed or not: one with
                 # none committed is skipped by the next round).
                 nxt = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
