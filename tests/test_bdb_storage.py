@@ -26,7 +26,7 @@ from BTrees.OOBTree import OOBTree  # noqa: E402
 from persistent.mapping import PersistentMapping  # noqa: E402
 from ZODB.Connection import TransactionMetaData  # noqa: E402
 from ZODB.FileStorage import FileStorage  # noqa: E402
-from ZODB.POSException import POSKeyError  # noqa: E402
+from ZODB.POSException import ConflictError, POSKeyError  # noqa: E402
 from ZODB.serialize import referencesf  # noqa: E402
 from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
@@ -289,6 +289,32 @@ def test_pack_removes_old_revisions_and_garbage(env: Path) -> None:
 
 def oids_of(txn: Any) -> list[bytes]:
     return [record.oid for record in txn]
+
+
+def test_current_tids_follow_commits_loads_and_gc(bdb: BDBStorage) -> None:
+    # store()'s conflict check reads oid -> current tid from memory when it
+    # can (BDBStorage._tids): the map must never hold a stale tid.
+    a, b = bdb.new_oid(), bdb.new_oid()
+    ta = store(bdb, a, z64, zodb_pickle(MinPO(1)))
+    tb = store(bdb, b, z64, zodb_pickle(MinPO(2)))
+    assert bdb._tids == {a: ta, b: tb}  # from the commits
+    bdb._tids.clear()
+    assert load_current(bdb, a)[1] == ta
+    assert bdb._tids == {a: ta}  # from a load of the current revision
+    ta2 = store(bdb, a, ta, zodb_pickle(MinPO(3)))
+    bdb.loadBefore(a, ta2)  # an old revision: not remembered
+    assert bdb._tids[a] == ta2
+    t = TransactionMetaData()
+    bdb.tpc_begin(t)
+    with pytest.raises(ConflictError):
+        bdb.store(a, ta, zodb_pickle(MinPO(4)), "", t)  # stale serial
+    bdb.tpc_abort(t)
+    # A pack's GC forgets what it removes (neither a nor b is reachable).
+    time.sleep(0.01)
+    bdb.pack(time.time(), referencesf)
+    assert a not in bdb._tids and b not in bdb._tids
+    with pytest.raises(POSKeyError):
+        load_current(bdb, a)
 
 
 def test_pack_without_gc_keeps_unreachable_objects(bdb: BDBStorage) -> None:

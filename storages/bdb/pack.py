@@ -49,7 +49,11 @@ class PackTarget(Protocol):
     def lastTransaction(self) -> bytes: ...
 
     def write(
-        self, doing: str, change: Callable[[Any], None], removed: int = 0
+        self,
+        doing: str,
+        change: Callable[[Any], None],
+        removed: int = 0,
+        gone: Iterable[bytes] = (),
     ) -> None: ...
 
     def checkpoint(self) -> None: ...
@@ -242,4 +246,4 @@ class Packer:
                         tables.txn_oids.delete(tid, txn=txn)
                         tables.txns.delete(tid, txn=txn)
 
-            storage.write("packing", delete, removed=gone)
+            storage.write("packing", delete, removed=gone, gone=doomed)

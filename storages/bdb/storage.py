@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import zc.lockfile
@@ -52,6 +52,10 @@ from storages.bdb.format import (
 from storages.bdb.options import BDBError, BDBOptions
 
 log = logging.getLogger(__name__)
+
+#: Entries of the in-memory map oid -> current tid (BDBStorage._tids) before
+#: it is emptied and starts again: ~100 bytes each.
+TIDS_MAX = 200_000
 
 
 def _mib(n: int) -> str:
@@ -134,6 +138,13 @@ class BDBStorage(ConflictResolvingStorage):
         self._clear_transaction()
         self._packing = False
         self._panicked = False  # DB_RUNRECOVERY seen: reopen to recover
+        # oid -> tid of its current committed revision (one with data), for
+        # the objects committed or loaded lately: store()'s conflict check
+        # then needs no B-tree seek.  Exact when present: tpc_finish sets
+        # it, pack's GC removes from it, a load adds to it only if no
+        # commit or pack finished meanwhile (self._epoch unchanged).
+        self._tids: dict[bytes, bytes] = {}
+        self._epoch = 0  # bumped under self._lock by every commit and pack write
 
         self._check_directory()
         self._lockfile = self._acquire_lock()
@@ -389,6 +400,7 @@ class BDBStorage(ConflictResolvingStorage):
         # Records above lastTransaction() are a commit in progress: not
         # seen, neither as the revision nor as its end_tid.
         try:
+            epoch = self._epoch
             ltid = self.lastTransaction()
             limit = p64(u64(ltid) + 1)
             if tid > limit:
@@ -413,7 +425,15 @@ class BDBStorage(ConflictResolvingStorage):
             return None  # created at or after tid
         if not rec[1]:
             raise POSException.POSKeyError(oid)  # creation undone
-        return rec[1], rec[0][8:], end
+        serial = rec[0][8:]
+        if end is None:
+            # The current revision: remember it for store(), unless a commit
+            # or a pack finished since ltid was read (it may have changed).
+            tids = self._tids
+            tids[oid] = serial
+            if self._epoch != epoch:
+                tids.pop(oid, None)
+        return rec[1], serial, end
 
     def load(self, oid: bytes, version: str = "") -> tuple[bytes, bytes]:
         return load_current(self, oid)  # type: ignore[no-any-return]
@@ -588,7 +608,12 @@ class BDBStorage(ConflictResolvingStorage):
         if oid > self._max_stored:
             committed, live = None, False
         else:
-            committed, live = self._current(oid)
+            # Under the commit lock the map cannot change but by additions
+            # of current revisions.
+            committed = self._tids.get(oid)
+            live = committed is not None
+            if not live:
+                committed, live = self._current(oid)
         if committed is not None and committed != serial:
             data = self.tryToResolveConflict(oid, committed, serial, data)
             self._resolved.append(oid)
@@ -728,8 +753,10 @@ class BDBStorage(ConflictResolvingStorage):
             with self._lock:
                 if f is not None:
                     f(tid)
+                self._epoch += 1
                 self._ltid = tid
                 self._len = self._tlen
+                self._remember(tid)
             if self._tdata:
                 self._max_stored = max(self._max_stored, max(self._tdata))
         finally:
@@ -737,6 +764,18 @@ class BDBStorage(ConflictResolvingStorage):
             self._commit_lock.release()
         self._maybe_checkpoint()
         return tid
+
+    def _remember(self, tid: bytes) -> None:
+        """Under self._lock, after commit: the objects written are current
+        at *tid* (or, an undone creation copied, have no data)."""
+        tids = self._tids
+        if len(tids) + len(self._tdata) > TIDS_MAX:
+            tids.clear()
+        for oid, data in self._tdata.items():
+            if data:
+                tids[oid] = tid
+            else:
+                tids.pop(oid, None)
 
     def tpc_abort(self, transaction: Any) -> None:  # IStorage
         if transaction is not self._transaction:
@@ -802,10 +841,15 @@ class BDBStorage(ConflictResolvingStorage):
         return self._commit_lock
 
     def write(
-        self, doing: str, change: Callable[[Any], None], removed: int = 0
+        self,
+        doing: str,
+        change: Callable[[Any], None],
+        removed: int = 0,
+        gone: Iterable[bytes] = (),
     ) -> None:
         """Run change(txn) in one Berkeley DB transaction and commit it;
-        *removed* live objects are taken off len() in the same transaction.
+        *removed* live objects are taken off len() in the same transaction,
+        and the oids in *gone* (objects change() deleted) are forgotten.
         Call with commit_lock held.  A Berkeley DB failure is a BDBError
         saying what was being done."""
         txn = self._env.txn_begin()
@@ -820,9 +864,11 @@ class BDBStorage(ConflictResolvingStorage):
             txn.abort()
             raise
         txn.commit()
-        if removed:
-            with self._lock:
-                self._len -= removed
+        with self._lock:
+            self._len -= removed
+            self._epoch += 1
+            for oid in gone:
+                self._tids.pop(oid, None)
 
     def checkpoint(self) -> None:
         """Checkpoint if enough log was written since the last one."""
