@@ -477,6 +477,35 @@ def test_a_corrupt_database_file_is_refused_not_changed(env: Path) -> None:
         BDBStorage(env)
 
 
+def test_another_layout_version_is_refused_by_name(env: Path) -> None:
+    from berkeleydb import db
+
+    from storages.bdb.format import FORMAT, FORMAT_PREFIX, LAYOUT_VERSION
+
+    BDBStorage(env, **SMALL).close()
+    e = db.DBEnv()
+    e.open(
+        str(env),
+        db.DB_CREATE
+        | db.DB_INIT_MPOOL
+        | db.DB_INIT_TXN
+        | db.DB_INIT_LOCK
+        | db.DB_INIT_LOG,
+    )
+    meta = db.DB(e)
+    meta.open(DATA_FILE, "meta", db.DB_BTREE, db.DB_AUTO_COMMIT)
+    assert meta.get(b"format") == FORMAT
+    meta.put(b"format", FORMAT_PREFIX + b"2")
+    meta.close()
+    e.close()
+    with pytest.raises(
+        BDBError,
+        match=f"layout version 2; this BDBStorage reads layout version "
+        f"{LAYOUT_VERSION}",
+    ):
+        BDBStorage(env, **SMALL)
+
+
 def test_another_berkeley_db_file_is_refused(env: Path) -> None:
     from berkeleydb import db
 

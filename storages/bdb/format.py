@@ -16,7 +16,7 @@ Tables in zodb.db (keys big-endian, so B-tree order is numeric order):
               was undone in the source of a copy)  # {oid+tid -> pickle}
     txns      tid -> status, user, description, extension
     txn_oids  tid -> the oids the transaction wrote, in store order
-    meta      b"format" -> FORMAT, b"len" -> live objects (p64),
+    meta      b"format" -> FORMAT (names LAYOUT_VERSION), b"len" -> live objects (p64),
               b"packed" -> tid the last pack went up to + b"g" if it
               collected garbage, b"-" if not
 """
@@ -30,7 +30,13 @@ from berkeleydb import db
 
 DATA_FILE = "zodb.db"
 LOCK_FILE = "zodb.lock"
-FORMAT = b"vfab-loadtest BDBStorage 1"
+#: The record layout this module describes.  An environment records the
+#: version it was written in (meta b"format"); one written in another
+#: version is refused with an error naming both, never read.  Version 1: the
+#: tables above (revisions keyed oid + tid in one table).
+LAYOUT_VERSION = 1
+FORMAT_PREFIX = b"vfab-loadtest BDBStorage "
+FORMAT = FORMAT_PREFIX + str(LAYOUT_VERSION).encode("ascii")
 TABLES = ("data", "txns", "txn_oids", "meta")
 #: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
 #: all revisions of oid.

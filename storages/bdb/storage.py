@@ -38,6 +38,8 @@ from storages.bdb.format import (
     DATA_FILE,
     DIRTY,
     FORMAT,
+    FORMAT_PREFIX,
+    LAYOUT_VERSION,
     LOCK_FILE,
     LOG_FILE_SIZE,
     MAXKEY,
@@ -254,11 +256,8 @@ class BDBStorage(ConflictResolvingStorage):
             if fresh:
                 meta.put(b"format", FORMAT, txn=txn)
                 meta.put(b"len", p64(0), txn=txn)
-            elif meta.get(b"format", txn=txn) != FORMAT:
-                raise BDBError(
-                    f"{os.path.join(self._path, DATA_FILE)} is not a BDBStorage "
-                    "database (format marker missing or different)"
-                )
+            else:
+                self._check_format(meta.get(b"format", txn=txn))
         except db.DBError as e:
             txn.abort()
             raise BDBError(
@@ -283,6 +282,23 @@ class BDBStorage(ConflictResolvingStorage):
         self._max_stored = last[:8] if last is not None else z64
         self._oid = u64(self._max_stored)  # new_oid's high-water mark
         self._len = u64(self._meta.get(b"len"))
+
+    def _check_format(self, marker: bytes | None) -> None:
+        """Refuse a database of another layout version, or not ours."""
+        if marker == FORMAT:
+            return
+        where = os.path.join(self._path, DATA_FILE)
+        if marker is not None and marker.startswith(FORMAT_PREFIX):
+            version = marker[len(FORMAT_PREFIX) :].decode("ascii", "replace")
+            raise BDBError(
+                f"{where} is in BDBStorage layout version {version}; this "
+                f"BDBStorage reads layout version {LAYOUT_VERSION} only (open it "
+                "with the version that wrote it and copy it with "
+                "copyTransactionsFrom)"
+            )
+        raise BDBError(
+            f"{where} is not a BDBStorage database (format marker missing or different)"
+        )
 
     def _close_handles(self) -> None:
         for table in self._tables.values():
