@@ -26,7 +26,7 @@ from BTrees.OOBTree import OOBTree  # noqa: E402
 from persistent.mapping import PersistentMapping  # noqa: E402
 from ZODB.Connection import TransactionMetaData  # noqa: E402
 from ZODB.FileStorage import FileStorage  # noqa: E402
-from ZODB.POSException import POSKeyError  # noqa: E402
+from ZODB.POSException import ConflictError, POSKeyError  # noqa: E402
 from ZODB.serialize import referencesf  # noqa: E402
 from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
@@ -105,6 +105,59 @@ def test_readers_not_blocked_by_a_commit_in_progress(bdb: BDBStorage) -> None:
 
 
 # -- ZODB-level behaviour ---------------------------------------------------
+
+
+class _GrowingCursor:
+    """A cursor over sorted records to which a "commit in progress" appends
+    *late* records just after set_range answers: the window in which a read
+    uncommitted cursor's set_range and its prev() or last() see different
+    tables."""
+
+    def __init__(self, records: list[tuple[bytes, bytes]], late: list[Any]) -> None:
+        self.records, self.late, self.i = records, late, -1
+
+    def set_range(self, key: bytes, **partial: int) -> tuple[bytes, bytes] | None:
+        found = [i for i, (k, _) in enumerate(self.records) if k >= key]
+        self.i = found[0] if found else len(self.records)
+        rec = self.records[self.i] if found else None
+        self.records.extend(self.late)  # sorted after everything: appended
+        self.records.sort()
+        return rec
+
+    def prev(self, **partial: int) -> tuple[bytes, bytes] | None:
+        self.i -= 1
+        return self.records[self.i] if self.i >= 0 else None
+
+    def last(self, **partial: int) -> tuple[bytes, bytes] | None:
+        self.i = len(self.records) - 1
+        return self.records[self.i] if self.records else None
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_commit_appending_during_a_seek_is_not_seen(bdb: BDBStorage) -> None:
+    # test7ZODBThreads' "POSKeyError 0x00": the root's only committed
+    # revision is the last record; a reader's set_range(root + ltid + 1)
+    # finds nothing; a commit then appends the root's next revision and a
+    # new object; last() returned the new object: not the root, so
+    # POSKeyError (or, had the root's revision been last, uncommitted data).
+    first = store(bdb, z64, z64, zodb_pickle(MinPO(1)))
+    committed = [(z64 + first, zodb_pickle(MinPO(1)))]
+    pending = p64(int.from_bytes(first, "big") + 5)
+    late = [(z64 + pending, b"uncommitted"), (p64(1) + pending, b"new object")]
+
+    class Data:
+        def cursor(self, **flags: int) -> _GrowingCursor:
+            return _GrowingCursor(list(committed), late)
+
+    real, bdb._data = bdb._data, Data()  # type: ignore[assignment]
+    try:
+        assert bdb.loadBefore(z64, pending)[:2] == (committed[0][1], first)
+        assert bdb.history(z64)[0]["tid"] == first
+        assert bdb.record_iternext()[:2] == (z64, first)
+    finally:
+        bdb._data = real
 
 
 def test_btrees_and_length_conflicts_resolve(bdb: BDBStorage) -> None:
@@ -236,6 +289,32 @@ def test_pack_removes_old_revisions_and_garbage(env: Path) -> None:
 
 def oids_of(txn: Any) -> list[bytes]:
     return [record.oid for record in txn]
+
+
+def test_current_tids_follow_commits_loads_and_gc(bdb: BDBStorage) -> None:
+    # store()'s conflict check reads oid -> current tid from memory when it
+    # can (BDBStorage._tids): the map must never hold a stale tid.
+    a, b = bdb.new_oid(), bdb.new_oid()
+    ta = store(bdb, a, z64, zodb_pickle(MinPO(1)))
+    tb = store(bdb, b, z64, zodb_pickle(MinPO(2)))
+    assert bdb._tids == {a: ta, b: tb}  # from the commits
+    bdb._tids.clear()
+    assert load_current(bdb, a)[1] == ta
+    assert bdb._tids == {a: ta}  # from a load of the current revision
+    ta2 = store(bdb, a, ta, zodb_pickle(MinPO(3)))
+    bdb.loadBefore(a, ta2)  # an old revision: not remembered
+    assert bdb._tids[a] == ta2
+    t = TransactionMetaData()
+    bdb.tpc_begin(t)
+    with pytest.raises(ConflictError):
+        bdb.store(a, ta, zodb_pickle(MinPO(4)), "", t)  # stale serial
+    bdb.tpc_abort(t)
+    # A pack's GC forgets what it removes (neither a nor b is reachable).
+    time.sleep(0.01)
+    bdb.pack(time.time(), referencesf)
+    assert a not in bdb._tids and b not in bdb._tids
+    with pytest.raises(POSKeyError):
+        load_current(bdb, a)
 
 
 def test_pack_without_gc_keeps_unreachable_objects(bdb: BDBStorage) -> None:
@@ -396,6 +475,35 @@ def test_a_corrupt_database_file_is_refused_not_changed(env: Path) -> None:
     # The lock is released: a second try fails the same way, not "locked".
     with pytest.raises(BDBError, match="not a usable BDBStorage"):
         BDBStorage(env)
+
+
+def test_another_layout_version_is_refused_by_name(env: Path) -> None:
+    from berkeleydb import db
+
+    from storages.bdb.format import FORMAT, FORMAT_PREFIX, LAYOUT_VERSION
+
+    BDBStorage(env, **SMALL).close()
+    e = db.DBEnv()
+    e.open(
+        str(env),
+        db.DB_CREATE
+        | db.DB_INIT_MPOOL
+        | db.DB_INIT_TXN
+        | db.DB_INIT_LOCK
+        | db.DB_INIT_LOG,
+    )
+    meta = db.DB(e)
+    meta.open(DATA_FILE, "meta", db.DB_BTREE, db.DB_AUTO_COMMIT)
+    assert meta.get(b"format") == FORMAT
+    meta.put(b"format", FORMAT_PREFIX + b"2")
+    meta.close()
+    e.close()
+    with pytest.raises(
+        BDBError,
+        match=f"layout version 2; this BDBStorage reads layout version "
+        f"{LAYOUT_VERSION}",
+    ):
+        BDBStorage(env, **SMALL)
 
 
 def test_another_berkeley_db_file_is_refused(env: Path) -> None:

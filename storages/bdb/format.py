@@ -16,7 +16,7 @@ Tables in zodb.db (keys big-endian, so B-tree order is numeric order):
               was undone in the source of a copy)  # {oid+tid -> pickle}
     txns      tid -> status, user, description, extension
     txn_oids  tid -> the oids the transaction wrote, in store order
-    meta      b"format" -> FORMAT, b"len" -> live objects (p64),
+    meta      b"format" -> FORMAT (names LAYOUT_VERSION), b"len" -> live objects (p64),
               b"packed" -> tid the last pack went up to + b"g" if it
               collected garbage, b"-" if not
 """
@@ -30,7 +30,13 @@ from berkeleydb import db
 
 DATA_FILE = "zodb.db"
 LOCK_FILE = "zodb.lock"
-FORMAT = b"vfab-loadtest BDBStorage 1"
+#: The record layout this module describes.  An environment records the
+#: version it was written in (meta b"format"); one written in another
+#: version is refused with an error naming both, never read.  Version 1: the
+#: tables above (revisions keyed oid + tid in one table).
+LAYOUT_VERSION = 1
+FORMAT_PREFIX = b"vfab-loadtest BDBStorage "
+FORMAT = FORMAT_PREFIX + str(LAYOUT_VERSION).encode("ascii")
 TABLES = ("data", "txns", "txn_oids", "meta")
 #: Above every real tid (those stop at 0x7fff...): oid + MAXKEY sorts after
 #: all revisions of oid.
@@ -60,6 +66,29 @@ def last_key(table: Any) -> bytes | None:
     finally:
         cursor.close()
     return None if rec is None else rec[0]
+
+
+def seek_before(
+    cursor: Any, key: bytes, dlen: int | None = None
+) -> tuple[tuple[bytes, bytes] | None, tuple[bytes, bytes] | None]:
+    """(the first record at or after *key* as set_range found it, with no
+    data; the last record before *key*, with its first *dlen* bytes of data
+    or all of it), either None when there is none; the cursor is left on
+    the second.
+
+    Read uncommitted, the table can change between two cursor moves: a
+    commit in progress inserts its records (whose tids are above every
+    committed one) after set_range and before prev or last.  Were set_range
+    past the end, last() would then return one of those: a revision of
+    another object, or an uncommitted one of this object.  So the records at
+    or after *key* that showed up meanwhile are stepped over.
+    """
+    part = {} if dlen is None else {"dlen": dlen, "doff": 0}
+    after = cursor.set_range(key, dlen=0, doff=0)
+    rec = cursor.prev(**part) if after is not None else cursor.last(**part)
+    while rec is not None and rec[0] >= key:
+        rec = cursor.prev(**part)
+    return after, rec
 
 
 def encode_txn(status: str | bytes, user: bytes, desc: bytes, ext: bytes) -> bytes:

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from ZODB.fsIndex import fsIndex
 from ZODB.utils import p64, u64, z64
 
-from storages.bdb.format import DIRTY, Tables, last_key, split_oids
+from storages.bdb.format import DIRTY, Tables, last_key, seek_before, split_oids
 
 #: Records scanned per snapshot in the sweep (whole objects, so a chunk may
 #: run over for an object with many revisions).
@@ -49,7 +49,11 @@ class PackTarget(Protocol):
     def lastTransaction(self) -> bytes: ...
 
     def write(
-        self, doing: str, change: Callable[[Any], None], removed: int = 0
+        self,
+        doing: str,
+        change: Callable[[Any], None],
+        removed: int = 0,
+        gone: Iterable[bytes] = (),
     ) -> None: ...
 
     def checkpoint(self) -> None: ...
@@ -124,8 +128,7 @@ class Packer:
             while rec is not None and rec[0][:8] == oid:
                 found.append(rec[1])
                 rec = cursor.next()
-            after = cursor.set_range(oid + stop, dlen=0, doff=0)
-            rec = cursor.prev() if after is not None else cursor.last()
+            rec = seek_before(cursor, oid + stop)[1]
             if rec is not None and rec[0][:8] == oid:
                 found.append(rec[1])
         finally:
@@ -243,4 +246,4 @@ class Packer:
                         tables.txn_oids.delete(tid, txn=txn)
                         tables.txns.delete(tid, txn=txn)
 
-            storage.write("packing", delete, removed=gone)
+            storage.write("packing", delete, removed=gone, gone=doomed)

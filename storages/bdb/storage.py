@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import zc.lockfile
@@ -38,6 +38,8 @@ from storages.bdb.format import (
     DATA_FILE,
     DIRTY,
     FORMAT,
+    FORMAT_PREFIX,
+    LAYOUT_VERSION,
     LOCK_FILE,
     LOG_FILE_SIZE,
     MAXKEY,
@@ -46,11 +48,16 @@ from storages.bdb.format import (
     decode_txn,
     encode_txn,
     last_key,
+    seek_before,
     split_oids,
 )
 from storages.bdb.options import BDBError, BDBOptions
 
 log = logging.getLogger(__name__)
+
+#: Entries of the in-memory map oid -> current tid (BDBStorage._tids) before
+#: it is emptied and starts again: ~100 bytes each.
+TIDS_MAX = 200_000
 
 
 def _mib(n: int) -> str:
@@ -133,6 +140,13 @@ class BDBStorage(ConflictResolvingStorage):
         self._clear_transaction()
         self._packing = False
         self._panicked = False  # DB_RUNRECOVERY seen: reopen to recover
+        # oid -> tid of its current committed revision (one with data), for
+        # the objects committed or loaded lately: store()'s conflict check
+        # then needs no B-tree seek.  Exact when present: tpc_finish sets
+        # it, pack's GC removes from it, a load adds to it only if no
+        # commit or pack finished meanwhile (self._epoch unchanged).
+        self._tids: dict[bytes, bytes] = {}
+        self._epoch = 0  # bumped under self._lock by every commit and pack write
 
         self._check_directory()
         self._lockfile = self._acquire_lock()
@@ -242,11 +256,8 @@ class BDBStorage(ConflictResolvingStorage):
             if fresh:
                 meta.put(b"format", FORMAT, txn=txn)
                 meta.put(b"len", p64(0), txn=txn)
-            elif meta.get(b"format", txn=txn) != FORMAT:
-                raise BDBError(
-                    f"{os.path.join(self._path, DATA_FILE)} is not a BDBStorage "
-                    "database (format marker missing or different)"
-                )
+            else:
+                self._check_format(meta.get(b"format", txn=txn))
         except db.DBError as e:
             txn.abort()
             raise BDBError(
@@ -271,6 +282,23 @@ class BDBStorage(ConflictResolvingStorage):
         self._max_stored = last[:8] if last is not None else z64
         self._oid = u64(self._max_stored)  # new_oid's high-water mark
         self._len = u64(self._meta.get(b"len"))
+
+    def _check_format(self, marker: bytes | None) -> None:
+        """Refuse a database of another layout version, or not ours."""
+        if marker == FORMAT:
+            return
+        where = os.path.join(self._path, DATA_FILE)
+        if marker is not None and marker.startswith(FORMAT_PREFIX):
+            version = marker[len(FORMAT_PREFIX) :].decode("ascii", "replace")
+            raise BDBError(
+                f"{where} is in BDBStorage layout version {version}; this "
+                f"BDBStorage reads layout version {LAYOUT_VERSION} only (open it "
+                "with the version that wrote it and copy it with "
+                "copyTransactionsFrom)"
+            )
+        raise BDBError(
+            f"{where} is not a BDBStorage database (format marker missing or different)"
+        )
 
     def _close_handles(self) -> None:
         for table in self._tables.values():
@@ -388,13 +416,14 @@ class BDBStorage(ConflictResolvingStorage):
         # Records above lastTransaction() are a commit in progress: not
         # seen, neither as the revision nor as its end_tid.
         try:
+            epoch = self._epoch
             ltid = self.lastTransaction()
             limit = p64(u64(ltid) + 1)
             if tid > limit:
                 tid = limit
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + tid, dlen=0, doff=0)
+                after, rec = seek_before(cursor, oid + tid)
                 end = (
                     after[0][8:]
                     if after is not None
@@ -402,7 +431,6 @@ class BDBStorage(ConflictResolvingStorage):
                     and after[0][8:] <= ltid
                     else None
                 )
-                rec = cursor.prev() if after is not None else cursor.last()
             finally:
                 cursor.close()
         except (db.DBError, MemoryError) as e:
@@ -413,7 +441,15 @@ class BDBStorage(ConflictResolvingStorage):
             return None  # created at or after tid
         if not rec[1]:
             raise POSException.POSKeyError(oid)  # creation undone
-        return rec[1], rec[0][8:], end
+        serial = rec[0][8:]
+        if end is None:
+            # The current revision: remember it for store(), unless a commit
+            # or a pack finished since ltid was read (it may have changed).
+            tids = self._tids
+            tids[oid] = serial
+            if self._epoch != epoch:
+                tids.pop(oid, None)
+        return rec[1], serial, end
 
     def load(self, oid: bytes, version: str = "") -> tuple[bytes, bytes]:
         return load_current(self, oid)  # type: ignore[no-any-return]
@@ -432,13 +468,8 @@ class BDBStorage(ConflictResolvingStorage):
             limit = self._limit()
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + limit, dlen=0, doff=0)
                 # One byte tells a revision from an undone creation.
-                rec = (
-                    cursor.prev(dlen=1, doff=0)
-                    if after is not None
-                    else cursor.last(dlen=1, doff=0)
-                )
+                rec = seek_before(cursor, oid + limit, dlen=1)[1]
             finally:
                 cursor.close()
         except (db.DBError, MemoryError) as e:
@@ -464,8 +495,7 @@ class BDBStorage(ConflictResolvingStorage):
         result: list[dict[str, Any]] = []
         cursor = self._data.cursor(flags=DIRTY)
         try:
-            after = cursor.set_range(oid + self._limit(), dlen=0, doff=0)
-            rec = cursor.prev() if after is not None else cursor.last()
+            rec = seek_before(cursor, oid + self._limit())[1]
             while rec is not None and rec[0][:8] == oid and len(result) < size:
                 tid = rec[0][8:]
                 meta = self._txns.get(tid, flags=DIRTY)
@@ -496,8 +526,7 @@ class BDBStorage(ConflictResolvingStorage):
         while True:
             cursor = self._data.cursor(flags=DIRTY)
             try:
-                after = cursor.set_range(oid + limit, dlen=0, doff=0)
-                rec = cursor.prev() if after is not None else cursor.last()
+                rec = seek_before(cursor, oid + limit)[1]
                 # The next oid with revisions (committed or not: one with
                 # none committed is skipped by the next round).
                 nxt = cursor.set_range(oid + MAXKEY, dlen=0, doff=0)
@@ -595,7 +624,12 @@ class BDBStorage(ConflictResolvingStorage):
         if oid > self._max_stored:
             committed, live = None, False
         else:
-            committed, live = self._current(oid)
+            # Under the commit lock the map cannot change but by additions
+            # of current revisions.
+            committed = self._tids.get(oid)
+            live = committed is not None
+            if not live:
+                committed, live = self._current(oid)
         if committed is not None and committed != serial:
             data = self.tryToResolveConflict(oid, committed, serial, data)
             self._resolved.append(oid)
@@ -735,8 +769,10 @@ class BDBStorage(ConflictResolvingStorage):
             with self._lock:
                 if f is not None:
                     f(tid)
+                self._epoch += 1
                 self._ltid = tid
                 self._len = self._tlen
+                self._remember(tid)
             if self._tdata:
                 self._max_stored = max(self._max_stored, max(self._tdata))
         finally:
@@ -744,6 +780,18 @@ class BDBStorage(ConflictResolvingStorage):
             self._commit_lock.release()
         self._maybe_checkpoint()
         return tid
+
+    def _remember(self, tid: bytes) -> None:
+        """Under self._lock, after commit: the objects written are current
+        at *tid* (or, an undone creation copied, have no data)."""
+        tids = self._tids
+        if len(tids) + len(self._tdata) > TIDS_MAX:
+            tids.clear()
+        for oid, data in self._tdata.items():
+            if data:
+                tids[oid] = tid
+            else:
+                tids.pop(oid, None)
 
     def tpc_abort(self, transaction: Any) -> None:  # IStorage
         if transaction is not self._transaction:
@@ -809,10 +857,15 @@ class BDBStorage(ConflictResolvingStorage):
         return self._commit_lock
 
     def write(
-        self, doing: str, change: Callable[[Any], None], removed: int = 0
+        self,
+        doing: str,
+        change: Callable[[Any], None],
+        removed: int = 0,
+        gone: Iterable[bytes] = (),
     ) -> None:
         """Run change(txn) in one Berkeley DB transaction and commit it;
-        *removed* live objects are taken off len() in the same transaction.
+        *removed* live objects are taken off len() in the same transaction,
+        and the oids in *gone* (objects change() deleted) are forgotten.
         Call with commit_lock held.  A Berkeley DB failure is a BDBError
         saying what was being done."""
         txn = self._env.txn_begin()
@@ -827,9 +880,11 @@ class BDBStorage(ConflictResolvingStorage):
             txn.abort()
             raise
         txn.commit()
-        if removed:
-            with self._lock:
-                self._len -= removed
+        with self._lock:
+            self._len -= removed
+            self._epoch += 1
+            for oid in gone:
+                self._tids.pop(oid, None)
 
     def checkpoint(self) -> None:
         """Checkpoint if enough log was written since the last one."""
