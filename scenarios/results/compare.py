@@ -15,13 +15,12 @@ listed, not compared.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from scenarios.results import significance
-from scenarios.results.files import ResultsError
+from scenarios.results.files import ResultsError, read_json
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 from scenarios.sweep.results import SweepRun
@@ -32,13 +31,7 @@ Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 def load(path: Path) -> RunResult | SweepRun:
     """A run or sweep result file, told apart by its "kind"."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path} is not JSON: {e}") from None
+    data = read_json(path)
     try:
         if isinstance(data, dict) and data.get("kind") == "sweep":
             return SweepRun.from_json(data)

@@ -82,6 +82,18 @@ class ResultsError(ValueError):
     """A result file that cannot be read (missing, not JSON, wrong version)."""
 
 
+def read_json(path: Path) -> Any:
+    """The JSON at *path*; ResultsError in one line when it cannot be read
+    or is not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path} is not JSON: {e}") from None
+
+
 @dataclasses.dataclass(frozen=True)
 class Format:
     """One kind of file: its "kind" (None: run results, which have none),
@@ -127,14 +139,7 @@ class Format:
 
     def read(self, path: Path) -> dict[str, Any]:
         """The file at *path*, parsed, checked and migrated."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as e:
-            raise ResultsError(f"cannot read {path}: {e.strerror}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ResultsError(f"{path} is not JSON: {e}") from None
-        return self.migrate(data)
+        return self.migrate(read_json(path))
 
 
 def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:

@@ -80,18 +80,20 @@ def time_units(value: float) -> str:
     return f"{v:.0f} {unit}" if v >= 100 else f"{v:#.3g} {unit}"
 
 
+def _cell(text: str, attributes: str = "") -> str:
+    """A table cell; one whose interval is wide ("!") is marked."""
+    body = escape(text.rstrip())
+    if body.endswith("!"):
+        body = f'<span class="wide">{body}</span>'
+    return f"<td{attributes}>{body}</td>"
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = ["<table><thead><tr>"]
     out += [f"<th>{escape(h)}</th>" for h in header]
     out.append("</tr></thead><tbody>")
     for row in rows:
-        cells = []
-        for c in row:
-            text = escape(c.rstrip())
-            if text.endswith("!"):
-                text = f'<span class="wide">{text}</span>'
-            cells.append(f"<td>{text}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("<tr>" + "".join(_cell(c) for c in row) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -180,11 +182,7 @@ def _then_and_now(run: RunResult, size: str, stat: str) -> str:
             if r is not None:
                 values = [x.wall_s for x in r.samples]
                 text = significance.cell_text(values, s, seconds_3)
-            cls = ' class="sep"' if i == 0 else ""
-            body = escape(text.rstrip())
-            if body.endswith("!"):
-                body = f'<span class="wide">{body}</span>'
-            cells.append(f"<td{cls}>{body}</td>")
+            cells.append(_cell(text, ' class="sep"' if i == 0 else ""))
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
