@@ -244,35 +244,22 @@ class MySQLDatabases(TrialDatabases):
         self.params = dict(params)
         self.params.pop("db", None)
         self.params.pop("database", None)
-        self._conn: Any = None
 
     @classmethod
     def for_url(cls, url: str) -> MySQLDatabases:
         return cls(parse_url(url))
 
+    driver_modules = ("MySQLdb", "pymysql")
+
     @property
-    def description(self) -> str:
-        return (
-            f"MySQL at {self.params.get('host')}:{self.params.get('port', 3306)}: "
-            f"the suite creates and drops only databases named {self.prefix}*"
-        )
+    def where(self) -> str:
+        return f"{self.params.get('host')}:{self.params.get('port', 3306)}"
 
-    def connect(self) -> None:
-        if self._conn is None:
-            self._conn = connect_params(self.params)
+    def _admin_connection(self) -> Any:
+        return connect_params(self.params)
 
-    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        self.connect()
-        cursor = self._conn.cursor()
-        try:
-            cursor.execute(sql, params or None)
-            return list(cursor.fetchall()) if cursor.description else []
-        except Exception as e:
-            if type(e).__module__.split(".")[0] in ("MySQLdb", "pymysql"):
-                raise StorageError(f"MySQL: {error_text(e)}") from None
-            raise
-        finally:
-            cursor.close()
+    def _error_text(self, error: BaseException) -> str:
+        return error_text(error)
 
     def _exists(self, name: str) -> bool:
         return bool(

@@ -367,35 +367,19 @@ class PostgreSQLDatabases(TrialDatabases):
         )
         self.admin_dsn = admin_dsn
         self._parts = parse_dsn(admin_dsn)
-        self._conn: Any = None
+
+    driver_modules = ("psycopg2", "pg8000")
 
     @property
-    def description(self) -> str:
+    def where(self) -> str:
         host = self._parts.get("host", "local socket")
-        port = self._parts.get("port", 5432)
-        return (
-            f"PostgreSQL at {host}:{port}: "
-            f"the suite creates and drops only databases named {self.prefix}*"
-        )
+        return f"{host}:{self._parts.get('port', 5432)}"
 
-    def connect(self) -> None:
-        """Check now that the server is reachable (StorageError if not)."""
-        if self._conn is None:
-            self._conn = admin_connect(self.admin_dsn)
+    def _admin_connection(self) -> Any:
+        return admin_connect(self.admin_dsn)
 
-    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        self.connect()
-        cursor = self._conn.cursor()
-        try:
-            cursor.execute(sql, params or None)
-            return list(cursor.fetchall()) if cursor.description else []
-        except Exception as e:
-            # A driver's error: one line, the server's own words.
-            if type(e).__module__.split(".")[0] in ("psycopg2", "pg8000"):
-                raise StorageError(f"PostgreSQL: {first_line(e)}") from None
-            raise
-        finally:
-            cursor.close()
+    def _error_text(self, error: BaseException) -> str:
+        return first_line(error)
 
     def _exists(self, name: str) -> bool:
         return bool(

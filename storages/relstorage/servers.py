@@ -346,14 +346,51 @@ class TrialDatabases:
     def unique_prefix() -> str:
         return f"vfab_{uuid.uuid4().hex[:8]}_"
 
+    #: Top-level modules of the drivers whose errors are the server's own
+    #: words, reported as one StorageError line.
+    driver_modules: tuple[str, ...] = ()
+    _conn: Any = None
+
+    @property
+    def where(self) -> str:
+        """HOST:PORT of the server, for messages."""
+        raise NotImplementedError
+
     @property
     def description(self) -> str:
         """One line for the user: which server, and which names are ours."""
+        return (
+            f"{self.product} at {self.where}: "
+            f"the suite creates and drops only databases named {self.prefix}*"
+        )
+
+    def _admin_connection(self) -> Any:
+        """A new DB-API connection as the server's administrator."""
         raise NotImplementedError
+
+    def _error_text(self, error: BaseException) -> str:
+        lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+        return lines[0] if lines else type(error).__name__
+
+    def connect(self) -> None:
+        """Check now that the server is reachable (StorageError if not)."""
+        if self._conn is None:
+            self._conn = self._admin_connection()
 
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         """Run *sql* as the server's administrator; its rows."""
-        raise NotImplementedError
+        self.connect()
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql, params or None)
+            return list(cursor.fetchall()) if cursor.description else []
+        except Exception as e:
+            # A driver's error: one line, the server's own words.
+            if type(e).__module__.split(".")[0] in self.driver_modules:
+                raise StorageError(f"{self.product}: {self._error_text(e)}") from None
+            raise
+        finally:
+            cursor.close()
 
     def _exists(self, name: str) -> bool:
         raise NotImplementedError
