@@ -261,13 +261,7 @@ class MySQLDatabases(TrialDatabases):
     def _error_text(self, error: BaseException) -> str:
         return error_text(error)
 
-    def _exists(self, name: str) -> bool:
-        return bool(
-            self._execute(
-                "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                (name,),
-            )
-        )
+    exists_sql = "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s"
 
     def _quote(self, name: str) -> str:
         return f"`{name}`"

@@ -381,10 +381,7 @@ class PostgreSQLDatabases(TrialDatabases):
     def _error_text(self, error: BaseException) -> str:
         return first_line(error)
 
-    def _exists(self, name: str) -> bool:
-        return bool(
-            self._execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-        )
+    exists_sql = "SELECT 1 FROM pg_database WHERE datname = %s"
 
     def _quote(self, name: str) -> str:
         return '"' + name + '"'

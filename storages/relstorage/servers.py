@@ -392,8 +392,12 @@ class TrialDatabases:
         finally:
             cursor.close()
 
+    #: A query with one parameter, the name, that has a row if a database
+    #: of that name exists.
+    exists_sql = ""
+
     def _exists(self, name: str) -> bool:
-        raise NotImplementedError
+        return bool(self._execute(self.exists_sql, (name,)))
 
     def _quote(self, name: str) -> str:
         raise NotImplementedError
