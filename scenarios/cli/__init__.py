@@ -20,6 +20,7 @@ from scenarios.cli import (
     populate,
     report,
     run,
+    scale,
     serve,
     status,
     sweep,
@@ -41,6 +42,7 @@ COMMANDS = (
     sweep,
     serve,
     zeoloop,
+    scale,
     status,
 )
 

@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     journal = Journal()
     for r in results:
         journal.absorb(r.journal)
-    report = verify(config.address, journal)
+    report = verify(config.target, journal)
     print(report.summary())
     for line in report.problems:
         print(f"  {line}")

@@ -68,7 +68,7 @@ def run_process(
     result = ProcessResult.empty()
     journal = Journal()
     seeds = random.Random(seed)
-    db = open_database(config.address, pool_size=max(users, 1))
+    db = open_database(config.target, pool_size=max(users, 1))
     sessions: list[Session] = []
     parts: list[ProcessResult] = []
     try:
