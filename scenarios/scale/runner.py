@@ -85,9 +85,10 @@ def run(
                                 dataclasses.replace(config.load, target=shared.client)
                             )
                         point = run_point(config, name, clients, shared, say)
-                    points.append(point)
                     if point.interrupted:
-                        raise ScaleInterrupted(points)
+                        # A point whose clients never started work is not one.
+                        raise ScaleInterrupted(points + [point] * bool(point.started))
+                    points.append(point)
     except KeyboardInterrupt:
         raise ScaleInterrupted(points) from None
     return points
@@ -150,6 +151,7 @@ def run_point(
     interrupted = False
     results: list[Any] = [None] * clients
     ready = 0
+    measure_at = end_at = float("inf")
     try:
         with ClientProcesses(run_client, [(p,) for p in plans]) as procs:
             try:
@@ -182,16 +184,18 @@ def run_point(
                 results = procs.results(timeout=config.wait_timeout_s + 15)
             except KeyboardInterrupt:
                 interrupted = True
+                end_at = min(end_at, time.monotonic())
                 say("  interrupted: stopping the clients")
                 meter.sample()
                 procs.stop.set()
                 results = procs.results(timeout=config.wait_timeout_s + 10)
+        window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
         point = _point(config, storage, clients, results, meter, notes, interrupted)
+        point = dataclasses.replace(point, window_s=window)
         journal = Journal()
         for plan in plans:
             journal.absorb(read_journal(plan.journal_path))
         if fault is not None:
-            window = config.duration_s
             events = [e for r in _oks(results) for e in r.get("timeline", ())]
             point = dataclasses.replace(
                 point,
@@ -262,9 +266,13 @@ def _point(
         for op in OPERATIONS
     }
     errors: dict[str, int] = {}
+    examples: dict[str, str] = {}
     for r in oks:
         for kind, n in r["errors"].items():
             errors[kind] = errors.get(kind, 0) + n
+        for kind, text in r.get("examples", {}).items():
+            examples.setdefault(kind, text)
+    notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
     return ScalePoint(
         storage=storage,
         clients=clients,

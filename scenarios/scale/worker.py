@@ -9,8 +9,9 @@ operation counts (no coordinated omission).  Arrivals the client could not
 start before the window closed are its backlog, reported, never dropped
 silently.
 
-Only operations that start (closed) or arrive (open) inside the measured
-window count; the warmup before it runs the same loop unrecorded.
+Operations that end inside the measured window count (an open loop's
+backlog from the warmup included, with the latency it has by then); the
+warmup before it runs the same loop unrecorded.
 Every commit's receipt is appended to a journal file at once, so that what a
 client acknowledged survives the client being killed.  Errors other than
 conflicts (ClientDisconnected while the server is away, "Couldn't load
@@ -103,6 +104,8 @@ class _Tally:
         self.conflicts = 0
         self.failed = 0  # retries ran out
         self.errors: dict[str, int] = {}
+        #: kind -> the first message of that kind (one line)
+        self.examples: dict[str, str] = {}
         self.timeline: list[tuple[float, float, str]] = []
 
     def to_json(self) -> dict[str, Any]:
@@ -112,6 +115,7 @@ class _Tally:
             "conflicts": self.conflicts,
             "failed": self.failed,
             "errors": self.errors,
+            "examples": self.examples,
             "timeline": self.timeline,
         }
 
@@ -183,8 +187,7 @@ def _loop(
             intended = time.monotonic()
             if intended >= end_at:
                 break
-        counted = intended >= measure_at
-        if counted and cpu_start is None:
+        if cpu_start is None and time.monotonic() >= measure_at:
             cpu_start = time.process_time()
         op = session.pick()
         kind = "ok"
@@ -193,8 +196,10 @@ def _loop(
         except Exception as e:  # counted against the operation, not printed
             kind = type(e).__name__
             outcome = None
+            if kind not in tally.examples:
+                tally.examples[kind] = f"{op.name}: {e}".splitlines()[0][:200]
         done = time.monotonic()
-        if not counted:
+        if done < measure_at:
             continue
         if outcome is not None:
             tally.conflicts += len(outcome.conflicts_ms)
