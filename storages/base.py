@@ -150,7 +150,7 @@ class Shared:
     suite started.
     """
 
-    can_kill: ClassVar[bool] = False
+    can_kill: bool = False
 
     def __init__(self, client: str) -> None:
         self.client = client
