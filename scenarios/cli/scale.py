@@ -196,6 +196,10 @@ def main(args: argparse.Namespace) -> int:
         reason = storages.get(name, options).unavailable()
         if reason is not None:
             raise ConfigError(f"storage {name!r} is not available: {reason}")
+    if config.fault is not None and config.fault.kind == "kill-server":
+        for name in config.storages:
+            if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
+                raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
     if args.plot is not None:
         if args.plot.suffix.lower() not in (".png", ".svg"):

@@ -141,6 +141,7 @@ def run_point(
             rate=per_client_rate,
             seed=None if config.seed is None else config.seed * 1000 + i,
             journal_path=str(journals / f"client-{i}.jsonl"),
+            stderr_path=str(journals / f"client-{i}.stderr"),
             wait_timeout_s=config.wait_timeout_s,
             timeline=fault is not None,
         )
@@ -202,6 +203,7 @@ def run_point(
                 fault=faults.report(fault, events, window, applied_at, restarted_at),
                 killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
             )
+        notes += _stderr_notes([p.stderr_path for p in plans])
         if not shared.server_running:
             shared.restart_server()
             notes.append("server restarted for the invariant check")
@@ -209,6 +211,22 @@ def run_point(
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
         shutil.rmtree(journals, ignore_errors=True)
+
+
+def _stderr_notes(paths: list[str | None]) -> list[str]:
+    """What the clients wrote on stderr, summed up in a note."""
+    lines: list[str] = []
+    for path in paths:
+        if path is not None:
+            try:
+                text = Path(path).read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return []
+    last = lines[-1][:200]
+    return [f"clients wrote {len(lines)} line(s) on stderr; the last: {last}"]
 
 
 def _check(client: str, journal: Journal) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import random
 import time
 from typing import Any
@@ -31,6 +32,9 @@ from typing import Any
 from scenarios.load.clients import Control
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import hist
+
+#: Seconds a client pauses after an operation failed with an error.
+ERROR_PAUSE_S = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +52,10 @@ class ClientPlan:
     wait_timeout_s: float = 3.0
     #: Keep each operation's (end, kind) for the fault report.
     timeline: bool = False
+    #: Where the process's stderr goes (None: inherited).  What drivers
+    #: print there when their server dies (psycopg2 prints the exception
+    #: it could not raise) is not for the terminal.
+    stderr_path: str | None = None
 
 
 class FileJournal:
@@ -124,6 +132,10 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
     """The client's loop; a JSON-able dict of what it measured."""
     from scenarios.load.session import Session, open_database
 
+    if plan.stderr_path is not None:
+        fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 2)
+        os.close(fd)
     counter = _LogCounter()
     root = logging.getLogger()
     root.handlers[:] = [counter]
@@ -199,6 +211,10 @@ def _loop(
             if kind not in tally.examples:
                 tally.examples[kind] = f"{op.name}: {e}".splitlines()[0][:200]
         done = time.monotonic()
+        if kind != "ok":
+            # A server that refuses connections fails every operation at
+            # once: pause rather than spin (counted as part of no service).
+            time.sleep(ERROR_PAUSE_S)
         if done < measure_at:
             continue
         if outcome is not None:
