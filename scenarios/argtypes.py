@@ -7,10 +7,19 @@ own option groups use too."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from storages.options import at_least, positive_int
 
 non_negative_int = at_least(0)
+
+
+def path(text: str) -> Path:
+    """A file or directory name; an empty one (which would mean the current
+    directory) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a path, not an empty one")
+    return Path(text)
 
 
 def _number(text: str) -> float:
@@ -38,6 +47,7 @@ __all__ = [
     "at_least",
     "non_negative_float",
     "non_negative_int",
+    "path",
     "positive_float",
     "positive_int",
 ]

@@ -13,8 +13,30 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 #: The stored data's invariants do not hold (or cannot be checked).
 EXIT_INVARIANTS = 3
-#: Ctrl-C (128 + SIGINT).
+#: Ctrl-C (128 + SIGINT); SIGTERM and SIGHUP exit 128 + their number too.
 EXIT_INTERRUPTED = 130
+
+
+class RunFailure(Exception):
+    """The work failed after it started (a phase raised, a server died); the
+    CLI prints it as one line and exits EXIT_FAILED."""
+
+
+def first_line(text: object) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def one_line(error: BaseException) -> str:
+    """*error* as one line: an OSError's file and reason, else its type and
+    the first line of its message."""
+    if isinstance(error, OSError):
+        reason = error.strerror or first_line(error) or type(error).__name__
+        names = [str(n) for n in (error.filename, error.filename2) if n]
+        return f"{' -> '.join(names)}: {reason}" if names else reason
+    message = first_line(error)
+    kind = type(error).__name__
+    return f"{kind}: {message}" if message else kind
 
 
 class ConfigError(ValueError):

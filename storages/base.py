@@ -40,6 +40,25 @@ class StorageError(Exception):
     """
 
 
+class DamagedStorage(StorageError):
+    """A database that is there but not whole, found by a read-only check
+    (StorageFactory.check_existing); nothing was changed.
+
+    str() is one line: what is damaged, where (*where* reads after "is
+    damaged": "at byte 4242 (transaction 3)"), and what repairs a copy.
+    """
+
+    def __init__(self, path: str, where: str, what: str, repair: str) -> None:
+        super().__init__(
+            f"{path} is damaged {where}: {what}; nothing was changed "
+            f"(repair a copy: {repair})"
+        )
+        self.path = path
+        self.where = where
+        self.what = what
+        self.repair = repair
+
+
 #: What ZODBStore.commit runs inside: a context manager factory.  The
 #: default does nothing; a CLI that wants Ctrl-C held until a commit in
 #: flight has finished installs its own (scenarios.cli.interrupts), so that
@@ -113,6 +132,12 @@ class Store(abc.ABC):
         """Pack to now: remove every revision no longer current."""
         raise NotImplementedError(f"{self.name} does not pack")
 
+    def diagnose(self) -> str | None:
+        """Why this store may have stopped working, when something outside
+        the process knows (a server it started exited), or None: the runner
+        adds it to the one line that reports a failed phase."""
+        return None
+
     def jar_stats(self) -> dict[str, Any]:
         """Backend counters worth recording after a run (ZEO server status,
         client cache stats...).  Empty by default."""
@@ -184,6 +209,10 @@ class StorageFactory(abc.ABC):
       ``share()``);
     - ``not_storage``: names of files it writes beside the data that are
       not the storage (left out of the size on disk);
+    - ``check_existing(directory)``: read the database open(directory)
+      would open, writing nothing, and raise DamagedStorage when it is
+      not whole; callers run it before any read-write open of a database
+      they did not just create;
     - ``open(directory)`` importing its backend lazily, ``unavailable()``,
       and ``running()``: a context manager entered once per run, before the
       first trial of this storage, and left after its last (on success,
@@ -252,6 +281,14 @@ class StorageFactory(abc.ABC):
         mysql://..., sqlite://...) or ZConfig text for a new database on
         the server running() started."""
         raise NotImplementedError(f"{self.name} cannot be shared between processes")
+
+    def check_existing(self, directory: Path) -> None:  # noqa: B027
+        """Check, without writing anything, the database open(*directory*)
+        would open: DamagedStorage (one line: where, and the tool that
+        repairs a copy) when it is not whole, StorageError when it is held
+        by another process or is not this storage's.  Reads everything, so
+        it costs a pass over the data.  Nothing there: nothing to check.
+        The default checks nothing (no files, or a server's database)."""
 
     @abc.abstractmethod
     def open(self, directory: Path) -> Store:

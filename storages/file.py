@@ -1,15 +1,27 @@
 """file: ZODB FileStorage (Data.fs) in the directory the runner gives.
 
-The runner gives each trial a fresh temporary directory; an existing Data.fs
-is opened, never truncated.
+The runner gives each trial a fresh temporary directory.  An existing
+Data.fs is checked whole, read-only, before anything opens it read-write
+(check_filestorage): FileStorage itself, opened read-write on a damaged
+file, truncates it to its last good transaction without a word.
 """
 
 from __future__ import annotations
 
+import fcntl
+import io
 import os
+import struct
+import zlib
 from pathlib import Path
 
-from storages.base import StorageError, StorageFactory, Store, ZODBStore
+from storages.base import (
+    DamagedStorage,
+    StorageError,
+    StorageFactory,
+    Store,
+    ZODBStore,
+)
 
 
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]
@@ -30,6 +42,192 @@ def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-un
         ) from None
     except OSError as e:
         raise StorageError(f"cannot open {path}: {e.strerror}") from None
+
+
+def lock_held(lock_path: Path) -> bool:
+    """True when another process holds the FileStorage lock file *lock_path*
+    (a ZEO server, an application).  Never creates the lock file."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+#: How a damaged FileStorage is repaired; always on a copy (the output is a
+#: new file), so the damaged original stays as evidence.
+FS_REPAIR = "python -m ZODB.fsrecover {path} {path}.recovered"
+
+# FileStorage's layout (ZODB.FileStorage.format): a 4-byte magic, then
+# transactions: header (tid, length - 8, status, len(user), len(desc),
+# len(ext)), user, desc, ext, data records, and the length again.  A data
+# record: header (oid, tid, prev, tloc, len(version), len(data)), the
+# pickle, or when len(data) is 0 an 8-byte back pointer.
+_TXN_HEADER = struct.Struct(">8sQcHHH")
+_DATA_HEADER = struct.Struct(">8s8sQQHQ")
+
+
+class _Damage(Exception):
+    """Where (byte offset) and what, inside _check_transactions."""
+
+    def __init__(self, offset: int, what: str) -> None:
+        super().__init__(offset, what)
+        self.offset = offset
+        self.what = what
+
+
+def check_filestorage(path: Path, in_use: bool = False) -> int:
+    """Read the whole FileStorage *path* without writing anything (no lock,
+    no index, no scratch file) and return its number of transactions;
+    DamagedStorage (one line: where, what, how to repair a copy) when any
+    transaction or data record is not whole, StorageError when it cannot be
+    read.
+
+    Checked, as ZODB's fstest does: the magic, every transaction header
+    (ascending tids, status, lengths, the length repeated after it), every
+    data record header (its tid and transaction position, back pointers
+    inside the file); beyond fstest, every pickle must parse (two pickles,
+    nothing after them; zc.zlibstorage's compressed records are
+    decompressed first).  A short last transaction is the damage FileStorage
+    calls "truncated, possibly due to damaged records" (and would cut off
+    when opened read-write).  *in_use*: another process has the file open
+    for writing (a ZEO server); a short last transaction is then a commit
+    in progress, not damage.
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, as one with block
+    except OSError as e:
+        raise StorageError(f"cannot read {path}: {e.strerror}") from None
+    with f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            return _check_transactions(f, size, in_use)
+        except _Damage as d:
+            raise DamagedStorage(
+                str(path), f"at byte {d.offset}", d.what, FS_REPAIR.format(path=path)
+            ) from None
+        except OSError as e:
+            raise StorageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
+    from ZODB._compat import FILESTORAGE_MAGIC
+
+    if size == 0:
+        raise _Damage(0, "the file is empty, not a FileStorage")
+    if f.read(4) != FILESTORAGE_MAGIC:
+        raise _Damage(0, "no FileStorage magic number: not a FileStorage file")
+    pos = 4
+    last_tid = b"\0" * 8
+    count = 0
+    while pos < size:
+        where = f"transaction {count + 1}"
+        header = f.read(_TXN_HEADER.size)
+        if len(header) < _TXN_HEADER.size:
+            if in_use:
+                break
+            raise _Damage(
+                pos, f"{where} is cut short (truncated after {size - pos} bytes)"
+            )
+        tid, tlen, status, ulen, dlen, elen = _TXN_HEADER.unpack(header)
+        end = pos + tlen  # where the repeated length starts
+        if tid <= last_tid:
+            raise _Damage(pos, f"{where} has a tid not above the one before it")
+        if tlen < _TXN_HEADER.size + ulen + dlen + elen:
+            raise _Damage(pos, f"{where} has an impossible length ({tlen})")
+        if end + 8 > size:
+            if in_use:
+                break
+            raise _Damage(
+                pos,
+                f"{where} is cut short (its header says {tlen + 8} bytes, "
+                f"{size - pos} are left): truncated, possibly due to damaged records",
+            )
+        if status == b"c":
+            raise _Damage(
+                pos, f"{where} was never finished (its checkpoint flag is set)"
+            )
+        if status not in b" up":
+            raise _Damage(pos, f"{where} has an invalid status {status!r}")
+        body = f.read(tlen + 8 - _TXN_HEADER.size)
+        if len(body) != tlen + 8 - _TXN_HEADER.size:
+            raise _Damage(pos, f"{where} is cut short")
+        if body[-8:] != header[8:16]:
+            raise _Damage(
+                end, f"{where} does not end where its header says (length differs)"
+            )
+        if status != b"u":
+            _check_records(body, pos, tid, ulen + dlen + elen, where)
+        last_tid = tid
+        pos = end + 8
+        count += 1
+    return count
+
+
+def _check_records(body: bytes, tpos: int, tid: bytes, meta: int, where: str) -> None:
+    """The data records of the transaction at *tpos*, whose bytes after the
+    header are *body* (records from *meta* on, the repeated length last)."""
+    base = tpos + _TXN_HEADER.size  # file offset of body[0]
+    i = meta
+    stop = len(body) - 8
+    while i < stop:
+        pos = base + i
+        if i + _DATA_HEADER.size > stop:
+            raise _Damage(pos, f"a data record of {where} is cut short")
+        oid, serial, prev, tloc, vlen, plen = _DATA_HEADER.unpack_from(body, i)
+        if serial != tid or tloc != tpos:
+            raise _Damage(
+                pos, f"a data record of {where} does not belong to it (tid/position)"
+            )
+        if vlen:
+            raise _Damage(pos, f"a data record of {where} has a version length")
+        if prev >= pos or (prev and prev < 4):
+            raise _Damage(pos, f"a data record of {where} points to a bad earlier one")
+        i += _DATA_HEADER.size
+        if plen == 0:  # a back pointer (undo) or 0 (object deleted)
+            if i + 8 > stop:
+                raise _Damage(pos, f"a data record of {where} is cut short")
+            (back,) = struct.unpack_from(">Q", body, i)
+            if back >= pos or (back and back < 4):
+                raise _Damage(pos, f"a data record of {where} has a bad back pointer")
+            i += 8
+            continue
+        if i + plen > stop:
+            raise _Damage(
+                pos, f"a data record of {where} extends beyond its transaction"
+            )
+        if not record_parses(body[i : i + plen]):
+            raise _Damage(pos, f"the data of a record of {where} is not a pickle")
+        i += plen
+    if i != stop:
+        raise _Damage(base + i, f"the data records of {where} overrun it")
+
+
+def record_parses(data: bytes) -> bool:
+    """*data* is a ZODB record: two pickles (class, state), nothing after."""
+    from ZODB._compat import PersistentUnpickler
+
+    if data[:2] == b".z":  # zc.zlibstorage
+        try:
+            data = zlib.decompress(data[2:])
+        except zlib.error:
+            return False
+    stream = io.BytesIO(data)
+    unpickler = PersistentUnpickler(None, lambda ref: None, stream)
+    try:
+        unpickler.noload()
+        unpickler.noload()
+    except Exception:  # any parse failure of damaged bytes
+        return False
+    return stream.tell() == len(data)
 
 
 #: Files beside Data.fs that are not the storage: FileStorage's scratch file
@@ -70,6 +268,14 @@ class FileFactory(StorageFactory):
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         return filestorage_section(directory), ()
+
+    def check_existing(self, directory: Path) -> None:
+        path = Path(directory) / "Data.fs"
+        if not path.is_file():
+            raise StorageError(f"no FileStorage in {directory} ({path} is missing)")
+        if lock_held(Path(f"{path}.lock")):
+            raise StorageError(f"{path} is locked: another process has it open")
+        check_filestorage(path)
 
     def open(self, directory: Path) -> Store:
         path = Path(directory) / "Data.fs"

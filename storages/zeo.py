@@ -325,6 +325,19 @@ class ZEOServer:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def exit_note(self) -> str | None:
+        """How the server ended if it exited on its own ("runzeo exited with
+        status 1", "runzeo was killed by SIGKILL"), else None."""
+        if self.process is None:
+            return None
+        try:  # asked after a failure: a dying server may need a moment
+            code = self.process.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return None
+        if code < 0:
+            return f"runzeo was killed by {signal.Signals(-code).name}"
+        return f"runzeo exited with status {code}: {self._last_log_line()}"
+
     def __enter__(self) -> ZEOServer:
         return self.start()
 
@@ -362,6 +375,9 @@ class ZEOStore(ZODBStore):
     #: The server this store started and stops on close (None with
     #: --zeo-address).
     server: ZEOServer | None = None
+
+    def diagnose(self) -> str | None:
+        return None if self.server is None else self.server.exit_note()
 
     def jar_stats(self) -> dict[str, Any]:
         storage = self.db.storage

@@ -22,25 +22,34 @@ class Outcome:
     err: str
 
 
-def process_hooks() -> tuple[Any, Any, list[Any]]:
+#: The signals whose handlers main() installs (scenarios.cli.interrupts).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def process_hooks() -> tuple[Any, Any, list[Any], list[Any]]:
     """What vfab-bench's main() changes for the whole process
-    (storages.base.defer_interrupts): the SIGINT handler, sys.unraisablehook
-    and the filters of logging.lastResort."""
+    (scenarios.cli.interrupts.defer_interrupts): the SIGINT handler,
+    sys.unraisablehook, the filters of logging.lastResort, and the SIGTERM
+    and SIGHUP handlers."""
     last_resort = logging.lastResort
     filters = list(last_resort.filters) if last_resort is not None else []
-    return signal.getsignal(signal.SIGINT), sys.unraisablehook, filters
+    others = [signal.getsignal(s) for s in STOP_SIGNALS[1:]]
+    return signal.getsignal(signal.SIGINT), sys.unraisablehook, filters, others
 
 
 @contextlib.contextmanager
 def process_hooks_restored() -> Iterator[None]:
     """Put back on exit the process hooks found on entry, whatever ran in
     between (tests/conftest.py does this around every test)."""
-    on_sigint, unraisablehook, filters = process_hooks()
+    on_sigint, unraisablehook, filters, others = process_hooks()
     last_resort = logging.lastResort
+    handlers = list(logging.getLogger().handlers)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, on_sigint)
+        for signum, handler in zip(STOP_SIGNALS, (on_sigint, *others), strict=True):
+            signal.signal(signum, handler)
+        logging.getLogger().handlers[:] = handlers
         sys.unraisablehook = unraisablehook
         if last_resort is not None:
             last_resort.filters[:] = filters

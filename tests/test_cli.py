@@ -120,7 +120,10 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     )
     assert proc.returncode == 0, proc.stderr
     assert "task:" in proc.stdout and "commit sequences" in proc.stdout
-    assert len([ln for ln in proc.stderr.splitlines() if "trial(s)" in ln]) == 3
+    # One progress line per round of interleaved trials, naming every storage.
+    rounds = [ln for ln in proc.stderr.splitlines() if ln.startswith("trial ")]
+    assert len(rounds) == 2
+    assert all(all(s in ln for s in ("memory", "file", "zeo")) for ln in rounds)
     data = json.loads(out.read_text())
     assert data["schema_version"] == RUN.version
     meta = data["metadata"]
@@ -255,6 +258,7 @@ def test_in_process_runs_leave_the_process_hooks_as_they_were(
         assert during[0] is not before[0]  # SIGINT handler
         assert during[1] is not before[1]  # sys.unraisablehook
         assert len(during[2]) == len(before[2]) + 1  # lastResort filter
+        assert during[3] != before[3]  # SIGTERM and SIGHUP handlers
     after = process_hooks()
     assert after[0] is before[0] and after[1] is before[1]
-    assert after[2] == before[2]
+    assert after[2] == before[2] and after[3] == before[3]

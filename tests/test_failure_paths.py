@@ -8,6 +8,7 @@ not create (a damaged database stays byte-identical).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -118,15 +119,59 @@ def test_census_of_a_directory_that_is_no_bdb_environment_writes_nothing(
 @pytest.mark.parametrize(
     "args",
     [
-        ["run", "--storage", "mapping", "--preset", "quick", "--json"],
-        ["run", "--storage", "mapping", "--preset", "quick", "--markdown"],
-        ["sweep", "--storage", "mapping", "--objects", "100", "--json"],
-        ["census", "file:///nonexistent/Data.fs", "--json"],
+        ["run", "--storage", "mapping", "--preset", "quick", "-q", "--json"],
+        ["run", "--storage", "mapping", "--preset", "quick", "-q", "--markdown"],
+        ["sweep", "--storage", "mapping", "--objects", "100", "-q", "--json"],
+        ["census", "{populated}", "--json"],
+        ["sweep", "--storage", "mapping", "--objects", "100", "-q", "--plot"],
     ],
 )
-def test_an_output_on_a_full_disk_is_one_line(args: list[str]) -> None:
-    proc = vfab_bench(*args, "/dev/full", "--force")
-    assert_one_line(proc, "/dev/full")
+def test_an_output_on_a_full_disk_is_one_line(
+    args: list[str], populated: Path, tmp_path: Path
+) -> None:
+    args = [a.format(populated=f"file://{populated / 'Data.fs'}") for a in args]
+    target = "/dev/full"
+    if args[-1] == "--plot":  # a plot's format comes from its suffix
+        target = str(tmp_path / "full.png")
+        os.symlink("/dev/full", target)
+    proc = vfab_bench(*args, target, "--force")
+    assert_one_line(proc, target)
+    if args[-1] == "--json":  # the work is not lost with the output
+        kept = proc.stderr.rsplit("saved in ", 1)[1].strip()
+        assert json.loads(Path(kept).read_text())["schema_version"]
+        os.unlink(kept)
+
+
+def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
+    """A new output on a filesystem with no room left is refused before the
+    run starts (a probe block is written and removed)."""
+    full = tmp_path / "full"
+    full.mkdir()
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(full)],
+        capture_output=True,
+    )
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mount.stderr.decode()}")
+    try:
+        (full / "filler").write_bytes(b"x" * 16384)
+        started = time.monotonic()
+        proc = vfab_bench(
+            "run",
+            "--storage",
+            "mapping",
+            "--size",
+            "medium",
+            "--repeat",
+            "3",
+            "--json",
+            str(full / "out.json"),
+        )
+        assert_one_line(proc, "No space left on device")
+        assert time.monotonic() - started < 15
+        assert sorted(p.name for p in full.iterdir()) == ["filler"]
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
 
 
 def test_an_unsupported_plot_format_is_refused_before_the_sweep(
@@ -204,3 +249,77 @@ def test_a_signal_during_run_cleans_up(tmp_path: Path, signum: int) -> None:
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
+    no_leaked_servers: None,
+) -> None:
+    from tests.conftest import runzeo_pids
+
+    before = runzeo_pids()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scenarios.cli", "run", "--storage", "zeo"]
+        + ["--size", "medium", "--repeat", "5", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    deadline = time.monotonic() + 60
+    while not (runzeo_pids() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # into the phases
+    for pid in runzeo_pids() - before:
+        os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - killed < 15  # within seconds, not a client timeout
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "zeo: phase '" in lines[0] and "runzeo was killed by SIGKILL" in lines[0]
+
+
+# -- 5. Loopback wherever locust is started ------------------------------------
+
+
+def _listening(port: int) -> set[str]:
+    """Local addresses with a TCP socket listening on *port* (IPv4)."""
+    addresses = set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            local, state = line.split()[1], line.split()[3]
+            host, _, hexport = local.partition(":")
+            if state == "0A" and int(hexport, 16) == port:
+                addresses.add(".".join(str(b) for b in bytes.fromhex(host)[::-1]))
+    return addresses
+
+
+@pytest.mark.slow
+def test_locust_listens_on_loopback_from_any_directory(tmp_path: Path) -> None:
+    from storages.zeo import free_port
+
+    web, master = free_port(), free_port()
+    locust = Path(sys.executable).with_name("locust")
+    proc = subprocess.Popen(
+        [str(locust), "-f", str(ROOT / "locustfile.py"), "--master"]
+        + ["--web-port", str(web), "--master-bind-port", str(master)],
+        cwd=tmp_path,  # no locust.conf here
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+            _listening(web) and _listening(master)
+        ):
+            time.sleep(0.1)
+        assert _listening(web) == {"127.0.0.1"}
+        assert _listening(master) == {"127.0.0.1"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

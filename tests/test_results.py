@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,13 +91,24 @@ def test_version_1_files_still_read() -> None:
 
 
 def test_table_marks_noisy_cells() -> None:
-    run = RunResult(
-        metadata={},
-        results=(
-            PhaseResult("a", "small", "p", (Sample(1.0, 1.0), Sample(1.0, 1.0))),
-            PhaseResult("b", "small", "p", (Sample(1.0, 1.0), Sample(3.0, 1.0))),
-        ),
+    """A cell shows the run's statistic (the minimum unless the run said
+    otherwise) and marks "!" only where its bootstrap interval is wide."""
+    results = (
+        PhaseResult("a", "small", "p", (Sample(1.0, 1.0),) * 4),
+        PhaseResult("b", "small", "p", tuple(Sample(v, 1.0) for v in (1, 3, 2, 4))),
+        PhaseResult("c", "small", "p", (Sample(0.0004, 0.0004),) * 4),
     )
-    text = report.text(run)
+    row = next(
+        ln
+        for ln in report.text(RunResult(metadata={}, results=results)).splitlines()
+        if ln.startswith("p ")
+    )
+    cells = re.findall(r"(\d+\.\d+) (±\s*\d+%|~|±\?)(!?)", row)
+    assert cells[0] == ("1.00", "±  0%", "")  # steady: an interval of zero width
+    assert cells[1][0] == "1.00" and cells[1][2] == "!"  # a wide interval
+    assert cells[2] == ("0.0004", "~", "")  # under 1 ms: too short to compare
+    median = RunResult(metadata={"config": {"statistic": "median"}}, results=results)
+    text = report.text(median)
+    assert "median of 4 trial(s)" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("p "))
-    assert "1.00 ±0%" in row and "2.00 ±71%!" in row
+    assert re.findall(r"(\d+\.\d+) ", row)[1] == "2.50"

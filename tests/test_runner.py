@@ -14,7 +14,7 @@ import storages
 from scenarios.bench import rss, runner
 from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
-from scenarios.errors import ConfigError
+from scenarios.errors import ConfigError, RunFailure
 from scenarios.results.model import RunResult
 from tests.conftest import runzeo_pids
 
@@ -234,8 +234,9 @@ def test_a_failing_phase_closes_the_store(name: str, no_leaked_servers: None) ->
 
     before = runzeo_pids()
     phases = (*PHASES[:2], Phase("explode", explode, "raises"))
-    with pytest.raises(RuntimeError, match="phase failed"):
+    with pytest.raises(RunFailure, match="phase 'explode' failed: .*phase failed") as e:
         runner.run_trial(storages.get(name), RunConfig(repeat=1), phases)
+    assert isinstance(e.value.__cause__, RuntimeError)
     assert runzeo_pids() <= before
 
 

@@ -8,9 +8,14 @@ from typing import Any
 
 import storages
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.bench.phases import PHASES, PHASES_2000, Phase
 from scenarios.errors import ConfigError
+from scenarios.results.significance import STATISTICS
 from storages import DBOptions, StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
+
+#: --rows: which phases a run times.
+ROWS: dict[str, tuple[Phase, ...]] = {"all": PHASES, "2000": PHASES_2000}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,8 +24,20 @@ class RunConfig:
 
     storages: tuple[str, ...] = storages.DEFAULT_STORAGES
     scale: int = 1
+    #: Timed trials per storage: exactly this many, or with a *budget_s* at
+    #: least this many.
     repeat: int = 3
+    #: Warmup rounds (one untimed trial of every storage each) before them.
     warmups: int = 1
+    #: Seconds the timed rounds may take: rounds of one trial per storage go
+    #: on while the next round fits in the budget, up to *max_trials* (0: no
+    #: budget, exactly *repeat* rounds).
+    budget_s: float = 0.0
+    max_trials: int = 50
+    #: "all" rows, or "2000": only the eight rows of the 2000 table.
+    rows: str = "all"
+    #: The statistic the tables show (scenarios.results.significance).
+    statistic: str = "min"
     seed: int = DEFAULT_SEED
     options: StorageOptions = StorageOptions()
     #: Objects per transaction while building the data set; 0: one
@@ -38,10 +55,30 @@ class RunConfig:
             raise ConfigError(f"scale must be at least 1, not {self.scale}")
         if self.repeat < 1:
             raise ConfigError(f"--repeat must be at least 1, not {self.repeat}")
+        if self.budget_s < 0:
+            raise ConfigError(f"--budget must be 0 or more, not {self.budget_s}")
+        if self.max_trials < self.repeat:
+            raise ConfigError(
+                f"--max-trials {self.max_trials} is below --repeat {self.repeat}"
+            )
+        if self.rows not in ROWS:
+            raise ConfigError(
+                f"unknown rows {self.rows!r}; choose from {', '.join(ROWS)}"
+            )
+        if self.statistic not in STATISTICS:
+            raise ConfigError(
+                f"unknown statistic {self.statistic!r}; choose from "
+                f"{', '.join(STATISTICS)}"
+            )
         if self.warmups < 0:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
         if self.batch is not None and self.batch < 0:
             raise ConfigError(f"--batch must be 0 or more, not {self.batch}")
+
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        """The phases this run times, in the order of the report's rows."""
+        return ROWS[self.rows]
 
     @property
     def xlarge(self) -> bool:
@@ -78,6 +115,10 @@ class RunConfig:
             "scale": self.scale,
             "repeat": self.repeat,
             "warmups": self.warmups,
+            "budget_s": self.budget_s,
+            "max_trials": self.max_trials,
+            "rows": self.rows,
+            "statistic": self.statistic,
             "seed": self.seed,
             "options": options,
             "batch": self.batch_size,

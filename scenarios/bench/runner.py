@@ -23,6 +23,7 @@ what it measures: the run's metadata records that it was on.
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import gc
 import re
@@ -36,6 +37,9 @@ import storages
 from scenarios.bench import rss
 from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import FULL_ANSWERS, PHASES, Phase, TrialState, digest
+from scenarios.bench.progress import RunProgress
+from scenarios.errors import RunFailure, one_line
+from scenarios.results import environment as machine
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 from storages import Store
@@ -102,9 +106,13 @@ def _time_phase(
     rss_per_phase: bool,
     gc_clock: GCClock,
 ) -> Sample:
+    # A full collection first, then the untimed prepare: the collection's
+    # after-effects on the CPU caches (a walk over every object) are paid by
+    # the prepare, not by the timed pass (a hot read right after a collect
+    # costs several times a back-to-back one).
+    gc.collect()
     if phase.prepare is not None:
         phase.prepare(state)
-    gc.collect()
     store.transfer_counts()  # start each phase from zero
     size0 = store.size_bytes()
     hits0 = _cache_hits(store)
@@ -139,6 +147,18 @@ def _time_phase(
     )
 
 
+def phase_failure(
+    storage: str, phase: str, error: Exception, store: Store
+) -> RunFailure:
+    """One line for a phase that raised: the storage, the phase, the error
+    and what the store knows of why (a server it started exited)."""
+    note = store.diagnose()
+    return RunFailure(
+        f"{storage}: phase {phase!r} failed: {one_line(error)}"
+        + (f"; {note}" if note else "")
+    )
+
+
 def _settle_answers(state: TrialState) -> None:
     """Keep a digest of every answer, and the full answer of the 2000 rows
     only (outside the timed region: digesting xlarge answers takes time)."""
@@ -155,9 +175,11 @@ def run_trial(
     phases: Sequence[Phase] = PHASES,
     directory: Path | None = None,
     profiles: Profiles | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> Trial:
     """One trial on a fresh database.  With *profiles*, each phase runs under
-    the profile of its name (created on first use)."""
+    the profile of its name (created on first use); *on_phase* hears each
+    phase's name before it starts (for progress)."""
     catalogue = load_catalogue()
     rss_per_phase = rss.per_phase()
     with (
@@ -173,12 +195,17 @@ def run_trial(
             for phase in phases:
                 if phase.applies is not None and not phase.applies(store):
                     continue
+                if on_phase is not None:
+                    on_phase(phase.name)
                 profile = None
                 if profiles is not None:
                     profile = profiles.setdefault(phase.name, cProfile.Profile())
-                samples[phase.name] = _time_phase(
-                    phase, state, store, profile, rss_per_phase, gc_clock
-                )
+                try:
+                    samples[phase.name] = _time_phase(
+                        phase, state, store, profile, rss_per_phase, gc_clock
+                    )
+                except Exception as e:
+                    raise phase_failure(factory.name, phase.name, e, store) from e
                 _settle_answers(state)
             store.abort()
             summary = TrialSummary(
@@ -226,41 +253,116 @@ def available(
 
 
 def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
-    """Every storage of *config*, warmups then timed trials."""
-    say = progress or (lambda line: None)
+    """Every storage of *config*: warmup rounds, then timed rounds of one
+    trial per storage, interleaved.
+
+    A storage's trials in one block can all fall in one of the machine's
+    slow spells; rounds spread every storage over the same spells, and the
+    order within a round turns each round so no storage always follows the
+    same one.  With a budget, rounds go on while the next one fits (at
+    least config.repeat, at most config.max_trials)."""
+    shown = RunProgress(progress)
+    factories = list(available(config.storages, config.storage_options, shown.line))
+    phases = config.phases
+    trials: dict[str, list[Trial]] = {name: [] for name, _ in factories}
+    profiles: dict[str, Profiles] | None = None
+    if config.profile_dir is not None:
+        profiles = {name: {} for name, _ in factories}
+    environment = machine.snapshot()
+    try:
+        # What a storage's trials share (a server started once per run)
+        # lives around all of them, warmups included.
+        with contextlib.ExitStack() as running:
+            for _, factory in factories:
+                running.enter_context(factory.running())
+            _rounds(config, factories, phases, trials, profiles, shown)
+    finally:
+        shown.close()
     results: list[PhaseResult] = []
     summaries: list[TrialSummary] = []
-    for name, factory in available(config.storages, config.storage_options, say):
-        t0 = time.perf_counter()
-        profiles: Profiles | None = {} if config.profile_dir is not None else None
-        # What the storage's trials share (a server started once per run)
-        # lives around all of them, warmups included.
-        with factory.running():
-            for _ in range(config.warmups):
-                run_trial(factory, config)
-            trials = [
-                run_trial(factory, config, profiles=profiles)
-                for _ in range(config.repeat)
-            ]
-        for phase in PHASES:
+    for name, _ in factories:
+        done = trials[name]
+        for phase in phases:
             samples = tuple(
-                t.samples[phase.name] for t in trials if phase.name in t.samples
+                t.samples[phase.name] for t in done if phase.name in t.samples
             )
             if samples:
                 results.append(PhaseResult(name, config.size, phase.name, samples))
-        summaries += [t.summary for t in trials]
-        if profiles and config.profile_dir is not None:
-            for phase_name, profile in profiles.items():
+        summaries += [t.summary for t in done]
+        if profiles is not None and config.profile_dir is not None:
+            for phase_name, profile in profiles[name].items():
                 path = profile_path(config.profile_dir, name, config.size, phase_name)
                 profile.dump_stats(path)
-        total = sum(s.wall_s for t in trials for s in t.samples.values())
-        peak = max((t.summary.rss_peak_bytes or 0) for t in trials)
-        say(
-            f"{name}: {config.repeat} trial(s) of {config.size} "
-            f"(+{config.warmups} warmup), phases {total:.2f} s, "
-            f"peak RSS {peak / 2**20:.0f} MB, "
-            f"elapsed {time.perf_counter() - t0:.1f} s"
-        )
     metadata = collect_metadata(config)
     metadata["rss"] = "per-phase" if rss.per_phase() else "since-start"
+    metadata["environment"] = machine.finish(environment)
+    for warning in metadata["environment"].get("warnings", []):
+        shown.say(f"warning: {warning}")
     return RunResult(metadata=metadata, results=tuple(results), trials=tuple(summaries))
+
+
+def _rounds(
+    config: RunConfig,
+    factories: list[tuple[str, storages.StorageFactory]],
+    phases: Sequence[Phase],
+    trials: dict[str, list[Trial]],
+    profiles: dict[str, Profiles] | None,
+    shown: RunProgress,
+) -> None:
+    """The warmup rounds, then the timed ones, into *trials*."""
+    n = len(factories)
+    shown.plan(n * (config.warmups + config.repeat))
+    for w in range(config.warmups):
+        for name, factory in _turned(factories, w):
+            shown.trial(name, f"warmup {w + 1}")
+            run_trial(factory, config, phases, on_phase=shown.phase)
+            shown.trial_done()
+    started = time.perf_counter()
+    rounds = 0
+    while True:
+        round_started = time.perf_counter()
+        for name, factory in _turned(factories, rounds):
+            shown.trial(name, f"trial {rounds + 1}")
+            profile = profiles[name] if profiles is not None else None
+            trials[name].append(
+                run_trial(
+                    factory, config, phases, profiles=profile, on_phase=shown.phase
+                )
+            )
+            shown.trial_done()
+        rounds += 1
+        now = time.perf_counter()
+        round_s, elapsed = now - round_started, now - started
+        phases_s = ", ".join(
+            f"{name} {sum(s.wall_s for s in trials[name][-1].samples.values()):.2f} s"
+            for name, _ in factories
+        )
+        shown.line(
+            f"trial {rounds} of {config.size}: {phases_s} in the phases "
+            f"(round {round_s:.1f} s, elapsed {elapsed:.1f} s)"
+        )
+        more = _more_rounds(config, rounds, elapsed, round_s)
+        if not more:
+            return
+        if rounds >= config.repeat:  # budget mode: plan what fits
+            fits = min(config.max_trials, rounds + more)
+            shown.plan(n * (config.warmups + fits))
+
+
+def _more_rounds(config: RunConfig, rounds: int, elapsed: float, round_s: float) -> int:
+    """How many more rounds to plan for (0: stop)."""
+    if rounds < config.repeat:
+        return config.repeat - rounds
+    if config.budget_s <= 0 or rounds >= config.max_trials:
+        return 0
+    return int(max(0.0, config.budget_s - elapsed) // max(round_s, 1e-9))
+
+
+def _turned(
+    factories: list[tuple[str, storages.StorageFactory]], k: int
+) -> list[tuple[str, storages.StorageFactory]]:
+    """*factories* rotated by *k*: round k starts with its k-th storage."""
+    if not factories:
+        return []
+    k %= len(factories)
+    return factories[k:] + factories[:k]

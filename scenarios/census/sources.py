@@ -8,13 +8,17 @@ Data.fs; it then sees the file as it was when opened, and the census says
 so.  For the server's current view, ask the server (--zeo-address).  Other
 storages (bdb) are opened through the registry, in a directory `vfab-bench
 populate` wrote; the census only ever reads from them.
+
+Before opening, a database at a path or a file://, bdb:// or zconfig://
+URI is checked whole without writing (storages.checks, the factory's
+check_existing): a damaged one is reported (DamagedStorage, exit status 2),
+never censused, and a bdb:// directory that holds no environment is
+refused before Berkeley DB would create one there.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fcntl
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,19 +42,9 @@ class Source:
 def server_holds(lock_path: Path) -> bool:
     """True when another process holds the FileStorage lock file (a ZEO
     server, an application).  Never creates the lock file."""
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    from storages.file import lock_held
+
+    return lock_held(lock_path)
 
 
 IN_USE = (
@@ -67,7 +61,7 @@ def open_path(name: str, path: Path) -> Source:
     if not path.exists():
         raise StorageError(f"{path} does not exist")
     if name == "file":
-        from storages.file import open_filestorage
+        from storages.file import check_filestorage, open_filestorage
 
         fs_path = path / "Data.fs" if path.is_dir() else path
         if not fs_path.is_file():
@@ -75,6 +69,7 @@ def open_path(name: str, path: Path) -> Source:
         warning = None
         if server_holds(Path(f"{fs_path}.lock")):
             warning = IN_USE.format(path=fs_path)
+        check_filestorage(fs_path, in_use=warning is not None)
         storage = open_filestorage(fs_path, read_only=True)
         return Source(
             storage,
@@ -91,7 +86,9 @@ def open_path(name: str, path: Path) -> Source:
             f"{path} holds no {name} data set written by vfab-bench populate; "
             "give a URI for any other database"
         )
-    store = storages.get(name).open(path)
+    factory = storages.get(name)
+    factory.check_existing(path)
+    store = factory.open(path)
     db = getattr(store, "db", None)
     if db is None:
         store.close()
@@ -168,6 +165,10 @@ def open_uri(uri: str) -> Source:
         directory = fs_path.parent
         if server_holds(Path(f"{fs_path}.lock")):
             warning = IN_USE.format(path=fs_path)
+    # file://, bdb://, zconfig://: what they name, checked whole first.
+    from storages.checks import check_uri
+
+    check_uri(uri, must_exist=True, read_only=True)
     try:
         factory, _ = zodburi.resolve_uri(read_only_uri(uri))
         storage = factory()

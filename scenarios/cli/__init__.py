@@ -2,20 +2,26 @@
 
 Each subcommand module has register(subparsers), which adds its parser and
 sets `handler`.  Arguments become one frozen configuration; bad input of
-any kind (ConfigError, StorageError, ResultsError, or an argparse error)
-becomes one line on stderr and exit status 2 (EXIT_BAD_INPUT; every
-exit status is named in scenarios.errors) here, at the edge, and nowhere
-else; nothing is written before the input has been checked.
+any kind (ConfigError, StorageError, ResultsError, an OSError, or an
+argparse error) becomes one line on stderr and exit status 2
+(EXIT_BAD_INPUT; every exit status is named in scenarios.errors) here, at
+the edge (scenarios.cli.edge), and nowhere else; any other error is one
+line too, exit 1, with its traceback under --debug.  Ctrl-C, SIGTERM and
+SIGHUP clean up alike and exit 128 + the signal.  Nothing is written
+before the input has been checked.
 """
 
 from __future__ import annotations
 
+import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
-import storages
 from scenarios.cli import (
     census,
+    compare,
+    edge,
     list_storages,
     populate,
     report,
@@ -27,15 +33,14 @@ from scenarios.cli import (
     zeoloop,
 )
 from scenarios.cli.args import Parser
-from scenarios.cli.interrupts import defer_interrupts
-from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, ConfigError
-from scenarios.results.files import ResultsError
-from storages import StorageError
+from scenarios.cli.interrupts import defer_interrupts, signal_of
+from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
     run,
     report,
+    compare,
     list_storages,
     populate,
     census,
@@ -53,9 +58,16 @@ def build_parser() -> Parser:
         description="Time a virtual-fab workload (create, commit, query) on "
         "ZODB storages; print the MEMS Exchange 2000 table for today's stack.",
     )
+    debug_help = "show the traceback of an error (also: VFAB_DEBUG=1)"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
+    for subparser in sub.choices.values():
+        # After the subcommand too; SUPPRESS keeps the top-level value.
+        subparser.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help
+        )
     return parser
 
 
@@ -65,12 +77,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    debug = edge.debug_wanted(getattr(args, "debug", False))
     defer_interrupts()
     try:
-        return int(args.handler(args))
-    except (ConfigError, StorageError, ResultsError, *storages.user_errors()) as e:
-        print(f"vfab-bench: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("vfab-bench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        with edge.logging_to_stderr(debug):
+            return int(args.handler(args))
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP: cleaned up
+        signum = signal_of(e)
+        how = (
+            "interrupted"
+            if signum == signal.SIGINT
+            else f"terminated ({signal.Signals(signum).name})"
+        )
+        print(f"vfab-bench: {how}", file=sys.stderr)
+        return EXIT_INTERRUPTED - signal.SIGINT + signum
+    except Exception as e:  # noqa: BLE001 - the edge: every error is one line
+        return edge.report(e, debug)

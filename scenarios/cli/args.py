@@ -10,12 +10,10 @@ turns into one line on stderr and exit status EXIT_BAD_INPUT.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import storages
 from scenarios.argtypes import non_negative_int, positive_int
@@ -36,7 +34,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def storage_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError(f"no storage named in {text!r}")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty storage name in {text!r}")
     for name in names:
         if name not in storages.REGISTRY:
             raise argparse.ArgumentTypeError(storages.unknown_storage(name))
@@ -62,12 +64,32 @@ def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None
             metavar="N",
             help="any multiple of the small data set instead of --size",
         )
+        p.add_argument(
+            "--force-scale",
+            action="store_true",
+            help="build a data set even where its estimated memory or disk "
+            "exceeds what this machine has",
+        )
     p.add_argument(
         "--seed",
         type=int,
         default=DEFAULT_SEED,
         help=f"data generator seed (default: {DEFAULT_SEED})",
     )
+
+
+def data_set_scale(args: argparse.Namespace, directory: Path) -> int:
+    """The scale --size or --scale asks for, refused (ConfigError, with the
+    estimate) when it would not fit in memory or in *directory*'s disk,
+    unless --force-scale."""
+    from scenarios.bench.config import scale_for
+    from scenarios.data.estimate import does_not_fit
+
+    scale = scale_for(args.size, args.scale)
+    reason = None if args.force_scale else does_not_fit(scale, directory)
+    if reason is not None:
+        raise ConfigError(f"{reason} (--force-scale to try anyway)")
+    return scale
 
 
 def add_trial_options(p: argparse.ArgumentParser, what: str, warmups: str) -> None:
@@ -106,23 +128,6 @@ def trials(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
-    """One --NAME FILE per keyword (its help), and --force; check_outputs()
-    refuses them before any work, write_output() writes them."""
-    g = p.add_argument_group("outputs")
-    for name, help in outputs.items():
-        g.add_argument(f"--{name}", type=Path, metavar="FILE", help=help)
-    flags = "/".join(f"--{name}" for name in outputs)
-    g.add_argument("--force", action="store_true", help=f"replace existing {flags}")
-    p.set_defaults(outputs=tuple(outputs))
-
-
-def check_outputs(args: argparse.Namespace) -> None:
-    """check_output for every output add_output_options declared."""
-    for name in args.outputs:
-        check_output(getattr(args, name), args.force)
-
-
 def add_storage_options(p: argparse.ArgumentParser) -> None:
     """Every registered storage's options (each storage module declares its
     own: see storages.base.OptionGroup)."""
@@ -151,26 +156,6 @@ def check_storages_usable(
         check_reachable(address)
 
 
-def check_output(path: Path | None, force: bool) -> None:
-    """Refuse, before the run, an output we could not or should not write."""
-    if path is None:
-        return
-    if path.exists() and not force:
-        raise ConfigError(f"{path} exists; use --force to replace it")
-    if path.is_dir():
-        raise ConfigError(f"{path} is a directory")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ConfigError(f"directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise ConfigError(f"directory {parent} is not writable")
-
-
-def write_json(path: Path, data: Any, force: bool) -> None:
-    """*data* as the JSON every command writes (indented, one final newline)."""
-    write_output(path, json.dumps(data, indent=1) + "\n", force)
-
-
 def add_progress_option(p: argparse.ArgumentParser) -> None:
     """-q/--quiet: no progress lines on stderr (progress() reads it)."""
     p.add_argument(
@@ -186,8 +171,3 @@ def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
 def selected_storages(args: argparse.Namespace) -> list[str] | None:
     """The storages every --storage named, in order, or None if none was."""
     return [n for group in args.storage for n in group] if args.storage else None
-
-
-def write_output(path: Path, text: str, force: bool) -> None:
-    with open(path, "w" if force else "x", encoding="utf-8") as f:
-        f.write(text)

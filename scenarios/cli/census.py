@@ -5,13 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from pathlib import Path
 
-from scenarios.cli.args import (
-    add_output_options,
-    check_outputs,
-    write_json,
-)
+from scenarios import argtypes
+from scenarios.cli.outputs import add_output_options, check_outputs, write_json
 from scenarios.data.datadir import path_storages, read_marker
 from scenarios.errors import EXIT_OK, ConfigError
 from storages.zeo import add_zeo_address_option
@@ -40,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "  --zeo-address HOST:PORT   a running ZEO server",
     )
     p.add_argument("uri", nargs="?", help="a zodburi URI")
-    p.add_argument("--path", type=Path, metavar="P", help="database directory or file")
+    p.add_argument(
+        "--path", type=argtypes.path, metavar="P", help="database directory or file"
+    )
     p.add_argument(
         "--storage",
         default=None,

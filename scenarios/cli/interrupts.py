@@ -1,8 +1,13 @@
-"""Ctrl-C for the command line: a commit in flight finishes first.
+"""Signals for the command line: a commit in flight finishes first, and
+SIGTERM and SIGHUP clean up exactly as Ctrl-C does.
 
 Process-wide signal handling belongs to the program, not to a library:
 storages only offer a neutral hook (storages.base.commit_guard, around
 every ZODBStore commit), and main() installs the deferring one here.
+SIGINT raises KeyboardInterrupt; SIGTERM and SIGHUP raise Terminated, a
+KeyboardInterrupt that remembers its signal, so that every `finally` and
+context manager that cleans up after Ctrl-C (temporary directories, servers
+the suite started) runs for them too, and main() exits 128 + the signal.
 """
 
 from __future__ import annotations
@@ -17,6 +22,22 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import storages.base
+
+#: The signals that stop a command, each with the cleanup of Ctrl-C.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C would be."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_of(interrupt: KeyboardInterrupt) -> int:
+    """The signal behind a KeyboardInterrupt (SIGINT unless Terminated)."""
+    return getattr(interrupt, "signum", signal.SIGINT)
 
 
 class _Interrupts:
@@ -38,27 +59,30 @@ class _Interrupts:
     """
 
     critical = 0
-    pending = False
+    #: The signal held while a commit finishes (0: none).
+    pending = 0
     raised = False
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
         if cls.critical:
-            cls.pending = True
+            cls.pending = cls.pending or signum
         else:
-            cls.interrupt()
+            cls.interrupt(signum)
 
     @classmethod
-    def interrupt(cls) -> NoReturn:
+    def interrupt(cls, signum: int) -> NoReturn:
         cls.raised = True
-        raise KeyboardInterrupt
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
 
     @classmethod
     def leave(cls) -> None:
         cls.critical -= 1
         if cls.pending and not cls.critical:
-            cls.pending = False
-            cls.interrupt()
+            signum, cls.pending = cls.pending, 0
+            cls.interrupt(signum)
 
     @classmethod
     @contextlib.contextmanager
@@ -76,23 +100,26 @@ class _Interrupts:
         if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
             # Not from here: interrupt_main() would run the handler at once,
             # still inside the callback that swallows it.
-            threading.Timer(0.001, _thread.interrupt_main).start()
+            signum = getattr(unraisable.exc_value, "signum", signal.SIGINT)
+            threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
             return
         sys.__unraisablehook__(unraisable)
 
 
-def _quiet_after_interrupt(record: Any) -> bool:
+def quiet_after_interrupt(record: Any) -> bool:
+    """A logging filter: no record with a traceback once Ctrl-C was raised."""
     return not (_Interrupts.raised and getattr(record, "exc_info", None))
 
 
 def defer_interrupts() -> None:
-    """Install the SIGINT handler that lets a commit finish before Ctrl-C
-    takes effect (call from the main thread), make sure no callback
-    swallows Ctrl-C, and drop the tracebacks logged by the work an interrupt
-    cut short."""
-    signal.signal(signal.SIGINT, _Interrupts.handler)
+    """Install the SIGINT, SIGTERM and SIGHUP handler that lets a commit
+    finish before the signal takes effect (call from the main thread), make
+    sure no callback swallows it, and drop the tracebacks logged by the work
+    an interrupt cut short."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _Interrupts.handler)
     storages.base.commit_guard = _Interrupts.guarded
     sys.unraisablehook = _Interrupts.unraisable
     last_resort = logging.lastResort
-    if last_resort is not None and _quiet_after_interrupt not in last_resort.filters:
-        last_resort.addFilter(_quiet_after_interrupt)
+    if last_resort is not None and quiet_after_interrupt not in last_resort.filters:
+        last_resort.addFilter(quiet_after_interrupt)

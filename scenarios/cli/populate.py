@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from scenarios.bench.config import scale_for
-from scenarios.cli.args import add_data_set_options, add_progress_option, progress
+from scenarios import argtypes
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_progress_option,
+    data_set_scale,
+    progress,
+)
 from scenarios.data.datadir import MARKER, path_storages
 from scenarios.errors import EXIT_OK
 from vfab.generate import DataSpec
@@ -32,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--path",
-        type=Path,
+        type=argtypes.path,
         required=True,
         metavar="DIR",
         help="directory for the database (created if missing; its parent must exist)",
@@ -50,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     from scenarios.data import datadir
 
-    spec = DataSpec.for_scale(scale_for(args.size, args.scale))
     path = args.path.absolute()
+    spec = DataSpec.for_scale(data_set_scale(args, path))
     datadir.plan(args.storage, path, args.overwrite)  # bad input: before any work
     say = progress(args)
     marker = datadir.populate(

@@ -4,33 +4,39 @@ that explain it (caches, indexes, updates and pack)."""
 from __future__ import annotations
 
 import argparse
+import tempfile
 import textwrap
 from pathlib import Path
 
 import storages
-from scenarios.argtypes import non_negative_int
+from scenarios import argtypes
+from scenarios.argtypes import non_negative_int, positive_int
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
-from scenarios.bench.config import RunConfig, scale_for
+from scenarios.bench.config import ROWS, RunConfig
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
-    add_output_options,
     add_progress_option,
     add_storage_options,
     add_trial_options,
-    check_outputs,
     check_storages_usable,
+    data_set_scale,
     progress,
     selected_storages,
     storage_list,
     storage_options,
     trials,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
     write_json,
-    write_output,
+    write_text,
 )
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
+from scenarios.results.significance import STATISTICS
 
 ABOUT = "\n\n".join(
     textwrap.fill(paragraph, 79)
@@ -54,6 +60,13 @@ ABOUT = "\n\n".join(
 )
 
 
+#: The default run: interleaved rounds for this long (timed rounds only), at
+#: least DEFAULT_MIN_TRIALS of them; see docs/results.md for why.
+DEFAULT_BUDGET_S = 15.0
+DEFAULT_MIN_TRIALS = 5
+DEFAULT_STATISTIC = "min"
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     phases = "\n".join(f"  {p.name:32} {p.description}" for p in PHASES)
     run = sub.add_parser(
@@ -72,7 +85,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"choices: {', '.join(storages.REGISTRY)})",
     )
     add_data_set_options(run)
-    add_trial_options(run, "per storage", "before them")
+    add_trial_options(run, "per storage", "rounds before them")
+    g = run.add_argument_group("how long a run measures")
+    g.add_argument(
+        "--budget",
+        type=argtypes.non_negative_float,
+        metavar="SECONDS",
+        help="time the rounds of trials may take: at least --repeat rounds "
+        "(one trial of every storage each, interleaved), more while the next "
+        f"fits (default: {DEFAULT_BUDGET_S:g} s with at least "
+        f"{DEFAULT_MIN_TRIALS} trials; with --repeat or --preset and no "
+        "--budget: exactly that many trials)",
+    )
+    g.add_argument(
+        "--max-trials",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="at most this many trials per storage under --budget (default: 50)",
+    )
+    g.add_argument(
+        "--rows",
+        choices=list(ROWS),
+        default="all",
+        help="all rows (default), or 2000: only the eight rows of the 2000 table",
+    )
+    g.add_argument(
+        "--statistic",
+        choices=list(STATISTICS),
+        default=DEFAULT_STATISTIC,
+        help="what a time cell shows over the trials (default: "
+        f"{DEFAULT_STATISTIC}: noise here only ever slows a trial down)",
+    )
     run.add_argument(
         "--batch",
         type=non_negative_int,
@@ -84,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--profile",
-        type=Path,
+        type=argtypes.path,
         metavar="DIR",
         help="write one cProfile file per phase and storage into DIR "
         "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
@@ -93,6 +137,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         run,
         json="write raw samples and metadata as JSON",
+        html="write a self-contained HTML page: tables, charts, metadata",
         markdown="write the tables as Markdown",
     )
     add_progress_option(run)
@@ -105,11 +150,18 @@ def main(args: argparse.Namespace) -> int:
 
     names = selected_storages(args)
     repeat, warmups = trials(args)
+    budget = args.budget
+    if budget is None and args.repeat is None and args.preset is None:
+        budget, repeat = DEFAULT_BUDGET_S, DEFAULT_MIN_TRIALS
     config = RunConfig(
         storages=tuple(names) if names else storages.DEFAULT_STORAGES,
-        scale=scale_for(args.size, args.scale),
+        scale=data_set_scale(args, Path(tempfile.gettempdir())),
         repeat=repeat,
         warmups=warmups,
+        budget_s=budget or 0.0,
+        max_trials=max(args.max_trials, repeat),
+        rows=args.rows,
+        statistic=args.statistic,
         seed=args.seed,
         options=storage_options(args),
         batch=args.batch,
@@ -124,7 +176,11 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)
     if args.markdown is not None:
-        write_output(args.markdown, report.markdown(result), args.force)
+        write_text(args.markdown, report.markdown(result), args.force)
+    if args.html is not None:
+        from scenarios.results import html
+
+        write_text(args.html, html.page(result), args.force)
     return EXIT_OK
 
 

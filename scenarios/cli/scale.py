@@ -11,12 +11,15 @@ from scenarios.argtypes import non_negative_float, positive_float
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
-    add_output_options,
     add_progress_option,
-    check_outputs,
     progress,
     storage_options,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
     write_json,
+    write_with,
 )
 from scenarios.errors import (
     EXIT_FAILED,
@@ -147,7 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
-        plot="plot throughput and p99 against clients (.png or .svg)",
+        plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)
@@ -202,8 +205,6 @@ def main(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
     if args.plot is not None:
-        if args.plot.suffix.lower() not in (".png", ".svg"):
-            raise ConfigError(f"--plot {args.plot}: expected a .png or .svg file")
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -234,7 +235,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None and points:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
-        report.plot(run, args.plot)
+        write_with(args.plot, args.force, lambda path: report.plot(run, path))
     if interrupted:
         return EXIT_INTERRUPTED
     if any(p.invariants["ok"] is not True for p in points):

@@ -23,12 +23,18 @@ import time
 from pathlib import Path
 
 import storages
-from scenarios.bench.config import scale_for
-from scenarios.cli.args import add_data_set_options
+from scenarios import argtypes
+from scenarios.cli.args import add_data_set_options, data_set_scale
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
-from storages.zeo import LOCALHOST, ZEOServer, check_port_free, port_number
+from storages.zeo import (
+    LOCALHOST,
+    ZEOOptions,
+    ZEOServer,
+    check_port_free,
+    port_number,
+)
 from vfab.generate import DataSpec
 
 
@@ -41,10 +47,11 @@ def shareable() -> list[str]:
     """Registry names of the shared storages runzeo does not serve
     (RelStorage's): serve holds a fresh database of theirs (share()) and
     prints the target clients open."""
+    # ZEO's own storages are what the runzeo serve starts already is.
     return [
         name
         for name, f in storages.REGISTRY.items()
-        if f.shared and not f.servable and not f.starts_server
+        if f.shared and not f.servable and ZEOOptions not in f.option_groups
     ]
 
 
@@ -70,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--path",
-        type=Path,
+        type=argtypes.path,
         metavar="DIR",
         help="data directory, kept at exit: a new or empty one is populated "
         "(as by vfab-bench populate), one populate wrote is served "
@@ -114,7 +121,8 @@ def say(line: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    spec = DataSpec.for_scale(scale_for(args.size, args.scale))
+    where = args.path if args.path is not None else Path(tempfile.gettempdir())
+    spec = DataSpec.for_scale(data_set_scale(args, where))
     options = StorageOptions()
     factory = served_factory(args.storage, options)
     if args.storage not in servable():
@@ -165,7 +173,9 @@ def _ensure_data_set(
     path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
 ) -> None:
     """Populate *path* unless it already holds this data set (as populate
-    would: see scenarios.data.datadir for what it refuses and what it removes)."""
+    would: see scenarios.data.datadir for what it refuses and what it removes).
+    A data set already there is checked whole first (runzeo opens it
+    read-write, and a damaged FileStorage opened so is silently cut short)."""
     marker = datadir.read_marker(path) if path.is_dir() else None
     held = (marker or {}).get("spec", {})
     if (
@@ -174,12 +184,17 @@ def _ensure_data_set(
         and marker["storage"] == storage
         and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
     ):
+        datadir.check_data_set(storage, path)  # refuse before saying anything
         say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
         return
-    datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    replaced = datadir.plan(storage, path, overwrite)  # refuse before saying anything
+    if replaced:
+        datadir.check_data_set(storage, path)
     say(f"populating the {spec.name} data set (seed {seed})")
     started = time.perf_counter()
-    datadir.populate(storage, path, spec, seed, overwrite=overwrite, progress=say)
+    datadir.populate(
+        storage, path, spec, seed, overwrite=overwrite, progress=say, checked=True
+    )
     say(f"populated in {time.perf_counter() - started:.1f} s")
 
 

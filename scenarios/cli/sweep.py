@@ -7,18 +7,21 @@ import textwrap
 
 from scenarios.cli.args import (
     add_data_set_options,
-    add_output_options,
     add_progress_option,
     add_storage_options,
     add_trial_options,
-    check_outputs,
     check_storages_usable,
     progress,
     selected_storages,
     storage_list,
     storage_options,
     trials,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
     write_json,
+    write_with,
 )
 from scenarios.errors import EXIT_OK, ConfigError
 
@@ -122,5 +125,5 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)
     if args.plot is not None:
-        report.plot(result, args.plot)
+        write_with(args.plot, args.force, lambda path: report.plot(result, path))
     return EXIT_OK

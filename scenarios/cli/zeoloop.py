@@ -6,11 +6,7 @@ import argparse
 import sys
 
 from scenarios.argtypes import positive_float, positive_int
-from scenarios.cli.args import (
-    add_output_options,
-    check_outputs,
-    write_json,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs, write_json
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,

@@ -138,9 +138,25 @@ def plan(storage: str, path: Path, overwrite: bool) -> list[str]:
     return [str(n) for n in marker.get("entries", [])]
 
 
+def check_data_set(
+    storage: str, path: Path, options: storages.StorageOptions | None = None
+) -> None:
+    """Check the database of the data set at *path* whole, writing nothing
+    (the storage's check_existing): StorageError, one line, when it is
+    damaged or another process holds it.  Every command runs this before it
+    opens an existing data set read-write (populate --overwrite, serve): a
+    damaged FileStorage opened read-write is silently cut short."""
+    factory = storages.get(storage, options)
+    reason = factory.unavailable()
+    if reason is not None:
+        raise ConfigError(f"storage {storage!r} is not available: {reason}")
+    factory.check_existing(path)
+
+
 def _check_replaceable(factory: storages.StorageFactory, path: Path) -> None:
-    """Open the existing data set once: a storage another process holds
-    (a ZEO server) raises StorageError here, before anything is removed."""
+    """Open the existing data set once, after check_data_set: a storage
+    another process holds (a ZEO server) raises StorageError here, before
+    anything is removed."""
     with factory.open(path) as store:
         if dataset.existing(store) is None:
             raise StorageError(
@@ -158,9 +174,14 @@ def populate(
     overwrite: bool = False,
     options: storages.StorageOptions | None = None,
     progress: Callable[[str], None] | None = None,
+    checked: bool = False,
 ) -> dict[str, Any]:
     """Write the data set of *spec* and *seed* with *storage* in the
     directory *path* and keep it; return the marker written.
+
+    A data set being replaced (--overwrite) is checked first
+    (check_data_set) unless the caller did (*checked*): a damaged one is
+    refused, left as it was.
 
     On failure or Ctrl-C, what this call created is removed (the directory
     too if it made it) and the exception propagates."""
@@ -172,6 +193,8 @@ def populate(
         raise ConfigError(f"storage {storage!r} is not available: {reason}")
 
     if old_entries:
+        if not checked:
+            factory.check_existing(path)
         _check_replaceable(factory, path)
         say(f"removing the {storage} data set in {path}: {', '.join(old_entries)}")
         _remove(path, old_entries)

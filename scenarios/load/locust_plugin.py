@@ -53,11 +53,25 @@ FINAL = "vfab_final"
 FLUSH_GRACE_S = 10.0
 
 
+#: locust's own settings as this suite wants them wherever locust starts:
+#: locust.conf says the same but is read only from the working directory.
+#: The web UI and the master listen on this machine only unless the user
+#: names another address; users finish the operation in hand (never stop
+#: inside a two-phase commit) when a test stops.
+LOCUST_DEFAULTS = {
+    "web_host": "127.0.0.1",
+    "master_bind_host": "127.0.0.1",
+    "stop_timeout": "10",
+}
+
+
 def add_options(parser: Any) -> None:
     """Our options (scenarios.load.options), on locust's command line,
     locust.conf and the web UI form (web UI values replace the command
-    line's for the next test)."""
+    line's for the next test), and LOCUST_DEFAULTS (what the command line,
+    a config file or the environment says still wins)."""
     add_load_options(parser, checked=False)
+    parser.set_defaults(**LOCUST_DEFAULTS)
 
 
 class ProcessClient:

@@ -77,6 +77,16 @@ class PhaseResult:
     samples: tuple[Sample, ...]
 
     @property
+    def wall_values(self) -> list[float]:
+        """Wall seconds of every trial, in run order."""
+        return [s.wall_s for s in self.samples]
+
+    @property
+    def cpu_values(self) -> list[float]:
+        """CPU seconds of every trial, in run order."""
+        return [s.cpu_s for s in self.samples]
+
+    @property
     def wall(self) -> Stats:
         return Stats.of(s.wall_s for s in self.samples)
 

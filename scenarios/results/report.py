@@ -1,7 +1,12 @@
 """The run's report in the 2000 layout: phases as rows, storages as columns.
 
-A time cell is the median in seconds and the spread (standard deviation as a
-percentage of the mean over the trials); a spread above 10% is marked "!".
+A time cell is a statistic of the trials (the run's --statistic, recorded in
+its configuration; the minimum by default: noise only ever slows a trial
+down) in seconds, and the half-width of its 95% bootstrap interval as a
+percentage of it, marked "!" when wider than ±10%
+(scenarios.results.significance).  A value under 1 ms is marked "~": too
+short to compare between runs (pyperf's rule); the micro-benchmarks time
+such work on a loop.
 Count cells are medians over the trials; a peak RSS cell is the highest of
 them.  After the per-phase tables comes one table per size with what a run
 leaves behind: size on disk, peak RSS, the cost per object built, and the
@@ -13,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scenarios.results import table
+from scenarios.results import significance, table
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
-from scenarios.results.stats import NOISY_RSD, Stats, median, median_int
-from scenarios.results.table import Table, spread_cell
+from scenarios.results.significance import seconds
+from scenarios.results.stats import median, median_int
+from scenarios.results.table import Table
 
 #: The rows whose time is building and committing the data set: their sum
 #: over the objects built is the run's cost per object.
@@ -30,19 +36,31 @@ BUILD_PHASES = (
 )
 
 
-def seconds(value: float) -> str:
-    """Seconds, with precision that suits the magnitude."""
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.4f}"
+#: A value under this is too short to compare between runs (pyperf's rule).
+SHORT_S = 0.001
 
 
-def time_cell(stats: Stats) -> str:
-    return spread_cell(seconds(stats.median), stats)
+def run_statistic(run: RunResult) -> str:
+    """The statistic the run asked its tables to show (older files, which
+    did not say, get today's default)."""
+    name = run.metadata.get("config", {}).get("statistic")
+    return name if name in significance.STATISTICS else "min"
+
+
+def time_cell(values: list[float], stat: str) -> str:
+    """The statistic, then a fixed-width mark: the interval's half-width
+    ("±12%", "!" after it when wide), "~" under SHORT_S, "±?" for one
+    trial."""
+    iv = significance.interval(values, stat)
+    rel = iv.relative_half_width
+    if iv.estimate < SHORT_S:
+        mark = "~"
+    elif rel is None:
+        mark = "±?"
+    else:
+        mark = "±" + ("inf" if rel == float("inf") else f"{rel * 100:.0f}%").rjust(4)
+    flag = "!" if iv.wide and iv.estimate >= SHORT_S else " "
+    return f"{seconds(iv.estimate)} {mark.ljust(5)}{flag}"
 
 
 def size_cell(n: int | None) -> str:
@@ -95,14 +113,16 @@ def hits_cell(r: PhaseResult) -> str:
 def phase_tables(run: RunResult, size: str) -> list[Table]:
     any_r = next(r for r in run.results if r.size == size)
     n = len(any_r.samples)
+    stat = run_statistic(run)
+    label = significance.statistic(stat).label
     out: list[Table] = [
         Table(
-            f"wall time (s), size {size}, median of {n} trial(s)",
-            *_table(run, size, lambda r: time_cell(r.wall)),
+            f"wall time (s), size {size}, {label} of {n} trial(s)",
+            *_table(run, size, lambda r: time_cell(r.wall_values, stat)),
         ),
         Table(
-            f"CPU time of the client process (s), size {size}",
-            *_table(run, size, lambda r: time_cell(r.cpu)),
+            f"CPU time of the client process (s), size {size}, {label}",
+            *_table(run, size, lambda r: time_cell(r.cpu_values, stat)),
         ),
         Table(f"objects loaded/stored, size {size}", *_table(run, size, counts)),
     ]
@@ -230,9 +250,13 @@ def tables(run: RunResult) -> list[Table]:
 
 
 def legend(run: RunResult) -> str:
+    stat = significance.statistic(run_statistic(run))
     return (
-        f"± is the standard deviation as % of the mean; ! marks a spread "
-        f"above {NOISY_RSD:.0%}. CPU time and RSS exclude server processes. "
+        f"A time cell is the {stat.label} of the trials; ± is half the width "
+        f"of its {1 - significance.ALPHA:.0%} bootstrap interval as % of it; ! "
+        f"marks an interval wider than ±{significance.WIDE:.0%}; ~ a value "
+        f"under {SHORT_S * 1000:g} ms, too short to compare between runs. "
+        "CPU time and RSS exclude server processes. "
         "Cold: new DB and client on the same data (the OS page cache is not "
         "dropped); warm: objects ghosted, lower caches warm; hot: objects in "
         "memory. Cold minus hot is the time spent filling the cache."

@@ -30,6 +30,7 @@ _EXPORTS = {
     "berkeleydb_missing": "factory",
     "bdbstorage_section": "factory",
     "ENV_DIR": "factory",
+    "check_environment": "check",
 }
 
 

@@ -133,6 +133,14 @@ class BDBFactory(StorageFactory):
         # runzeo loads this package's ZConfig component (component.xml).
         return bdbstorage_section(directory, self._kwargs), ("storages.bdb",)
 
+    def check_existing(self, directory: Path) -> None:
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import check_environment
+
+        check_environment(Path(directory) / ENV_DIR)
+
     def open(self, directory: Path) -> Store:
         reason = berkeleydb_missing()
         if reason:

@@ -1,0 +1,102 @@
+"""vfab-bench compare: two result files (OLD -> NEW), or one file's storages
+against one of them (--baseline), cell by cell; exit 1 with --fail-above
+when a significant slowdown exceeds the threshold (for CI gating)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.errors import ConfigError
+from scenarios.results import compare, significance
+
+EXIT_SLOWER = 1
+
+
+def percentage(text: str) -> float:
+    """An argparse type: "10%" or "10" -> 0.10."""
+    number = text.strip().removesuffix("%")
+    try:
+        value = float(number) / 100
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0% or more, not {text!r}")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "compare",
+        help="compare two --json files (run or sweep), or storages against one",
+        description="Compare each cell (storage x phase; sweep: storage, "
+        "variant and objects per transaction) of NEW with OLD, or of each "
+        "storage of FILE with --baseline's: '3.47 ms -> 4.34 ms: 1.25x slower "
+        "(+25%%)', or 'not significant' when a permutation test of the "
+        "statistic finds no difference at p < "
+        f"{significance.ALPHA}.  Files must be of one kind, data set size "
+        "and seed.  Use 5 or more trials per run.",
+    )
+    p.add_argument("old", type=Path, metavar="OLD.json", help="the reference")
+    p.add_argument(
+        "new", type=Path, nargs="?", metavar="NEW.json", help="the file compared"
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="STORAGE",
+        help="compare every other storage of OLD.json against this one",
+    )
+    p.add_argument("--cpu", action="store_true", help="CPU time instead of wall")
+    p.add_argument(
+        "--statistic",
+        choices=list(significance.STATISTICS),
+        default=significance.DEFAULT_STATISTIC,
+        help="what to compare (default: p25, the 25th percentile: noise here "
+        "only slows trials down)",
+    )
+    p.add_argument(
+        "--fail-above",
+        type=percentage,
+        metavar="PCT",
+        help="exit 1 when a significant slowdown exceeds PCT (e.g. 10%%)",
+    )
+    add_output_options(p, json="write cells as JSON", markdown="write Markdown")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if (args.new is None) == (args.baseline is None):
+        raise ConfigError("give NEW.json or --baseline STORAGE (one of them)")
+    check_outputs(args)
+    old = compare.load(args.old)
+    if args.new is not None:
+        new = compare.load(args.new)
+        result = compare.compare_files(
+            old, new, str(args.old), str(args.new), args.cpu, args.statistic
+        )
+    else:
+        result = compare.compare_baseline(
+            old, args.baseline, str(args.old), args.cpu, args.statistic
+        )
+    print(result.text(), end="")
+    if args.json is not None:
+        text = json.dumps(result.to_json(), indent=1) + "\n"
+        write_text(args.json, text, args.force)
+    if args.markdown is not None:
+        write_text(args.markdown, result.markdown(), args.force)
+    if args.fail_above is not None:
+        failed = result.slowdowns_above(args.fail_above)
+        if failed:
+            cells = "; ".join(f"{c.column} {c.row}: {c.verdict}" for c in failed[:5])
+            if len(failed) > 5:
+                cells += f"; and {len(failed) - 5} more"
+            print(
+                f"vfab-bench compare: {len(failed)} significant slowdown(s) above "
+                f"{args.fail_above:.0%}: {cells}",
+                file=sys.stderr,
+            )
+            return EXIT_SLOWER
+    return 0

@@ -1,0 +1,112 @@
+"""The edge of the command line: every error becomes one line.
+
+Whatever a command raises, main() prints one line on stderr and exits with
+a named status: bad input and the failures a user can act on (a ConfigError,
+StorageError, ResultsError, a storage's own user errors, an OSError naming
+a file) exit EXIT_BAD_INPUT; anything else is a failure of the run
+(EXIT_FAILED), still one line.  With --debug (or VFAB_DEBUG=1 in the
+environment) the traceback follows on stderr.
+
+While a command runs, what ZODB, ZEO, RelStorage and asyncio log reaches
+stderr as one line per record ("vfab-bench: warning: ZODB.Connection:
+Couldn't load state ..."), without the tracebacks they attach unless
+--debug: RelStorage's timing warnings stay visible, ZODB's stack dumps do
+not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+
+import storages
+from scenarios.cli.interrupts import quiet_after_interrupt
+from scenarios.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    ConfigError,
+    RunFailure,
+    first_line,
+    one_line,
+)
+from scenarios.results.files import ResultsError
+from storages import StorageError
+
+PROG = "vfab-bench"
+
+
+def debug_wanted(flag: bool) -> bool:
+    """--debug, or VFAB_DEBUG set to anything but 0/empty."""
+    return flag or os.environ.get("VFAB_DEBUG", "") not in ("", "0")
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors whose message is meant for the user as it stands."""
+    return (ConfigError, StorageError, ResultsError, *storages.user_errors())
+
+
+def describe(error: BaseException) -> str:
+    """One line naming what failed and why."""
+    if isinstance(error, (*user_errors(), RunFailure)):
+        return first_line(error) or type(error).__name__
+    return one_line(error)
+
+
+def status_of(error: BaseException) -> int:
+    """EXIT_BAD_INPUT for what the user can fix, EXIT_FAILED otherwise."""
+    if isinstance(error, (*user_errors(), OSError)):
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED
+
+
+def report(error: BaseException, debug: bool) -> int:
+    """Print *error* as the edge does; return its exit status."""
+    if debug:
+        traceback.print_exception(error, file=sys.stderr)
+    known = isinstance(error, (*user_errors(), RunFailure))
+    hint = "" if debug or known else " (--debug shows where)"
+    print(f"{PROG}: error: {describe(error)}{hint}", file=sys.stderr)
+    return status_of(error)
+
+
+class OneLineFormatter(logging.Formatter):
+    """A log record as one line (and its traceback, which only records that
+    pass the handler's filters under --debug carry)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = record.levelname.lower()
+        line = f"{PROG}: {level}: {record.name}: {first_line(record.getMessage())}"
+        if record.exc_info and record.exc_info[1] is not None:
+            line += f" ({describe(record.exc_info[1])})"
+            line += "\n" + "".join(traceback.format_exception(*record.exc_info))
+        return line
+
+
+def without_traceback(record: logging.LogRecord) -> bool:
+    """A logging filter: drop records that carry a traceback.  ZODB and ZEO
+    log the error they then raise ("Couldn't load state ..."), so the edge
+    reports it once, as the command's one line; --debug shows them."""
+    return not record.exc_info
+
+
+@contextlib.contextmanager
+def logging_to_stderr(debug: bool) -> Iterator[None]:
+    """Warnings and errors of every library as one line each on stderr, for
+    as long as a command runs (the handler is removed afterwards, so an
+    in-process caller keeps its own logging)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(OneLineFormatter())
+    handler.addFilter(quiet_after_interrupt)
+    if not debug:
+        handler.addFilter(without_traceback)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)

@@ -1,0 +1,296 @@
+"""Charts as inline SVG text, drawn here so a report opens offline with no
+JavaScript and no plotting library: a dot chart (rows of intervals on a log
+scale) and a line chart (a curve per series with error bars).
+
+Both return one <svg> element with a viewBox, so the page can scale it; a
+<title> on every mark gives its numbers on hover.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from html import escape
+
+#: Tableau 10: distinct for the first few series, readable when printed.
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+REFERENCE = "#8a8a8a"
+FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif"'
+
+
+@dataclasses.dataclass(frozen=True)
+class Mark:
+    """A value with its interval (low == high: none), and its hover text."""
+
+    value: float
+    low: float
+    high: float
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    name: str
+    colour: str
+    #: A reference series (the 2000 numbers): hollow *shape*, no interval.
+    reference: bool = False
+    dash: str = ""
+    shape: str = "diamond"
+
+
+def time_tick(seconds: float) -> str:
+    """1e-3 -> "1 ms", 2e-5 -> "20 µs", 5 -> "5 s"."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale * 0.999:
+            return f"{seconds / scale:g} {unit}"
+    return f"{seconds:g} s"
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _legend(
+    series: Sequence[Series], x: float, y: float, right: float
+) -> tuple[list[str], float]:
+    """The legend from (x, y), wrapping before *right*; and its last line's y."""
+    out = []
+    start = x
+    for s in series:
+        needed = 42 + 7 * len(s.name)
+        if x > start and x + needed - 14 > right:
+            x, y = start, y + 18
+        if s.reference:
+            out.append(_hollow(s.shape, x + 11, y, 5, s.colour))
+        else:
+            out.append(
+                f'<line x1="{_f(x)}" y1="{_f(y)}" x2="{_f(x + 22)}" y2="{_f(y)}" '
+                f'stroke="{s.colour}" stroke-width="2" '
+                f'stroke-dasharray="{s.dash}"/>'
+                f'<circle cx="{_f(x + 11)}" cy="{_f(y)}" r="3.5" fill="{s.colour}"/>'
+            )
+        out.append(
+            f'<text x="{_f(x + 28)}" y="{_f(y + 4)}" font-size="12" '
+            f'fill="#333">{escape(s.name)}</text>'
+        )
+        x += needed
+    return out, y
+
+
+def _hollow(shape: str, x: float, y: float, r: float, colour: str) -> str:
+    """A hollow marker: "diamond", "square" or "triangle"."""
+    corners = {
+        "diamond": [(0, -r), (r, 0), (0, r), (-r, 0)],
+        "square": [(-0.8 * r, -0.8 * r), (0.8 * r, -0.8 * r), (0.8 * r, 0.8 * r),
+                   (-0.8 * r, 0.8 * r)],
+        "triangle": [(0, -r), (r, 0.8 * r), (-r, 0.8 * r)],
+    }[shape]  # fmt: skip
+    points = " ".join(f"{_f(x + dx)},{_f(y + dy)}" for dx, dy in corners)
+    return (
+        f'<polygon points="{points}" fill="white" stroke="{colour}" '
+        'stroke-width="1.5"/>'
+    )
+
+
+def _log_domain(values: list[float]) -> tuple[float, float]:
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return 1e-6, 1.0
+    lo = 10 ** math.floor(math.log10(min(positive)))
+    hi = 10 ** math.ceil(math.log10(max(positive)))
+    return (lo, hi * 10) if hi <= lo else (lo, hi)
+
+
+def dot_chart(
+    rows: Sequence[str],
+    series: Sequence[Series],
+    marks: dict[tuple[str, str], Mark],
+    axis_label: str = "seconds (log scale)",
+    width: int = 960,
+    label_width: int = 230,
+) -> str:
+    """One band per row, one lane per series: a dot at the value and a
+    whisker over its interval, on a log x axis (values <= 0 are not drawn)."""
+    lane = 13
+    band = max(24, 8 + lane * len(series))
+    bottom, right = 42, 24
+    x0, x1 = label_width, width - right
+    legend, legend_y = _legend(series, x0, 14, x1)
+    top = int(legend_y) + 20
+    height = top + band * len(rows) + bottom
+    lo, hi = _log_domain([v for m in marks.values() for v in (m.low, m.high)])
+
+    def x(v: float) -> float:
+        v = min(max(v, lo), hi)
+        return x0 + (x1 - x0) * math.log10(v / lo) / math.log10(hi / lo)
+
+    out = [
+        f'<svg class="chart" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>'
+    ]
+    out += legend
+    for i, row in enumerate(rows):
+        y = top + i * band
+        if i % 2 == 0:
+            out.append(
+                f'<rect x="0" y="{y}" width="{width}" height="{band}" fill="#f4f6f9"/>'
+            )
+        out.append(
+            f'<text x="{x0 - 10}" y="{_f(y + band / 2 + 4)}" font-size="12.5" '
+            f'text-anchor="end" fill="#222">{escape(row)}</text>'
+        )
+    # decades and their 2s and 5s
+    decade = lo
+    plot_bottom = top + band * len(rows)
+    while decade <= hi * 1.0001:
+        for k in (1, 2, 5):
+            v = decade * k
+            if v > hi * 1.0001:
+                break
+            major = k == 1
+            out.append(
+                f'<line x1="{_f(x(v))}" y1="{top}" x2="{_f(x(v))}" '
+                f'y2="{plot_bottom}" stroke="{"#c9ced6" if major else "#e6e9ee"}"/>'
+            )
+            if major or (hi / lo <= 1000):
+                out.append(
+                    f'<text x="{_f(x(v))}" y="{plot_bottom + 16}" font-size="11" '
+                    f'text-anchor="middle" fill="{"#444" if major else "#888"}">'
+                    f"{time_tick(v)}</text>"
+                )
+        decade *= 10
+    out.append(
+        f'<text x="{(x0 + x1) / 2}" y="{height - 6}" font-size="12" '
+        f'text-anchor="middle" fill="#555">{escape(axis_label)}</text>'
+    )
+    for i, row in enumerate(rows):
+        for j, s in enumerate(series):
+            m = marks.get((row, s.name))
+            if m is None or m.value <= 0:
+                continue
+            cy = top + i * band + (band - lane * len(series)) / 2 + lane * (j + 0.5)
+            title = f"<title>{escape(m.note)}</title>" if m.note else ""
+            if s.reference:
+                marker = _hollow(s.shape, x(m.value), cy, 5, s.colour)
+                out.append(f'<g class="reference">{title}{marker}</g>')
+                continue
+            parts = [title]
+            if m.high > m.low:
+                parts.append(
+                    f'<line x1="{_f(x(m.low))}" y1="{_f(cy)}" x2="{_f(x(m.high))}" '
+                    f'y2="{_f(cy)}" stroke="{s.colour}" stroke-width="2.5" '
+                    'stroke-linecap="round"/>'
+                )
+            parts.append(
+                f'<circle cx="{_f(x(m.value))}" cy="{_f(cy)}" r="4.5" '
+                f'fill="{s.colour}" stroke="white" stroke-width="1"/>'
+            )
+            out.append(f'<g class="mark">{"".join(parts)}</g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _nice_step(span: float) -> float:
+    raw = span / 5 if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(k * power for k in (1, 2, 2.5, 5, 10) if k * power >= raw)
+
+
+def line_chart(
+    xs: Sequence[int],
+    series: Sequence[Series],
+    marks: dict[tuple[int, str], Mark],
+    x_label: str,
+    y_label: str,
+    y_format: Callable[[float], str] = lambda v: f"{v:g}",
+    width: int = 620,
+    height: int = 380,
+) -> str:
+    """A line per series over log-scaled x, linear y from 0, with the
+    interval of each point as an error bar."""
+    left, right, bottom = 64, 20, 48
+    legend, legend_y = _legend(series, left, 16, width - right)
+    top = int(legend_y) + 28
+    height += top - 44
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
+    lo, hi = float(min(xs)), float(max(xs))
+    if hi <= lo:
+        lo, hi = lo / 2, hi * 2
+    top_value = max((m.high for m in marks.values()), default=1.0) or 1.0
+    step = _nice_step(top_value)
+    y_max = math.ceil(top_value / step) * step
+
+    def px(v: float) -> float:
+        return x0 + (x1 - x0) * math.log10(v / lo) / math.log10(hi / lo)
+
+    def py(v: float) -> float:
+        return y0 - (y0 - y1) * v / y_max
+
+    out = [
+        f'<svg class="chart" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
+        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
+        'fill="#f8f9fb"/>',
+    ]
+    out += legend
+    v = 0.0
+    while v <= y_max + step / 1000:
+        out.append(
+            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+            'stroke="#dde1e7"/>'
+            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
+        )
+        v += step
+    for n in xs:
+        out.append(
+            f'<line x1="{_f(px(n))}" y1="{y1}" x2="{_f(px(n))}" y2="{y0}" '
+            'stroke="#e6e9ee"/>'
+            f'<text x="{_f(px(n))}" y="{y0 + 16}" font-size="11" '
+            f'text-anchor="middle" fill="#444">{n:,}</text>'
+        )
+    out.append(
+        f'<text x="{(x0 + x1) / 2}" y="{height - 8}" font-size="12" '
+        f'text-anchor="middle" fill="#555">{escape(x_label)}</text>'
+        f'<text x="14" y="{(y0 + y1) / 2}" font-size="12" text-anchor="middle" '
+        f'fill="#555" transform="rotate(-90 14 {(y0 + y1) / 2})">'
+        f"{escape(y_label)}</text>"
+    )
+    for s in series:
+        points = [(n, marks[(n, s.name)]) for n in xs if (n, s.name) in marks]
+        if not points:
+            continue
+        path = " ".join(f"{_f(px(n))},{_f(py(m.value))}" for n, m in points)
+        out.append(
+            f'<polyline points="{path}" fill="none" stroke="{s.colour}" '
+            f'stroke-width="2" stroke-dasharray="{s.dash}"/>'
+        )
+        for n, m in points:
+            cx = px(n)
+            parts = [f"<title>{escape(m.note)}</title>" if m.note else ""]
+            if m.high > m.low:
+                parts.append(
+                    f'<path d="M{_f(cx)},{_f(py(m.low))} V{_f(py(m.high))} '
+                    f"M{_f(cx - 4)},{_f(py(m.low))} H{_f(cx + 4)} "
+                    f'M{_f(cx - 4)},{_f(py(m.high))} H{_f(cx + 4)}" '
+                    f'stroke="{s.colour}" stroke-width="1.5" fill="none"/>'
+                )
+            parts.append(
+                f'<circle cx="{_f(cx)}" cy="{_f(py(m.value))}" r="4" '
+                f'fill="{s.colour}" stroke="white" stroke-width="1"/>'
+            )
+            out.append(f'<g class="mark">{"".join(parts)}</g>')
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,147 @@
+"""Checking an existing BDBStorage environment without writing to it.
+
+Berkeley DB has no read-only open of a transactional environment: opening
+one joins or rebuilds its region files (__db.*), runs recovery (DB_RECOVER)
+and checkpoints, and opening a directory that holds no environment creates
+one (~20 MB of region and log files).  So the check never opens the
+environment itself: it looks at the files first (zodb.db must be there, and
+the lock free), then copies zodb.db and the log files into a scratch
+directory and opens the copy there, as BDBStorage opens it after a crash
+(recovery from the logs), reads every transaction and record, and verifies
+the database file (Berkeley DB's DB->verify, what db_verify runs).  The
+scratch copy is removed; the environment is left byte for byte as found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from storages.base import DamagedStorage, StorageError
+
+#: What repairs a copy of a damaged environment (Debian: db5.3-util names
+#: them db5.3_recover, db5.3_verify).
+BDB_REPAIR = "db_recover -h COPY, then db_verify COPY/zodb.db"
+
+#: The environment's files: data, lock (format.py's DATA_FILE, LOCK_FILE;
+#: repeated so that the check needs no berkeleydb until it opens the copy).
+DATA_FILE = "zodb.db"
+LOCK_FILE = "zodb.lock"
+
+
+def _lock_held(path: Path) -> bool:
+    from storages.file import lock_held
+
+    return lock_held(path)
+
+
+def check_environment(path: Path) -> int:
+    """Check the BDBStorage environment in the directory *path*, writing
+    nothing there; return its number of transactions.
+
+    StorageError (one line) when *path* is no environment (missing, a
+    file, or a directory without zodb.db: "not a Berkeley DB environment")
+    or another process holds it; DamagedStorage when recovery, reading or
+    verification of a copy fails.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise StorageError(f"{path} does not exist: not a Berkeley DB environment")
+    if not path.is_dir():
+        raise StorageError(
+            f"{path} is a file, not a Berkeley DB environment (a directory)"
+        )
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError as e:
+        raise StorageError(f"cannot list {path}: {e.strerror}") from None
+    if DATA_FILE not in entries:
+        held = f"it holds {entries[0]!r}" if entries else "it is empty"
+        raise StorageError(
+            f"{path} is not a Berkeley DB environment of BDBStorage (no "
+            f"{DATA_FILE}; {held}); nothing was opened or written"
+        )
+    if _lock_held(path / LOCK_FILE):
+        raise StorageError(
+            f"{path} is locked: another BDBStorage has it open (share it through ZEO)"
+        )
+    logs = [n for n in entries if n.startswith("log.")]
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-bdb-check-"))
+    try:
+        copy = scratch / "env"
+        copy.mkdir()
+        try:
+            for name in (DATA_FILE, *logs):
+                shutil.copyfile(path / name, copy / name)
+        except OSError as e:
+            raise StorageError(f"cannot read {path}: {e.strerror}") from None
+        return _check_copy(path, copy)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _check_copy(path: Path, copy: Path) -> int:
+    """Open the copy *copy* of the environment *path*, read it all, verify
+    it; DamagedStorage naming *path*."""
+    from berkeleydb import db
+
+    def damaged(where: str, e: BaseException) -> DamagedStorage:
+        if isinstance(e, db.DBError) and len(e.args) > 1:
+            what = str(e.args[1])  # (errno, "message -- detail")
+        else:
+            what = str(e)
+        # One line, naming the environment rather than the scratch copy.
+        what = " ".join(what.replace(str(copy), str(path)).split())
+        return DamagedStorage(str(path), where, what, BDB_REPAIR)
+
+    # BDBStorage logs a failed checkpoint when a damaged copy is closed:
+    # the one line the check raises says it all.
+    quiet = logging.getLogger("storages.bdb.storage")
+    was_disabled, quiet.disabled = quiet.disabled, True
+    try:
+        return _read_copy(copy, damaged)
+    finally:
+        quiet.disabled = was_disabled
+
+
+def _read_copy(
+    copy: Path, damaged: Callable[[str, BaseException], DamagedStorage]
+) -> int:
+    from berkeleydb import db
+
+    from storages.bdb.options import BDBError
+    from storages.bdb.storage import BDBStorage
+    from storages.file import record_parses
+
+    count = 0
+    try:
+        storage = BDBStorage(copy)
+    except BDBError as e:
+        raise damaged("(a copy does not open, with recovery)", e) from None
+    try:
+        last = None
+        for txn in storage.iterator():
+            last = txn.tid
+            for record in txn:
+                if record.data is not None and not record_parses(record.data):
+                    raise ValueError(
+                        f"the data of oid {record.oid.hex()} is not a pickle"
+                    )
+            count += 1
+    except Exception as e:  # any failure reading damaged data
+        after = f", after tid {last.hex()}" if last else ""
+        raise damaged(f"at transaction {count + 1}{after}", e) from None
+    finally:
+        with contextlib.suppress(Exception):  # a panicked environment
+            storage.close()
+    # Berkeley DB's own check of every page and table of the database file.
+    try:
+        db.DB().verify(str(copy / DATA_FILE))
+    except db.DBError as e:
+        raise damaged(f"in {DATA_FILE} (verification fails)", e) from None
+    return count

@@ -1,0 +1,193 @@
+"""The HTML report: one self-contained page (run --html, report --html
+--sweep), valid, with its SVG charts, no external resource; and drawn by
+Debian's chromium through Playwright (skipped, saying why, without it).  The
+screenshot is left in results/test-artifacts/report.png."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scenarios.cli import main
+from scenarios.results import html
+from scenarios.results.model import RunResult
+from tests.cli_helpers import assert_bad_input, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
+ARTIFACTS = Path(__file__).resolve().parent.parent / "results" / "test-artifacts"
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "source"}
+SVG_LEAVES = {"line", "circle", "rect", "polygon", "polyline", "path", "text", "title"}
+
+
+class Checker(HTMLParser):
+    """Tags balanced (SVG elements may close themselves), and every tag and
+    attribute counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.counts: dict[str, int] = {}
+        self.attributes: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+        self.attributes += attrs
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.counts[tag] = self.counts.get(tag, 0) + 1
+        self.attributes += attrs
+        if tag not in VOID and tag not in SVG_LEAVES:
+            self.errors.append(f"self-closed <{tag}/>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+            return
+        self.stack.pop()
+
+
+def check_page(text: str) -> Checker:
+    assert text.startswith("<!DOCTYPE html>")
+    checker = Checker()
+    checker.feed(text)
+    checker.close()
+    assert not checker.errors, checker.errors[:5]
+    assert not checker.stack, checker.stack
+    # self-contained: no resource fetched from anywhere
+    assert not re.search(r"https?:", text), re.search(r".{40}https?:.{40}", text)
+    assert checker.counts.get("script", 0) == 0
+    assert checker.counts.get("link", 0) == 0 and checker.counts.get("img", 0) == 0
+    assert not any(name in ("src", "href") for name, _ in checker.attributes), (
+        "a page that loads nothing has no src or href"
+    )
+    return checker
+
+
+def quietly(*args: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            status = main(list(args))
+    assert status == 0, err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    d = tmp_path_factory.mktemp("html")
+    files = {name: d / name for name in ("r.json", "r.html", "s.json", "rs.html")}
+    quietly(
+        "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
+        "--json", str(files["r.json"]), "--html", str(files["r.html"]), "--quiet",
+    )  # fmt: skip
+    quietly(
+        "sweep", "--storage", "mapping,file", "--objects", "50,200,1000",
+        "--repeat", "3", "--warmups", "0", "--json", str(files["s.json"]), "--quiet",
+    )  # fmt: skip
+    quietly(
+        "report", str(files["r.json"]), "--html", str(files["rs.html"]),
+        "--sweep", str(files["s.json"]),
+    )  # fmt: skip
+    yield files
+
+
+def test_run_writes_a_valid_self_contained_page(outputs: dict[str, Path]) -> None:
+    text = outputs["r.html"].read_text()
+    checker = check_page(text)
+    run = RunResult.load(outputs["r.json"])
+    groups = html.chart_groups(run)
+    assert [g[0] for g in groups][0] == "The 2000 rows"
+    assert any("indexed against brute-force" in g[0] for g in groups)
+    assert checker.counts["svg"] == len(groups)
+    # the 2000 table beside today's
+    assert "2000 (MEMS Exchange)" in text and "260.00" in text and "207.00" in text
+    assert "today, size small (25th percentile of 3 trial(s))" in text
+    # every phase in the tables, metadata at the end
+    for phase in run.phases:
+        assert f"<td>{phase}</td>" in text.replace("&#x27;", "'")
+    assert "ZODB 6" in text and "configuration" in text
+
+
+def test_report_adds_the_cost_curve(outputs: dict[str, Path]) -> None:
+    text = outputs["rs.html"].read_text()
+    checker = check_page(text)
+    run = RunResult.load(outputs["r.json"])
+    assert checker.counts["svg"] == len(html.chart_groups(run)) + 2
+    assert "Cost per object against objects per transaction" in text
+    assert "mapping btree" in text and "file list" in text
+    assert "<h3>sweep</h3>" in text
+
+
+def test_outputs_are_checked_before_the_work(
+    tmp_path: Path, outputs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    existing = tmp_path / "exists.html"
+    existing.write_text("keep me")
+    r = run_cli(capsys, "run", "--storage", "mapping", "--html", str(existing))
+    assert_bad_input(r, "exists; use --force")
+    assert existing.read_text() == "keep me"
+    r = run_cli(
+        capsys, "run", "--storage", "mapping", "--html", str(tmp_path / "no/x.html")
+    )
+    assert_bad_input(r, "does not exist")
+    r = run_cli(
+        capsys, "report", str(outputs["r.json"]), "--sweep", str(outputs["s.json"])
+    )
+    assert_bad_input(r, "--sweep needs --html")
+    r = run_cli(
+        capsys, "report", str(outputs["r.json"]), "--html", str(tmp_path / "x.html"),
+        "--sweep", str(outputs["r.json"]),
+    )  # fmt: skip
+    assert_bad_input(r, "not a sweep result")
+    assert not (tmp_path / "x.html").exists()
+
+
+@pytest.fixture
+def playwright() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (the 'test' extra)")
+    with sync_playwright() as p:
+        yield p
+
+
+def test_chromium_draws_the_charts(playwright: Any, outputs: dict[str, Path]) -> None:
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+    )
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        requests: list[str] = []
+        page.on("request", lambda req: requests.append(req.url))
+        url = outputs["rs.html"].resolve().as_uri()
+        page.goto(url)
+        charts = page.locator("svg.chart")
+        assert charts.count() >= 5
+        for i in range(charts.count()):
+            box = charts.nth(i).bounding_box()
+            assert box is not None and box["width"] > 300 and box["height"] > 100
+        marks = page.locator("svg.chart g.mark circle")
+        assert marks.count() > 40
+        for i in range(0, marks.count(), 7):
+            box = marks.nth(i).bounding_box()
+            assert box is not None and box["width"] > 0 and box["height"] > 0
+        assert page.locator("svg.chart g.reference polygon").count() >= 20
+        assert requests == [url], requests  # nothing but the page itself
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    finally:
+        browser.close()
