@@ -195,11 +195,27 @@ def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     assert 15 <= p.ops_per_s <= 80  # Poisson at 40/s over one second
 
 
-def test_kill_and_restart_runzeo(tmp_path: Path, no_leaked_servers: None) -> None:
+def killable() -> list[Any]:
+    """zeo, and PostgreSQL once the registry has it (skipped, saying why,
+    where it cannot run)."""
+    out = []
+    for name in ("zeo", "relstorage-pg"):
+        factory = storages.REGISTRY.get(name)
+        reason = "not in the registry" if factory is None else factory().unavailable()
+        marks = [pytest.mark.skip(reason=f"{name}: {reason}")] if reason else []
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("name", killable())
+def test_kill_and_restart_the_server(
+    name: str, tmp_path: Path, no_leaked_servers: None
+) -> None:
     out = tmp_path / "fault.json"
-    proc = scale("--clients", "2", "--duration", "4", "--warmup", "0.5",
-                 "--fault", "kill-server:1,restart:1", "--wait-timeout", "1",
-                 "--json", str(out), "-q", timeout=120)  # fmt: skip
+    proc = scale("--storage", name, "--clients", "2", "--duration", "4",
+                 "--warmup", "0.5", "--fault", "kill-server:1,restart:1",
+                 "--wait-timeout", "1", "--json", str(out), "-q",
+                 timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     no_traceback(proc.stdout + proc.stderr)
     (p,) = ScaleRun.read(out).points
