@@ -227,8 +227,8 @@ def main(args: argparse.Namespace) -> int:
         last = points[-1] if points else None
         if last is None or not last.interrupted:
             print(
-                "vfab-bench scale: interrupted before the clients of the next "
-                "point started; nothing of it to check",
+                "vfab-bench scale: the point in progress measured nothing and "
+                "is not reported; nothing of it to check",
                 file=sys.stderr,
             )
         print("vfab-bench: interrupted", file=sys.stderr)

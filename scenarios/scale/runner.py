@@ -174,9 +174,13 @@ def run_point(
                         say(f"  killed the server at {applied_at:.1f} s")
                         if fault.restart_s is not None:
                             _sleep_until(measure_at + fault.at_s + fault.restart_s)
-                            shared.restart_server()
-                            restarted_at = time.monotonic() - measure_at
-                            say(f"  restarted it at {restarted_at:.1f} s")
+                            try:
+                                shared.restart_server()
+                            except StorageError as e:
+                                notes.append(f"the restart failed: {e}")
+                            else:
+                                restarted_at = time.monotonic() - measure_at
+                                say(f"  restarted it at {restarted_at:.1f} s")
                     else:
                         procs.kill(0)
                         say(f"  killed client 0 at {applied_at:.1f} s")
@@ -189,7 +193,11 @@ def run_point(
                 say("  interrupted: stopping the clients")
                 meter.sample()
                 procs.stop.set()
-                results = procs.results(timeout=config.wait_timeout_s + 10)
+                try:
+                    results = procs.results(timeout=config.wait_timeout_s + 10)
+                except KeyboardInterrupt:  # again: stop waiting for them
+                    procs.close(grace=0)
+                    notes.append("Ctrl-C twice: the clients' results are lost")
         window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
         point = _point(config, storage, clients, results, meter, notes, interrupted)
         point = dataclasses.replace(point, window_s=window)
@@ -204,10 +212,16 @@ def run_point(
                 killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
             )
         notes += _stderr_notes([p.stderr_path for p in plans])
-        if not shared.server_running:
-            shared.restart_server()
-            notes.append("server restarted for the invariant check")
-        invariants = _check(shared.client, journal)
+        if shared.server_running:
+            invariants = _check(shared.client, journal)
+        else:
+            try:
+                shared.restart_server()
+            except StorageError as e:
+                invariants = _not_checked(f"the server did not start again: {e}")
+            else:
+                notes.append("server restarted for the invariant check")
+                invariants = _check(shared.client, journal)
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
         shutil.rmtree(journals, ignore_errors=True)
