@@ -220,6 +220,7 @@ def main(args: argparse.Namespace) -> int:
         points = runner.run(config, options, target, say)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
+    meta["load_average_after"] = list(os.getloadavg())
     run = ScaleRun(meta, tuple(points))
     if points:
         print(report.text(run), end="")

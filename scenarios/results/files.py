@@ -69,7 +69,8 @@ census (vfab-bench census --json; CENSUS, scenarios.census.model.Census):
 scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
   1 -- {"schema_version": 1, "kind": "scale", "metadata": {"date",
         "python", "versions", "host", "config": ScaleConfig.to_json(),
-        "command", "load_average": [1, 5, 15 min] before the run},
+        "command", "load_average": [1, 5, 15 min] before the run,
+        "load_average_after": the same after it},
         "points": [{"storage", "clients", "started": clients that started,
         "window_s": the measured window, "rate": offered ops/s over all
         clients (null: closed loop), "hists": {operation: HdrHistogram of

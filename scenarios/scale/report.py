@@ -91,11 +91,12 @@ def text(run: ScaleRun) -> str:
             lines.append(f"{where}: interrupted")
         lines.append(f"{where}: {p.invariants['summary']}")
         lines += [f"  {problem}" for problem in p.invariants["problems"]]
-    load = run.metadata.get("load_average")
-    if load:
-        lines.append(
-            "load average before the run: " + " ".join(f"{x:.2f}" for x in load)
-        )
+    for when in ("before", "after"):
+        key = "load_average" if when == "before" else "load_average_after"
+        load = run.metadata.get(key)
+        if load:
+            loads = " ".join(f"{x:.2f}" for x in load)
+            lines.append(f"load average {when} the run: {loads}")
     legend = (
         "ops/s and commits/s: successful operations and commits per second of the "
         "window; latency from each operation's start (open loop: its arrival), "
@@ -143,8 +144,14 @@ def plot(run: ScaleRun, path: Path) -> None:
         left.plot(xs, [p.ops_per_s for p in points], marker="o", label=storage)
         p99 = [hist.summary_ms(p.histogram())["p99"] for p in points]
         right.plot(xs, p99, marker="o", label=storage)
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    counts = sorted({p.clients for p in run.points})
     for ax, ylabel in ((left, "operations / s"), (right, "p99 latency (ms)")):
         ax.set_xscale("log", base=2)
+        ax.set_xticks(counts)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("clients (one process each)")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
