@@ -272,3 +272,26 @@ def group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@pytest.mark.parametrize("name", ["relstorage-sqlite", "relstorage-pg"])
+def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
+    """serve holds a populated database of a shared storage runzeo does not
+    serve and prints its URI; zeoloop's processes share it through
+    --target."""
+    from tests.served import serve
+
+    factory = storages.REGISTRY.get(name)
+    reason = "not in the registry" if factory is None else factory().unavailable()
+    if reason:
+        pytest.skip(f"{name}: {reason}")
+    with serve("--storage", name) as served:
+        target = served.address
+        assert target.startswith(("sqlite://", "postgres://")), served.stdout
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", "zeoloop", "--target", target,
+             "--users", "2", "--processes", "2", "--duration", "1"],
+            capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "invariants hold" in proc.stdout and "0 created" not in proc.stdout
