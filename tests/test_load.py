@@ -150,4 +150,4 @@ def test_zeoloop_ctrl_c_to_the_group(served: Served) -> None:
     assert process.returncode == 130, err
     assert "Traceback" not in out + err
     assert "interrupted after" in out
-    assert "invariants hold" in out and "0 created sequences" not in out
+    assert "invariants hold" in out and "hold: 0 created" not in out
