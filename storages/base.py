@@ -27,8 +27,21 @@ from storages.options import OptionGroup as OptionGroup
 from storages.options import StorageOptions as StorageOptions
 
 #: The key under the ZODB root that holds everything the suite writes.  On a
-#: server the suite did not start (--zeo-address) nothing else is touched.
+#: database the suite did not create (--zeo-address, --storage-uri,
+#: --storage-config) each trial writes below root[ROOT_KEY][trial key] only,
+#: and removes its key when it ends (ZODBStore's *trial_key*).
 ROOT_KEY = "vfab-loadtest"
+
+
+def new_trial_key() -> str:
+    """A key for one trial on a database the suite did not create: the time,
+    the process and a random part, so that concurrent runs never share one."""
+    import os
+    import time
+    import uuid
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"trial-{stamp}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 class StorageError(Exception):
@@ -131,6 +144,11 @@ class Store(abc.ABC):
     def pack(self) -> None:
         """Pack to now: remove every revision no longer current."""
         raise NotImplementedError(f"{self.name} does not pack")
+
+    def cache_hits(self) -> int | None:
+        """Hits of a client cache below the object cache so far (ZEO's), or
+        None; read locally, never from a server."""
+        return None
 
     def diagnose(self) -> str | None:
         """Why this store may have stopped working, when something outside
@@ -245,6 +263,10 @@ class StorageFactory(abc.ABC):
     #: Several processes can use the same database at once (zeo, zeo+bdb):
     #: then share() gives what they open.
     shared: ClassVar[bool] = False
+    #: open(directory, wrap=W) puts W(storage) between ZODB.DB and its ZODB
+    #: storage (a wrapper storage such as zc.zlibstorage): what a composite
+    #: (zlib+NAME) asks of the factory it takes (file, mapping, bdb).
+    wraps_storage: ClassVar[bool] = False
     #: The backend's own exceptions whose str() is one line for the user
     #: (raised where the suite does not call the store, e.g. a load inside
     #: a phase); the CLI reports them as it reports StorageError.
@@ -260,6 +282,10 @@ class StorageFactory(abc.ABC):
         """(ZConfig section named "1" serving the data in *directory*, the
         modules runzeo must %import for it).  Only where ``servable``."""
         raise NotImplementedError(f"{self.name} cannot be served by runzeo")
+
+    def check(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Before a run: see that the database can be used (a user's database
+        opened read-only and closed, a server reached); StorageError if not."""
 
     def running(self) -> contextlib.AbstractContextManager[Any]:
         """What every trial of a run shares, held around all of them (see
@@ -301,6 +327,40 @@ class StorageFactory(abc.ABC):
         binary), or None.  Tests skip with this reason."""
         return None
 
+    def preflight(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Check, before a run starts, what the user named for this storage
+        (a server that must answer, a port that must be free); StorageError
+        if it will not do.  Cheap: no server is started here."""
+
+
+#: A wrapper storage around a ZODB storage: storage -> wrapping storage.
+Wrap = Callable[[Any], Any]
+
+
+def wrapping(open_storage: Callable[[], Any], wrap: Wrap | None) -> Callable[[], Any]:
+    """*open_storage*, its storage behind *wrap* (when given); the storage is
+    closed if the wrapper fails."""
+    if wrap is None:
+        return open_storage
+
+    def open_wrapped() -> Any:
+        storage = open_storage()
+        try:
+            return wrap(storage)
+        except BaseException:
+            storage.close()
+            raise
+
+    return open_wrapped
+
+
+def open_wrapped(factory: StorageFactory, directory: Path, wrap: Wrap) -> Store:
+    """*factory*'s store with *wrap* around its storage (``wraps_storage``)."""
+    if not factory.wraps_storage:
+        raise StorageError(f"storage {factory.name!r} cannot take a wrapper storage")
+    opener: Any = factory  # open(directory, wrap=...) where wraps_storage
+    return opener.open(directory, wrap=wrap)  # type: ignore[no-any-return]
+
 
 class ZODBStore(Store):
     """A Store over a ZODB.DB: one connection with its own transaction
@@ -308,6 +368,13 @@ class ZODBStore(Store):
 
     *open_storage* returns a new IStorage on the same data each time it is
     called (reopen calls it again); *size* reports bytes on disk.
+
+    With a *trial_key* the database is the user's, not the suite's: root()
+    is root[ROOT_KEY][trial_key], reset() empties that key only, close()
+    removes it in a committed transaction, and the store packs only if
+    *packs* (pack removes old revisions of the whole database).  Limits: an
+    interrupted process leaves its trial key behind (the name says when and
+    which process wrote it); root[ROOT_KEY] itself stays, emptied.
     """
 
     def __init__(
@@ -317,12 +384,16 @@ class ZODBStore(Store):
         options: StorageOptions,
         size: Callable[[], int | None] | None = None,
         on_close: Callable[[], None] | None = None,
+        trial_key: str | None = None,
+        packs: bool = True,
     ) -> None:
         self.name = name
         self._open_storage = open_storage
         self._options = options
         self._size = size
         self._on_close = on_close
+        self.trial_key = trial_key
+        self.can_pack = packs
         self.db: Any = None
         self.connection: Any = None
         self._open()
@@ -342,19 +413,63 @@ class ZODBStore(Store):
         self.connection = self.db.open(self.transaction_manager)
 
     def root(self) -> MutableMapping[str, Any]:
+        from persistent.mapping import PersistentMapping
+
         root = self.connection.root()
         if ROOT_KEY not in root:
-            from persistent.mapping import PersistentMapping
-
             root[ROOT_KEY] = PersistentMapping()
-        return root[ROOT_KEY]  # type: ignore[no-any-return]
+        ours = root[ROOT_KEY]
+        if self.trial_key is None:
+            return ours  # type: ignore[no-any-return]
+        if self.trial_key not in ours:
+            ours[self.trial_key] = PersistentMapping()
+        return ours[self.trial_key]  # type: ignore[no-any-return]
 
     def reset(self) -> None:
         from persistent.mapping import PersistentMapping
 
-        self.connection.root()[ROOT_KEY] = PersistentMapping()
-        self.commit()
+        if self.trial_key is None:
+            self.connection.root()[ROOT_KEY] = PersistentMapping()
+            self.commit()
+        else:
+            key = self.trial_key
+
+            def empty_trial() -> None:
+                self.root()  # root[ROOT_KEY] made where absent
+                self.connection.root()[ROOT_KEY][key] = PersistentMapping()
+
+            self._commit_retrying(empty_trial)
         self.transfer_counts()
+
+    def _commit_retrying(self, change: Callable[[], None], attempts: int = 5) -> None:
+        """change() and commit, again after a ConflictError: another run on
+        the same database adds or removes its own key in root[ROOT_KEY]."""
+        from ZODB.POSException import ConflictError
+
+        for attempt in range(attempts):
+            try:
+                change()
+                self.commit()
+                return
+            except ConflictError:
+                self.abort()  # and see the other run's commit
+                if attempt == attempts - 1:
+                    raise
+
+    def _remove_trial(self) -> None:
+        """Remove this trial's key from a database the suite did not create,
+        committed; nothing else is written."""
+        if self.trial_key is None or self.connection is None:
+            return
+        key = self.trial_key
+
+        def remove() -> None:
+            ours = self.connection.root().get(ROOT_KEY)
+            if ours is not None and key in ours:
+                del ours[key]
+
+        self.transaction_manager.abort()
+        self._commit_retrying(remove)
 
     def commit(self) -> None:
         # commit_guard is looked up now: a CLI installs its own after import.
@@ -392,6 +507,8 @@ class ZODBStore(Store):
     can_pack = True
 
     def pack(self) -> None:
+        if not self.can_pack:
+            raise NotImplementedError(f"{self.name}: not the suite's to pack")
         self.db.pack()
 
     def _close_db(self) -> None:
@@ -405,7 +522,10 @@ class ZODBStore(Store):
 
     def close(self) -> None:
         try:
-            self._close_db()
+            try:
+                self._remove_trial()
+            finally:
+                self._close_db()
         finally:
             if self._on_close is not None:
                 on_close, self._on_close = self._on_close, None

@@ -20,7 +20,9 @@ from storages.base import (
     StorageError,
     StorageFactory,
     Store,
+    Wrap,
     ZODBStore,
+    wrapping,
 )
 
 
@@ -264,6 +266,7 @@ class FileFactory(StorageFactory):
     description = "ZODB FileStorage (Data.fs) on local disk"
     keeps_directory = True
     servable = True
+    wraps_storage = True
     not_storage = NOT_STORAGE
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
@@ -277,11 +280,11 @@ class FileFactory(StorageFactory):
             raise StorageError(f"{path} is locked: another process has it open")
         check_filestorage(path)
 
-    def open(self, directory: Path) -> Store:
+    def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         path = Path(directory) / "Data.fs"
         return ZODBStore(
             self.name,
-            lambda: open_filestorage(path),
+            wrapping(lambda: open_filestorage(path), wrap),
             self.options,
             size=lambda: directory_size(path.parent, self.not_storage),
         )

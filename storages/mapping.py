@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storages.base import StorageFactory, Store, ZODBStore
+from storages.base import StorageFactory, Store, Wrap, ZODBStore, wrapping
 
 
 class MappingFactory(StorageFactory):
     name = "mapping"
     description = "ZODB MappingStorage: pickles in memory, no disk"
 
-    def open(self, directory: Path) -> Store:
+    wraps_storage = True
+
+    def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         from ZODB.MappingStorage import MappingStorage
 
         storage = MappingStorage()
@@ -27,4 +29,4 @@ class MappingFactory(StorageFactory):
             storage._opened = True
             return storage
 
-        return ZODBStore(self.name, same_storage, self.options)
+        return ZODBStore(self.name, wrapping(same_storage, wrap), self.options)

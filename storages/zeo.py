@@ -41,6 +41,7 @@ from storages.base import (
     StorageOptions,
     Store,
     ZODBStore,
+    new_trial_key,
 )
 from storages.file import FileFactory, directory_size
 from storages.options import add_size_option, at_least
@@ -345,8 +346,18 @@ class ZEOServer:
         self.stop()
 
 
+#: Seconds a ZEO client waits for its server (to connect, or to come back
+#: before a call fails): a server the suite did not start may restart, one
+#: it started and that went away is not coming back, and the run should say
+#: so within seconds.
+WAIT_TIMEOUT_S = 10.0
+STARTED_SERVER_WAIT_TIMEOUT_S = 4.0
+
+
 def open_client(
-    address: tuple[str, int], options: StorageOptions, wait_timeout: float = 10
+    address: tuple[str, int],
+    options: StorageOptions,
+    wait_timeout: float = WAIT_TIMEOUT_S,
 ) -> Any:
     """A ZEO ClientStorage connected to *address*, or StorageError.
 
@@ -379,13 +390,20 @@ class ZEOStore(ZODBStore):
     def diagnose(self) -> str | None:
         return None if self.server is None else self.server.exit_note()
 
+    def cache_hits(self) -> int | None:
+        cache = getattr(self.db.storage, "_cache", None)
+        return None if cache is None else int(cache.getStats()[4])
+
     def jar_stats(self) -> dict[str, Any]:
         storage = self.db.storage
         stats: dict[str, Any] = {}
-        try:
-            stats["server"] = dict(storage.server_status())
-        except Exception:  # the server may be gone; counters are a bonus
-            pass
+        # A call to a server that is gone waits for it to come back: ask
+        # only a connected one (the counters are a bonus).
+        if storage.is_connected() and (self.server is None or self.server.running):
+            try:
+                stats["server"] = dict(storage.server_status())
+            except Exception:  # it went away meanwhile
+                pass
         cache = getattr(storage, "_cache", None)
         if cache is not None:
             adds, added, evicts, evicted, accesses = cache.getStats()
@@ -479,8 +497,17 @@ class ZEOFactory(StorageFactory):
         options = self.options
         zeo = options.get(ZEOOptions)
         if zeo.zeo_address is not None:
+            # The server's database is the user's: a trial key, no pack.
+            from storages.configured import ConfiguredOptions
+
             address = zeo.zeo_address
-            return ZEOStore(self.name, lambda: open_client(address, options), options)
+            return ZEOStore(
+                self.name,
+                lambda: open_client(address, options),
+                options,
+                trial_key=new_trial_key(),
+                packs=options.get(ConfiguredOptions).pack,
+            )
 
         backend = self.backend(options)
         reason = backend.unavailable()
@@ -492,7 +519,9 @@ class ZEOFactory(StorageFactory):
         try:
             store = ZEOStore(
                 self.name,
-                lambda: open_client(server.address, options),
+                lambda: open_client(
+                    server.address, options, STARTED_SERVER_WAIT_TIMEOUT_S
+                ),
                 options,
                 size=lambda: directory_size(Path(directory), self.not_storage),
                 on_close=server.stop,

@@ -84,7 +84,9 @@ def test_a_failing_benchmark_stops_its_server(tmp_path: Path) -> None:
         textwrap.dedent(
             """
             from tests.conftest import pytest_addoption, pytest_configure
-            from tests.benchmarks.conftest import pytest_generate_tests, store
+            from tests.benchmarks.conftest import (
+                pytest_generate_tests, running_factories, store,
+            )
             """
         )
     )

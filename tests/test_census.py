@@ -269,7 +269,7 @@ def test_census_through_zeo_and_beside_it(
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        ([], "give exactly one of a URI, --path or --zeo-address"),
+        ([], "give exactly one of a URI, --path, --zeo-address or --storage-config"),
         (["file:///x", "--path", "."], "give exactly one of"),
         (["--storage", "file"], "--storage goes with --path"),
         (["foo://bar"], "no resolver for foo:// URIs; choose from"),

@@ -177,10 +177,19 @@ def test_storages_command_lists_the_registry() -> None:
         "memory",
         "mapping",
         "file",
+        "zlib+file",
         "bdb",
         "zeo",
         "zeo+bdb",
+        "relstorage-sqlite",
+        "relstorage-pg",
+        "relstorage-mysql",
+        "relstorage-sqlite-hp",
+        "relstorage-pg-hp",
+        "relstorage-mysql-hp",
     ]
+    for line in proc.stdout.splitlines():
+        assert line.split()[1] in ("yes", "no"), line
 
 
 def test_profile_writes_one_pstats_file_per_phase(tmp_path: Path) -> None:

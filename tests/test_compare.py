@@ -51,7 +51,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     the other: on this shared machine two runs a minute apart differed for
     real (other jobs writing to disk made every file commit of the second
     run 2.6-5.6x slower), which compare rightly reports; interleaving is
-    DESIGN.md's answer.  8 trials a side, not 5: with other jobs on the two
+    the answer (the runner interleaves rounds of trials).  8 trials a side,
+    not 5: with other jobs on the two
     cores a cell's trials spread 2-5x, and 5 a side found 0 to 20 of file's
     23 cells slowed 1.5x.  The slowed file is slowed by more than its cells'
     spread (at least 2x), so that every slowed cell is separable whatever the

@@ -266,12 +266,20 @@ def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
         text=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
-    deadline = time.monotonic() + 60
-    while not (runzeo_pids() - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.5)  # into the phases
-    for pid in runzeo_pids() - before:
-        os.kill(pid, signal.SIGKILL)
+    # Kill the first trial's server once it holds committed data (its Data.fs
+    # is past 500 KB: the phases are under way, not starting or closing).
+    deadline = time.monotonic() + 120
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        for pid in runzeo_pids() - before:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                config = Path(f.read().split(b"\0")[-2].decode())
+            data = config.parent / "Data.fs"
+            if data.exists() and data.stat().st_size > 500_000:
+                victim = pid
+        time.sleep(0.01)
+    assert victim is not None, "no runzeo reached the phases"
+    os.kill(victim, signal.SIGKILL)
     killed = time.monotonic()
     _, err = proc.communicate(timeout=60)
     assert time.monotonic() - killed < 15  # within seconds, not a client timeout

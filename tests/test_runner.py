@@ -94,8 +94,11 @@ def test_every_storage_gives_every_row(
                 assert r.stores and r.stores > 0
                 assert r.size_change_bytes is not None
                 # zeo+bdb counts the server's directory, whose Berkeley DB
-                # log files are preallocated: it grows in steps of a file.
-                if name != "zeo+bdb":
+                # log files are preallocated: it grows in steps of a file;
+                # InnoDB (relstorage-mysql) in 16 KB pages and extents, so
+                # the small data set's users and groups may fit in pages
+                # it already has.
+                if name not in ("zeo+bdb", "relstorage-mysql", "relstorage-mysql-hp"):
                     assert r.size_change_bytes > 0
             elif phase != "pack":
                 assert r.stores == 0

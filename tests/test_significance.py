@@ -11,7 +11,8 @@ from scenarios.results import significance as S
 
 
 def noisy(rng: random.Random, n: int, cost: float, slow_share: float) -> list[float]:
-    """This machine's noise (DESIGN.md): a fast and a slow mode (x1.7), and
+    """This machine's noise (docs/results.md, "Timing on this machine"): a
+    fast and a slow mode (x1.7), and
     jitter that only ever adds time."""
     return [
         cost * (1 + 0.15 * rng.random()) * (1.7 if rng.random() < slow_share else 1)

@@ -23,10 +23,20 @@ def factory_or_skip(name: str, options: StorageOptions | None = None):  # type: 
     return factory
 
 
-@pytest.mark.parametrize("name", list(storages.REGISTRY))
+#: zlib+NAME over the other storages that wrap, beside the registered ones.
+ZLIB_OVER = ["zlib+mapping", "zlib+bdb"]
+
+
+@pytest.mark.parametrize("name", [*storages.REGISTRY, *ZLIB_OVER])
 def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
-    """Write, read back, reopen (cold cache), close; reopen where it persists."""
+    """Write, read back, reopen (cold cache), close; reopen where it persists;
+    all inside running(), as the runner holds it."""
     factory = factory_or_skip(name)
+    with factory.running():
+        check_contract(factory, name, tmp_path)
+
+
+def check_contract(factory: storages.StorageFactory, name: str, tmp_path: Path) -> None:
     with factory.open(tmp_path) as store:
         store.reset()
         root = store.root()

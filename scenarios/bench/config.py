@@ -50,7 +50,7 @@ class RunConfig:
     profile_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        check_storage_names(self.storages)
+        check_storage_names(self.storages, self.options)
         if self.scale < 1:
             raise ConfigError(f"scale must be at least 1, not {self.scale}")
         if self.repeat < 1:
@@ -126,13 +126,18 @@ class RunConfig:
         }
 
 
-def check_storage_names(names: tuple[str, ...]) -> None:
-    """ConfigError unless *names* are registered storages, each named once."""
+def check_storage_names(
+    names: tuple[str, ...], options: StorageOptions | None = None
+) -> None:
+    """ConfigError unless *names* are storages (registered, zlib+NAME, or the
+    columns *options* configure), each named once."""
     if not names:
         raise ConfigError("no storage named")
     for name in names:
-        if name not in storages.REGISTRY:
-            raise ConfigError(storages.unknown_storage(name))
+        try:
+            storages.factory_class(name, options)
+        except storages.StorageError as e:
+            raise ConfigError(str(e)) from None
     if len(set(names)) != len(names):
         raise ConfigError("a storage is named twice")
 

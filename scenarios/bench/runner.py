@@ -94,8 +94,7 @@ class GCClock:
 
 
 def _cache_hits(store: Store) -> int | None:
-    hits = store.jar_stats().get("client_cache", {}).get("hits")
-    return int(hits) if hits is not None else None
+    return store.cache_hits()
 
 
 def _time_phase(

@@ -179,3 +179,21 @@ def open_uri(uri: str) -> Source:
             f"cannot open {uri}: {type(e).__name__}: {e}".splitlines()[0]
         ) from None
     return Source(storage, uri, directory, warning, storage.close)
+
+
+def open_config(path: Path, database: str | None = None) -> Source:
+    """The storage of a <zodb> section of a ZConfig file (*database* names
+    it where there are several), read-only wherever its storage sections
+    have a read-only mode (filestorage, zeoclient, relstorage)."""
+    from storages.configured import zconfig_source
+
+    source = zconfig_source(path, database)
+    storage = source.open_read_only()
+    directory = None
+    warning = None
+    fs_path = source.existing_path()
+    if fs_path is not None:
+        directory = fs_path.parent
+        if server_holds(Path(f"{fs_path}.lock")):
+            warning = IN_USE.format(path=fs_path)
+    return Source(storage, source.describe(), directory, warning, storage.close)

@@ -40,8 +40,10 @@ def storage_list(text: str) -> list[str]:
     if not all(names):
         raise argparse.ArgumentTypeError(f"empty storage name in {text!r}")
     for name in names:
-        if name not in storages.REGISTRY:
-            raise argparse.ArgumentTypeError(storages.unknown_storage(name))
+        try:
+            storages.factory_class(name)
+        except storages.StorageError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
     return names
 
 
@@ -142,14 +144,21 @@ def check_storages_usable(
     names: tuple[str, ...], options: StorageOptions, explicit: bool
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
-    default one that cannot is skipped by the runner), and a --zeo-address
-    must answer."""
-    for name in names:
-        reason = storages.get(name, options).unavailable()
+    default one that cannot is skipped by the runner), a --zeo-address
+    must answer like every server or port named for a storage (its
+    preflight()), and a database the user named (--storage-config,
+    --storage-uri) must open read-only (StorageFactory.check)."""
+    factories = [storages.get(name, options) for name in names]
+    for factory in factories:
+        reason = factory.unavailable()
         if reason is not None and explicit:
-            raise ConfigError(f"storage {name!r} is not available: {reason}")
+            raise ConfigError(f"storage {factory.name!r} is not available: {reason}")
+    for factory in factories:
+        if factory.unavailable() is None:
+            factory.preflight()
+            factory.check()
     address = options.get(ZEOOptions).zeo_address
-    uses_zeo = (ZEOOptions in storages.REGISTRY[n].option_groups for n in names)
+    uses_zeo = (ZEOOptions in f.option_groups for f in factories)
     if address is not None and any(uses_zeo):
         from storages.zeo import check_reachable
 
@@ -171,3 +180,14 @@ def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
 def selected_storages(args: argparse.Namespace) -> list[str] | None:
     """The storages every --storage named, in order, or None if none was."""
     return [n for group in args.storage for n in group] if args.storage else None
+
+
+def storage_columns(
+    args: argparse.Namespace, options: StorageOptions, default: tuple[str, ...]
+) -> tuple[tuple[str, ...], bool]:
+    """(the storages to run, whether the user named them): those --storage
+    named, then the columns of --storage-config and --storage-uri; *default*
+    when there are none of either."""
+    names = selected_storages(args) or []
+    names += list(storages.configured_columns(options))
+    return (tuple(names), True) if names else (default, False)

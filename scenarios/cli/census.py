@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "zeo://host:port, ...\n"
         "  --path P [--storage S]    a database in a directory (file: also "
         "the .fs file)\n"
-        "  --zeo-address HOST:PORT   a running ZEO server",
+        "  --zeo-address HOST:PORT   a running ZEO server\n"
+        "  --storage-config FILE     a ZODB ZConfig file (--database NAME "
+        "picks a <zodb NAME>)",
     )
     p.add_argument("uri", nargs="?", help="a zodburi URI")
     p.add_argument(
@@ -51,6 +53,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p, help="take the census of a running ZEO server (read-only client)"
     )
     p.add_argument(
+        "--storage-config",
+        type=argtypes.path,
+        metavar="FILE",
+        help="take the census of the database a ZConfig file's <zodb> section "
+        "names (read-only wherever the storage has a read-only mode)",
+    )
+    p.add_argument(
+        "--database",
+        metavar="NAME",
+        help="the <zodb NAME> section of --storage-config (needed when it has several)",
+    )
+    p.add_argument(
         "--no-history",
         action="store_true",
         help="skip reading every revision (faster on a long history)",
@@ -64,9 +78,18 @@ def main(args: argparse.Namespace) -> int:
 
     if args.storage is not None and args.path is None:
         raise ConfigError("--storage goes with --path")
-    given = [args.uri is not None, args.path is not None, args.zeo_address is not None]
+    if args.database is not None and args.storage_config is None:
+        raise ConfigError("--database goes with --storage-config")
+    given = [
+        args.uri is not None,
+        args.path is not None,
+        args.zeo_address is not None,
+        args.storage_config is not None,
+    ]
     if sum(given) != 1:
-        raise ConfigError("give exactly one of a URI, --path or --zeo-address")
+        raise ConfigError(
+            "give exactly one of a URI, --path, --zeo-address or --storage-config"
+        )
     check_outputs(args)
 
     if args.path is not None:
@@ -77,6 +100,8 @@ def main(args: argparse.Namespace) -> int:
         source = sources.open_path(name, path)
     elif args.zeo_address is not None:
         source = sources.open_zeo(args.zeo_address)
+    elif args.storage_config is not None:
+        source = sources.open_config(args.storage_config, args.database)
     else:
         source = sources.open_uri(args.uri)
     try:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs, write_text
 from scenarios.errors import ConfigError
 from scenarios.results import compare, significance
@@ -40,9 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"{significance.ALPHA}.  Files must be of one kind, data set size "
         "and seed.  Use 5 or more trials per run.",
     )
-    p.add_argument("old", type=Path, metavar="OLD.json", help="the reference")
+    p.add_argument("old", type=argtypes.path, metavar="OLD.json", help="the reference")
     p.add_argument(
-        "new", type=Path, nargs="?", metavar="NEW.json", help="the file compared"
+        "new",
+        type=argtypes.path,
+        nargs="?",
+        metavar="NEW.json",
+        help="the file compared",
     )
     p.add_argument(
         "--baseline",

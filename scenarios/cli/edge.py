@@ -86,11 +86,18 @@ class OneLineFormatter(logging.Formatter):
         return line
 
 
+#: Loggers that report an error they then raise: the edge reports the
+#: exception once, as the command's line (--debug shows these too).
+RERAISING_LOGGERS = ("txn.",)
+
+
 def without_traceback(record: logging.LogRecord) -> bool:
-    """A logging filter: drop records that carry a traceback.  ZODB and ZEO
-    log the error they then raise ("Couldn't load state ..."), so the edge
-    reports it once, as the command's one line; --debug shows them."""
-    return not record.exc_info
+    """A logging filter: drop records that carry a traceback, and those of
+    RERAISING_LOGGERS.  ZODB, ZEO and transaction log the error they then
+    raise ("Couldn't load state ...", "A storage error occurred during the
+    second phase ..."), so the edge reports it once, as the command's one
+    line; --debug shows them."""
+    return not record.exc_info and not record.name.startswith(RERAISING_LOGGERS)
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ from scenarios.cli.args import (
     check_storages_usable,
     data_set_scale,
     progress,
-    selected_storages,
+    storage_columns,
     storage_list,
     storage_options,
     trials,
@@ -148,13 +148,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     from scenarios.bench import runner
 
-    names = selected_storages(args)
+    options = storage_options(args)
+    names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     budget = args.budget
     if budget is None and args.repeat is None and args.preset is None:
         budget, repeat = DEFAULT_BUDGET_S, DEFAULT_MIN_TRIALS
     config = RunConfig(
-        storages=tuple(names) if names else storages.DEFAULT_STORAGES,
+        storages=names,
         scale=data_set_scale(args, Path(tempfile.gettempdir())),
         repeat=repeat,
         warmups=warmups,
@@ -163,11 +164,11 @@ def main(args: argparse.Namespace) -> int:
         rows=args.rows,
         statistic=args.statistic,
         seed=args.seed,
-        options=storage_options(args),
+        options=options,
         batch=args.batch,
         profile_dir=args.profile,
     )
-    check_storages_usable(config.storages, config.options, explicit=bool(names))
+    check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
     check_profile_dir(config, args.force)
 

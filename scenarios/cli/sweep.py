@@ -12,7 +12,7 @@ from scenarios.cli.args import (
     add_trial_options,
     check_storages_usable,
     progress,
-    selected_storages,
+    storage_columns,
     storage_list,
     storage_options,
     trials,
@@ -99,18 +99,19 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.sweep import report, runner
     from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
-    names = selected_storages(args)
+    options = storage_options(args)
+    names, explicit = storage_columns(args, options, DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     config = SweepConfig(
-        storages=tuple(names) if names else DEFAULT_STORAGES,
+        storages=names,
         objects=tuple(args.objects),
         variants=tuple(v.strip() for v in args.variant.split(",") if v.strip()),
         repeat=repeat,
         warmups=warmups,
         seed=args.seed,
-        options=storage_options(args),
+        options=options,
     )
-    check_storages_usable(config.storages, config.options, explicit=bool(names))
+    check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
     if args.plot is not None:
         try:

@@ -227,7 +227,10 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         ),
         row("model objects built", lambda s: str(by[s][0].objects)),
         row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
-        row("connection cache target (objects)", lambda s: cache_target),
+        row(
+            "connection cache target (objects)",
+            lambda s: str(by[s][0].stats.get("cache_target") or cache_target),
+        ),
         row("build rows: wall us per object built", cost),
         row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
     ]
@@ -260,7 +263,22 @@ def legend(run: RunResult) -> str:
         "Cold: new DB and client on the same data (the OS page cache is not "
         "dropped); warm: objects ghosted, lower caches warm; hot: objects in "
         "memory. Cold minus hot is the time spent filling the cache."
+        + storage_notes(run)
     )
+
+
+def storage_notes(run: RunResult) -> str:
+    """What the trials' stats say of how a storage was set up (a RelStorage's
+    history mode and driver), one clause per storage; "" when none say."""
+    notes: dict[str, str] = {}
+    for trial in run.trials:
+        stats = trial.stats or {}
+        if trial.storage in notes or "history" not in stats:
+            continue
+        parts = [f"history-{stats['history']}"]
+        parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
+        notes[trial.storage] = f"{trial.storage}: {', '.join(dict.fromkeys(parts))}"
+    return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
 def text(run: RunResult) -> str:

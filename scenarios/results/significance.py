@@ -1,7 +1,7 @@
 """Statistics for timings on a noisy machine: an interval for the statistic a
 table shows, and whether two sets of raw samples differ.
 
-Why these (DESIGN.md, "Timing on these machines"): noise here only ever
+Why these (docs/results.md, "Timing on this machine"): noise here only ever
 slows a trial down, and the machine alternates between a fast and a slow
 mode, so the samples of one cell are a one-sided, often two-humped mixture.
 The minimum (or a low percentile) estimates what the code costs; the median

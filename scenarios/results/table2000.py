@@ -1,7 +1,7 @@
 """The table that started it all: the MEMS Exchange's virtual fab, 2000.
 
 Rows are tasks (the names of scenarios.bench.phases.PHASES_2000), columns
-storages, cells seconds on their "small" data set (DESIGN.md).
+storages, cells seconds on their "small" data set (docs/run.md tells the story).
 """
 
 from __future__ import annotations

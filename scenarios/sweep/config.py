@@ -70,9 +70,9 @@ class SweepConfig:
     options: StorageOptions = StorageOptions()
 
     def __post_init__(self) -> None:
-        check_storage_names(self.storages)
+        check_storage_names(self.storages, self.options)
         for name in self.storages:
-            if not storages.REGISTRY[name].has_database:
+            if not storages.factory_class(name, self.options).has_database:
                 raise ConfigError(
                     f"storage {name!r} commits nothing; sweep measures commits"
                 )

@@ -21,7 +21,9 @@ from storages.base import (
     StorageError,
     StorageFactory,
     Store,
+    Wrap,
     ZODBStore,
+    wrapping,
 )
 from storages.bdb.options import DURABILITY, BDBError, BDBOptions
 from storages.options import add_size_option
@@ -120,6 +122,7 @@ class BDBFactory(StorageFactory):
     option_groups = (DBOptions, BDBFactoryOptions)
     keeps_directory = True
     servable = True
+    wraps_storage = True
     user_errors = (BDBError,)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -141,7 +144,7 @@ class BDBFactory(StorageFactory):
 
         check_environment(Path(directory) / ENV_DIR)
 
-    def open(self, directory: Path) -> Store:
+    def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         reason = berkeleydb_missing()
         if reason:
             raise StorageError(reason)
@@ -149,7 +152,9 @@ class BDBFactory(StorageFactory):
 
         path = Path(directory) / ENV_DIR
         return BDBStore(
-            self.name, lambda: BDBStorage(path, **self._kwargs), self.options
+            self.name,
+            wrapping(lambda: BDBStorage(path, **self._kwargs), wrap),
+            self.options,
         )
 
 

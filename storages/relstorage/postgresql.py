@@ -409,6 +409,11 @@ class PostgreSQLDatabases(TrialDatabases):
         # FORCE (PostgreSQL 13+) ends sessions a failed trial left behind.
         return f"DROP DATABASE IF EXISTS {self._quote(name)} WITH (FORCE)"
 
+    def size(self, name: str) -> int:
+        """Bytes database *name* occupies (pg_database_size)."""
+        rows = self._execute("SELECT pg_database_size(%s)", (name,))
+        return int(rows[0][0])
+
     def dsn(self, name: str) -> str:
         """The DSN of database *name* (as RelStorage's dsn)."""
         return format_dsn({**self._parts, "dbname": name})

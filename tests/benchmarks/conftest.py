@@ -12,6 +12,7 @@ Fixture names avoid 'session' and 'fastsession' (locust's pytest plugin).
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,13 +21,13 @@ import pytest
 
 import storages
 from scenarios.results.metadata import versions
-from storages import Store
-from tests.benchmarks.options import selected_storages
+from storages import StorageOptions, Store
+from tests.benchmarks.options import selected_storages, storage_options
 from vfab.generate import DataSpec
 
 
-def _storage_param(name: str) -> object:
-    why = storages.get(name).unavailable()
+def _storage_param(name: str, options: storages.StorageOptions) -> object:
+    why = storages.get(name, options).unavailable()
     if why is not None:
         marks = pytest.mark.skip(reason=f"{name} unavailable here: {why}")
         return pytest.param(name, id=name, marks=marks)
@@ -36,7 +37,8 @@ def _storage_param(name: str) -> object:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "storage" in metafunc.fixturenames:
         names = selected_storages(metafunc.config)
-        metafunc.parametrize("storage", [_storage_param(n) for n in names])
+        options = storage_options(metafunc.config)
+        metafunc.parametrize("storage", [_storage_param(n, options) for n in names])
 
 
 @pytest.fixture
@@ -50,12 +52,41 @@ def spec(size: str) -> DataSpec:
     return DataSpec.for_size(size)
 
 
+@pytest.fixture(scope="session")
+def running_factories(
+    request: pytest.FixtureRequest,
+) -> Iterator[dict[str, storages.StorageFactory]]:
+    """Each storage's factory (with the options --storage-config and
+    --storage-uri give), its running() entered on first use and left at the
+    end of the session (a RelStorage's database server is started once, not
+    per benchmark)."""
+    with contextlib.ExitStack() as stack:
+        yield _Factories(stack, storage_options(request.config))
+
+
+class _Factories(dict):  # type: ignore[type-arg]
+    def __init__(self, stack: contextlib.ExitStack, options: StorageOptions) -> None:
+        super().__init__()
+        self.stack = stack
+        self.options = options
+
+    def __missing__(self, name: str) -> storages.StorageFactory:
+        factory = storages.get(name, self.options)
+        self.stack.enter_context(factory.running())
+        self[name] = factory
+        return factory
+
+
 @pytest.fixture
-def store(storage: str) -> Iterator[Store]:
+def store(
+    storage: str, running_factories: dict[str, storages.StorageFactory]
+) -> Iterator[Store]:
     """*storage* opened in a fresh temporary directory for this test, closed
-    (and its server stopped) on success, failure and interrupt alike."""
+    (and its server stopped) on success, failure and interrupt alike.  On a
+    database --storage-config or --storage-uri names, the test writes below
+    its own key, removed when it closes."""
     with tempfile.TemporaryDirectory(prefix="vfab-bench-") as tmp:
-        with storages.get(storage).open(Path(tmp)) as opened:
+        with running_factories[storage].open(Path(tmp)) as opened:
             yield opened
 
 

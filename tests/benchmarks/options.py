@@ -16,10 +16,13 @@ the same by hand); typing --benchmark-disable yourself still wins.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 import storages
+from storages import StorageOptions
+from storages.configured import ConfiguredOptions
 from vfab.generate import SIZES
 
 #: What --storage runs when not given: the storages that need no server.
@@ -57,6 +60,21 @@ def add_options(parser: pytest.Parser) -> None:
         f"default: {', '.join(DEFAULT_STORAGES)})",
     )
     group.addoption(
+        "--storage-config",
+        dest="vfab_storage_config",
+        metavar="FILE",
+        help="also run on each <zodb NAME> of this ZODB ZConfig file (a test "
+        "id NAME); the suite writes below its own key and removes it",
+    )
+    group.addoption(
+        "--storage-uri",
+        action="append",
+        dest="vfab_storage_uri",
+        metavar="[NAME=]URI",
+        help="also run on the database a zodburi URI names (test id NAME, "
+        "or the URI); repeatable",
+    )
+    group.addoption(
         "--size",
         dest="vfab_size",
         choices=list(SIZES),
@@ -67,10 +85,29 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
+def storage_options(config: pytest.Config) -> StorageOptions:
+    """The options the benchmarks' stores open with: the databases
+    --storage-config and --storage-uri name (their columns)."""
+    path = config.getoption("vfab_storage_config")
+    return StorageOptions(
+        ConfiguredOptions(
+            storage_config=Path(path) if path else None,
+            storage_uri=tuple(config.getoption("vfab_storage_uri") or ()),
+        )
+    )
+
+
 def selected_storages(config: pytest.Config) -> list[str]:
-    """The --storage names in the order given, each once."""
-    names = config.getoption("vfab_storages") or list(DEFAULT_STORAGES)
-    return list(dict.fromkeys(names))
+    """The --storage names in the order given, each once, then the columns
+    of --storage-config and --storage-uri (DEFAULT_STORAGES when there are
+    none of either).  Bad input is a usage error."""
+    try:
+        columns = list(storages.configured_columns(storage_options(config)))
+    except storages.StorageError as e:
+        raise pytest.UsageError(str(e)) from None
+    names = config.getoption("vfab_storages") or []
+    names += columns
+    return list(dict.fromkeys(names or DEFAULT_STORAGES))
 
 
 def measuring(config: pytest.Config) -> bool:

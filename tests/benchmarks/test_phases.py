@@ -48,8 +48,10 @@ def fresh_database(store: Store) -> None:
     store.abort()
     store.reset()
     db: Any = getattr(store, "db", None)
-    if db is not None and hasattr(db.storage, "pack"):
-        db.pack()  # drop what earlier rounds left unreachable
+    # Drop what earlier rounds left unreachable; never on a user's database
+    # (--storage-uri, --storage-config: can_pack is False without --pack).
+    if db is not None and store.can_pack and hasattr(db.storage, "pack"):
+        db.pack()
     store.reopen()
     # As run_trial does right after opening.  On ZEO this commit is also a
     # round trip that lets the new client settle: timing the first phase

@@ -1,0 +1,633 @@
+"""relstorage-*: RelStorage on SQLite, PostgreSQL and MariaDB, in the registry.
+
+Six names, one per backend and history mode, so that a run can set both
+modes side by side and every column says which one it measured:
+
+    relstorage-sqlite  relstorage-sqlite-hp   sqlite3 files in the trial's
+                                              directory (no server)
+    relstorage-pg      relstorage-pg-hp       a fresh database per trial on a
+                                              PostgreSQL the suite starts once
+                                              per run (or --pg-dsn's)
+    relstorage-mysql   relstorage-mysql-hp    the same on MariaDB (or
+                                              --mysql-dsn's)
+
+(no suffix: history-free; ``-hp``: history-preserving.)  The server is
+started in running(), around every trial of the storage, and stopped when
+the run leaves it (success, failure, Ctrl-C); open() creates the trial's
+database and the store drops it when it closes.  open() called outside
+running() (a benchmark fixture, a test) starts a server for that one store
+and stops it on close.  With --pg-dsn / --mysql-dsn the suite starts
+nothing: it creates and drops only databases named with a unique prefix,
+and says so on stderr once per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+from storages.base import (
+    DBOptions,
+    OptionGroup,
+    Shared,
+    StorageFactory,
+    Store,
+    ZODBStore,
+)
+from storages.file import directory_size
+from storages.options import at_least
+
+#: The extra that installs RelStorage and the pure-Python drivers.
+EXTRA = "pip install 'vfab-loadtest[relstorage]' (or ./bootstrap)"
+
+
+def _port(text: str) -> int:
+    value = at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {value}")
+    return value
+
+
+def _pg_driver(text: str) -> str:
+    if text not in ("psycopg2", "pg8000"):
+        raise argparse.ArgumentTypeError(f"choose psycopg2 or pg8000, not {text!r}")
+    return text
+
+
+def _mysql_driver(text: str) -> str:
+    names = {"mysqlclient": "MySQLdb", "mysqldb": "MySQLdb", "pymysql": "PyMySQL"}
+    if text.lower() not in names:
+        raise argparse.ArgumentTypeError(f"choose mysqlclient or PyMySQL, not {text!r}")
+    return names[text.lower()]
+
+
+def redact(dsn: str | None) -> str | None:
+    """*dsn* without its password (for JSON metadata and messages)."""
+    if dsn is None:
+        return None
+    if "://" in dsn:
+        url = urlsplit(dsn)
+        if url.password is None:
+            return dsn
+        netloc = url.netloc.rpartition("@")
+        user = netloc[0].partition(":")[0]
+        return urlunsplit(url._replace(netloc=f"{user}:***@{netloc[2]}"))
+    return " ".join(
+        "password=***" if item.startswith("password=") else item for item in dsn.split()
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class RelStorageOptions(OptionGroup):
+    """Options of the relstorage-* storages.
+
+    pg_dsn: a libpq DSN (key=value or postgresql://) of a PostgreSQL server
+        to use instead of starting one; a role allowed to CREATE DATABASE.
+    mysql_dsn: mysql://USER:PASSWORD@HOST:PORT of a MySQL/MariaDB server to
+        use instead of starting one.
+    pg_port, mysql_port: port of the server the suite starts (0: free one).
+    pg_driver: psycopg2 or pg8000 (None: psycopg2 when installed).
+    mysql_driver: MySQLdb (mysqlclient) or PyMySQL (None: mysqlclient when
+        installed).
+    """
+
+    title: ClassVar[str] = "RelStorage options (relstorage-pg, relstorage-mysql)"
+
+    pg_dsn: str | None = None
+    mysql_dsn: str | None = None
+    pg_port: int = 0
+    mysql_port: int = 0
+    pg_driver: str | None = None
+    mysql_driver: str | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        group.add_argument(
+            "--pg-dsn",
+            metavar="DSN",
+            help="use this PostgreSQL server (libpq DSN or postgresql:// URI; a "
+            "role allowed to CREATE DATABASE) instead of starting one; the suite "
+            "creates and drops only databases named vfab_<8 hex>_*",
+        )
+        group.add_argument(
+            "--mysql-dsn",
+            metavar="mysql://USER:PASSWORD@HOST:PORT",
+            help="use this MySQL/MariaDB server instead of starting one; the "
+            "suite creates and drops only databases named vfab_<8 hex>_*",
+        )
+        group.add_argument(
+            "--pg-port",
+            type=_port,
+            default=0,
+            metavar="N",
+            help="port of the PostgreSQL the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        group.add_argument(
+            "--mysql-port",
+            type=_port,
+            default=0,
+            metavar="N",
+            help="port of the MariaDB the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        group.add_argument(
+            "--pg-driver",
+            type=_pg_driver,
+            metavar="psycopg2|pg8000",
+            help="PostgreSQL driver (default: psycopg2 when installed)",
+        )
+        group.add_argument(
+            "--mysql-driver",
+            type=_mysql_driver,
+            metavar="mysqlclient|PyMySQL",
+            help="MySQL driver (default: mysqlclient when installed)",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values, passwords masked."""
+        options = dataclasses.asdict(self)
+        options["pg_dsn"] = redact(self.pg_dsn)
+        options["mysql_dsn"] = redact(self.mysql_dsn)
+        return options
+
+
+def relstorage_missing() -> str | None:
+    if importlib.util.find_spec("relstorage") is None:
+        return f"RelStorage is not installed: {EXTRA}"
+    return None
+
+
+class RelStorageStore(ZODBStore):
+    """A ZODBStore over RelStorage; its jar_stats say the backend, history
+    mode, driver and database."""
+
+    info: dict[str, Any]
+
+    def jar_stats(self) -> dict[str, Any]:
+        from storages.relstorage.adapters import driver_name
+
+        stats = dict(self.info)
+        try:
+            stats["driver"] = driver_name(self.db.storage)
+        except Exception:  # a bonus, never a reason to fail a trial
+            pass
+        return stats
+
+
+class RelStorageShared(Shared):
+    """A RelStorage database other processes open, by its URI
+    (storages.relstorage.uri); on a server the suite started, that server's
+    pid (its children, PostgreSQL's backends, are counted with it), kill
+    (SIGKILL to the server's whole process group: a crash) and restart (the
+    same data directory and port)."""
+
+    def __init__(self, client: str, server: Any = None, databases: Any = None) -> None:
+        super().__init__(client)
+        self.server = server
+        self.databases = databases
+        self.can_kill = server is not None
+
+    def server_pids(self) -> list[int]:
+        pid = self.server.pid if self.server is not None else None
+        return [pid] if pid else []
+
+    def kill_server(self) -> None:
+        if self.server is None:
+            raise NotImplementedError("not a server this run started")
+        process, self.server.process = self.server.process, None
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if self.databases is not None:
+            self.databases.close()  # its connection died with the server
+
+    def restart_server(self) -> None:
+        if self.server is None:
+            raise NotImplementedError("not a server this run started")
+        self.server.requested_port = self.server.port
+        self.server.start()
+
+    @property
+    def server_running(self) -> bool:
+        return self.server is None or bool(self.server.running)
+
+
+class _RelStorageFactory(StorageFactory):
+    """What the six relstorage-* factories share."""
+
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (
+        DBOptions,
+        RelStorageOptions,
+    )
+    shared = True
+    #: RelStorage's backend name (open_relstorage's first argument).
+    backend: ClassVar[str]
+    keep_history: ClassVar[bool] = False
+
+    @property
+    def history(self) -> str:
+        return "preserving" if self.keep_history else "free"
+
+    def _open(self, **where: Any) -> Callable[[], Any]:
+        """The store's open_storage: a RelStorage on *where*, each call."""
+        from storages.relstorage.adapters import open_relstorage
+
+        def open_storage() -> Any:
+            return open_relstorage(
+                self.backend,
+                keep_history=self.keep_history,
+                driver=self._driver(),
+                **where,
+            )
+
+        return open_storage
+
+    def _driver(self) -> str | None:
+        return None
+
+    def _named_driver(self) -> str:
+        """The driver clients use: always named (RelStorage's "auto"
+        picks its gevent drivers once locust is installed)."""
+        from storages.relstorage.adapters import choose_driver
+
+        return choose_driver(self.backend, self._driver())
+
+    def share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
+        return self._share(Path(directory))
+
+    def _share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
+        raise NotImplementedError
+
+
+class RelStorageSQLiteFactory(_RelStorageFactory):
+    name = "relstorage-sqlite"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-free"
+    backend = "sqlite3"
+    # Several processes share it through SQLite's file locking.
+    keeps_directory = True
+
+    def unavailable(self) -> str | None:
+        return relstorage_missing()
+
+    def open(self, directory: Path) -> Store:
+        data_dir = Path(directory) / "relstorage"
+        store = RelStorageStore(
+            self.name,
+            self._open(data_dir=data_dir),
+            self.options,
+            size=lambda: directory_size(data_dir, ()),
+        )
+        store.info = {"backend": self.backend, "history": self.history}
+        return store
+
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """SQLite files in *directory*, shared through SQLite's locking; no
+        server: the clients do the storage's work."""
+        from storages.relstorage.uri import relstorage_uri
+
+        data_dir = directory / "relstorage"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        yield RelStorageShared(
+            relstorage_uri(
+                self.backend, self.keep_history, "sqlite3", data_dir=data_dir
+            )
+        )
+
+
+class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
+    name = "relstorage-sqlite-hp"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-preserving"
+    keep_history = True
+
+
+class _ServerFactory(_RelStorageFactory):
+    """A RelStorage on a database server: the suite's own (started in
+    running()) or the user's (--pg-dsn, --mysql-dsn)."""
+
+    # The server is started once per run in running() (open() outside
+    # running() starts one for its store alone).
+    starts_server = True
+    #: For messages: "PostgreSQL", "MySQL".
+    product: ClassVar[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._databases: Any = None  # TrialDatabases while running()
+        self._server_process: Any = None  # the server running() started
+
+    # -- what subclasses provide --------------------------------------------
+
+    def _user_server(self) -> str | None:
+        """The DSN the user gave, or None."""
+        raise NotImplementedError
+
+    def _port(self) -> int:
+        raise NotImplementedError
+
+    def _server(self) -> Any:
+        """A ServerProcess, not started."""
+        raise NotImplementedError
+
+    def _server_missing(self) -> str | None:
+        raise NotImplementedError
+
+    def _user_databases(self, dsn: str) -> Any:
+        raise NotImplementedError
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        """open_relstorage's keywords for *database*."""
+        raise NotImplementedError
+
+    def _drivers(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    # -- the shared parts ---------------------------------------------------
+
+    def unavailable(self) -> str | None:
+        missing = relstorage_missing()
+        if missing:
+            return missing
+        from storages.relstorage.adapters import available_drivers
+
+        wanted = self._driver()
+        installed = available_drivers(self.backend)
+        if wanted is not None and wanted not in installed:
+            return f"{self.product} driver {wanted} is not installed: {EXTRA}"
+        if not installed:
+            return (
+                f"no {self.product} driver installed "
+                f"({' or '.join(self._drivers())}): {EXTRA}"
+            )
+        if self._user_server() is None:
+            return self._server_missing()
+        return None
+
+    def preflight(self) -> None:
+        """Before a run: the user's server answers with these credentials,
+        or the port the user named for ours is free (StorageError)."""
+        dsn = self._user_server()
+        if dsn is not None:
+            databases = self._user_databases(dsn)
+            try:
+                databases.connect()
+            finally:
+                databases.close()
+        elif self._port():
+            from storages.relstorage.servers import LOCALHOST, check_port_free
+
+            check_port_free(LOCALHOST, self._port())
+
+    @contextlib.contextmanager
+    def _serving(self, announce: bool) -> Iterator[Any]:
+        """TrialDatabases on the user's server or on one started now (and
+        stopped, with every database made, on the way out)."""
+        dsn = self._user_server()
+        if dsn is not None:
+            databases = self._user_databases(dsn)
+            with databases:
+                databases.connect()
+                if announce:
+                    print(f"{self.name}: {databases.description}", file=sys.stderr)
+                yield databases
+            return
+        with self._server() as server:
+            with server.databases() as databases:
+                outer = self._server_process
+                self._server_process = server
+                try:
+                    yield databases
+                finally:
+                    self._server_process = outer
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        if self._databases is not None:  # nested: the outer one serves
+            yield
+            return
+        with self._serving(announce=True) as databases:
+            self._databases = databases
+            try:
+                yield
+            finally:
+                self._databases = None
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        return self._running()
+
+    def _uri(self, databases: Any, database: str) -> str:
+        """The target URI of *database*."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """A fresh database on the server (running()'s, or one started for
+        this block), dropped on leaving."""
+        with contextlib.ExitStack() as stack:
+            databases = self._databases
+            if databases is None:
+                databases = stack.enter_context(self._serving(announce=False))
+            database = databases.create()
+            shared = RelStorageShared(
+                self._uri(databases, database), self._server_process, databases
+            )
+            try:
+                yield shared
+            finally:
+                if shared.server_running:
+                    databases.drop(database)
+
+    def open(self, directory: Path) -> Store:
+        if self._databases is not None:
+            return self._open_on(self._databases, on_close=None)
+        # Outside running(): a server (or the user's) for this store alone.
+        stack = contextlib.ExitStack()
+        try:
+            databases = stack.enter_context(self._serving(announce=False))
+            return self._open_on(databases, on_close=stack.close)
+        except BaseException:
+            stack.close()
+            raise
+
+    def _open_on(self, databases: Any, on_close: Callable[[], None] | None) -> Store:
+        database = databases.create()
+
+        def close() -> None:
+            try:
+                databases.drop(database)
+            finally:
+                if on_close is not None:
+                    on_close()
+
+        try:
+            store = RelStorageStore(
+                self.name,
+                self._open(**self._where(databases, database)),
+                self.options,
+                size=lambda: databases.size(database),
+                on_close=close,
+            )
+        except BaseException:
+            close()
+            raise
+        store.info = {
+            "backend": self.backend,
+            "history": self.history,
+            "database": database,
+            "server": "user" if self._user_server() is not None else "suite",
+        }
+        return store
+
+
+class RelStoragePGFactory(_ServerFactory):
+    name = "relstorage-pg"
+    description = (
+        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
+    )
+    backend = "postgresql"
+    product = "PostgreSQL"
+
+    def _options(self) -> RelStorageOptions:
+        return self.options.get(RelStorageOptions)
+
+    def _user_server(self) -> str | None:
+        return self._options().pg_dsn
+
+    def _port(self) -> int:
+        return self._options().pg_port
+
+    def _driver(self) -> str | None:
+        return self._options().pg_driver
+
+    def _drivers(self) -> tuple[str, ...]:
+        return ("psycopg2", "pg8000")
+
+    def _server_missing(self) -> str | None:
+        from storages.relstorage import postgresql
+
+        reason = postgresql.available()
+        return f"{reason}; or give --pg-dsn" if reason else None
+
+    def _server(self) -> Any:
+        from storages.relstorage.postgresql import PostgreSQLServer
+
+        return PostgreSQLServer(port=self._port())
+
+    def _user_databases(self, dsn: str) -> Any:
+        from storages.relstorage.postgresql import PostgreSQLDatabases
+
+        return PostgreSQLDatabases(dsn)
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        return {"dsn": databases.dsn(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.postgresql import parse_dsn
+        from storages.relstorage.uri import relstorage_uri
+
+        parts = parse_dsn(databases.dsn(database))
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=parts.get("host"),
+            port=int(parts["port"]) if parts.get("port") else None,
+            user=parts.get("user"),
+            password=parts.get("password"),
+            database=database,
+        )
+
+
+class RelStoragePGHPFactory(RelStoragePGFactory):
+    name = "relstorage-pg-hp"
+    description = (
+        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-preserving"
+    )
+    keep_history = True
+
+
+class RelStorageMySQLFactory(_ServerFactory):
+    name = "relstorage-mysql"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
+    )
+    backend = "mysql"
+    product = "MySQL"
+
+    def _options(self) -> RelStorageOptions:
+        return self.options.get(RelStorageOptions)
+
+    def _user_server(self) -> str | None:
+        return self._options().mysql_dsn
+
+    def _port(self) -> int:
+        return self._options().mysql_port
+
+    def _driver(self) -> str | None:
+        return self._options().mysql_driver
+
+    def _drivers(self) -> tuple[str, ...]:
+        return ("mysqlclient", "PyMySQL")
+
+    def _server_missing(self) -> str | None:
+        from storages.relstorage import mysql
+
+        reason = mysql.available()
+        return f"{reason}; or give --mysql-dsn" if reason else None
+
+    def _server(self) -> Any:
+        from storages.relstorage.mysql import MariaDBServer
+
+        return MariaDBServer(port=self._port())
+
+    def _user_databases(self, dsn: str) -> Any:
+        from storages.relstorage.mysql import MySQLDatabases
+
+        return MySQLDatabases.for_url(dsn)
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        return {"params": databases.adapter_params(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.uri import relstorage_uri
+
+        params = databases.adapter_params(database)
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=params.get("host"),
+            port=params.get("port"),
+            user=params.get("user"),
+            password=params.get("passwd") or params.get("password"),
+            database=database,
+        )
+
+
+class RelStorageMySQLHPFactory(RelStorageMySQLFactory):
+    name = "relstorage-mysql-hp"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-preserving"
+    )
+    keep_history = True
+
+
+FACTORIES: tuple[type[StorageFactory], ...] = (
+    RelStorageSQLiteFactory,
+    RelStoragePGFactory,
+    RelStorageMySQLFactory,
+    RelStorageSQLiteHPFactory,
+    RelStoragePGHPFactory,
+    RelStorageMySQLHPFactory,
+)

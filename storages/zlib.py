@@ -1,0 +1,92 @@
+"""zlib+NAME: zc.zlibstorage compressing the records of another storage.
+
+A composite: ZlibFactory holds the factory of the storage it compresses (its
+``base``, a factory whose ``wraps_storage`` says its open() takes a wrapper
+for the ZODB storage) and asks it to open its store with ZlibStorage around
+the storage; it never subclasses that factory.  ``zlib+file`` is registered;
+the registry makes ``zlib+NAME`` for any other NAME that wraps (mapping,
+bdb) when asked (zlib_of).  The size on disk is the base's: the compressed
+bytes.  DESIGN.md measured 10,000 objects: commit 0.36 s vs 0.19 s, 23%
+fewer bytes.  A Data.fs written through zlib+file holds compressed records:
+it cannot be read without the wrapper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from storages.base import StorageError, StorageFactory, Store, open_wrapped
+from storages.file import FileFactory
+
+PREFIX = "zlib+"
+
+
+def zlibstorage_missing() -> str | None:
+    """Why zc.zlibstorage cannot be imported here, or None."""
+    try:
+        import zc.zlibstorage  # noqa: F401
+    except ImportError as e:
+        return f"zc.zlibstorage is not importable ({e}); pip install zc.zlibstorage"
+    return None
+
+
+def wrap_zlib(storage: Any) -> Any:
+    """*storage* behind a ZlibStorage (compressing new records, reading
+    compressed and plain ones)."""
+    from zc.zlibstorage import ZlibStorage
+
+    return ZlibStorage(storage)
+
+
+class ZlibFactory(StorageFactory):
+    """zc.zlibstorage in front of *base*'s storage.  Capabilities and options
+    are the base's, except that it cannot be served (runzeo would need the
+    zlibstorage component: use --storage-config for that)."""
+
+    #: The factory whose storage this one compresses.
+    base: ClassVar[type[StorageFactory]] = FileFactory
+    name: ClassVar[str] = PREFIX + FileFactory.name
+    description: ClassVar[str] = "zc.zlibstorage over ZODB FileStorage (compressed)"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._base = self.base(self.options)
+
+    def unavailable(self) -> str | None:
+        return zlibstorage_missing() or self._base.unavailable()
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        return self._base.running()
+
+    def open(self, directory: Path) -> Store:
+        reason = self.unavailable()
+        if reason:
+            raise StorageError(reason)
+        store = open_wrapped(self._base, directory, wrap_zlib)
+        store.name = self.name
+        return store
+
+
+@cache
+def zlib_of(base: type[StorageFactory]) -> type[ZlibFactory]:
+    """The zlib+NAME factory class over *base* (one class per base)."""
+    if not base.wraps_storage:
+        raise StorageError(f"storage {base.name!r} has no ZODB storage zlib+ can wrap")
+    attrs: dict[str, Any] = {
+        "base": base,
+        "name": PREFIX + base.name,
+        "description": f"zc.zlibstorage over {base.name}: {base.description}",
+        "keeps_directory": base.keeps_directory,
+        "shared": base.shared,
+        "user_errors": base.user_errors,
+        "not_storage": base.not_storage,
+    }
+    attrs["option_groups"] = base.option_groups
+    return type(f"Zlib[{base.name}]", (ZlibFactory,), attrs)
+
+
+#: zlib+file, registered among the built-ins.
+ZlibFileFactory = zlib_of(FileFactory)
