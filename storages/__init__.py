@@ -26,6 +26,7 @@ _EXPORTS = {
     "StorageError": "storages.base",
     "StorageFactory": "storages.base",
     "StorageOptions": "storages.base",
+    "Shared": "storages.base",
     "Store": "storages.base",
     "ZODBStore": "storages.base",
     "DEFAULT_STORAGES": "storages.registry",

@@ -177,6 +177,41 @@ class Store(abc.ABC):
         self.close()
 
 
+class Shared:
+    """A database other processes open at once, as StorageFactory.share()
+    yields it.
+
+    ``client`` is what a process opens to get a ZODB.DB: a zodburi URI
+    (``zeo://127.0.0.1:8100``, ``postgres://...``) or ZConfig text (a
+    ``<zodb>`` section, after any ``%import`` lines); see
+    scenarios.load.target.open_target.  ``server_pids()`` are the processes
+    whose CPU time is the server's (each with its children: PostgreSQL's
+    backends); none where the clients do the storage's work themselves
+    (SQLite).  ``can_kill``: kill_server() kills the server abruptly
+    (SIGKILL, as a crash would) and restart_server() starts it again on the
+    same data and address, so that clients reconnect; only for servers the
+    suite started.
+    """
+
+    can_kill: bool = False
+
+    def __init__(self, client: str) -> None:
+        self.client = client
+
+    def server_pids(self) -> list[int]:
+        return []
+
+    def kill_server(self) -> None:
+        raise NotImplementedError("this server cannot be killed by the suite")
+
+    def restart_server(self) -> None:
+        raise NotImplementedError("this server cannot be restarted by the suite")
+
+    @property
+    def server_running(self) -> bool:
+        return True
+
+
 class StorageFactory(abc.ABC):
     """Opens Stores of one kind.  Subclasses set the class attributes.
 
@@ -188,7 +223,8 @@ class StorageFactory(abc.ABC):
       with ``self.options.get(ThatClass)``;
     - its capabilities, which callers ask instead of testing classes:
       ``has_database``, ``keeps_directory``, ``servable`` (then also
-      ``served_section()``), ``starts_server``, ``shared``;
+      ``served_section()``), ``starts_server``, ``shared`` (then also
+      ``share()``);
     - ``not_storage``: names of files it writes beside the data that are
       not the storage (left out of the size on disk);
     - ``check_existing(directory)``: read the database open(directory)
@@ -224,7 +260,8 @@ class StorageFactory(abc.ABC):
     servable: ClassVar[bool] = False
     #: open() starts a server process (unless told to use a running one).
     starts_server: ClassVar[bool] = False
-    #: Several processes can use the same database at once (zeo, zeo+bdb).
+    #: Several processes can use the same database at once (zeo, zeo+bdb):
+    #: then share() gives what they open.
     shared: ClassVar[bool] = False
     #: open(directory, wrap=W) puts W(storage) between ZODB.DB and its ZODB
     #: storage (a wrapper storage such as zc.zlibstorage): what a composite
@@ -254,6 +291,22 @@ class StorageFactory(abc.ABC):
         """What every trial of a run shares, held around all of them (see
         the class docstring).  A null context by default."""
         return contextlib.nullcontext()
+
+    def share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
+        """A fresh, empty database that other processes can open at once,
+        held for the block: a context manager yielding a Shared, whose
+        ``client`` is what each process opens (scenarios.load.target).
+        Only where ``shared``; called inside running(), any number of
+        times, each time a new database (*directory*, owned by the caller,
+        holds whatever files it needs: runzeo's data and log, a SQLite
+        database).  Leaving the block stops whatever it started (a runzeo)
+        and drops what it created, on success, failure and Ctrl-C alike.
+
+        ZEO starts runzeo on its backend and yields ``zeo://HOST:PORT``;
+        a RelStorage factory yields its zodburi URI (postgres://...,
+        mysql://..., sqlite://...) or ZConfig text for a new database on
+        the server running() started."""
+        raise NotImplementedError(f"{self.name} cannot be shared between processes")
 
     def check_existing(self, directory: Path) -> None:  # noqa: B027
         """Check, without writing anything, the database open(*directory*)

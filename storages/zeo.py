@@ -18,6 +18,7 @@ the data (SERVER_FILES).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import errno
 import os
@@ -26,6 +27,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,6 +35,7 @@ from storages.base import (
     ROOT_KEY,
     DBOptions,
     OptionGroup,
+    Shared,
     StorageError,
     StorageFactory,
     StorageOptions,
@@ -356,7 +359,10 @@ def open_client(
     options: StorageOptions,
     wait_timeout: float = WAIT_TIMEOUT_S,
 ) -> Any:
-    """A ZEO ClientStorage connected to *address*, or StorageError."""
+    """A ZEO ClientStorage connected to *address*, or StorageError.
+
+    *wait_timeout*: seconds the client waits for its first connection, and
+    every later call while the server is away, before ClientDisconnected."""
     import ZEO.ClientStorage
     from ZEO.Exceptions import ClientDisconnected
 
@@ -411,6 +417,40 @@ class ZEOStore(ZODBStore):
         return stats
 
 
+class ZEOShared(Shared):
+    """A runzeo the suite started for other processes: ``zeo://HOST:PORT``.
+
+    kill_server() SIGKILLs runzeo (its FileStorage index is then rebuilt on
+    the next start, as after a crash); restart_server() starts it again on
+    the same data and port, where ZEO clients reconnect by themselves."""
+
+    can_kill = True
+
+    def __init__(self, server: ZEOServer) -> None:
+        host, port = server.address
+        super().__init__(f"zeo://{host}:{port}")
+        self.server = server
+
+    def server_pids(self) -> list[int]:
+        process = self.server.process
+        return [process.pid] if process is not None else []
+
+    def kill_server(self) -> None:
+        process, self.server.process = self.server.process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def restart_server(self) -> None:
+        # The same port, so that clients find it again.
+        self.server.requested_port = self.server.port
+        self.server.start()
+
+    @property
+    def server_running(self) -> bool:
+        return self.server.running
+
+
 class ZEOFactory(StorageFactory):
     """ZEO in front of another storage's factory: FileStorage unless
     *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
@@ -431,6 +471,27 @@ class ZEOFactory(StorageFactory):
 
     def unavailable(self) -> str | None:
         return self.backend(self.options).unavailable()
+
+    @contextlib.contextmanager
+    def share(self, directory: Path) -> Iterator[Shared]:
+        """runzeo on a new backend database in *directory* (or, with
+        --zeo-address, that server: neither fresh nor killable)."""
+        zeo = self.options.get(ZEOOptions)
+        if zeo.zeo_address is not None:
+            host, port = zeo.zeo_address
+            yield Shared(f"zeo://{host}:{port}")
+            return
+        backend = self.backend(self.options)
+        reason = backend.unavailable()
+        if reason:
+            raise StorageError(reason)
+        section, imports = backend.served_section(Path(directory))
+        server = ZEOServer(Path(directory), section, port=zeo.zeo_port, imports=imports)
+        server.start()
+        try:
+            yield ZEOShared(server)
+        finally:
+            server.stop()
 
     def open(self, directory: Path) -> Store:
         options = self.options

@@ -129,3 +129,25 @@ def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
         cwd=ROOT,
     )
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_zeoloop_ctrl_c_to_the_group(served: Served) -> None:
+    """SIGINT to the whole process group while the users work: no traceback,
+    the check covers what was done, exit 130, no client process left."""
+    import os
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scenarios.cli", "zeoloop", "--target",
+         served.address, "--users", "2", "--processes", "2", "--duration", "30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env(), cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(4)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in out + err
+    assert "interrupted after" in out
+    assert "invariants hold" in out and "hold: 0 created" not in out

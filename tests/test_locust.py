@@ -121,7 +121,7 @@ def test_broken_invariants_fail_the_run(
     )
     proc = subprocess.run(
         [str(LOCUST), "-f", str(shim), "--headless", "-u", "2", "-r", "2",
-         "-t", "2s", "--zeo-address", served.address],
+         "-t", "2s", "--target", f"zeo://{served.address}"],
         capture_output=True, text=True, timeout=90, env=env(), cwd=ROOT,
     )  # fmt: skip
     output = proc.stdout + proc.stderr
@@ -135,13 +135,15 @@ def test_broken_invariants_fail_the_run(
     [
         (["--weight-lookup", "-1"], "weight of lookup must be 0 or more"),
         (["--processes", "2", "--zeo-address", "127.0.0.1:PORT"], "cannot reach"),
+        (["--target", "127.0.0.1:PORT"], "cannot reach"),
+        (["--target", "sqlite://?keep_history=false"], "needs ?data_dir"),
     ],
 )
 def test_bad_options_stop_before_any_user(
     served: Served, args: list[str], message: str, no_leaked_servers: None
 ) -> None:
     args = [a.replace("PORT", str(free_port())) for a in args]
-    if "--zeo-address" not in args:
+    if "--zeo-address" not in args and "--target" not in args:
         args += ["--zeo-address", served.address]
     proc = locust("-u", "1", "-t", "2s", *args, timeout=30)
     output = proc.stdout + proc.stderr

@@ -26,6 +26,7 @@ from scenarios.cli import (
     populate,
     report,
     run,
+    scale,
     serve,
     status,
     sweep,
@@ -46,6 +47,7 @@ COMMANDS = (
     sweep,
     serve,
     zeoloop,
+    scale,
     status,
 )
 

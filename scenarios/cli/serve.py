@@ -26,15 +26,33 @@ import storages
 from scenarios import argtypes
 from scenarios.cli.args import add_data_set_options, data_set_scale
 from scenarios.data import datadir
-from scenarios.errors import EXIT_FAILED, EXIT_OK
+from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
-from storages.zeo import LOCALHOST, ZEOServer, check_port_free, port_number
+from storages.zeo import (
+    LOCALHOST,
+    ZEOOptions,
+    ZEOServer,
+    check_port_free,
+    port_number,
+)
 from vfab.generate import DataSpec
 
 
 def servable() -> list[str]:
     """Registry names of the storages runzeo can serve, in registry order."""
     return [name for name, f in storages.REGISTRY.items() if f.servable]
+
+
+def shareable() -> list[str]:
+    """Registry names of the shared storages runzeo does not serve
+    (RelStorage's): serve holds a fresh database of theirs (share()) and
+    prints the target clients open."""
+    # ZEO's own storages are what the runzeo serve starts already is.
+    return [
+        name
+        for name, f in storages.REGISTRY.items()
+        if f.shared and not f.servable and ZEOOptions not in f.option_groups
+    ]
 
 
 #: ZEO's customary port: what locustfile.py and zeoloop look for by default.
@@ -51,9 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--storage",
-        choices=servable(),
+        choices=servable() + shareable(),
         default="file",
-        help="storage behind the server (default: file)",
+        help="storage behind the server (default: file); a RelStorage one "
+        "is served by its own database server, and the line printed names "
+        "its URI instead of HOST:PORT",
     )
     p.add_argument(
         "--path",
@@ -105,6 +125,8 @@ def main(args: argparse.Namespace) -> int:
     spec = DataSpec.for_scale(data_set_scale(args, where))
     options = StorageOptions()
     factory = served_factory(args.storage, options)
+    if args.storage not in servable():
+        return _share(args, factory, spec)
     # SIGTERM (a supervisor, `kill`) stops the server as Ctrl-C does,
     # including waiting for a commit in flight while populating.
     on_sigint = signal.getsignal(signal.SIGINT)
@@ -132,6 +154,7 @@ def main(args: argparse.Namespace) -> int:
                 f"serving {spec.name} data set ({args.storage}) on {host}:{port}",
                 flush=True,
             )
+            say(f"clients: --target {host}:{port} (or zeo://{host}:{port})")
             while server.running:
                 time.sleep(0.5)
         except KeyboardInterrupt:
@@ -173,3 +196,45 @@ def _ensure_data_set(
         storage, path, spec, seed, overwrite=overwrite, progress=say, checked=True
     )
     say(f"populated in {time.perf_counter() - started:.1f} s")
+
+
+def _share(args: argparse.Namespace, factory: StorageFactory, spec: DataSpec) -> int:
+    """A shared storage runzeo does not serve: a fresh database of its own
+    (factory.share()), populated through a client, held until Ctrl-C or
+    SIGTERM; prints 'serving ... on TARGET'."""
+    from scenarios.data import dataset
+    from scenarios.load.target import describe, open_store
+
+    if args.path is not None:
+        raise ConfigError(f"--path: {args.storage} keeps its data in its server")
+    on_sigint = signal.getsignal(signal.SIGINT)
+    previous = signal.signal(
+        signal.SIGTERM,
+        on_sigint if callable(on_sigint) else signal.default_int_handler,
+    )
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-serve-"))
+    try:
+        with factory.running(), factory.share(scratch) as shared:
+            say(f"populating the {spec.name} data set (seed {args.seed})")
+            store = open_store(shared.client)
+            try:
+                dataset.populate(store, spec, args.seed)
+            finally:
+                store.close()
+            try:
+                print(
+                    f"serving {spec.name} data set ({args.storage}) on "
+                    f"{describe(shared.client)}",
+                    flush=True,
+                )
+                say("Ctrl-C or SIGTERM stops")
+                while shared.server_running:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                say("stopping")
+                return EXIT_OK
+            say("the database server exited unexpectedly")
+            return EXIT_FAILED
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)

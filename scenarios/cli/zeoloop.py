@@ -7,7 +7,13 @@ import sys
 
 from scenarios.argtypes import positive_float, positive_int
 from scenarios.cli.outputs import add_output_options, check_outputs, write_json
-from scenarios.errors import EXIT_FAILED, EXIT_INVARIANTS, EXIT_OK, ConfigError
+from scenarios.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVARIANTS,
+    EXIT_OK,
+    ConfigError,
+)
 from scenarios.load.journal import Journal, verify
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
@@ -22,9 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "zeoloop",
         help="the locust ZEO load as plain threads and processes (baseline)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run locustfile.py's operations against a ZEO server "
-        "without locust: --users threads split over --processes processes "
-        "(one ZEO client each), closed loop, for --duration seconds; print "
+        description="Run locustfile.py's operations against a shared database "
+        "(--target, or the ZEO server at --zeo-address) without locust: "
+        "--users threads split over --processes processes (one client "
+        "each), closed loop, for --duration seconds; print "
         "ops/s and p50/p95/p99 per operation, then check the data's "
         f"invariants.  Exit {EXIT_FAILED} if an operation ran out of retries, "
         f"{EXIT_INVARIANTS} if the invariants do not hold.\n\noperations:\n" + ops,
@@ -49,19 +56,36 @@ def main(args: argparse.Namespace) -> int:
 
     results = zeoloop.run(config, args.users, args.processes, args.duration, args.seed)
     rows = zeoloop.summarize(results)
+    if any(r.interrupted for r in results) and not (rows[-1].ops or rows[-1].failures):
+        print(
+            "vfab-bench: interrupted before any operation ended; nothing to check",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    window = max((r.window_s for r in results), default=0.0)
+    cut = (
+        f" (interrupted after {window:.1f} s)"
+        if any(r.interrupted for r in results)
+        else ""
+    )
     print(
         f"{args.users} users in {args.processes} processes, "
-        f"{args.duration:g} s, {config.address_text}"
+        f"{args.duration:g} s{cut}, {config.address_text}"
     )
     print(zeoloop.table(rows), end="")
     errors = [e for r in results for e in r.errors]
     for line in errors[:5]:
         print(f"error: {line}", file=sys.stderr)
 
+    interrupted = any(r.interrupted for r in results)
     journal = Journal()
     for r in results:
         journal.absorb(r.journal)
-    report = verify(config.address, journal)
+    try:
+        report = verify(config.target, journal)
+    except KeyboardInterrupt:
+        print("invariants not checked: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(report.summary())
     for line in report.problems:
         print(f"  {line}")
@@ -72,8 +96,12 @@ def main(args: argparse.Namespace) -> int:
             "duration_s": args.duration,
             "rows": [r.to_json() for r in rows],
             "invariants_ok": report.ok,
+            "interrupted": interrupted,
         }
         write_json(args.json, doc, args.force)
+    if interrupted:
+        print("vfab-bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not report.ok:
         return EXIT_INVARIANTS
     return EXIT_FAILED if rows[-1].failures else EXIT_OK

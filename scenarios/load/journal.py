@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scenarios.load.session import fab_of, short_connection
+from scenarios.load.target import describe
 from vfab import operations
 from vfab.model import VirtualFab
 
@@ -57,10 +58,12 @@ class Journal:
         return len(self.created) + len(self.repriced)
 
 
-def verify(address: tuple[str, int], journal: Journal) -> operations.CheckReport:
-    """Check the stored data against the journal through a fresh client."""
-    with short_connection(address) as connection:
-        fab = fab_of(connection, f"{address[0]}:{address[1]}")
+def verify(target: str | tuple[str, int], journal: Journal) -> operations.CheckReport:
+    """Check the stored data against the journal through a fresh client of
+    the target (a client spec, or a ZEO (host, port))."""
+    with short_connection(target) as connection:
+        where = target if isinstance(target, str) else f"{target[0]}:{target[1]}"
+        fab = fab_of(connection, describe(where))
         _prefetch(connection, fab, journal)
         return operations.check(fab, journal.created, journal.repriced)
 

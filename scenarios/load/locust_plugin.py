@@ -138,7 +138,7 @@ class ProcessClient:
             return  # the master runs no users: no ZEO client here
         users = getattr(environment.parsed_options, "num_users", None) or 0
         try:
-            self.db = open_database(self.config.address, pool_size=max(7, users))
+            self.db = open_database(self.config.target, pool_size=max(7, users))
         except StorageError as e:
             self.error = str(e)
             log.error("%s", e)
@@ -191,7 +191,7 @@ class ProcessClient:
             # no write is in flight and every journal is in.
             runner.stop()
         try:
-            report = verify(self.config.address, self.journal)
+            report = verify(self.config.target, self.journal)
         except StorageError as e:
             log.error("invariants not checked: %s", e)
             environment.process_exit_code = EXIT_INVARIANTS

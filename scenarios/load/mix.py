@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from scenarios.errors import ConfigError
-from storages.zeo import parse_address
+from scenarios.load.target import describe, normalize, zeo_address
 from vfab import operations
 from vfab.model import VirtualFab
 
@@ -93,7 +93,9 @@ BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 class LoadConfig:
     """What every simulated user of one run does, validated.
 
-    address: the ZEO server.  weights: operation name -> relative weight
+    target: the database the users share, as a client spec
+    (scenarios.load.target: ``zeo://HOST:PORT``, another zodburi URI or
+    ZConfig text).  weights: operation name -> relative weight
     (0 switches it off).  skew: Zipf exponent for picking capabilities by
     popularity (0: uniform; 1: the top one of 250 gets about 16% of picks).
     retries: attempts after a conflict before the operation fails.
@@ -101,7 +103,7 @@ class LoadConfig:
     each attempt up to 64 times it.
     """
 
-    address: tuple[str, int] = parse_address(DEFAULT_ADDRESS)
+    target: str = normalize(DEFAULT_ADDRESS)
     weights: tuple[tuple[str, int], ...] = tuple(
         (op.name, op.weight) for op in OPERATIONS
     )
@@ -131,7 +133,7 @@ class LoadConfig:
     @classmethod
     def from_values(
         cls,
-        address: str | tuple[str, int],
+        target: str | tuple[str, int],
         weights: Mapping[str, int] | None = None,
         skew: float = 1.0,
         retries: int = 10,
@@ -139,12 +141,12 @@ class LoadConfig:
     ) -> LoadConfig:
         """Build from loosely typed values (command line, web UI form);
         ConfigError or StorageError for anything wrong, naming it."""
-        if isinstance(address, str):
-            address = parse_address(address.strip())
+        if not isinstance(target, str):
+            target = f"{target[0]}:{target[1]}"
         merged = {op.name: op.weight for op in OPERATIONS}
         merged.update(weights or {})
         return cls(
-            address=address,
+            target=normalize(target),
             weights=tuple(merged.items()),
             skew=float(skew),
             retries=int(retries),
@@ -153,7 +155,9 @@ class LoadConfig:
 
     @property
     def address_text(self) -> str:
-        return f"{self.address[0]}:{self.address[1]}"
+        """The target for messages: HOST:PORT for a ZEO server over TCP."""
+        address = zeo_address(self.target)
+        return f"{address[0]}:{address[1]}" if address else describe(self.target)
 
     def picker(self) -> Callable[[random.Random], Operation]:
         """A function drawing the next operation by weight."""

@@ -1,5 +1,6 @@
 """The load options, declared once for `vfab-bench zeoloop` (argparse) and for
-locust's command line, locust.conf and web UI form: --zeo-address, --skew,
+locust's command line, locust.conf and web UI form: --target (or, as
+before, --zeo-address), --skew,
 --retries, --backoff-ms and one --weight-<operation> per operation.
 
 On zeoloop's parser each value is checked as it is parsed (argparse types,
@@ -17,6 +18,7 @@ from typing import Any
 from scenarios.argtypes import non_negative_float, non_negative_int
 from scenarios.errors import ConfigError
 from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS, LoadConfig
+from scenarios.load.target import add_target_option
 from storages.zeo import add_zeo_address_option
 
 
@@ -80,12 +82,14 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
 
 def add_load_options(parser: Any, checked: bool = True) -> None:
     """LOAD_OPTIONS on *parser* (argparse's or locust's), each value checked
-    as parsed when *checked*, and --zeo-address as text (LoadConfig parses
-    it, as it does the web UI form's)."""
+    as parsed when *checked*, and --target and --zeo-address as text
+    (LoadConfig parses them, as it does the web UI form's)."""
+    add_target_option(parser)
     add_zeo_address_option(
         parser,
         default=DEFAULT_ADDRESS,
-        help="ZEO server holding a vfab data set (vfab-bench serve)",
+        help="ZEO server holding a vfab data set (vfab-bench serve); "
+        "--target names any shared database",
         parse=False,
         show_default=checked,  # locust's web UI shows the default itself
     )
@@ -107,7 +111,7 @@ def config_from(options: Any) -> LoadConfig:
             op.name: int(getattr(options, f"weight_{op.name}")) for op in OPERATIONS
         }
         return LoadConfig.from_values(
-            address=str(options.zeo_address),
+            target_of(options),
             weights=weights,
             skew=float(options.skew),
             retries=int(options.retries),
@@ -117,3 +121,15 @@ def config_from(options: Any) -> LoadConfig:
         if isinstance(e, ConfigError):
             raise
         raise ConfigError(f"bad option value: {e}") from None
+
+
+def target_of(options: Any) -> str:
+    """--target if given, else --zeo-address (whose default is the server
+    `vfab-bench serve` starts); ConfigError when both name a server."""
+    target = str(getattr(options, "target", "") or "").strip()
+    address = str(options.zeo_address or "").strip()
+    if not target:
+        return address or DEFAULT_ADDRESS
+    if address and address != DEFAULT_ADDRESS:
+        raise ConfigError("give --target or --zeo-address, not both")
+    return target

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from scenarios.bench.phases import FAB_KEY
 from scenarios.load.mix import LoadConfig, Operation, Popularity
-from storages import ROOT_KEY, StorageError, StorageOptions
-from storages.zeo import check_reachable, open_client
+from scenarios.load.target import open_target
+from storages import ROOT_KEY, StorageError
 from vfab.model import VirtualFab
 
 
@@ -41,17 +41,15 @@ class Outcome:
     error: BaseException | None = None
 
 
-def open_database(address: tuple[str, int], pool_size: int = 7) -> Any:
-    """One ZODB.DB over one ZEO ClientStorage: what each client process holds
-    (ZEO.DB(addr, pool_size=...) would pass pool_size to ClientStorage)."""
-    import ZODB
-
-    storage = open_client(address, StorageOptions())
-    try:
-        return ZODB.DB(storage, pool_size=pool_size)
-    except BaseException:
-        storage.close()
-        raise
+def open_database(
+    target: str | tuple[str, int], pool_size: int = 7, wait_timeout: float | None = None
+) -> Any:
+    """One ZODB.DB on the target (a client spec, or a ZEO (host, port)): what
+    each client process holds (ZEO.DB(addr, pool_size=...) would pass
+    pool_size to ClientStorage)."""
+    if not isinstance(target, str):
+        target = f"zeo://{target[0]}:{target[1]}"
+    return open_target(target, pool_size=pool_size, wait_timeout=wait_timeout)
 
 
 def fab_of(connection: Any, address: str = "the server") -> VirtualFab:
@@ -60,7 +58,7 @@ def fab_of(connection: Any, address: str = "the server") -> VirtualFab:
         return connection.root()[ROOT_KEY][FAB_KEY]  # type: ignore[no-any-return]
     except KeyError:
         raise StorageError(
-            f"no vfab data set on the ZEO server at {address}; "
+            f"no vfab data set at {address}; "
             "start one with: vfab-bench serve --storage file --size small"
         ) from None
 
@@ -165,12 +163,12 @@ def _ms_since(start: float) -> float:
 
 
 @contextlib.contextmanager
-def short_connection(address: tuple[str, int]) -> Iterator[Any]:
+def short_connection(target: str | tuple[str, int]) -> Iterator[Any]:
     """A connection through a client of its own, closed on leaving (for
     checks before and after a run, never beside a running process's DB)."""
     import transaction
 
-    db = open_database(address, pool_size=1)
+    db = open_database(target, pool_size=1)
     try:
         tm = transaction.TransactionManager()
         connection = db.open(tm)
@@ -184,7 +182,6 @@ def short_connection(address: tuple[str, int]) -> Iterator[Any]:
 
 
 def preflight(config: LoadConfig) -> None:
-    """StorageError unless the server is reachable and holds a data set."""
-    check_reachable(config.address)
-    with short_connection(config.address) as connection:
+    """StorageError unless the target can be opened and holds a data set."""
+    with short_connection(config.target) as connection:
         fab_of(connection, config.address_text)

@@ -13,19 +13,19 @@ are coarser above 100 ms.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import multiprocessing
 import random
 import threading
 import time
 from typing import Any
 
+from scenarios.load.clients import ClientProcesses, Control
 from scenarios.load.journal import Journal
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
 from scenarios.results.table import Table
+from storages import StorageError
 
 
 @dataclasses.dataclass
@@ -40,6 +40,7 @@ class ProcessResult:
     failures: dict[str, int]
     errors: list[str]
     journal: dict[str, Any]
+    interrupted: bool = False
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -61,16 +62,26 @@ def users_per_process(users: int, processes: int) -> list[int]:
 
 
 def run_process(
-    config: LoadConfig, users: int, duration: float, seed: int | None
+    config: LoadConfig,
+    users: int,
+    duration: float,
+    seed: int | None,
+    control: Control | None = None,
 ) -> ProcessResult:
-    """One client process: one DB, *users* threads for *duration* seconds."""
+    """One client process: one DB, *users* threads for *duration* seconds.
+
+    In a child (*control* given) the work starts at the parent's common start
+    and ends early when the parent sets the stop event; run here, Ctrl-C
+    ends it early.  Either way each user finishes the operation in hand and
+    the result says it was interrupted."""
     names = [op.name for op in OPERATIONS]
     result = ProcessResult.empty()
     journal = Journal()
     seeds = random.Random(seed)
-    db = open_database(config.address, pool_size=max(users, 1))
+    db = open_database(config.target, pool_size=max(users, 1))
     sessions: list[Session] = []
     parts: list[ProcessResult] = []
+    stopped = threading.Event()
     try:
         for _ in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
@@ -80,7 +91,7 @@ def run_process(
 
         def work(session: Session, mine: ProcessResult) -> None:
             start.wait()
-            while time.perf_counter() < deadline[0]:
+            while time.perf_counter() < deadline[0] and not stopped.is_set():
                 op = session.pick()
                 try:
                     outcome = session.run(op)
@@ -101,18 +112,23 @@ def run_process(
             threads.append(threading.Thread(target=work, args=(session, mine)))
         for t in threads:
             t.start()
+        if control is not None and not control.wait_start():
+            stopped.set()
         began = time.perf_counter()
         deadline[0] = began + duration
         start.wait()
         try:
-            for t in threads:
-                t.join()
+            while any(t.is_alive() for t in threads):
+                if control is not None and control.stop.is_set():
+                    stopped.set()
+                for t in threads:
+                    t.join(0.05)
         except KeyboardInterrupt:
-            deadline[0] = 0.0  # let each user finish its operation, then stop
+            stopped.set()  # let each user finish its operation, then stop
             for t in threads:
                 t.join()
-            raise
         result.window_s = time.perf_counter() - began
+        result.interrupted = stopped.is_set()
     finally:
         for s in sessions:
             s.close()
@@ -134,18 +150,35 @@ def run(
     duration: float,
     seed: int | None = None,
 ) -> list[ProcessResult]:
-    """Run the loop; one process runs here, several run as spawned children."""
+    """Run the loop; one process runs here, several run as spawned children
+    that Ctrl-C does not reach (scenarios.load.clients): Ctrl-C stops them,
+    and the results they send say they were interrupted."""
     split = [n for n in users_per_process(users, processes) if n]
     seeds = [None if seed is None else seed + i for i in range(len(split))]
     if len(split) == 1:
         return [run_process(config, split[0], duration, seeds[0])]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(len(split), mp_context=context) as pool:
-        futures = [
-            pool.submit(run_process, config, n, duration, s)
-            for n, s in zip(split, seeds, strict=True)
-        ]
-        return [f.result() for f in futures]
+    args = [(config, n, duration, s) for n, s in zip(split, seeds, strict=True)]
+    with ClientProcesses(run_process, args) as procs:
+        try:
+            procs.start()
+            procs.wait_ready(timeout=60 + 5 * len(split))
+            procs.go()
+            answers = procs.results(timeout=duration + 60)
+        except KeyboardInterrupt:
+            procs.stop.set()
+            answers = procs.results(timeout=30)
+    out = []
+    for answer in answers:
+        if answer is None:
+            lost = ProcessResult.empty()
+            lost.interrupted = True
+            lost.errors.append("a client process sent no result")
+            out.append(lost)
+        elif answer[0] == "error":
+            raise StorageError(f"a client process failed: {answer[1]}")
+        else:
+            out.append(answer[1])
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,7 +207,9 @@ def summarize(results: list[ProcessResult]) -> list[Row]:
     total_conflicts = total_failures = 0
     for op in OPERATIONS:
         values = [v for r in results for v in r.latencies[op.name]]
-        rate = sum(len(r.latencies[op.name]) / r.window_s for r in results)
+        rate = sum(
+            len(r.latencies[op.name]) / r.window_s for r in results if r.window_s
+        )
         n_conflicts = sum(len(r.conflicts[op.name]) for r in results)
         n_failures = sum(r.failures[op.name] for r in results)
         everything += values

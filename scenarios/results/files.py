@@ -65,6 +65,24 @@ census (vfab-bench census --json; CENSUS, scenarios.census.model.Census):
         "warning": why the view may be stale (a Data.fs another process
                    has open), or null,
         "metadata": {"date", "versions", "command"}}
+
+scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
+  1 -- {"schema_version": 1, "kind": "scale", "metadata": {"date",
+        "python", "versions", "host", "config": ScaleConfig.to_json(),
+        "command", "load_average": [1, 5, 15 min] before the run,
+        "load_average_after": the same after it},
+        "points": [{"storage", "clients", "started": clients that started,
+        "window_s": the measured window, "rate": offered ops/s over all
+        clients (null: closed loop), "hists": {operation: HdrHistogram of
+        successful operations' latencies in us, in HdrHistogram's encoded
+        (compressed base64) form}, "commits", "conflicts", "failed" (retries
+        ran out), "errors": {exception class: count}, "backlog" (open loop:
+        arrivals never started), "late_s", "client_cpu_s", "server_cpu_s"
+        (null: no server process), "log_records" (warnings the clients'
+        ZODB/ZEO logged), "killed_clients", "invariants": {"checked", "ok",
+        "summary", "problems"}, "fault": null or {"kind", "at_s",
+        "restart_s", "outage_s", "first_commit_after_restart_s",
+        "errors_during", "errors_after", ...}, "interrupted", "notes"}]}
 """
 
 from __future__ import annotations
@@ -151,6 +169,7 @@ def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 RUN = Format(None, 2, {1: _run_v1_to_v2})
 SWEEP = Format("sweep", 1)
 CENSUS = Format("census", 1)
+SCALE = Format("scale", 1)
 
 
 def malformed(what: str, error: Exception) -> ResultsError:

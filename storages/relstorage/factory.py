@@ -27,6 +27,8 @@ import argparse
 import contextlib
 import dataclasses
 import importlib.util
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 from storages.base import (
     DBOptions,
     OptionGroup,
+    Shared,
     StorageFactory,
     Store,
     ZODBStore,
@@ -181,6 +184,45 @@ class RelStorageStore(ZODBStore):
         return stats
 
 
+class RelStorageShared(Shared):
+    """A RelStorage database other processes open, by its URI
+    (storages.relstorage.uri); on a server the suite started, that server's
+    pid (its children, PostgreSQL's backends, are counted with it), kill
+    (SIGKILL to the server's whole process group: a crash) and restart (the
+    same data directory and port)."""
+
+    def __init__(self, client: str, server: Any = None, databases: Any = None) -> None:
+        super().__init__(client)
+        self.server = server
+        self.databases = databases
+        self.can_kill = server is not None
+
+    def server_pids(self) -> list[int]:
+        pid = self.server.pid if self.server is not None else None
+        return [pid] if pid else []
+
+    def kill_server(self) -> None:
+        if self.server is None:
+            raise NotImplementedError("not a server this run started")
+        process, self.server.process = self.server.process, None
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        if self.databases is not None:
+            self.databases.close()  # its connection died with the server
+
+    def restart_server(self) -> None:
+        if self.server is None:
+            raise NotImplementedError("not a server this run started")
+        self.server.requested_port = self.server.port
+        self.server.start()
+
+    @property
+    def server_running(self) -> bool:
+        return self.server is None or bool(self.server.running)
+
+
 class _RelStorageFactory(StorageFactory):
     """What the six relstorage-* factories share."""
 
@@ -214,6 +256,19 @@ class _RelStorageFactory(StorageFactory):
     def _driver(self) -> str | None:
         return None
 
+    def _named_driver(self) -> str:
+        """The driver clients use: always named (RelStorage's "auto"
+        picks its gevent drivers once locust is installed)."""
+        from storages.relstorage.adapters import choose_driver
+
+        return choose_driver(self.backend, self._driver())
+
+    def share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
+        return self._share(Path(directory))
+
+    def _share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
+        raise NotImplementedError
+
 
 class RelStorageSQLiteFactory(_RelStorageFactory):
     name = "relstorage-sqlite"
@@ -236,6 +291,20 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
         store.info = {"backend": self.backend, "history": self.history}
         return store
 
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """SQLite files in *directory*, shared through SQLite's locking; no
+        server: the clients do the storage's work."""
+        from storages.relstorage.uri import relstorage_uri
+
+        data_dir = directory / "relstorage"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        yield RelStorageShared(
+            relstorage_uri(
+                self.backend, self.keep_history, "sqlite3", data_dir=data_dir
+            )
+        )
+
 
 class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
     name = "relstorage-sqlite-hp"
@@ -256,6 +325,7 @@ class _ServerFactory(_RelStorageFactory):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._databases: Any = None  # TrialDatabases while running()
+        self._server_process: Any = None  # the server running() started
 
     # -- what subclasses provide --------------------------------------------
 
@@ -334,7 +404,12 @@ class _ServerFactory(_RelStorageFactory):
             return
         with self._server() as server:
             with server.databases() as databases:
-                yield databases
+                outer = self._server_process
+                self._server_process = server
+                try:
+                    yield databases
+                finally:
+                    self._server_process = outer
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
@@ -350,6 +425,28 @@ class _ServerFactory(_RelStorageFactory):
 
     def running(self) -> contextlib.AbstractContextManager[Any]:
         return self._running()
+
+    def _uri(self, databases: Any, database: str) -> str:
+        """The target URI of *database*."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """A fresh database on the server (running()'s, or one started for
+        this block), dropped on leaving."""
+        with contextlib.ExitStack() as stack:
+            databases = self._databases
+            if databases is None:
+                databases = stack.enter_context(self._serving(announce=False))
+            database = databases.create()
+            shared = RelStorageShared(
+                self._uri(databases, database), self._server_process, databases
+            )
+            try:
+                yield shared
+            finally:
+                if shared.server_running:
+                    databases.drop(database)
 
     def open(self, directory: Path) -> Store:
         if self._databases is not None:
@@ -435,6 +532,22 @@ class RelStoragePGFactory(_ServerFactory):
     def _where(self, databases: Any, database: str) -> dict[str, Any]:
         return {"dsn": databases.dsn(database)}
 
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.postgresql import parse_dsn
+        from storages.relstorage.uri import relstorage_uri
+
+        parts = parse_dsn(databases.dsn(database))
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=parts.get("host"),
+            port=int(parts["port"]) if parts.get("port") else None,
+            user=parts.get("user"),
+            password=parts.get("password"),
+            database=database,
+        )
+
 
 class RelStoragePGHPFactory(RelStoragePGFactory):
     name = "relstorage-pg-hp"
@@ -485,6 +598,21 @@ class RelStorageMySQLFactory(_ServerFactory):
 
     def _where(self, databases: Any, database: str) -> dict[str, Any]:
         return {"params": databases.adapter_params(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.uri import relstorage_uri
+
+        params = databases.adapter_params(database)
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=params.get("host"),
+            port=params.get("port"),
+            user=params.get("user"),
+            password=params.get("passwd") or params.get("password"),
+            database=database,
+        )
 
 
 class RelStorageMySQLHPFactory(RelStorageMySQLFactory):

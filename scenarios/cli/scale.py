@@ -1,0 +1,246 @@
+"""vfab-bench scale: how many clients each storage carries."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import storages
+from scenarios.argtypes import non_negative_float, positive_float
+from scenarios.bench.config import scale_for
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_progress_option,
+    progress,
+    storage_options,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
+    write_json,
+    write_with,
+)
+from scenarios.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVARIANTS,
+    EXIT_OK,
+    ConfigError,
+)
+from scenarios.load.mix import OPERATIONS, LoadConfig
+from scenarios.load.options import LOAD_OPTIONS
+from scenarios.load.target import add_target_option, normalize
+from scenarios.scale.config import DEFAULT_CLIENTS, Fault, ScaleConfig, check_memory
+
+
+def shared_storages() -> list[str]:
+    """Registry names of the storages several processes can share."""
+    return [name for name, f in storages.REGISTRY.items() if f.shared]
+
+
+def storage_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    valid = shared_storages()
+    for name in names:
+        if name not in valid:
+            raise argparse.ArgumentTypeError(
+                storages.unknown_storage(name, valid, what=" shared by processes")
+            )
+    return names
+
+
+def client_counts(text: str) -> list[int]:
+    try:
+        counts = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad --clients {text!r}: expected counts like 1,2,4"
+        ) from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("--clients takes counts of 1 or more")
+    return sorted(set(counts))
+
+
+def fault_type(text: str) -> Fault:
+    try:
+        return Fault.parse(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "scale",
+        help="throughput and latency against the number of clients, per storage",
+        description="For each --storage and each --clients count: a fresh "
+        "shared database with the data set, that many client processes (one "
+        "ZODB.DB and one user each) running the locust operation mix for "
+        "--warmup then --duration seconds, closed loop or at --rate; report "
+        "throughput, latency percentiles, conflicts, errors and the CPU of "
+        "clients and server, then check the data against what clients "
+        f"committed.  Exit {EXIT_FAILED} on failed operations or errors, "
+        f"{EXIT_INVARIANTS} if the invariants do not hold, "
+        f"{EXIT_INTERRUPTED} on Ctrl-C.",
+    )
+    p.add_argument(
+        "--storage",
+        type=storage_names,
+        default=None,
+        help="shared storages, comma-separated (default: zeo); choose from "
+        + ", ".join(shared_storages()),
+    )
+    add_target_option(
+        p,
+        help="measure this running shared database instead (HOST:PORT, a "
+        "zodburi URI or a ZConfig file) holding a data set; not fresh per "
+        "point, no kill-server",
+    )
+    p.add_argument(
+        "--clients",
+        type=client_counts,
+        default=list(DEFAULT_CLIENTS),
+        metavar="N,N,...",
+        help="client counts, each a point (default: "
+        + ",".join(map(str, DEFAULT_CLIENTS))
+        + "); each client is a process",
+    )
+    add_data_set_options(p)
+    p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
+    p.add_argument(
+        "--warmup",
+        type=non_negative_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="unmeasured seconds before each window (default: 3)",
+    )
+    p.add_argument(
+        "--rate",
+        type=positive_float,
+        metavar="OPS",
+        help="open loop: Poisson arrivals at OPS per second over all clients "
+        "(default: closed loop, each client as fast as it can)",
+    )
+    p.add_argument(
+        "--fault",
+        type=fault_type,
+        metavar="SPEC",
+        help="kill-server:AT[,restart:AFTER] (SIGKILL the server AT seconds "
+        "into the window, start it again AFTER seconds later) or "
+        "kill-client:AT (SIGKILL one client)",
+    )
+    p.add_argument(
+        "--wait-timeout",
+        type=positive_float,
+        default=3.0,
+        metavar="SECONDS",
+        help="an operation waits this long for an absent ZEO server before "
+        "it fails (default: 3)",
+    )
+    g = p.add_argument_group("operation mix")
+    for option in LOAD_OPTIONS:
+        g.add_argument(
+            option.flag,
+            type=option.checked,
+            default=option.default,
+            metavar=option.metavar,
+            help=option.help,
+        )
+    storages.add_storage_options(p)
+    add_output_options(
+        p,
+        json="write the points as JSON (kind scale)",
+        plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
+    )
+    add_progress_option(p)
+    p.set_defaults(handler=main)
+
+
+def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
+    target = normalize(args.target) if args.target else None
+    if target is not None and args.storage:
+        raise ConfigError("give --storage or --target, not both")
+    names = ["target"] if target is not None else (args.storage or ["zeo"])
+    if target is not None and args.fault and args.fault.kind == "kill-server":
+        raise ConfigError("--fault kill-server needs a server this run starts")
+    weights = {op.name: getattr(args, f"weight_{op.name}") for op in OPERATIONS}
+    load = LoadConfig.from_values(
+        target or "127.0.0.1:8100",
+        weights=weights,
+        skew=args.skew,
+        retries=args.retries,
+        backoff_ms=args.backoff_ms,
+    )
+    config = ScaleConfig(
+        storages=tuple(names),
+        clients=tuple(args.clients),
+        scale=scale_for(args.size, args.scale),
+        seed=args.seed,
+        duration_s=args.duration,
+        warmup_s=args.warmup,
+        rate=args.rate,
+        fault=args.fault,
+        load=load,
+        wait_timeout_s=args.wait_timeout,
+    )
+    return config, target
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios.results import metadata
+    from scenarios.scale import report, runner
+    from scenarios.scale.results import ScaleRun
+
+    config, target = config_from(args)
+    options = storage_options(args)
+    for name in config.storages:
+        if name == runner.TARGET:
+            continue
+        reason = storages.get(name, options).unavailable()
+        if reason is not None:
+            raise ConfigError(f"storage {name!r} is not available: {reason}")
+    if config.fault is not None and config.fault.kind == "kill-server":
+        for name in config.storages:
+            if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
+                raise ConfigError(f"--fault kill-server: {name} has no server to kill")
+    check_memory(max(config.clients))
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "--plot needs matplotlib: pip install 'vfab-loadtest[plot]'"
+            ) from None
+    check_outputs(args)
+    meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+
+    say = progress(args)
+    interrupted = False
+    try:
+        points = runner.run(config, options, target, say)
+    except runner.ScaleInterrupted as e:
+        points, interrupted = e.points, True
+    meta["load_average_after"] = list(os.getloadavg())
+    run = ScaleRun(meta, tuple(points))
+    if points:
+        print(report.text(run), end="")
+    if interrupted:
+        last = points[-1] if points else None
+        if last is None or not last.interrupted:
+            print(
+                "vfab-bench scale: the point in progress measured nothing and "
+                "is not reported; nothing of it to check",
+                file=sys.stderr,
+            )
+        print("vfab-bench: interrupted", file=sys.stderr)
+    if args.json is not None and points:
+        write_json(args.json, run.to_json(), args.force)
+    if args.plot is not None and points:
+        write_with(args.plot, args.force, lambda path: report.plot(run, path))
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if any(p.invariants["ok"] is not True for p in points):
+        return EXIT_INVARIANTS
+    if any(p.failed or p.errors for p in points) and config.fault is None:
+        return EXIT_FAILED
+    return EXIT_OK

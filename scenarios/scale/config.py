@@ -1,0 +1,140 @@
+"""ScaleConfig: one `vfab-bench scale`, validated and frozen; Fault."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios.errors import ConfigError
+from scenarios.load.mix import LoadConfig
+
+DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
+#: Resident memory of one client process (ZODB, ZEO or RelStorage, its
+#: caches), with room: a ZEO client measured 40 MB here at the small size;
+#: more clients than the available memory holds at this size are refused.
+CLIENT_MB = 70
+#: A hard cap whatever the memory: each client is a process.
+MAX_CLIENTS = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """kill-server at *at_s* seconds into the measured window (and, with
+    *restart_s*, start it again that many seconds later), or kill-client
+    (one client process, SIGKILL) at *at_s*."""
+
+    kind: str
+    at_s: float
+    restart_s: float | None = None
+
+    KINDS = ("kill-server", "kill-client")
+
+    @classmethod
+    def parse(cls, text: str) -> Fault:
+        """'kill-server:AT[,restart:AFTER]' or 'kill-client:AT' (seconds)."""
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        usage = "expected kill-server:AT[,restart:AFTER] or kill-client:AT (seconds)"
+        try:
+            kind, _, at = parts[0].partition(":")
+            restart = None
+            for extra in parts[1:]:
+                key, _, value = extra.partition(":")
+                if key != "restart" or kind != "kill-server" or restart is not None:
+                    raise ValueError(extra)
+                restart = float(value)
+            fault = cls(kind, float(at), restart)
+        except (IndexError, ValueError):
+            raise ConfigError(f"bad --fault {text!r}: {usage}") from None
+        if kind not in cls.KINDS:
+            raise ConfigError(f"bad --fault {text!r}: {usage}")
+        if not fault.at_s >= 0 or (restart is not None and not restart >= 0):
+            raise ConfigError(f"bad --fault {text!r}: times must be 0 or more")
+        return fault
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleConfig:
+    """Storages (registry names; "target" for --target), client counts, the
+    data set, the window (warmup, then duration, seconds), the open loop's
+    total *rate* (ops/s over all clients; None: closed loop), a fault, and
+    the operation mix (its target is replaced per point)."""
+
+    storages: tuple[str, ...]
+    clients: tuple[int, ...] = DEFAULT_CLIENTS
+    scale: int = 1
+    seed: int = 0
+    duration_s: float = 10.0
+    warmup_s: float = 3.0
+    rate: float | None = None
+    fault: Fault | None = None
+    load: LoadConfig = dataclasses.field(default_factory=LoadConfig)
+    #: Seconds an operation waits for an absent server before failing.
+    wait_timeout_s: float = 3.0
+
+    def __post_init__(self) -> None:
+        if not self.storages:
+            raise ConfigError("no storage to measure")
+        if not self.clients or min(self.clients) < 1:
+            raise ConfigError("--clients takes counts of 1 or more")
+        if max(self.clients) > MAX_CLIENTS:
+            raise ConfigError(
+                f"{max(self.clients)} clients: at most {MAX_CLIENTS} "
+                "(each client is a process)"
+            )
+        if not self.duration_s > 0:
+            raise ConfigError("--duration must be more than 0 seconds")
+        if not self.warmup_s >= 0:
+            raise ConfigError("--warmup must be 0 seconds or more")
+        if self.rate is not None and not self.rate > 0:
+            raise ConfigError("--rate must be more than 0 operations per second")
+        if self.fault is not None:
+            if self.fault.at_s >= self.duration_s:
+                raise ConfigError(
+                    f"--fault at {self.fault.at_s:g} s is not inside the "
+                    f"{self.duration_s:g} s window"
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storages": list(self.storages),
+            "clients": list(self.clients),
+            "scale": self.scale,
+            "seed": self.seed,
+            "duration_s": self.duration_s,
+            "warmup_s": self.warmup_s,
+            "rate": self.rate,
+            "fault": self.fault.to_json() if self.fault else None,
+            "weights": dict(self.load.weights),
+            "skew": self.load.skew,
+            "retries": self.load.retries,
+            "backoff_ms": self.load.backoff_ms,
+            "wait_timeout_s": self.wait_timeout_s,
+        }
+
+
+def check_memory(clients: int, available_mb: float | None = None) -> None:
+    """ConfigError when *clients* processes would not fit in the memory
+    available now (Linux's MemAvailable; unknown elsewhere: not checked)."""
+    if available_mb is None:
+        available_mb = mem_available_mb()
+    if available_mb is None:
+        return
+    if clients * CLIENT_MB > available_mb:
+        raise ConfigError(
+            f"{clients} clients need about {clients * CLIENT_MB} MB "
+            f"({CLIENT_MB} MB per client process); {available_mb:.0f} MB available"
+        )
+
+
+def mem_available_mb() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None

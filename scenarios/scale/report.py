@@ -1,0 +1,169 @@
+"""The scale run's tables (scenarios.results.table) and its plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scenarios.results.table import Table
+from scenarios.scale import hist
+from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def _cpu(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def points_table(points: list[ScalePoint], cores: int | None) -> Table:
+    """One row per point: throughput, overall latency, conflicts, errors, CPU."""
+    open_loop = any(p.rate is not None for p in points)
+    header = ["storage", "clients", "ops/s", "commits/s"]
+    if open_loop:
+        header += ["offered/s", "backlog"]
+    header += ["p50 ms", "p95 ms", "p99 ms", "max ms", "conflicts", "retries"]
+    header += ["failed", "errors", "client CPU s", "server CPU s", "CPU use"]
+    rows = []
+    for p in points:
+        s = hist.summary_ms(p.histogram())
+        row = [
+            p.storage,
+            str(p.clients),
+            f"{p.ops_per_s:.1f}",
+            f"{p.commits_per_s:.1f}",
+        ]
+        if open_loop:
+            offered = "-" if p.rate is None else f"{p.rate:g}"
+            mark = "" if p.honoured in (None, True) else " !"
+            row += [offered + mark, str(p.backlog)]
+        cpu = p.client_cpu_s + (p.server_cpu_s or 0.0)
+        use = (
+            f"{cpu / (p.window_s * cores) * 100:.0f}%" if cores and p.window_s else "-"
+        )
+        row += [_ms(s["p50"]), _ms(s["p95"]), _ms(s["p99"]), _ms(s["max"])]
+        row += [str(p.conflicts), str(p.retries), str(p.failed)]
+        row += [str(sum(p.errors.values())), _cpu(p.client_cpu_s)]
+        row += [_cpu(p.server_cpu_s), use]
+        rows.append(row)
+    return Table("throughput and latency by client count", header, rows)
+
+
+def operations_table(points: list[ScalePoint]) -> Table:
+    """Per point and operation: count and p50/p95/p99/max."""
+    header = ["storage", "clients", "operation", "ops", "p50 ms", "p95 ms"]
+    header += ["p99 ms", "max ms"]
+    rows = []
+    for p in points:
+        for name in OPERATION_NAMES:
+            s = hist.summary_ms(p.histogram(name))
+            if not s["count"]:
+                continue
+            rows.append(
+                [p.storage, str(p.clients), name, str(s["count"])]
+                + [_ms(s["p50"]), _ms(s["p95"]), _ms(s["p99"]), _ms(s["max"])]
+            )
+    return Table("latency per operation", header, rows)
+
+
+def text(run: ScaleRun) -> str:
+    points = list(run.points)
+    cores = run.metadata.get("host", {}).get("cpu_count")
+    parts = [points_table(points, cores).text(), operations_table(points).text()]
+    lines = []
+    for p in points:
+        where = f"{p.storage}, {p.clients} client(s)"
+        if p.rate is not None and not p.honoured:
+            lines.append(
+                f"{where}: offered {p.rate:g} ops/s not honoured: achieved "
+                f"{p.ops_per_s:.1f}, backlog {p.backlog} (latest client "
+                f"{p.late_s:.2f} s behind)"
+            )
+        if p.errors:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(p.errors.items()))
+            lines.append(f"{where}: errors: {kinds}")
+        if p.fault is not None:
+            lines.append(f"{where}: {fault_line(p.fault)}")
+        for note in p.notes:
+            lines.append(f"{where}: {note}")
+        if p.interrupted:
+            lines.append(f"{where}: interrupted")
+        lines.append(f"{where}: {p.invariants['summary']}")
+        lines += [f"  {problem}" for problem in p.invariants["problems"]]
+    for when in ("before", "after"):
+        key = "load_average" if when == "before" else "load_average_after"
+        load = run.metadata.get(key)
+        if load:
+            loads = " ".join(f"{x:.2f}" for x in load)
+            lines.append(f"load average {when} the run: {loads}")
+    legend = (
+        "ops/s and commits/s: successful operations and commits per second of the "
+        "window; latency from each operation's start (open loop: its arrival), "
+        "retries included; retries: conflicting attempts retried; failed: retries "
+        "ran out; CPU use: client + server CPU over the window and all cores "
+        "(near 100%: the machine, not the storage, is the limit); "
+        "'!': offered rate not honoured."
+    )
+    return "\n\n".join(parts + ["\n".join(lines), legend]) + "\n"
+
+
+def fault_line(fault: dict[str, object]) -> str:
+    kind = fault["kind"]
+    if fault.get("applied_at_s") is None:
+        return f"{kind} not applied"
+    out = [f"{kind} at {fault['applied_at_s']:.1f} s"]
+    if fault.get("restarted_at_s") is not None:
+        out.append(f"restarted at {fault['restarted_at_s']:.1f} s")
+    out.append(f"no service for {fault['outage_s']:.2f} s")
+    first = fault.get("first_commit_after_restart_s")
+    if first is not None:
+        out.append(f"first commit {first:.2f} s after the restart")
+    elif fault.get("first_commit_after_fault_s") is None:
+        out.append("no commit after the fault")
+    for when in ("during", "after"):
+        errors = fault.get(f"errors_{when}") or {}
+        assert isinstance(errors, dict)
+        if errors:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(errors.items()))
+            out.append(f"errors {when}: {kinds}")
+    return "; ".join(out)
+
+
+def plot(run: ScaleRun, path: Path) -> None:
+    """Throughput and p99 against clients, one line per storage."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for storage in run.storages():
+        points = [p for p in run.points if p.storage == storage]
+        xs = [p.clients for p in points]
+        left.plot(xs, [p.ops_per_s for p in points], marker="o", label=storage)
+        p99 = [hist.summary_ms(p.histogram())["p99"] for p in points]
+        right.plot(xs, p99, marker="o", label=storage)
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    counts = sorted({p.clients for p in run.points})
+    for ax, ylabel in ((left, "operations / s"), (right, "p99 latency (ms)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(counts)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("clients (one process each)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    left.set_ylim(bottom=0)
+    right.set_yscale("log")
+    load = run.metadata.get("load_average")
+    cores = run.metadata.get("host", {}).get("cpu_count")
+    fig.suptitle(
+        f"vfab-bench scale: {cores} cores"
+        + (f", load average {load[0]:.2f} before" if load else "")
+    )
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,136 @@
+"""What a scale run measured: ScalePoint per storage and client count,
+ScaleRun for the whole run, and their JSON (format SCALE in
+scenarios.results.files).
+
+A point keeps its latencies as merged HdrHistograms (encoded), never as
+percentiles alone: the table computes them when it asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from scenarios.load.mix import OPERATIONS
+from scenarios.results.files import SCALE, malformed
+from scenarios.scale import hist
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalePoint:
+    """One storage at one client count.
+
+    hists: operation -> encoded HdrHistogram of successful operations'
+    latencies (us; open loop: from each arrival).  commits: successful
+    writes.  conflicts: conflicting attempts (each retried, or the last of
+    an operation that failed); failed: operations whose retries ran out;
+    errors: other exceptions by kind.  backlog: open-loop arrivals inside
+    the window that no client could start before it ended; late_s: how far
+    behind its schedule the latest client was then.  client_cpu_s: CPU of
+    every client process in the window; server_cpu_s: of the server
+    processes and their children (None: no server process).  fault: the
+    fault report (see scenarios.scale.faults), None without one.
+    invariants: {"checked", "ok", "summary", "problems"}.
+    """
+
+    storage: str
+    clients: int
+    started: int
+    window_s: float
+    rate: float | None
+    hists: dict[str, str]
+    commits: int
+    conflicts: int
+    failed: int
+    errors: dict[str, int]
+    backlog: int
+    late_s: float
+    client_cpu_s: float
+    server_cpu_s: float | None
+    log_records: int
+    killed_clients: int
+    invariants: dict[str, Any]
+    fault: dict[str, Any] | None = None
+    interrupted: bool = False
+    notes: tuple[str, ...] = ()
+
+    def histogram(self, operation: str | None = None) -> Any:
+        """The merged histogram of one operation, or of all (None)."""
+        if operation is not None:
+            return hist.merged([self.hists.get(operation)])
+        return hist.merged(self.hists.values())
+
+    @property
+    def ops(self) -> int:
+        return int(self.histogram().get_total_count())
+
+    @property
+    def ops_per_s(self) -> float:
+        return self.ops / self.window_s if self.window_s else 0.0
+
+    @property
+    def commits_per_s(self) -> float:
+        return self.commits / self.window_s if self.window_s else 0.0
+
+    @property
+    def retries(self) -> int:
+        """Conflicting attempts that were retried (the rest ended a failed
+        operation)."""
+        return max(0, self.conflicts - self.failed)
+
+    @property
+    def honoured(self) -> bool | None:
+        """Open loop: whether the clients kept up with the offered rate (no
+        backlog, achieved within 10% of offered); None for a closed loop."""
+        if self.rate is None:
+            return None
+        return self.backlog == 0 and self.ops_per_s >= 0.9 * self.rate
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["notes"] = list(self.notes)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScalePoint:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in fields}
+        values["notes"] = tuple(values.get("notes", ()))
+        return cls(**values)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleRun:
+    """Every point of one run, in run order, with the run's metadata."""
+
+    metadata: dict[str, Any]
+    points: tuple[ScalePoint, ...]
+
+    def storages(self) -> list[str]:
+        return list(dict.fromkeys(p.storage for p in self.points))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **SCALE.header(),
+            "metadata": self.metadata,
+            "points": [p.to_json() for p in self.points],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScaleRun:
+        data = SCALE.migrate(data)
+        try:
+            return cls(
+                data["metadata"],
+                tuple(ScalePoint.from_json(p) for p in data["points"]),
+            )
+        except (KeyError, TypeError) as e:
+            raise malformed("scale result", e) from None
+
+    @classmethod
+    def read(cls, path: Path) -> ScaleRun:
+        return cls.from_json(SCALE.read(path))
+
+
+OPERATION_NAMES = tuple(op.name for op in OPERATIONS)

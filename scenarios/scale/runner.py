@@ -1,0 +1,336 @@
+"""The scale run: for each storage and client count, a fresh shared database
+populated with the data set, N client processes running the operation mix
+for a warmup and a measured window, the server's and clients' CPU, an
+optional fault, and the journal check.
+
+A client is one process: one ZODB.DB (one ZEO connection, one RelStorage
+connection set) and one simulated user.  So N clients are N processes
+whatever the number of cores: on a 2-core machine the curve past 2 clients
+shows what the CPU limit does, which is the point of it.
+
+Ctrl-C (SIGINT to the whole process group) reaches only this process
+(scenarios.load.clients): the clients are stopped, each finishing its
+operation, the journal is checked (or said not to be), and ScaleInterrupted
+carries the points measured so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import storages
+from scenarios.data import dataset
+from scenarios.load.clients import ClientProcesses
+from scenarios.load.journal import Journal, verify
+from scenarios.load.mix import OPERATIONS
+from scenarios.load.session import preflight
+from scenarios.load.target import open_store
+from scenarios.scale import faults
+from scenarios.scale.config import ScaleConfig
+from scenarios.scale.cpu import CPUMeter
+from scenarios.scale.results import ScalePoint
+from scenarios.scale.worker import ClientPlan, read_journal, run_client
+from storages import Shared, StorageError, StorageOptions
+from vfab.generate import DataSpec
+
+Progress = Callable[[str], None]
+
+#: The pseudo-storage name of a run against --target.
+TARGET = "target"
+
+
+class ScaleInterrupted(Exception):
+    """Ctrl-C: the points measured so far (the last one cut short, its
+    invariants checked or marked not checked)."""
+
+    def __init__(self, points: list[ScalePoint]) -> None:
+        super().__init__("interrupted")
+        self.points = points
+
+
+def run(
+    config: ScaleConfig,
+    options: StorageOptions,
+    target: str | None = None,
+    progress: Progress | None = None,
+) -> list[ScalePoint]:
+    """Every point, storage by storage, client counts in order."""
+    say = progress or (lambda line: None)
+    points: list[ScalePoint] = []
+    spec = DataSpec.for_scale(config.scale)
+    try:
+        for name in config.storages:
+            if name == TARGET:
+                assert target is not None
+                held: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+                factory = None
+            else:
+                factory = storages.get(name, options)
+                held = factory.running()
+            with held:
+                for clients in config.clients:
+                    say(f"{name}: {clients} client(s)")
+                    with _shared(factory, target) as (shared, fresh):
+                        if fresh:
+                            _populate(shared.client, spec, config.seed)
+                        else:
+                            preflight(
+                                dataclasses.replace(config.load, target=shared.client)
+                            )
+                        point = run_point(config, name, clients, shared, say)
+                    if point.interrupted:
+                        # A point whose clients never started work is not one.
+                        raise ScaleInterrupted(points + [point] * bool(point.started))
+                    points.append(point)
+    except KeyboardInterrupt:
+        raise ScaleInterrupted(points) from None
+    return points
+
+
+@contextlib.contextmanager
+def _shared(factory: Any, target: str | None) -> Iterator[tuple[Shared, bool]]:
+    """(the shared database, whether it is fresh and needs populating)."""
+    if factory is None:
+        assert target is not None
+        yield Shared(target), False
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-scale-"))
+    try:
+        data = scratch / "data"
+        data.mkdir()
+        with factory.share(data) as shared:
+            yield shared, True
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _populate(client: str, spec: DataSpec, seed: int) -> None:
+    store = open_store(client)
+    try:
+        dataset.populate(store, spec, seed)
+    finally:
+        store.close()
+
+
+def run_point(
+    config: ScaleConfig, storage: str, clients: int, shared: Shared, say: Progress
+) -> ScalePoint:
+    """One point on *shared* (populated): start the clients, measure, apply
+    the fault, stop, check."""
+    load = dataclasses.replace(config.load, target=shared.client)
+    fault = config.fault
+    if fault is not None and fault.kind == "kill-server" and not shared.can_kill:
+        raise StorageError(
+            f"--fault kill-server: {storage} has no server this run started"
+        )
+    notes: list[str] = []
+    journals = Path(tempfile.mkdtemp(prefix="vfab-scale-journal-"))
+    per_client_rate = config.rate / clients if config.rate else None
+    plans = [
+        ClientPlan(
+            config=load,
+            warmup_s=config.warmup_s,
+            duration_s=config.duration_s,
+            rate=per_client_rate,
+            seed=None if config.seed is None else config.seed * 1000 + i,
+            journal_path=str(journals / f"client-{i}.jsonl"),
+            stderr_path=str(journals / f"client-{i}.stderr"),
+            wait_timeout_s=config.wait_timeout_s,
+            timeline=fault is not None,
+        )
+        for i in range(clients)
+    ]
+    meter = CPUMeter(shared.server_pids)
+    applied_at = restarted_at = None
+    interrupted = False
+    results: list[Any] = [None] * clients
+    ready = 0
+    measure_at = end_at = float("inf")
+    try:
+        with ClientProcesses(run_client, [(p,) for p in plans]) as procs:
+            try:
+                procs.start()
+                ready = procs.wait_ready(timeout=30 + 3 * clients)
+                if ready < clients:
+                    notes.append(f"only {ready} of {clients} clients started")
+                start_at = procs.go(0.1)
+                measure_at = start_at + config.warmup_s
+                end_at = measure_at + config.duration_s
+                _sleep_until(measure_at)
+                meter.start()
+                if fault is not None:
+                    _sleep_until(measure_at + fault.at_s)
+                    applied_at = time.monotonic() - measure_at
+                    if fault.kind == "kill-server":
+                        meter.sample()
+                        shared.kill_server()
+                        say(f"  killed the server at {applied_at:.1f} s")
+                        if fault.restart_s is not None:
+                            _sleep_until(measure_at + fault.at_s + fault.restart_s)
+                            try:
+                                shared.restart_server()
+                            except StorageError as e:
+                                notes.append(f"the restart failed: {e}")
+                            else:
+                                restarted_at = time.monotonic() - measure_at
+                                say(f"  restarted it at {restarted_at:.1f} s")
+                    else:
+                        procs.kill(0)
+                        say(f"  killed client 0 at {applied_at:.1f} s")
+                _sleep_until(end_at)
+                meter.sample()
+                results = procs.results(timeout=config.wait_timeout_s + 15)
+            except KeyboardInterrupt:
+                interrupted = True
+                end_at = min(end_at, time.monotonic())
+                say("  interrupted: stopping the clients")
+                meter.sample()
+                procs.stop.set()
+                try:
+                    results = procs.results(timeout=config.wait_timeout_s + 10)
+                except KeyboardInterrupt:  # again: stop waiting for them
+                    procs.close(grace=0)
+                    notes.append("Ctrl-C twice: the clients' results are lost")
+        window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
+        point = _point(config, storage, clients, results, meter, notes, interrupted)
+        point = dataclasses.replace(point, window_s=window)
+        journal = Journal()
+        for plan in plans:
+            journal.absorb(read_journal(plan.journal_path))
+        if fault is not None:
+            events = [e for r in _oks(results) for e in r.get("timeline", ())]
+            point = dataclasses.replace(
+                point,
+                fault=faults.report(fault, events, window, applied_at, restarted_at),
+                killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
+            )
+        notes += _stderr_notes([p.stderr_path for p in plans])
+        if shared.server_running:
+            invariants = _check(shared.client, journal)
+        else:
+            try:
+                shared.restart_server()
+            except StorageError as e:
+                invariants = _not_checked(f"the server did not start again: {e}")
+            else:
+                notes.append("server restarted for the invariant check")
+                invariants = _check(shared.client, journal)
+        return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
+    finally:
+        shutil.rmtree(journals, ignore_errors=True)
+
+
+def _stderr_notes(paths: list[str | None]) -> list[str]:
+    """What the clients wrote on stderr, summed up in a note."""
+    lines: list[str] = []
+    for path in paths:
+        if path is not None:
+            try:
+                text = Path(path).read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return []
+    last = lines[-1][:200]
+    return [f"clients wrote {len(lines)} line(s) on stderr; the last: {last}"]
+
+
+def _check(client: str, journal: Journal) -> dict[str, Any]:
+    try:
+        report = verify(client, journal)
+    except KeyboardInterrupt:
+        return _not_checked("interrupted")
+    except StorageError as e:
+        return _not_checked(str(e))
+    except Exception as e:  # a storage's own error while reading back
+        return _not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
+    return {
+        "checked": True,
+        "ok": report.ok,
+        "summary": report.summary(),
+        "problems": list(report.problems),
+    }
+
+
+def _not_checked(reason: str) -> dict[str, Any]:
+    return {
+        "checked": False,
+        "ok": None,
+        "summary": f"invariants not checked: {reason}",
+        "problems": [],
+    }
+
+
+def _oks(results: list[Any]) -> list[dict[str, Any]]:
+    return [
+        r[1] for r in results if r is not None and r[0] == "ok" and r[1].get("started")
+    ]
+
+
+def _point(
+    config: ScaleConfig,
+    storage: str,
+    clients: int,
+    results: list[Any],
+    meter: CPUMeter,
+    notes: list[str],
+    interrupted: bool,
+) -> ScalePoint:
+    from scenarios.scale import hist
+
+    oks = _oks(results)
+    for r in results:
+        if r is not None and r[0] == "error":
+            notes.append(f"a client failed: {r[1]}")
+    lost = sum(1 for r in results if r is None)
+    if lost:
+        notes.append(f"{lost} client(s) sent no result (killed or stuck)")
+    hists = {
+        op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
+        for op in OPERATIONS
+    }
+    errors: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for r in oks:
+        for kind, n in r["errors"].items():
+            errors[kind] = errors.get(kind, 0) + n
+        for kind, text in r.get("examples", {}).items():
+            examples.setdefault(kind, text)
+    notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
+    return ScalePoint(
+        storage=storage,
+        clients=clients,
+        started=len(oks),
+        window_s=config.duration_s,
+        rate=config.rate,
+        hists=hists,
+        commits=sum(r["commits"] for r in oks),
+        conflicts=sum(r["conflicts"] for r in oks),
+        failed=sum(r["failed"] for r in oks),
+        errors=errors,
+        backlog=sum(r["backlog"] for r in oks),
+        late_s=max((r["late_s"] for r in oks), default=0.0),
+        client_cpu_s=sum(r["cpu_s"] for r in oks),
+        server_cpu_s=meter.seconds,
+        log_records=sum(r.get("log_records", 0) for r in oks),
+        killed_clients=0,
+        invariants=_not_checked("not run"),
+        interrupted=interrupted,
+        notes=tuple(notes),
+    )
+
+
+def _sleep_until(at: float) -> None:
+    while True:
+        left = at - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.1))

@@ -1,0 +1,297 @@
+"""`vfab-bench scale`: points per storage, the open loop, faults, Ctrl-C;
+and the pieces: Fault parsing, histograms merged across processes, the
+fault report, the shared-storage contract (share())."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import storages
+from scenarios.errors import ConfigError
+from scenarios.load.target import normalize
+from scenarios.results.files import SCALE
+from scenarios.scale import faults, hist
+from scenarios.scale.config import Fault, ScaleConfig, check_memory
+from scenarios.scale.results import ScaleRun
+from tests.conftest import runzeo_pids
+from tests.served import ROOT, env
+
+SHORT = ["--duration", "1", "--warmup", "0.5", "--size", "small"]
+
+
+def scale(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "scale", *args],
+        capture_output=True, text=True, timeout=timeout, env=env(), cwd=ROOT,
+    )  # fmt: skip
+
+
+def shared_names() -> list[Any]:
+    out = []
+    for name, factory in storages.REGISTRY.items():
+        if not factory.shared:
+            continue
+        reason = factory().unavailable()
+        marks = [pytest.mark.skip(reason=f"{name}: {reason}")] if reason else []
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+def no_traceback(text: str) -> None:
+    assert "Traceback" not in text, text
+
+
+# -- the pieces ------------------------------------------------------------------
+
+
+def test_fault_spec() -> None:
+    assert Fault.parse("kill-server:2,restart:1.5") == Fault("kill-server", 2, 1.5)
+    assert Fault.parse("kill-client:3") == Fault("kill-client", 3, None)
+    for bad in (
+        "kill-server",
+        "kill-client:1,restart:1",
+        "explode:1",
+        "kill-server:-1",
+    ):
+        with pytest.raises(ConfigError, match="--fault"):
+            Fault.parse(bad)
+    with pytest.raises(ConfigError, match="not inside"):
+        ScaleConfig(("zeo",), duration_s=2, fault=Fault("kill-client", 2))
+
+
+def test_more_clients_than_memory_are_refused() -> None:
+    check_memory(4, available_mb=1000)
+    with pytest.raises(ConfigError, match="MB available"):
+        check_memory(64, available_mb=1000)
+
+
+def test_histograms_merge_across_encodings() -> None:
+    a, b = hist.new(), hist.new()
+    for ms in (1, 2, 3):
+        hist.record_ms(a, ms)
+    hist.record_ms(b, 1000)
+    merged = hist.merged([hist.encode(a), hist.encode(b), None])
+    s = hist.summary_ms(merged)
+    assert s["count"] == 4
+    assert 1.99 <= s["p50"] <= 2.01 and 999 <= s["max"] <= 1001
+
+
+def test_fault_report() -> None:
+    events = [
+        (0.5, 0.5, "commit"),
+        (1.2, 1.0, "ClientDisconnected"),
+        (2.6, 2.5, "ok"),
+        (2.8, 2.7, "commit"),
+        (3.5, 3.4, "ValueError"),
+    ]
+    r = faults.report(Fault("kill-server", 1.0, 1.0), events, 4.0, 1.0, 2.1)
+    assert r["outage_s"] == 1.6  # from the kill to the first success
+    assert r["first_commit_after_restart_s"] == 0.7
+    assert r["errors_during"] == {"ClientDisconnected": 1}
+    assert r["errors_after"] == {"ValueError": 1}
+    never = faults.report(Fault("kill-server", 1.0), events[:2], 4.0, 1.0, None)
+    assert never["outage_s"] == 3.0 and never["first_commit_after_fault_s"] is None
+
+
+def test_targets_are_named_one_way(tmp_path: Path) -> None:
+    assert normalize("127.0.0.1:8100") == "zeo://127.0.0.1:8100"
+    assert normalize("sqlite:///x?y=1") == "sqlite:///x?y=1"
+    conf = tmp_path / "db.conf"
+    conf.write_text("<zodb>\n  <mappingstorage/>\n</zodb>\n")
+    assert normalize(str(conf)).startswith("<zodb>")
+
+
+@pytest.mark.parametrize("name", shared_names())
+def test_share_gives_a_fresh_database_others_open(name: str, tmp_path: Path) -> None:
+    """The contract of share(): a target another client opens, empty, and
+    what one client commits the next one reads."""
+    import transaction
+
+    from scenarios.load.target import open_target
+
+    factory = storages.get(name)
+    with factory.running(), factory.share(tmp_path) as shared:
+        for value in (None, 1):
+            db = open_target(shared.client, pool_size=1)
+            try:
+                tm = transaction.TransactionManager()
+                root = db.open(tm).root()
+                assert root.get("probe") == value
+                root["probe"] = 1
+                tm.commit()
+            finally:
+                db.close()
+
+
+# -- the command -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", shared_names())
+def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
+    out, png = tmp_path / "scale.json", tmp_path / "scale.png"
+    proc = scale("--storage", name, "--clients", "1,2", *SHORT,
+                 "--json", str(out), "--plot", str(png), "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    no_traceback(proc.stderr)
+    run = ScaleRun.read(out)
+    assert [(p.storage, p.clients, p.started) for p in run.points] == [
+        (name, 1, 1),
+        (name, 2, 2),
+    ]
+    for p in run.points:
+        assert p.ops > 0 and p.commits > 0 and p.client_cpu_s > 0
+        assert p.invariants["ok"] is True, p.invariants
+        assert "invariants hold" in p.invariants["summary"]
+    assert png.stat().st_size > 1000
+    assert "throughput and latency by client count" in proc.stdout
+    assert json.loads(out.read_text())["kind"] == SCALE.kind
+
+
+def test_zeo_server_cpu_is_measured(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    proc = scale("--clients", "1", *SHORT, "--json", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    (point,) = ScaleRun.read(out).points
+    assert point.server_cpu_s is not None and point.server_cpu_s > 0
+
+
+def test_outputs_are_checked_before_the_work(tmp_path: Path) -> None:
+    taken = tmp_path / "taken.json"
+    taken.write_text("{}")
+    started = time.monotonic()
+    proc = scale("--json", str(taken))
+    assert proc.returncode == 2 and "exists" in proc.stderr
+    proc = scale("--plot", str(tmp_path / "x.jpg"))
+    assert proc.returncode == 2 and "unknown format" in proc.stderr
+    proc = scale("--storage", "file")
+    assert proc.returncode == 2 and "shared by processes" in proc.stderr
+    assert time.monotonic() - started < 20
+
+
+def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
+    out = tmp_path / "open.json"
+    proc = scale("--clients", "1", "--rate", "20000", *SHORT,
+                 "--json", str(out), "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (p,) = ScaleRun.read(out).points
+    assert p.rate == 20000 and p.honoured is False and p.backlog > 0
+    assert "not honoured" in proc.stdout
+    # latency from the intended start: the backlog's wait counts
+    assert hist.summary_ms(p.histogram())["p99"] > 100
+    proc = scale("--clients", "2", "--rate", "40", *SHORT, "--json", str(out),
+                 "--force", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (p,) = ScaleRun.read(out).points
+    assert p.honoured is True and p.backlog == 0
+    assert 15 <= p.ops_per_s <= 80  # Poisson at 40/s over one second
+
+
+def killable() -> list[Any]:
+    """zeo, and PostgreSQL once the registry has it (skipped, saying why,
+    where it cannot run)."""
+    out = []
+    for name in ("zeo", "relstorage-pg"):
+        factory = storages.REGISTRY.get(name)
+        reason = "not in the registry" if factory is None else factory().unavailable()
+        marks = [pytest.mark.skip(reason=f"{name}: {reason}")] if reason else []
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("name", killable())
+def test_kill_and_restart_the_server(
+    name: str, tmp_path: Path, no_leaked_servers: None
+) -> None:
+    out = tmp_path / "fault.json"
+    proc = scale("--storage", name, "--clients", "2", "--duration", "4",
+                 "--warmup", "0.5", "--fault", "kill-server:1,restart:1",
+                 "--wait-timeout", "1", "--json", str(out), "-q",
+                 timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    no_traceback(proc.stdout + proc.stderr)
+    (p,) = ScaleRun.read(out).points
+    fault = p.fault
+    assert fault is not None and fault["applied_at_s"] >= 1.0
+    assert fault["restarted_at_s"] >= 2.0
+    assert fault["outage_s"] >= 0.9
+    assert fault["first_commit_after_restart_s"] is not None
+    assert p.invariants["ok"] is True, p.invariants
+
+
+def test_kill_a_client(tmp_path: Path) -> None:
+    out = tmp_path / "fault.json"
+    proc = scale("--clients", "2", "--duration", "2", "--warmup", "0.5",
+                 "--fault", "kill-client:0.5", "--json", str(out), "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (p,) = ScaleRun.read(out).points
+    assert p.killed_clients == 1 and p.started == 1
+    assert p.invariants["ok"] is True  # the killed client's receipts included
+
+
+@pytest.mark.parametrize("delay", [1.0, 4.5])
+def test_ctrl_c_to_the_group(delay: float, no_leaked_servers: None) -> None:
+    """SIGINT to the whole process group, before and during the clients'
+    work: no traceback, nothing left running, exit 130, and either the
+    check covers what was done or nothing was done."""
+    before = runzeo_pids()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "2",
+         "--duration", "20", "--warmup", "0.5"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env(), cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    no_traceback(out + err)
+    assert "vfab-bench: interrupted" in err
+    if "invariants" in out:
+        assert "invariants hold" in out and "hold: 0 created" not in out
+    else:
+        assert "nothing of it to check" in err
+    deadline = time.monotonic() + 5
+    while group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not group_alive(process.pid), "a client process outlived the run"
+    assert not runzeo_pids() - before
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", ["relstorage-sqlite", "relstorage-pg"])
+def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
+    """serve holds a populated database of a shared storage runzeo does not
+    serve and prints its URI; zeoloop's processes share it through
+    --target."""
+    from tests.served import serve
+
+    factory = storages.REGISTRY.get(name)
+    reason = "not in the registry" if factory is None else factory().unavailable()
+    if reason:
+        pytest.skip(f"{name}: {reason}")
+    with serve("--storage", name) as served:
+        target = served.address
+        assert target.startswith(("sqlite://", "postgres://")), served.stdout
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", "zeoloop", "--target", target,
+             "--users", "2", "--processes", "2", "--duration", "1"],
+            capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "invariants hold" in proc.stdout and "hold: 0 created" not in proc.stdout
