@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import errno
 import os
 import signal
 import socket
@@ -45,8 +44,7 @@ from storages.base import (
 )
 from storages.file import FileFactory, directory_size
 from storages.options import add_size_option, at_least
-
-LOCALHOST = "127.0.0.1"
+from storages.ports import LOCALHOST, check_port_free, free_port
 
 #: Files of a runzeo the suite starts, beside the served storage's: its
 #: config, its log and its stderr (not the storage: left out of its size).
@@ -144,28 +142,6 @@ class ZEOOptions(OptionGroup):
             host, port = self.zeo_address
             options["zeo_address"] = f"{host}:{port}"
         return options
-
-
-def free_port(host: str = LOCALHOST) -> int:
-    """A port the kernel says is free now (runzeo reports the address it was
-    given, not the one the kernel chose for port 0, so pick one first)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def check_port_free(host: str, port: int) -> None:
-    """StorageError unless (host, port) can be bound now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                raise StorageError(f"port {port} on {host} is already in use") from None
-            raise StorageError(
-                f"cannot listen on {host}:{port}: {e.strerror}"
-            ) from None
 
 
 def check_reachable(address: tuple[str, int], timeout: float = 3.0) -> None:

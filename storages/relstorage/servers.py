@@ -15,12 +15,10 @@ databases it created itself (it keeps the list).
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,32 +29,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from storages.base import StorageError
-
-LOCALHOST = "127.0.0.1"
+from storages.ports import LOCALHOST, check_port_free, free_port
 
 _S = TypeVar("_S", bound="ServerProcess")
 _D = TypeVar("_D", bound="TrialDatabases")
-
-
-def free_port(host: str = LOCALHOST) -> int:
-    """A port the kernel says is free now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def check_port_free(host: str, port: int) -> None:
-    """StorageError unless (host, port) can be bound now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                raise StorageError(f"port {port} on {host} is already in use") from None
-            raise StorageError(
-                f"cannot listen on {host}:{port}: {e.strerror}"
-            ) from None
 
 
 def die_with_parent(sig: int) -> Callable[[], None] | None:
