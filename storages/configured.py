@@ -167,6 +167,14 @@ class URISource:
     def zlib(self) -> bool:
         return self.uri.startswith("zlib+")
 
+    def check_files(self) -> None:
+        """Check, without writing, the FileStorage or Berkeley DB
+        environment the URI names (storages.checks): damage is refused
+        before anything opens it."""
+        from storages.checks import check_uri
+
+        check_uri(self.base_uri)
+
     @property
     def base_uri(self) -> str:
         return self.uri.removeprefix("zlib+")
@@ -280,6 +288,13 @@ class ZConfigSource:
 
     def section(self) -> Any:
         return parse_zconfig(self.path)[self.index]
+
+    def check_files(self) -> None:
+        """Check, without writing, every FileStorage and Berkeley DB
+        environment the section opens (storages.checks)."""
+        from storages.checks import check_config
+
+        check_config(self.path.read_text(), name=self.section().name)
 
     def _storage(self, read_only: bool) -> Any:
         storage = self.section().config.storage
@@ -425,6 +440,7 @@ class ConfiguredFactory(StorageFactory):
         cls = type(self)
         if cls._checked:
             return
+        self.source.check_files()
         self.source.reach()
         opener = self.source.read_only_opener()
         if opener is not None:

@@ -175,6 +175,8 @@ def damage_bdb(env: Path, how: str) -> None:
         rewrite("zodb.db", garble)
     elif how == "empty zodb.db":
         rewrite("zodb.db", lambda b: b"")
+    elif how == "zodb.db cut to its first page":  # libdb crashes (SIGSEGV) on it
+        rewrite("zodb.db", lambda b: bytes(b[:4096]))
     elif how == "truncated log":
         rewrite(log, lambda b: bytes(b[:1000]))
     elif how == "garbled log":
@@ -193,6 +195,7 @@ def damage_bdb(env: Path, how: str) -> None:
 
 BDB_DAMAGE = [
     "truncated zodb.db",
+    "zodb.db cut to its first page",
     "garbled zodb.db",
     "empty zodb.db",
     "truncated log",

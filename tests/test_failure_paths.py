@@ -84,7 +84,9 @@ def damaged_copy(populated: Path, tmp_path: Path, how: str) -> Path:
 
 
 @pytest.mark.parametrize("how", ["truncated", "middle"])
-@pytest.mark.parametrize("command", ["census", "serve", "populate"])
+@pytest.mark.parametrize(
+    "command", ["census", "serve", "populate", "run-uri", "run-config"]
+)
 def test_damaged_filestorage_is_refused_and_left_byte_identical(
     populated: Path, tmp_path: Path, how: str, command: str
 ) -> None:
@@ -94,6 +96,15 @@ def test_damaged_filestorage_is_refused_and_left_byte_identical(
         args = ["census", f"file://{directory / 'Data.fs'}"]
     elif command == "serve":
         args = ["serve", "--storage", "file", "--path", str(directory)]
+    elif command == "run-uri":
+        args = ["run", "--storage-uri", f"file://{directory / 'Data.fs'}"]
+    elif command == "run-config":
+        config = tmp_path / "zodb.conf"
+        config.write_text(
+            f"<zodb mine>\n<filestorage>\npath {directory / 'Data.fs'}\n"
+            "</filestorage>\n</zodb>\n"
+        )
+        args = ["run", "--storage-config", str(config)]
     else:
         args = ["populate", "--storage", "file", "--path", str(directory)]
         args.append("--overwrite")

@@ -15,9 +15,13 @@ scratch copy is removed; the environment is left byte for byte as found.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -80,9 +84,59 @@ def check_environment(path: Path) -> int:
                 shutil.copyfile(path / name, copy / name)
         except OSError as e:
             raise StorageError(f"cannot read {path}: {e.strerror}") from None
-        return _check_copy(path, copy)
+        return _check_in_child(path, copy)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _check_in_child(path: Path, copy: Path) -> int:
+    """_check_copy in a child process: libdb can crash (SIGSEGV) on a
+    damaged file, which must end in one line, not in the caller's death."""
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), str(copy)],
+        capture_output=True,
+        text=True,
+        env=dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join(
+                filter(
+                    None,
+                    (
+                        str(Path(__file__).resolve().parents[2]),
+                        os.environ.get("PYTHONPATH", ""),
+                    ),
+                )
+            ),
+        ),
+    )
+    lines = child.stdout.strip().splitlines()
+    if child.returncode == 0 and lines:
+        answer = json.loads(lines[-1])
+        if "transactions" in answer:
+            return int(answer["transactions"])
+        raise DamagedStorage(str(path), answer["where"], answer["what"], BDB_REPAIR)
+    if child.returncode < 0:
+        how = (
+            f"Berkeley DB crashed reading it ({signal.Signals(-child.returncode).name})"
+        )
+    else:
+        err = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
+        how = err[-1] if err else f"the check exited with status {child.returncode}"
+    raise DamagedStorage(str(path), "(its check failed)", how, BDB_REPAIR)
+
+
+#: What the child runs: the check of a copy, its answer as one JSON line.
+_CHILD = """
+import json, sys
+from pathlib import Path
+from storages.base import DamagedStorage
+from storages.bdb.check import _check_copy
+try:
+    n = _check_copy(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(json.dumps({"transactions": n}))
+except DamagedStorage as e:
+    print(json.dumps({"where": e.where, "what": e.what}))
+"""
 
 
 def _check_copy(path: Path, copy: Path) -> int:
