@@ -305,7 +305,7 @@ def bad_files(tmp_path: Path) -> Iterator[Path]:
         (["--storage-uri", "nonsense"], "not a URI"),
         (["--storage-uri", "zeo://127.0.0.1:1"], "cannot reach the server"),
         (["--storage-uri", "postgres://127.0.0.1:1/db"], "cannot reach the server"),
-        (["--storage-uri", "FS"], "cannot open file://"),
+        (["--storage-uri", "FS"], "not a FileStorage file"),
         (["--storage-uri", "file=memory://"], "has a registered storage's name"),
         (["--storage-uri", "a=memory://", "--storage-uri", "a=memory://"], "twice"),
         (["--storage", "zlib+zeo"], "zlib+ goes in front of"),

@@ -244,6 +244,10 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
 
 
 def _check(client: str, journal: Journal) -> dict[str, Any]:
+    if not len(journal):
+        # Nothing acknowledged (stopped before the clients' first commit):
+        # "0 created sequences" would read as a check of work that was done.
+        return _not_checked("no operation was acknowledged before the stop")
     try:
         report = verify(client, journal)
     except KeyboardInterrupt:
