@@ -457,17 +457,22 @@ class ZEOFactory(StorageFactory):
             host, port = zeo.zeo_address
             yield Shared(f"zeo://{host}:{port}")
             return
-        backend = self.backend(self.options)
-        reason = backend.unavailable()
-        if reason:
-            raise StorageError(reason)
-        section, imports = backend.served_section(Path(directory))
-        server = ZEOServer(Path(directory), section, port=zeo.zeo_port, imports=imports)
-        server.start()
+        server = self._start_server(Path(directory))
         try:
             yield ZEOShared(server)
         finally:
             server.stop()
+
+    def _start_server(self, directory: Path) -> ZEOServer:
+        """A runzeo serving the backend's section in *directory*, started."""
+        backend = self.backend(self.options)
+        reason = backend.unavailable()
+        if reason:
+            raise StorageError(reason)
+        section, imports = backend.served_section(directory)
+        port = self.options.get(ZEOOptions).zeo_port
+        server = ZEOServer(directory, section, port=port, imports=imports)
+        return server.start()
 
     def open(self, directory: Path) -> Store:
         options = self.options
@@ -485,13 +490,7 @@ class ZEOFactory(StorageFactory):
                 packs=options.get(ConfiguredOptions).pack,
             )
 
-        backend = self.backend(options)
-        reason = backend.unavailable()
-        if reason:
-            raise StorageError(reason)
-        section, imports = backend.served_section(Path(directory))
-        server = ZEOServer(Path(directory), section, port=zeo.zeo_port, imports=imports)
-        server.start()
+        server = self._start_server(Path(directory))
         try:
             store = ZEOStore(
                 self.name,
