@@ -121,7 +121,7 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     assert proc.returncode == 0, proc.stderr
     assert "task:" in proc.stdout and "commit sequences" in proc.stdout
     # One progress line per round of interleaved trials, naming every storage.
-    rounds = [ln for ln in proc.stderr.splitlines() if ln.startswith("trial ")]
+    rounds = [ln for ln in proc.stderr.splitlines() if ln.startswith("round ")]
     assert len(rounds) == 2
     assert all(all(s in ln for s in ("memory", "file", "zeo")) for ln in rounds)
     data = json.loads(out.read_text())

@@ -4,6 +4,7 @@ each row claims, batches, pack, and servers stopped when a phase raises."""
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from pathlib import Path
@@ -15,7 +16,8 @@ from scenarios.bench import rss, runner
 from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
 from scenarios.errors import ConfigError, RunFailure
-from scenarios.results.model import RunResult
+from scenarios.results import report
+from scenarios.results.model import RunResult, Sample
 from tests.conftest import runzeo_pids
 
 #: A client's CPU seconds cannot pass its wall seconds times the processors.
@@ -288,3 +290,80 @@ def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
     )
     assert proc.stdout.strip() == "interrupted", proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _sample(wall: float) -> Sample:
+    return Sample(wall_s=wall, cpu_s=wall)
+
+
+def test_a_minimum_settles_when_trials_come_back_to_it() -> None:
+    n = runner.SETTLE_MIN_TRIALS
+    slow = [_sample(0.010 * (1.7 + i / 100)) for i in range(n)]
+    # One fast trial among slow ones: a lucky trial, not settled.
+    assert not runner.settled([_sample(0.010), *slow])
+    # SETTLE_COUNT trials within SETTLE_TOLERANCE of the minimum: settled.
+    near = [_sample(0.010 * (1 + runner.SETTLE_TOLERANCE / 2))]
+    close = [_sample(0.010), *near * (runner.SETTLE_COUNT - 1), *slow]
+    assert runner.settled(close)
+    # ...but not before SETTLE_MIN_TRIALS trials.
+    assert not runner.settled(close[: n - 1])
+    # A minimum under a millisecond (marked ~) holds nothing back.
+    assert runner.settled([_sample(0.0005 * (1 + i)) for i in range(n)])
+
+
+def _counts(result: RunResult) -> dict[str, int]:
+    return {r.phase: len(r.samples) for r in result.results}
+
+
+def test_top_up_rounds_time_the_2000_rows_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under a budget, rounds after --repeat time only the 2000 rows; the
+    other rows keep --repeat trials, and only full trials leave summaries."""
+    monkeypatch.setattr(runner, "SETTLE_COUNT", 10**6)  # never settled
+    config = RunConfig(
+        storages=("memory", "mapping"), repeat=2, warmups=0, budget_s=60, max_trials=5
+    )
+    result = runner.run(config)
+    for storage in ("memory", "mapping"):
+        counts = {
+            r.phase: len(r.samples) for r in result.results if r.storage == storage
+        }
+        assert {counts[p.name] for p in PHASES_2000} == {5}  # max_trials
+        assert {counts[p.name] for p in PHASES[8:] if p.name in counts} == {2}
+        assert len(result.trials_of(storage)) == 2
+    assert gc.get_freeze_count() == 0, "the run left the collector frozen"
+    text = report.text(result)
+    assert "minimum of 2-5 trials" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("timed trials"))
+    assert row.split()[-6:] == ["5", "/", "2", "5", "/", "2"]
+
+
+def test_settled_storages_get_no_top_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A storage whose 2000 minimums settled gets no more trials: with a
+    rule every run satisfies, the run stops after its --repeat rounds,
+    whatever the budget."""
+    monkeypatch.setattr(runner, "SETTLE_MIN_TRIALS", 1)
+    monkeypatch.setattr(runner, "SETTLE_COUNT", 1)
+    config = RunConfig(
+        storages=("memory",), repeat=3, warmups=0, budget_s=600, max_trials=100
+    )
+    result = runner.run(config)
+    assert set(_counts(result).values()) == {3}
+
+
+def test_rows_2000_under_a_budget_keeps_every_summary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "SETTLE_COUNT", 10**6)
+    config = RunConfig(
+        storages=("memory",),
+        repeat=2,
+        warmups=0,
+        budget_s=60,
+        max_trials=4,
+        rows="2000",
+    )
+    result = runner.run(config)
+    assert set(_counts(result).values()) == {4}
+    assert len(result.trials) == 4

@@ -24,16 +24,17 @@ class RunConfig:
 
     storages: tuple[str, ...] = storages.DEFAULT_STORAGES
     scale: int = 1
-    #: Timed trials per storage: exactly this many, or with a *budget_s* at
-    #: least this many.
+    #: Timed rounds of every row (one trial per storage each): exactly this
+    #: many, or with a *budget_s* this many before the top-up rounds.
     repeat: int = 3
     #: Warmup rounds (one untimed trial of every storage each) before them.
     warmups: int = 1
-    #: Seconds the timed rounds may take: rounds of one trial per storage go
-    #: on while the next round fits in the budget, up to *max_trials* (0: no
-    #: budget, exactly *repeat* rounds).
+    #: Seconds the timed rounds may take: after the *repeat* rounds, top-up
+    #: rounds time the 2000 rows of the storages whose minimums have not
+    #: settled while the next round fits, up to *max_trials* per storage
+    #: (0: no budget, exactly *repeat* rounds; see scenarios.bench.runner).
     budget_s: float = 0.0
-    max_trials: int = 50
+    max_trials: int = 100
     #: "all" rows, or "2000": only the eight rows of the 2000 table.
     rows: str = "all"
     #: The statistic the tables show (scenarios.results.significance).

@@ -1,9 +1,12 @@
 """The runner: fresh database per trial, every phase timed, raw samples out.
 
-For each storage, `warmups` untimed trials and then `repeat` timed trials;
-each trial opens a fresh database in a new temporary directory through the
-registry, runs the phases in order in this process, and closes the database
-(stopping any server it started) whatever happens.
+Trials run in rounds of one trial per storage (see _rounds): warmup rounds,
+then timed rounds of every row, then, under a budget, top-up rounds of the
+2000 rows for the storages whose minimums have not settled.  Each trial
+opens a fresh database in a new temporary directory through the registry,
+runs the phases in order in this process, and closes the database whatever
+happens (a server shared by a storage's trials is started and stopped
+around all of them, in the factory's running()).
 
 Per phase, after its untimed prepare, it records wall time (perf_counter),
 CPU time of this process (process_time), the time Python's cyclic garbage
@@ -36,12 +39,20 @@ from typing import Any, NamedTuple
 import storages
 from scenarios.bench import rss
 from scenarios.bench.config import RunConfig
-from scenarios.bench.phases import FULL_ANSWERS, PHASES, Phase, TrialState, digest
+from scenarios.bench.phases import (
+    FULL_ANSWERS,
+    PHASES,
+    PHASES_2000,
+    Phase,
+    TrialState,
+    digest,
+)
 from scenarios.bench.progress import RunProgress
 from scenarios.errors import RunFailure, one_line
 from scenarios.results import environment as machine
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
+from scenarios.results.significance import SHORT_S
 from storages import Store
 from vfab.generate import load_catalogue
 
@@ -251,19 +262,45 @@ def available(
         yield name, factory
 
 
+class Timed(NamedTuple):
+    """What the runner keeps of a timed trial: its samples, and its summary
+    when it ran every row of the run (a top-up trial runs the 2000 rows
+    only, and its database's end state is not the run's)."""
+
+    samples: dict[str, Sample]
+    summary: TrialSummary | None
+
+
+#: A storage's top-up rounds (see _rounds) stop once the minimum of each of
+#: its 2000 rows is *settled*: SETTLE_COUNT trials within SETTLE_TOLERANCE
+#: of it, after at least SETTLE_MIN_TRIALS trials.  Noise here only slows a
+#: trial down, and in spells (the machine runs 1.5-1.8x slower for seconds
+#: at a time): a minimum that two other trials came within 2% of is one the
+#: machine's fast spells reproduce, not one lucky trial.
+SETTLE_COUNT = 3
+SETTLE_TOLERANCE = 0.02
+SETTLE_MIN_TRIALS = 10
+
+
+def settled(samples: Sequence[Sample]) -> bool:
+    """Whether the minimum wall time of *samples* is settled (see
+    SETTLE_COUNT); a minimum under SHORT_S (marked ~, not compared) is."""
+    if len(samples) < SETTLE_MIN_TRIALS:
+        return False
+    walls = [s.wall_s for s in samples]
+    low = min(walls)
+    if low < SHORT_S:
+        return True
+    return sum(w <= low * (1 + SETTLE_TOLERANCE) for w in walls) >= SETTLE_COUNT
+
+
 def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     """Every storage of *config*: warmup rounds, then timed rounds of one
-    trial per storage, interleaved.
-
-    A storage's trials in one block can all fall in one of the machine's
-    slow spells; rounds spread every storage over the same spells, and the
-    order within a round turns each round so no storage always follows the
-    same one.  With a budget, rounds go on while the next one fits (at
-    least config.repeat, at most config.max_trials)."""
+    trial per storage, interleaved (see _rounds)."""
     shown = RunProgress(progress)
     factories = list(available(config.storages, config.storage_options, shown.line))
     phases = config.phases
-    trials: dict[str, list[Trial]] = {name: [] for name, _ in factories}
+    trials: dict[str, list[Timed]] = {name: [] for name, _ in factories}
     profiles: dict[str, Profiles] | None = None
     if config.profile_dir is not None:
         profiles = {name: {} for name, _ in factories}
@@ -274,9 +311,10 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
         with contextlib.ExitStack() as running:
             for _, factory in factories:
                 running.enter_context(factory.running())
-            _rounds(config, factories, phases, trials, profiles, shown)
+            _rounds(config, factories, trials, profiles, shown)
     finally:
         shown.close()
+        gc.unfreeze()
     results: list[PhaseResult] = []
     summaries: list[TrialSummary] = []
     for name, _ in factories:
@@ -287,7 +325,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
             )
             if samples:
                 results.append(PhaseResult(name, config.size, phase.name, samples))
-        summaries += [t.summary for t in done]
+        summaries += [t.summary for t in done if t.summary is not None]
         if profiles is not None and config.profile_dir is not None:
             for phase_name, profile in profiles[name].items():
                 path = profile_path(config.profile_dir, name, config.size, phase_name)
@@ -303,12 +341,29 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
 def _rounds(
     config: RunConfig,
     factories: list[tuple[str, storages.StorageFactory]],
-    phases: Sequence[Phase],
-    trials: dict[str, list[Trial]],
+    trials: dict[str, list[Timed]],
     profiles: dict[str, Profiles] | None,
     shown: RunProgress,
 ) -> None:
-    """The warmup rounds, then the timed ones, into *trials*."""
+    """The warmup rounds, then the timed ones, into *trials*.
+
+    A storage's trials in one block can all fall in one of the machine's
+    slow spells; rounds spread every storage over the same spells, and the
+    order within a round turns each round so no storage always follows the
+    same one.
+
+    The first config.repeat rounds time every row of the run.  With a
+    budget, *top-up* rounds follow while the budget lasts (up to
+    config.max_trials): they time the eight 2000 rows only (the first rows
+    of every trial, on a fresh database as always), of the storages whose
+    2000 minimums have not settled yet (see settled), so the budget goes
+    where the noise is and a run on a quiet machine ends early.
+
+    After the warmups, Python's collector stops walking the objects alive
+    then (gc.freeze: imported modules, servers' clients): a storage's
+    figures then do not depend on what else the run imported, and the full
+    collection before each phase costs microseconds, not milliseconds."""
+    phases = config.phases
     n = len(factories)
     shown.plan(n * (config.warmups + config.repeat))
     for w in range(config.warmups):
@@ -316,45 +371,69 @@ def _rounds(
             shown.trial(name, f"warmup {w + 1}")
             run_trial(factory, config, phases, on_phase=shown.phase)
             shown.trial_done()
+    gc.collect()
+    gc.freeze()
     started = time.perf_counter()
     rounds = 0
+    done = n * config.warmups
+    #: The wall time of each storage's last trial, to plan the next round.
+    last_s: dict[str, float] = {}
     while True:
+        full = rounds < config.repeat
+        todo = [
+            (name, factory)
+            for name, factory in _turned(factories, rounds)
+            if full
+            or (len(trials[name]) < config.max_trials and not _settled(trials[name]))
+        ]
+        if not full:
+            left = config.budget_s - (time.perf_counter() - started)
+            if not todo or sum(last_s[name] for name, _ in todo) > left:
+                return
         round_started = time.perf_counter()
-        for name, factory in _turned(factories, rounds):
-            shown.trial(name, f"trial {rounds + 1}")
+        for name, factory in todo:
+            shown.trial(name, f"trial {len(trials[name]) + 1}")
             profile = profiles[name] if profiles is not None else None
-            trials[name].append(
-                run_trial(
-                    factory, config, phases, profiles=profile, on_phase=shown.phase
-                )
+            trial_started = time.perf_counter()
+            trial = run_trial(
+                factory,
+                config,
+                phases if full else PHASES_2000,
+                profiles=profile,
+                on_phase=shown.phase,
             )
+            summary = trial.summary if full or phases == PHASES_2000 else None
+            trials[name].append(Timed(trial.samples, summary))
+            del trial
             shown.trial_done()
+            last_s[name] = time.perf_counter() - trial_started
+        done += len(todo)
         rounds += 1
         now = time.perf_counter()
-        round_s, elapsed = now - round_started, now - started
         phases_s = ", ".join(
             f"{name} {sum(s.wall_s for s in trials[name][-1].samples.values()):.2f} s"
-            for name, _ in factories
+            for name, _ in todo
         )
+        kind = "" if full else " (2000 rows)"
         shown.line(
-            f"trial {rounds} of {config.size}: {phases_s} in the phases "
-            f"(round {round_s:.1f} s, elapsed {elapsed:.1f} s)"
+            f"round {rounds}{kind} of {config.size}: {phases_s} in the phases "
+            f"(round {now - round_started:.1f} s, elapsed {now - started:.1f} s)"
         )
-        more = _more_rounds(config, rounds, elapsed, round_s)
-        if not more:
+        if config.budget_s <= 0 and rounds >= config.repeat:
             return
-        if rounds >= config.repeat:  # budget mode: plan what fits
-            fits = min(config.max_trials, rounds + more)
-            shown.plan(n * (config.warmups + fits))
+        if rounds >= config.repeat:
+            # Plan what fits at this round's pace.
+            left = max(0.0, config.budget_s - (now - started))
+            shown.plan(done + int(left // max(now - round_started, 1e-9)) * len(todo))
 
 
-def _more_rounds(config: RunConfig, rounds: int, elapsed: float, round_s: float) -> int:
-    """How many more rounds to plan for (0: stop)."""
-    if rounds < config.repeat:
-        return config.repeat - rounds
-    if config.budget_s <= 0 or rounds >= config.max_trials:
-        return 0
-    return int(max(0.0, config.budget_s - elapsed) // max(round_s, 1e-9))
+def _settled(done: list[Timed]) -> bool:
+    """Whether every 2000 row of a storage's trials is settled."""
+    return all(
+        settled([t.samples[p.name] for t in done if p.name in t.samples])
+        for p in PHASES_2000
+        if any(p.name in t.samples for t in done)
+    )
 
 
 def _turned(

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from scenarios.results import significance, table
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
-from scenarios.results.significance import seconds
+from scenarios.results.significance import SHORT_S, seconds
 from scenarios.results.stats import median, median_int
 from scenarios.results.table import Table
 
@@ -34,10 +34,6 @@ BUILD_PHASES = (
     "generate sequences",
     "commit sequences",
 )
-
-
-#: A value under this is too short to compare between runs (pyperf's rule).
-SHORT_S = 0.001
 
 
 def run_statistic(run: RunResult) -> str:
@@ -111,13 +107,11 @@ def hits_cell(r: PhaseResult) -> str:
 
 
 def phase_tables(run: RunResult, size: str) -> list[Table]:
-    any_r = next(r for r in run.results if r.size == size)
-    n = len(any_r.samples)
     stat = run_statistic(run)
     label = significance.statistic(stat).label
     out: list[Table] = [
         Table(
-            f"wall time (s), size {size}, {label} of {n} trial(s)",
+            f"wall time (s), size {size}, {label} of {trial_counts(run, size)}",
             *_table(run, size, lambda r: time_cell(r.wall_values, stat)),
         ),
         Table(
@@ -156,6 +150,26 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
             )
         )
     return out
+
+
+def trial_counts(run: RunResult, size: str) -> str:
+    """How many trials the time cells of *size* are over: "5 trial(s)", or
+    "5-38 trials" when the 2000 rows had top-up trials (see the runner)."""
+    counts = {len(r.samples) for r in run.results if r.size == size}
+    low, high = min(counts), max(counts)
+    return f"{low} trial(s)" if low == high else f"{low}-{high} trials"
+
+
+def trials_cell(run: RunResult, storage: str, size: str) -> str:
+    """A storage's trials: "12" or, with top-ups, "38 / 5" (the 2000 rows'
+    / every other row's)."""
+    counts = [
+        len(r.samples) for r in run.results if (r.storage, r.size) == (storage, size)
+    ]
+    if not counts:
+        return "-"
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{high} / {low}"
 
 
 def cost_per_object(
@@ -220,6 +234,9 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         return "-" if c is None else f"{c * 1e6:.1f}"
 
     rows = [
+        row(
+            "timed trials (2000 rows / the others)", lambda s: trials_cell(run, s, size)
+        ),
         row("size on disk after the run", lambda s: median_size(s, "size_bytes")),
         row(
             "peak RSS of the client process",
