@@ -643,7 +643,12 @@ class ZEOFactory(StorageFactory):
             return
         # Nothing starts until the first open(): a command that holds
         # running() only to share() (scale) starts no runzeo for it.
-        pool = ZEOPool(self.backend(self.options), port=zeo.zeo_port)
+        pool = ZEOPool(
+            self.backend(self.options),
+            port=zeo.zeo_port,
+            size=POOL_SIZE,
+            disk_bytes=POOL_DISK_BYTES,
+        )
         self._pool = pool
         try:
             yield
