@@ -373,11 +373,14 @@ def bytes_on_disk(directory: Path) -> int:
 
 
 #: Storages one runzeo serves inside ZEOFactory.running(), each a fresh,
-#: empty one for one trial.  Starting runzeo costs about 0.35 s, three times
-#: the phases of a small trial; one start per 16 trials makes that about
-#: 0.02 s a trial, while a batch stays quick to start (16 empty FileStorages
-#: or Berkeley DB environments) and small to hold: a finished trial's files
-#: stay until its batch ends (see also POOL_DISK_BYTES).
+#: empty one for one trial.  Starting and stopping runzeo costs about
+#: 0.35 s, more than twice the phases of a small trial; one start per 16
+#: trials makes that 0.02-0.05 s a trial, while a batch stays quick to start
+#: (16 empty FileStorages as quickly as one, 16 Berkeley DB environments in
+#: 0.6 s rather than 0.3 s) and cheap enough to hold: 16 FileStorages next
+#: to nothing, 16 environments about 280 MB on disk and as much in runzeo's
+#: memory (their regions, about 17 MB each).  A finished trial's files stay
+#: until its batch ends (see also POOL_DISK_BYTES).
 POOL_SIZE = 16
 
 #: Bytes on disk past which a batch takes no more trials: the next one
