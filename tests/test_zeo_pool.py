@@ -19,7 +19,13 @@ from storages import StorageError, StorageOptions
 from storages import zeo as zeo_module
 from storages.bdb import bdbstorage_section
 from storages.file import filestorage_section
-from storages.zeo import SERVER_FILES, ZEOOptions, ZEOServer, renamed_section
+from storages.zeo import (
+    SERVER_FILES,
+    ZEOOptions,
+    ZEOServer,
+    free_port,
+    renamed_section,
+)
 from tests.conftest import runzeo_pids
 from tests.test_cli import vfab_bench
 
@@ -191,14 +197,18 @@ def test_a_used_up_batch_gives_way_to_a_new_server(
 def test_a_batch_past_its_disk_limit_gives_way(
     tmp_path: Path, no_leaked_servers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """... and the next batch's server listens on the --zeo-port named."""
     monkeypatch.setattr(zeo_module, "POOL_DISK_BYTES", 1)
-    factory = storages.get("zeo")
+    port = free_port()
+    factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
     with factory.running():
         pids = []
         for _ in range(2):
             with factory.open(tmp_path) as store:
                 store.reset()
+                write(store, "x")
                 pids.append(server_pid(store))
+                assert store.server.address == ("127.0.0.1", port)
     assert pids[0] != pids[1]
 
 
