@@ -1,13 +1,21 @@
 """zeo: a real runzeo server process on 127.0.0.1, reached over TCP.
 
-Per trial the factory writes a ZConfig file serving its backend (a
-``servable`` factory: FileStorage for zeo, BDBStorage for zeo+bdb; the
-backend's served_section()) in the trial's directory, starts
-``python -m ZEO.runzeo -C zeo.conf`` in its own session (Ctrl-C in the
-terminal reaches the suite, which stops the server itself), waits until a
-client can connect, and stops the server when the store closes.  With
---zeo-address the store uses that server instead and writes only under
-root[ROOT_KEY].
+runzeo serves the factory's backend (a ``servable`` factory: FileStorage
+for zeo, BDBStorage for zeo+bdb; the backend's served_section()) from a
+ZConfig file the suite writes; it runs as ``python -m ZEO.runzeo -C
+zeo.conf`` in its own session (Ctrl-C in the terminal reaches the suite,
+which stops the server itself), and a client connects once it accepts.
+
+In a run, running() holds a ZEOPool: one runzeo serving a batch of
+POOL_SIZE fresh, empty storages, and each trial's open() takes the next
+unused one (its own name on the server, its own subdirectory); when the
+batch is used up, the next open() stops that server, removes its batch
+and starts another, untimed.  Starting runzeo costs several times the
+phases of a small trial; the pool pays it once per batch, not per trial.
+Outside running() (a test, share() for scale and locust, serve) each
+open() starts a runzeo of its own in its directory and stops it when the
+store closes.  With --zeo-address the store uses that server instead,
+starts nothing and writes only under root[ROOT_KEY].
 
 ZEOServer is reusable: `vfab-bench serve` and the tests use it too.  This
 module also declares the ZEO options (ZEOOptions, the one --zeo-address
@@ -21,12 +29,15 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -104,7 +115,8 @@ class ZEOOptions(OptionGroup):
     """Options of the ZEO storages (zeo, zeo+bdb).
 
     zeo_address: (host, port) of an existing ZEO server to use instead of
-        starting one (None: start runzeo on 127.0.0.1 per trial).
+        starting one (None: start runzeo on 127.0.0.1: once per batch of
+        trials in a run, see ZEOPool).
     zeo_port: port for the runzeo the suite starts (0: a free port).
     zeo_cache_size: ZEO client cache, in bytes (None: ZEO's default, 20 MB).
     """
@@ -172,22 +184,27 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 class ZEOServer:
     """One runzeo child process.
 
-    *storage_section* is the ZConfig text of the served storage (named "1"),
-    *imports* the ZConfig %import lines it needs (e.g. ["storages.bdb"]).
-    start() returns once a client can connect; stop() sends SIGTERM, then
-    SIGKILL after a grace period.  Use as a context manager.
+    *storage_sections* is the ZConfig text of the served storage (a
+    served_section(), named "1"), or several such texts, each naming its
+    storage differently (renamed_section()); clients ask for a storage by
+    that name.  *imports* are the ZConfig %import lines they need (e.g.
+    ["storages.bdb"]).  Its config, log and stderr (SERVER_FILES) go in
+    *directory*.  start() returns once a client can connect; stop() sends
+    SIGTERM, then SIGKILL after a grace period.  Use as a context manager.
     """
 
     def __init__(
         self,
         directory: Path,
-        storage_section: str,
+        storage_sections: str | Sequence[str],
         host: str = LOCALHOST,
         port: int = 0,
         imports: tuple[str, ...] = (),
     ) -> None:
         self.directory = Path(directory)
-        self.storage_section = storage_section
+        if isinstance(storage_sections, str):
+            storage_sections = (storage_sections,)
+        self.storage_sections = tuple(storage_sections)
         self.host = host
         self.requested_port = port
         self.port = port
@@ -205,7 +222,7 @@ class ZEOServer:
             "<zeo>",
             f"  address {self.host}:{self.port}",
             "</zeo>",
-            self.storage_section,
+            *self.storage_sections,
             "<eventlog>",
             "  level INFO",
             "  <logfile>",
@@ -322,6 +339,160 @@ class ZEOServer:
         self.stop()
 
 
+_OPENING_TAG_NAMED_1 = re.compile(r"^(\s*<[^\s<>/]+\s+)1(\s*>)", re.MULTILINE)
+
+
+def renamed_section(section: str, name: str) -> str:
+    """*section*, a served_section() (ZConfig text whose first opening tag
+    names its storage "1": ``<filestorage 1>``), with that tag naming it
+    *name* instead, so that one runzeo can serve several; the rest of the
+    text is left as it is.  StorageError if no opening tag names "1"."""
+    renamed, found = _OPENING_TAG_NAMED_1.subn(
+        lambda m: f"{m.group(1)}{name}{m.group(2)}", section, count=1
+    )
+    if not found:
+        first = next((ln.strip() for ln in section.splitlines() if ln.strip()), "")
+        raise StorageError(
+            f"cannot serve {first!r} among others: a served section opens "
+            "with a tag naming its storage 1"
+        )
+    return renamed
+
+
+def bytes_on_disk(directory: Path) -> int:
+    """Bytes the files below *directory* occupy on disk (allocated blocks:
+    a sparse or preallocated file counts what it holds, not its length)."""
+    total = 0
+    for dirpath, _, names in os.walk(directory):
+        for n in names:
+            try:
+                total += os.stat(os.path.join(dirpath, n)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+#: Storages one runzeo serves inside ZEOFactory.running(), each a fresh,
+#: empty one for one trial.  Starting and stopping runzeo costs about
+#: 0.35 s, more than twice the phases of a small trial; one start per 16
+#: trials makes that 0.02-0.05 s a trial, while a batch stays quick to start
+#: (16 empty FileStorages as quickly as one, 16 Berkeley DB environments in
+#: 0.6 s rather than 0.3 s) and cheap enough to hold: 16 FileStorages next
+#: to nothing, 16 environments about 280 MB on disk and as much in runzeo's
+#: memory (their regions, about 17 MB each).  A finished trial's files stay
+#: until its batch ends (see also POOL_DISK_BYTES).
+POOL_SIZE = 16
+
+#: Bytes on disk past which a batch takes no more trials: the next one
+#: starts a new batch even if storages are left.  Without it a batch of
+#: large trials (a large data set's Data.fs is about 20 MB, an xlarge one's
+#: 350 MB, twice that after a pack) would keep up to POOL_SIZE of them; so
+#: a run needs at most about this much disk more than one trial does.
+POOL_DISK_BYTES = 512 * 2**20
+
+
+class ZEOPool:
+    """One runzeo at a time serving a batch of fresh, empty storages of
+    *backend* (a ``servable`` factory), one per trial: ZEOFactory.running()
+    holds one.
+
+    take() gives the next unused storage of the batch: (its server, its
+    name, its directory).  The first take() makes the pool's directory
+    (tempfile) and starts the first batch; a take() finding the batch used
+    up (*size* storages), holding *disk_bytes* or more, or its server gone
+    (killed) stops that server, removes that batch's directory and starts
+    a new batch, before giving a storage of it.  A batch is a directory
+    ``batch-N`` of the pool's, its storages in subdirectories "1" to
+    "*size*", which are also their names on the server; its runzeo's files
+    (SERVER_FILES) sit beside them.  close() stops the server and removes
+    everything; the pool can be used again after it.
+
+    Limits: a finished trial's files stay on disk until its batch ends.
+    The server dies with the thread that started it (PR_SET_PDEATHSIG
+    follows a thread, not the process): call take() from the thread that
+    holds the pool, not from a short-lived worker.
+    """
+
+    def __init__(
+        self,
+        backend: StorageFactory,
+        port: int = 0,
+        size: int = POOL_SIZE,
+        disk_bytes: int = POOL_DISK_BYTES,
+    ) -> None:
+        self.backend = backend
+        self.port = port
+        self.size = size
+        self.disk_bytes = disk_bytes
+        #: The pool's directory, made by the first take().
+        self.directory: Path | None = None
+        #: The current batch's server and directory.
+        self.server: ZEOServer | None = None
+        self.batch: Path | None = None
+        self._batches = 0  # batches started, for their directories' names
+        self._taken = 0  # storages of the current batch given out
+
+    def take(self) -> tuple[ZEOServer, str, Path]:
+        """(server, storage name, storage directory) of a storage no one has
+        used, starting a new batch first when this one will not do."""
+        if self._batch_over():
+            self._end_batch()
+            self._start_batch()
+        assert self.server is not None and self.batch is not None
+        self._taken += 1
+        name = str(self._taken)
+        return self.server, name, self.batch / name
+
+    def _batch_over(self) -> bool:
+        if self.server is None or self.batch is None or not self.server.running:
+            return True
+        if self._taken >= self.size:
+            return True
+        # A batch none of whose storages was used is never over for its size
+        # (a limit below a fresh batch's own files would loop).
+        return self._taken > 0 and bytes_on_disk(self.batch) >= self.disk_bytes
+
+    def _start_batch(self) -> None:
+        reason = self.backend.unavailable()
+        if reason:
+            raise StorageError(reason)
+        if self.directory is None:
+            self.directory = Path(tempfile.mkdtemp(prefix="vfab-zeo-pool-"))
+        self._batches += 1
+        batch = self.directory / f"batch-{self._batches}"
+        batch.mkdir()
+        self.batch, self._taken = batch, 0
+        sections = []
+        imports: tuple[str, ...] = ()
+        for i in range(1, self.size + 1):
+            data = batch / str(i)
+            data.mkdir()
+            section, imports = self.backend.served_section(data)
+            sections.append(renamed_section(section, str(i)))
+        # Held before it starts: whatever happens next, _end_batch stops it.
+        self.server = ZEOServer(batch, sections, port=self.port, imports=imports)
+        self.server.start()
+
+    def _end_batch(self) -> None:
+        server, self.server = self.server, None
+        batch, self.batch = self.batch, None
+        try:
+            if server is not None:
+                server.stop()
+        finally:
+            if batch is not None:
+                shutil.rmtree(batch, ignore_errors=True)
+
+    def close(self) -> None:
+        """Stop the server and remove the pool's directory."""
+        directory, self.directory = self.directory, None
+        try:
+            self._end_batch()
+        finally:
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+
+
 #: Seconds a ZEO client waits for its server (to connect, or to come back
 #: before a call fails): a server the suite did not start may restart, one
 #: it started and that went away is not coming back, and the run should say
@@ -334,16 +505,18 @@ def open_client(
     address: tuple[str, int],
     options: StorageOptions,
     wait_timeout: float = WAIT_TIMEOUT_S,
+    storage: str = "1",
 ) -> Any:
     """A ZEO ClientStorage connected to *address*, or StorageError.
 
     *wait_timeout*: seconds the client waits for its first connection, and
-    every later call while the server is away, before ClientDisconnected."""
+    every later call while the server is away, before ClientDisconnected;
+    *storage*: the name of the server's storage to use."""
     import ZEO.ClientStorage
     from ZEO.Exceptions import ClientDisconnected
 
     check_reachable(address)
-    kwargs: dict[str, Any] = {"wait_timeout": wait_timeout}
+    kwargs: dict[str, Any] = {"wait_timeout": wait_timeout, "storage": storage}
     zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
     if zeo_cache_size is not None:
         kwargs["cache_size"] = zeo_cache_size
@@ -359,8 +532,9 @@ def open_client(
 class ZEOStore(ZODBStore):
     """A ZODBStore over a ClientStorage, with the server's counters."""
 
-    #: The server this store started and stops on close (None with
-    #: --zeo-address).
+    #: The server the suite started for this store (stopped when it
+    #: closes) or the pool's it took a storage of (not stopped); None with
+    #: --zeo-address.
     server: ZEOServer | None = None
 
     def diagnose(self) -> str | None:
@@ -430,14 +604,20 @@ class ZEOShared(Shared):
 class ZEOFactory(StorageFactory):
     """ZEO in front of another storage's factory: FileStorage unless
     *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
-    ``servable``; its served_section() is what runzeo serves."""
+    ``servable``; its served_section() is what runzeo serves.
+
+    Inside running() (and without --zeo-address) open() takes a fresh
+    storage of a ZEOPool's runzeo; outside it, open() starts a runzeo of
+    its own on a new database in its directory, stopped when the store
+    closes."""
 
     name = "zeo"
     description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
     option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
-    # What runzeo serves lives in the directory (not so with --zeo-address:
-    # then open(directory) leaves the directory alone).
-    keeps_directory = True
+    # Not kept: inside running() a trial's data lives in the pool's
+    # directory, not in open()'s (nor anywhere of ours with --zeo-address),
+    # so a second open(directory) does not find it.
+    keeps_directory = False
     starts_server = True
     shared = True
 
@@ -445,8 +625,39 @@ class ZEOFactory(StorageFactory):
     backend: type[StorageFactory] = FileFactory
     not_storage = FileFactory.not_storage + SERVER_FILES
 
+    def __init__(self, options: StorageOptions | None = None) -> None:
+        super().__init__(options)
+        self._pool: ZEOPool | None = None  # while running()
+
     def unavailable(self) -> str | None:
         return self.backend(self.options).unavailable()
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        """A ZEOPool that open() takes its storages from, closed on the way
+        out (its server stopped, its directory removed); nothing with
+        --zeo-address."""
+        return self._running()
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        zeo = self.options.get(ZEOOptions)
+        if zeo.zeo_address is not None or self._pool is not None:
+            yield  # the user's server; or nested, and the outer pool serves
+            return
+        # Nothing starts until the first open(): a command that holds
+        # running() only to share() (scale) starts no runzeo for it.
+        pool = ZEOPool(
+            self.backend(self.options),
+            port=zeo.zeo_port,
+            size=POOL_SIZE,
+            disk_bytes=POOL_DISK_BYTES,
+        )
+        self._pool = pool
+        try:
+            yield
+        finally:
+            self._pool = None
+            pool.close()
 
     @contextlib.contextmanager
     def share(self, directory: Path) -> Iterator[Shared]:
@@ -489,6 +700,8 @@ class ZEOFactory(StorageFactory):
                 trial_key=new_trial_key(),
                 packs=options.get(ConfiguredOptions).pack,
             )
+        if self._pool is not None:
+            return self._open_pooled(self._pool)
 
         server = self._start_server(Path(directory))
         try:
@@ -506,3 +719,19 @@ class ZEOFactory(StorageFactory):
         except BaseException:
             server.stop()
             raise
+
+    def _open_pooled(self, pool: ZEOPool) -> Store:
+        """A store on the next fresh storage of *pool*: the server stays up
+        when it closes."""
+        server, storage, data = pool.take()
+        options = self.options
+        store = ZEOStore(
+            self.name,
+            lambda: open_client(
+                server.address, options, STARTED_SERVER_WAIT_TIMEOUT_S, storage
+            ),
+            options,
+            size=lambda: directory_size(data, self.not_storage),
+        )
+        store.server = server
+        return store

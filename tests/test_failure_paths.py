@@ -277,16 +277,19 @@ def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
         text=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
-    # Kill the first trial's server once it holds committed data (its Data.fs
-    # is past 500 KB: the phases are under way, not starting or closing).
+    # Kill the first trial's server once it holds committed data (a Data.fs
+    # of its pool's storages, one subdirectory each, is past 500 KB: the
+    # phases are under way, not starting or closing).
     deadline = time.monotonic() + 120
     victim = None
     while victim is None and time.monotonic() < deadline:
         for pid in runzeo_pids() - before:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 config = Path(f.read().split(b"\0")[-2].decode())
-            data = config.parent / "Data.fs"
-            if data.exists() and data.stat().st_size > 500_000:
+            if any(
+                data.stat().st_size > 500_000
+                for data in config.parent.glob("*/Data.fs")
+            ):
                 victim = pid
         time.sleep(0.01)
     assert victim is not None, "no runzeo reached the phases"
