@@ -63,7 +63,7 @@ ABOUT = "\n\n".join(
 #: The default run: DEFAULT_MIN_TRIALS interleaved rounds of every row, then
 #: rounds of the 2000 rows while the budget (timed rounds only) lasts; see
 #: docs/results.md for why.
-DEFAULT_BUDGET_S = 15.0
+DEFAULT_BUDGET_S = 17.0
 DEFAULT_MIN_TRIALS = 5
 DEFAULT_MAX_TRIALS = 100
 DEFAULT_STATISTIC = "min"
