@@ -28,6 +28,9 @@ run (vfab-bench run --json; RUN, scenarios.results.model.RunResult):
        of the run, peak RSS over the trial, backend counters (ZEO: "server"
        is server_status(), "client_cache" the client cache's counters).
        Reading a version-1 file gives null for all of these and no trials.
+       (Same version, since issue 13: rows may hold different numbers of
+       samples, the 2000 rows' top-up trials after the full ones, and
+       "trials" lists only the trials that ran every row.)
 
 sweep (vfab-bench sweep --json; SWEEP, scenarios.sweep.results.SweepRun):
   1 -- {"schema_version": 1, "kind": "sweep", "metadata": {"date",

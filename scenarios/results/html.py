@@ -160,12 +160,12 @@ def chart_groups(run: RunResult) -> list[tuple[str, list[tuple[str, str]]]]:
 def _then_and_now(run: RunResult, size: str, stat: str) -> str:
     s = significance.statistic(stat)
     storages = run.storages
-    n = max((len(r.samples) for r in run.results if r.size == size), default=0)
+    n = report.trial_counts(run, size, {p.name for p in PHASES_2000})
     out = [
         "<table><thead><tr><th></th>",
         f'<th class="group" colspan="{len(COLUMNS_2000)}">2000 (MEMS Exchange)</th>',
         f'<th class="group sep" colspan="{len(storages)}">today, size {escape(size)}'
-        f" ({escape(s.label)} of {n} trial(s))</th></tr><tr><th>task</th>",
+        f" ({escape(s.label)} of {n})</th></tr><tr><th>task</th>",
     ]
     out += [f"<th>{escape(c)}</th>" for c in COLUMNS_2000]
     out += [

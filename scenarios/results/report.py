@@ -16,7 +16,7 @@ and as Markdown.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from scenarios.results import significance, table
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
@@ -152,10 +152,19 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
     return out
 
 
-def trial_counts(run: RunResult, size: str) -> str:
-    """How many trials the time cells of *size* are over: "5 trial(s)", or
-    "5-38 trials" when the 2000 rows had top-up trials (see the runner)."""
-    counts = {len(r.samples) for r in run.results if r.size == size}
+def trial_counts(
+    run: RunResult, size: str, phases: Collection[str] | None = None
+) -> str:
+    """How many trials the time cells of *size* (of *phases*, or all) are
+    over: "5 trial(s)", or "5-38 trials" when some had more than others
+    (the 2000 rows' top-up trials, see the runner)."""
+    counts = {
+        len(r.samples)
+        for r in run.results
+        if r.size == size and (phases is None or r.phase in phases)
+    }
+    if not counts:
+        return "0 trial(s)"
     low, high = min(counts), max(counts)
     return f"{low} trial(s)" if low == high else f"{low}-{high} trials"
 
