@@ -239,3 +239,23 @@ def test_bad_input_is_one_line_and_status_2(
     ]
     for args, fragment in cases:
         assert_bad_input(run_cli(capsys, *args), fragment)
+
+
+def test_runs_on_machines_of_different_speeds_are_warned_about(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The runner records its speed probes; compare says when two files'
+    machines ran at different speeds (a host's slow spell slows every cell)
+    and keeps quiet when they did not."""
+    data = json.loads(runs["b"].read_text())
+    probes = data["metadata"]["environment"]["speed_probes_s"]
+    assert len(probes) >= 5 and all(p > 0 for p in probes)
+    r = run_cli(capsys, "compare", str(runs["a"]), str(runs["b"]))
+    assert "different speeds" not in r.out
+    data["metadata"]["environment"]["speed_probes_s"] = [p * 1.6 for p in probes]
+    slow_machine = tmp_path / "slow-machine.json"
+    slow_machine.write_text(json.dumps(data))
+    r = run_cli(capsys, "compare", str(runs["a"]), str(slow_machine))
+    warning = next(ln for ln in r.out.splitlines() if "different speeds" in ln)
+    assert warning.startswith("warning: the machine ran at different speeds")
+    assert "(1.60x)" in warning

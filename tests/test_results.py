@@ -112,3 +112,21 @@ def test_table_marks_noisy_cells() -> None:
     assert "median of 4 trial(s)" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("p "))
     assert re.findall(r"(\d+\.\d+) ", row)[1] == "2.50"
+
+
+def test_the_speed_probe_and_its_summary() -> None:
+    from scenarios.results import environment
+
+    assert environment.probe() > 0
+    env = {"speed_probes_s": [0.001, 0.001, 0.0011, 0.002]}
+    s = environment.speed(env)
+    assert s is not None
+    assert s["n"] == 4 and s["fastest_s"] == 0.001 and s["slow_share"] == 0.25
+    line = environment.speed_line(env)
+    assert line is not None and "25% of the probes" in line
+    assert environment.speed({}) is None and environment.speed_line({}) is None
+    faster = {"speed_probes_s": [0.00102] * 4}
+    assert environment.speed_warning(env, faster, "A", "B") is None
+    slower = {"speed_probes_s": [0.0016] * 4}
+    warning = environment.speed_warning(faster, slower, "A", "B")
+    assert warning is not None and "1.02 ms in A and 1.60 ms in B" in warning

@@ -333,6 +333,10 @@ def test_top_up_rounds_time_the_2000_rows_only(
         assert {counts[p.name] for p in PHASES[8:] if p.name in counts} == {2}
         assert len(result.trials_of(storage)) == 2
     assert gc.get_freeze_count() == 0, "the run left the collector frozen"
+    # Speed probes after the warmups and after each of the 5 rounds.
+    probes = result.metadata["environment"]["speed_probes_s"]
+    assert len(probes) == runner.PROBES * 6 and all(p > 0 for p in probes)
+    assert "Speed probe (a fixed Python loop, 30 times" in report.text(result)
     text = report.text(result)
     assert "minimum of 2-5 trials" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("timed trials"))

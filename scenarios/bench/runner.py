@@ -281,6 +281,10 @@ SETTLE_COUNT = 3
 SETTLE_TOLERANCE = 0.02
 SETTLE_MIN_TRIALS = 10
 
+#: Speed probes after each round (about 1 ms each; see
+#: scenarios.results.environment).
+PROBES = 5
+
 
 def settled(samples: Sequence[Sample]) -> bool:
     """Whether the minimum wall time of *samples* is settled (see
@@ -305,13 +309,14 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     if config.profile_dir is not None:
         profiles = {name: {} for name, _ in factories}
     environment = machine.snapshot()
+    probes: list[float] = []
     try:
         # What a storage's trials share (a server started once per run)
         # lives around all of them, warmups included.
         with contextlib.ExitStack() as running:
             for _, factory in factories:
                 running.enter_context(factory.running())
-            _rounds(config, factories, trials, profiles, shown)
+            _rounds(config, factories, trials, profiles, shown, probes)
     finally:
         shown.close()
         gc.unfreeze()
@@ -333,6 +338,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     metadata = collect_metadata(config)
     metadata["rss"] = "per-phase" if rss.per_phase() else "since-start"
     metadata["environment"] = machine.finish(environment)
+    metadata["environment"]["speed_probes_s"] = probes
     for warning in metadata["environment"].get("warnings", []):
         shown.say(f"warning: {warning}")
     return RunResult(metadata=metadata, results=tuple(results), trials=tuple(summaries))
@@ -344,8 +350,11 @@ def _rounds(
     trials: dict[str, list[Timed]],
     profiles: dict[str, Profiles] | None,
     shown: RunProgress,
+    probes: list[float],
 ) -> None:
-    """The warmup rounds, then the timed ones, into *trials*.
+    """The warmup rounds, then the timed ones, into *trials*; PROBES speed
+    probes (environment.probe) after the warmups and after each round,
+    into *probes*.
 
     A storage's trials in one block can all fall in one of the machine's
     slow spells; rounds spread every storage over the same spells, and the
@@ -373,6 +382,7 @@ def _rounds(
             shown.trial_done()
     gc.collect()
     gc.freeze()
+    probes += (machine.probe() for _ in range(PROBES))
     started = time.perf_counter()
     rounds = 0
     done = n * config.warmups
@@ -409,6 +419,7 @@ def _rounds(
             last_s[name] = time.perf_counter() - trial_started
         done += len(todo)
         rounds += 1
+        probes += (machine.probe() for _ in range(PROBES))
         now = time.perf_counter()
         phases_s = ", ".join(
             f"{name} {sum(s.wall_s for s in trials[name][-1].samples.values()):.2f} s"

@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import significance
+from scenarios.results import environment, significance
 from scenarios.results.files import ResultsError, read_json
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
@@ -146,6 +146,8 @@ class Comparison:
     trials: tuple[int, int]
     cells: tuple[CellComparison, ...]
     unmatched: tuple[str, ...] = ()
+    #: Lines to print before the cells (the machines' speeds differed).
+    warnings: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -197,7 +199,7 @@ class Comparison:
         )
 
     def text(self) -> str:
-        parts = [self.heading()]
+        parts = [self.heading(), *self.warnings]
         if min(self.trials) < 4:
             parts.append(
                 "Fewer than 4 trials on a side: no difference can be significant."
@@ -217,7 +219,7 @@ class Comparison:
         return "\n\n".join(parts) + "\n"
 
     def markdown(self) -> str:
-        parts = [f"# {self.heading()}"]
+        parts = [f"# {self.heading()}", *self.warnings]
         for column in self.columns:
             lines = [f"## {column}", "", "| task | old | new | change |"]
             lines.append("|---|---:|---:|---|")
@@ -244,6 +246,7 @@ class Comparison:
             "alpha": significance.ALPHA,
             "cells": [c.to_json() for c in self.cells],
             "unmatched": list(self.unmatched),
+            "warnings": list(self.warnings),
             "summary": self.summary(),
         }
 
@@ -294,6 +297,12 @@ def compare_files(
     ]
     if not out:
         raise ResultsError(f"{old_name} and {new_name} have no cell in common")
+    speeds = environment.speed_warning(
+        old.metadata.get("environment") or {},
+        new.metadata.get("environment") or {},
+        old_name,
+        new_name,
+    )
     return Comparison(
         kind=kind(old),
         title=f"{old_name} -> {new_name}",
@@ -302,6 +311,7 @@ def compare_files(
         trials=(_trials(list(a.values())), _trials(list(b.values()))),
         cells=_adjusted(out),
         unmatched=tuple(unmatched),
+        warnings=(speeds,) if speeds else (),
     )
 
 

@@ -4,17 +4,33 @@ CPU model, frequency governor and boost where Linux lets us read them, the
 load average at the start and the end of the run, and a warning when the
 machine was busy: another process competing for the cores slows every
 trial it overlaps, and noise here only ever slows a trial down.
+
+And the machine's speed while the run ran: a virtual machine's host can
+slow it for seconds at a time with nothing in the load average to show
+(1.5-1.8x here, docs/results.md).  The runner times a fixed pure-Python
+loop (probe()) a few times after every round; speed() summarises the
+probes and speed_warning() tells when two runs met different machines.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
+import time
 from pathlib import Path
 from typing import Any
 
 #: A load average per core above this, at the start or the end of a run,
 #: means other work shared the machine (pyperf warns likewise).
 BUSY_LOAD_PER_CPU = 0.5
+
+#: Iterations of probe()'s loop: about 1 ms on this machine's fast spells.
+PROBE_LOOPS = 20_000
+#: A probe this many times the run's fastest ran in a slow spell.
+SLOW_PROBE = 1.25
+#: Two runs whose median probes differ by more than this met machines of
+#: different speeds (compare warns).
+SPEED_DIFFERENCE = 0.10
 
 
 def _read(path: str) -> str | None:
@@ -91,3 +107,63 @@ def busy_warnings(environment: dict[str, Any]) -> list[str]:
                 "noisier than on an idle machine"
             )
     return out
+
+
+def probe() -> float:
+    """Seconds one pass of a fixed pure-Python loop takes now (integer
+    arithmetic: no I/O, no allocation to speak of): how fast the machine
+    runs Python at this moment."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(PROBE_LOOPS):
+        total += i * i
+    return time.perf_counter() - started
+
+
+def speed(environment: dict[str, Any]) -> dict[str, float] | None:
+    """The speed probes of a run ("speed_probes_s"): how many, the fastest
+    and the median in seconds, and the share of slow ones (over SLOW_PROBE
+    times the fastest); None when the run has none."""
+    probes = environment.get("speed_probes_s") or []
+    if not probes:
+        return None
+    fastest = min(probes)
+    return {
+        "n": len(probes),
+        "fastest_s": fastest,
+        "median_s": statistics.median(probes),
+        "slow_share": sum(p > fastest * SLOW_PROBE for p in probes) / len(probes),
+    }
+
+
+def speed_line(environment: dict[str, Any]) -> str | None:
+    """One sentence on the machine's speed during a run, or None."""
+    s = speed(environment)
+    if s is None:
+        return None
+    return (
+        f"Speed probe (a fixed Python loop, {s['n']} times between rounds): "
+        f"fastest {s['fastest_s'] * 1e3:.2f} ms, median "
+        f"{s['median_s'] * 1e3:.2f} ms; {s['slow_share']:.0%} of the probes "
+        f"ran in a slow spell (over {SLOW_PROBE}x the fastest)."
+    )
+
+
+def speed_warning(
+    old: dict[str, Any], new: dict[str, Any], old_name: str, new_name: str
+) -> str | None:
+    """A warning when two runs' median probes differ by more than
+    SPEED_DIFFERENCE: every cell may then differ by the machine, not by
+    the code."""
+    a, b = speed(old), speed(new)
+    if a is None or b is None:
+        return None
+    ratio = b["median_s"] / a["median_s"]
+    if abs(ratio - 1) <= SPEED_DIFFERENCE:
+        return None
+    return (
+        f"warning: the machine ran at different speeds: the speed probe's "
+        f"median was {a['median_s'] * 1e3:.2f} ms in {old_name} and "
+        f"{b['median_s'] * 1e3:.2f} ms in {new_name} ({ratio:.2f}x); a "
+        "difference in every cell may be the machine's, not the code's"
+    )

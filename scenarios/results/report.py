@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from scenarios.results import significance, table
+from scenarios.results import environment, significance, table
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
 from scenarios.results.significance import SHORT_S, seconds
 from scenarios.results.stats import median, median_int
@@ -290,7 +290,14 @@ def legend(run: RunResult) -> str:
         "dropped); warm: objects ghosted, lower caches warm; hot: objects in "
         "memory. Cold minus hot is the time spent filling the cache."
         + storage_notes(run)
+        + speed_note(run)
     )
+
+
+def speed_note(run: RunResult) -> str:
+    """" " and the run's speed probe sentence, or "" without probes."""
+    line = environment.speed_line(run.metadata.get("environment") or {})
+    return f" {line}" if line else ""
 
 
 def storage_notes(run: RunResult) -> str:
