@@ -295,7 +295,7 @@ def legend(run: RunResult) -> str:
 
 
 def speed_note(run: RunResult) -> str:
-    """" " and the run's speed probe sentence, or "" without probes."""
+    """ " " and the run's speed probe sentence, or "" without probes."""
     line = environment.speed_line(run.metadata.get("environment") or {})
     return f" {line}" if line else ""
 
