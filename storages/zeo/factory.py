@@ -254,7 +254,7 @@ class ZEOServer:
         config.write_text(self.config_text())
         env = dict(os.environ)
         # The served storage may live in this project (storages.bdb).
-        project = str(Path(__file__).resolve().parent.parent)
+        project = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (project, env.get("PYTHONPATH", "")) if p
         )
