@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -81,6 +82,21 @@ def test_zeo_server_stops_on_close_and_on_error(
             pid = store.server.process.pid  # type: ignore[attr-defined, union-attr]
             raise RuntimeError("boom")
     assert pid not in runzeo_pids()
+
+
+def test_runzeo_finds_this_project(tmp_path: Path, no_leaked_servers: None) -> None:
+    """runzeo's PYTHONPATH starts with the directory holding storages/ (whose
+    modules a served section may %import, like storages.bdb), not with one
+    of its subdirectories: ZEOServer works it out from its own module's
+    path, one package deeper since storages.zeo became a package."""
+    project = Path(storages.__file__).resolve().parent.parent
+    with ZEOServer(tmp_path, filestorage_section(tmp_path)) as server:
+        assert server.process is not None
+        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes()
+    variables = dict(v.split(b"=", 1) for v in environ.split(b"\0") if b"=" in v)
+    first = variables[b"PYTHONPATH"].decode().split(os.pathsep)[0]
+    assert Path(first) == project
+    assert (Path(first) / "storages" / "zeo" / "__init__.py").is_file()
 
 
 def test_zeo_port_in_use_is_a_clear_error(

@@ -26,6 +26,7 @@ from storages.zeo import (
     free_port,
     renamed_section,
 )
+from storages.zeo import factory as zeo_factory
 from tests.conftest import runzeo_pids
 from tests.test_cli import vfab_bench
 
@@ -198,7 +199,8 @@ def test_a_batch_past_its_disk_limit_gives_way(
     tmp_path: Path, no_leaked_servers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """... and the next batch's server listens on the --zeo-port named."""
-    monkeypatch.setattr(zeo_module, "POOL_DISK_BYTES", 1)
+    # ZEOFactory.running() reads it from the module it is defined in.
+    monkeypatch.setattr(zeo_factory, "POOL_DISK_BYTES", 1)
     port = free_port()
     factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
     with factory.running():

@@ -1,0 +1,277 @@
+"""zeo's factory (ZEOFactory) and the client side: open_client(), ZEOStore
+and ZEOShared.
+
+A store is a ZEO ClientStorage connected over TCP to a runzeo
+(storages.zeo.server) serving the factory's backend.  Inside running()
+each trial's open() takes a fresh storage of a ZEOPool
+(storages.zeo.pool).  Outside running() (a test, share() for scale and
+locust, serve) each open() starts a runzeo of its own in its directory and
+stops it when the store closes.  With --zeo-address the store uses that
+server instead, starts nothing and writes only under root[ROOT_KEY].
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from storages.base import (
+    DBOptions,
+    OptionGroup,
+    Shared,
+    StorageError,
+    StorageFactory,
+    StorageOptions,
+    Store,
+    ZODBStore,
+    new_trial_key,
+)
+from storages.file import FileFactory, directory_size
+from storages.zeo.options import ZEOOptions, check_reachable
+from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
+from storages.zeo.server import SERVER_FILES, ZEOServer
+
+#: Seconds a ZEO client waits for its server (to connect, or to come back
+#: before a call fails): a server the suite did not start may restart, one
+#: it started and that went away is not coming back, and the run should say
+#: so within seconds.
+WAIT_TIMEOUT_S = 10.0
+STARTED_SERVER_WAIT_TIMEOUT_S = 4.0
+
+
+def open_client(
+    address: tuple[str, int],
+    options: StorageOptions,
+    wait_timeout: float = WAIT_TIMEOUT_S,
+    storage: str = "1",
+) -> Any:
+    """A ZEO ClientStorage connected to *address*, or StorageError.
+
+    *wait_timeout*: seconds the client waits for its first connection, and
+    every later call while the server is away, before ClientDisconnected;
+    *storage*: the name of the server's storage to use."""
+    import ZEO.ClientStorage
+    from ZEO.Exceptions import ClientDisconnected
+
+    check_reachable(address)
+    kwargs: dict[str, Any] = {"wait_timeout": wait_timeout, "storage": storage}
+    zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
+    if zeo_cache_size is not None:
+        kwargs["cache_size"] = zeo_cache_size
+    try:
+        return ZEO.ClientStorage.ClientStorage(address, **kwargs)
+    except ClientDisconnected:
+        raise StorageError(
+            f"ZEO server at {address[0]}:{address[1]} accepted a connection "
+            "but did not answer as a ZEO server"
+        ) from None
+
+
+class ZEOStore(ZODBStore):
+    """A ZODBStore over a ClientStorage, with the server's counters."""
+
+    #: The server the suite started for this store (stopped when it
+    #: closes) or the pool's it took a storage of (not stopped); None with
+    #: --zeo-address.
+    server: ZEOServer | None = None
+
+    def diagnose(self) -> str | None:
+        return None if self.server is None else self.server.exit_note()
+
+    def cache_hits(self) -> int | None:
+        cache = getattr(self.db.storage, "_cache", None)
+        return None if cache is None else int(cache.getStats()[4])
+
+    def jar_stats(self) -> dict[str, Any]:
+        storage = self.db.storage
+        stats: dict[str, Any] = {}
+        # A call to a server that is gone waits for it to come back: ask
+        # only a connected one (the counters are a bonus).
+        if storage.is_connected() and (self.server is None or self.server.running):
+            try:
+                stats["server"] = dict(storage.server_status())
+            except Exception:  # it went away meanwhile
+                pass
+        cache = getattr(storage, "_cache", None)
+        if cache is not None:
+            adds, added, evicts, evicted, accesses = cache.getStats()
+            stats["client_cache"] = {
+                "adds": adds,
+                "added_bytes": added,
+                "evicts": evicts,
+                "evicted_bytes": evicted,
+                "hits": accesses,
+            }
+        return stats
+
+
+class ZEOShared(Shared):
+    """A runzeo the suite started for other processes: ``zeo://HOST:PORT``.
+
+    kill_server() SIGKILLs runzeo (its FileStorage index is then rebuilt on
+    the next start, as after a crash); restart_server() starts it again on
+    the same data and port, where ZEO clients reconnect by themselves."""
+
+    can_kill = True
+
+    def __init__(self, server: ZEOServer) -> None:
+        host, port = server.address
+        super().__init__(f"zeo://{host}:{port}")
+        self.server = server
+
+    def server_pids(self) -> list[int]:
+        process = self.server.process
+        return [process.pid] if process is not None else []
+
+    def kill_server(self) -> None:
+        process, self.server.process = self.server.process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def restart_server(self) -> None:
+        # The same port, so that clients find it again.
+        self.server.requested_port = self.server.port
+        self.server.start()
+
+    @property
+    def server_running(self) -> bool:
+        return self.server.running
+
+
+class ZEOFactory(StorageFactory):
+    """ZEO in front of another storage's factory: FileStorage unless
+    *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
+    ``servable``; its served_section() is what runzeo serves.
+
+    Inside running() (and without --zeo-address) open() takes a fresh
+    storage of a ZEOPool's runzeo; outside it, open() starts a runzeo of
+    its own on a new database in its directory, stopped when the store
+    closes."""
+
+    name = "zeo"
+    description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
+    # Not kept: inside running() a trial's data lives in the pool's
+    # directory, not in open()'s (nor anywhere of ours with --zeo-address),
+    # so a second open(directory) does not find it.
+    keeps_directory = False
+    starts_server = True
+    shared = True
+
+    #: The factory of the storage runzeo serves.
+    backend: type[StorageFactory] = FileFactory
+    not_storage = FileFactory.not_storage + SERVER_FILES
+
+    def __init__(self, options: StorageOptions | None = None) -> None:
+        super().__init__(options)
+        self._pool: ZEOPool | None = None  # while running()
+
+    def unavailable(self) -> str | None:
+        return self.backend(self.options).unavailable()
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        """A ZEOPool that open() takes its storages from, closed on the way
+        out (its server stopped, its directory removed); nothing with
+        --zeo-address."""
+        return self._running()
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        zeo = self.options.get(ZEOOptions)
+        if zeo.zeo_address is not None or self._pool is not None:
+            yield  # the user's server; or nested, and the outer pool serves
+            return
+        # Nothing starts until the first open(): a command that holds
+        # running() only to share() (scale) starts no runzeo for it.
+        pool = ZEOPool(
+            self.backend(self.options),
+            port=zeo.zeo_port,
+            size=POOL_SIZE,
+            disk_bytes=POOL_DISK_BYTES,
+        )
+        self._pool = pool
+        try:
+            yield
+        finally:
+            self._pool = None
+            pool.close()
+
+    @contextlib.contextmanager
+    def share(self, directory: Path) -> Iterator[Shared]:
+        """runzeo on a new backend database in *directory* (or, with
+        --zeo-address, that server: neither fresh nor killable)."""
+        zeo = self.options.get(ZEOOptions)
+        if zeo.zeo_address is not None:
+            host, port = zeo.zeo_address
+            yield Shared(f"zeo://{host}:{port}")
+            return
+        server = self._start_server(Path(directory))
+        try:
+            yield ZEOShared(server)
+        finally:
+            server.stop()
+
+    def _start_server(self, directory: Path) -> ZEOServer:
+        """A runzeo serving the backend's section in *directory*, started."""
+        backend = self.backend(self.options)
+        reason = backend.unavailable()
+        if reason:
+            raise StorageError(reason)
+        section, imports = backend.served_section(directory)
+        port = self.options.get(ZEOOptions).zeo_port
+        server = ZEOServer(directory, section, port=port, imports=imports)
+        return server.start()
+
+    def open(self, directory: Path) -> Store:
+        options = self.options
+        zeo = options.get(ZEOOptions)
+        if zeo.zeo_address is not None:
+            # The server's database is the user's: a trial key, no pack.
+            from storages.configured import ConfiguredOptions
+
+            address = zeo.zeo_address
+            return ZEOStore(
+                self.name,
+                lambda: open_client(address, options),
+                options,
+                trial_key=new_trial_key(),
+                packs=options.get(ConfiguredOptions).pack,
+            )
+        if self._pool is not None:
+            return self._open_pooled(self._pool)
+
+        server = self._start_server(Path(directory))
+        try:
+            store = ZEOStore(
+                self.name,
+                lambda: open_client(
+                    server.address, options, STARTED_SERVER_WAIT_TIMEOUT_S
+                ),
+                options,
+                size=lambda: directory_size(Path(directory), self.not_storage),
+                on_close=server.stop,
+            )
+            store.server = server
+            return store
+        except BaseException:
+            server.stop()
+            raise
+
+    def _open_pooled(self, pool: ZEOPool) -> Store:
+        """A store on the next fresh storage of *pool*: the server stays up
+        when it closes."""
+        server, storage, data = pool.take()
+        options = self.options
+        store = ZEOStore(
+            self.name,
+            lambda: open_client(
+                server.address, options, STARTED_SERVER_WAIT_TIMEOUT_S, storage
+            ),
+            options,
+            size=lambda: directory_size(data, self.not_storage),
+        )
+        store.server = server
+        return store
