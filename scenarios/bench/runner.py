@@ -311,12 +311,18 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     environment = machine.snapshot()
     probes: list[float] = []
     try:
-        # What a storage's trials share (a server started once per run)
-        # lives around all of them, warmups included.
-        with contextlib.ExitStack() as running:
+        # Every trial's directory lives in one of the run's: a signal that
+        # lands between a trial directory's creation and its with-block
+        # (trials are short) cannot leave it behind.  What a storage's
+        # trials share (a server started once per run) lives around all of
+        # them, warmups included.
+        with (
+            tempfile.TemporaryDirectory(prefix="vfab-run-") as scratch,
+            contextlib.ExitStack() as running,
+        ):
             for _, factory in factories:
                 running.enter_context(factory.running())
-            _rounds(config, factories, trials, profiles, shown, probes)
+            _rounds(config, factories, trials, profiles, shown, probes, Path(scratch))
     finally:
         shown.close()
         gc.unfreeze()
@@ -351,10 +357,11 @@ def _rounds(
     profiles: dict[str, Profiles] | None,
     shown: RunProgress,
     probes: list[float],
+    scratch: Path | None = None,
 ) -> None:
     """The warmup rounds, then the timed ones, into *trials*; PROBES speed
     probes (environment.probe) after the warmups and after each round,
-    into *probes*.
+    into *probes*; each trial's directory in *scratch*.
 
     A storage's trials in one block can all fall in one of the machine's
     slow spells; rounds spread every storage over the same spells, and the
@@ -378,7 +385,7 @@ def _rounds(
     for w in range(config.warmups):
         for name, factory in _turned(factories, w):
             shown.trial(name, f"warmup {w + 1}")
-            run_trial(factory, config, phases, on_phase=shown.phase)
+            run_trial(factory, config, phases, scratch, on_phase=shown.phase)
             shown.trial_done()
     gc.collect()
     gc.freeze()
@@ -409,6 +416,7 @@ def _rounds(
                 factory,
                 config,
                 phases if full else PHASES_2000,
+                scratch,
                 profiles=profile,
                 on_phase=shown.phase,
             )
