@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import storages
 from tests.benchmarks import options as benchmark_options
 from tests.cli_helpers import process_hooks_restored
 
@@ -39,6 +40,18 @@ def runzeo_pids() -> set[int]:
         if _TOKEN in environ:
             pids.add(int(entry))
     return pids
+
+
+def factory_or_skip(
+    name: str, options: storages.StorageOptions | None = None
+) -> storages.StorageFactory:
+    """The factory of storage *name*, or skip the test saying why it cannot
+    run here (a missing server binary or driver)."""
+    factory = storages.get(name, options)
+    reason = factory.unavailable()
+    if reason:
+        pytest.skip(f"{name} unavailable: {reason}")
+    return factory
 
 
 @pytest.fixture

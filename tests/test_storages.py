@@ -13,16 +13,7 @@ import storages
 from storages import StorageError, StorageOptions
 from storages.file import filestorage_section
 from storages.zeo import ZEOOptions, ZEOServer, free_port
-from tests.conftest import runzeo_pids
-
-
-def factory_or_skip(name: str, options: StorageOptions | None = None):  # type: ignore[no-untyped-def]
-    factory = storages.get(name, options)
-    reason = factory.unavailable()
-    if reason:
-        pytest.skip(f"{name} unavailable: {reason}")
-    return factory
-
+from tests.conftest import factory_or_skip, runzeo_pids
 
 #: zlib+NAME over the other storages that wrap, beside the registered ones.
 ZLIB_OVER = ["zlib+mapping", "zlib+bdb"]

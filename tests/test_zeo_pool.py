@@ -27,16 +27,8 @@ from storages.zeo import (
     renamed_section,
 )
 from storages.zeo import factory as zeo_factory
-from tests.conftest import runzeo_pids
+from tests.conftest import factory_or_skip, runzeo_pids
 from tests.test_cli import vfab_bench
-
-
-def factory_or_skip(name: str, options: StorageOptions | None = None) -> Any:
-    factory = storages.get(name, options)
-    reason = factory.unavailable()
-    if reason:
-        pytest.skip(f"{name} unavailable: {reason}")
-    return factory
 
 
 @contextlib.contextmanager

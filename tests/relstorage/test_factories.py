@@ -32,19 +32,12 @@ from storages.relstorage.factory import RelStorageOptions, redact
 from storages.relstorage.mysql import MariaDBServer
 from storages.relstorage.postgresql import PostgreSQLServer
 from storages.relstorage.servers import free_port
+from tests.conftest import factory_or_skip as usable_or_skip
 from tests.relstorage.conftest import server_pids, wait_gone
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NAMES = ("relstorage-sqlite", "relstorage-pg", "relstorage-mysql")
 SERVER_NAMES = {"relstorage-pg": postgresql, "relstorage-mysql": mysql}
-
-
-def usable_or_skip(name: str, options: StorageOptions | None = None) -> Any:
-    factory = storages.get(name, options)
-    reason = factory.unavailable()
-    if reason:
-        pytest.skip(f"{name} unavailable: {reason}")
-    return factory
 
 
 @pytest.fixture
