@@ -81,6 +81,17 @@ commit_guard: Callable[[], contextlib.AbstractContextManager[Any]] = (
 )
 
 
+def _nothing() -> None:
+    return None
+
+
+#: Called when a ZODBStore's database has closed normally (close, reopen).
+#: The default does nothing; a CLI installs a check that raises again a
+#: Ctrl-C the close swallowed: FileStorage.close() catches everything,
+#: KeyboardInterrupt included, around saving its index.
+after_close: Callable[[], None] = _nothing
+
+
 class Store(abc.ABC):
     """One open database for one trial.
 
@@ -519,6 +530,8 @@ class ZODBStore(Store):
         if self.db is not None:
             self.db.close()
             self.db = None
+            # Looked up now, like commit_guard.
+            after_close()
 
     def close(self) -> None:
         try:

@@ -33,7 +33,7 @@ from scenarios.cli import (
     zeoloop,
 )
 from scenarios.cli.args import Parser
-from scenarios.cli.interrupts import defer_interrupts, signal_of
+from scenarios.cli.interrupts import defer_interrupts, forget_interrupts, signal_of
 from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 #: Subcommand modules, in the order --help lists them.
@@ -93,3 +93,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED - signal.SIGINT + signum
     except Exception as e:  # noqa: BLE001 - the edge: every error is one line
         return edge.report(e, debug)
+    finally:
+        forget_interrupts()

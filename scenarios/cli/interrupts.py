@@ -62,6 +62,8 @@ class _Interrupts:
     #: The signal held while a commit finishes (0: none).
     pending = 0
     raised = False
+    #: The signal last raised (0: none), for swallowed().
+    raised_signal = 0
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
@@ -73,6 +75,7 @@ class _Interrupts:
     @classmethod
     def interrupt(cls, signum: int) -> NoReturn:
         cls.raised = True
+        cls.raised_signal = signum
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Terminated(signum)
@@ -93,6 +96,23 @@ class _Interrupts:
             yield
         finally:
             cls.leave()
+
+    @classmethod
+    def swallowed(cls) -> None:
+        """Raise again a signal already raised, when the code that should
+        have been unwinding from it goes on normally instead: ZODB's
+        FileStorage.close() catches everything around saving its index, so
+        a Ctrl-C landing there was lost and the run went on to its end.
+        Called where a database has closed normally (storages.base.
+        after_close), never while an exception is being handled."""
+        if cls.raised_signal and sys.exc_info()[1] is None:
+            cls.interrupt(cls.raised_signal)
+
+    @classmethod
+    def forget(cls) -> None:
+        """A new command: nothing raised, held or in a commit."""
+        cls.critical = cls.pending = cls.raised_signal = 0
+        cls.raised = False
 
     @staticmethod
     def unraisable(unraisable: Any) -> None:
@@ -116,10 +136,18 @@ def defer_interrupts() -> None:
     finish before the signal takes effect (call from the main thread), make
     sure no callback swallows it, and drop the tracebacks logged by the work
     an interrupt cut short."""
+    _Interrupts.forget()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _Interrupts.handler)
     storages.base.commit_guard = _Interrupts.guarded
+    storages.base.after_close = _Interrupts.swallowed
     sys.unraisablehook = _Interrupts.unraisable
     last_resort = logging.lastResort
     if last_resort is not None and quiet_after_interrupt not in last_resort.filters:
         last_resort.addFilter(quiet_after_interrupt)
+
+
+def forget_interrupts() -> None:
+    """The command is over: a signal it raised must not be raised again in
+    whatever this process runs next (tests run many commands in one)."""
+    _Interrupts.forget()
