@@ -39,6 +39,7 @@ from storages.base import (
     ZODBStore,
     new_trial_key,
 )
+from storages.ports import check_reachable
 
 #: URI schemes whose zodburi resolver takes read_only=1.
 READ_ONLY_SCHEMES = ("file", "zeo", "postgres", "mysql", "sqlite")
@@ -145,16 +146,7 @@ def _one_line(e: BaseException) -> str:
 
 def _check_tcp(host: str, port: int, what: str, timeout: float = 3.0) -> None:
     """StorageError unless a TCP connection to the server of *what* opens."""
-    import socket
-
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as e:
-        reason = e.strerror or str(e) or type(e).__name__
-        raise StorageError(
-            f"cannot reach the server of {what} at {host}:{port}: {reason}"
-        ) from None
+    check_reachable(host, port, f"the server of {what}", timeout)
 
 
 @dataclasses.dataclass(frozen=True)

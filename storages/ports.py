@@ -31,3 +31,16 @@ def check_port_free(host: str, port: int) -> None:
             raise StorageError(
                 f"cannot listen on {host}:{port}: {e.strerror}"
             ) from None
+
+
+def check_reachable(host: str, port: int, server: str, timeout: float = 3.0) -> None:
+    """StorageError ("cannot reach *server* at HOST:PORT: why") unless a
+    TCP connection to (*host*, *port*) opens within *timeout* seconds."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
+        raise StorageError(
+            f"cannot reach {server} at {host}:{port}: {reason}"
+        ) from None

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import socket
 from typing import Any
 
+from storages import ports
 from storages.base import ROOT_KEY, OptionGroup, StorageError
 from storages.options import add_size_option, at_least
 
@@ -115,11 +115,4 @@ class ZEOOptions(OptionGroup):
 
 def check_reachable(address: tuple[str, int], timeout: float = 3.0) -> None:
     """StorageError unless a TCP connection to *address* succeeds."""
-    try:
-        with socket.create_connection(address, timeout=timeout):
-            pass
-    except OSError as e:
-        reason = e.strerror or str(e) or type(e).__name__
-        raise StorageError(
-            f"cannot reach ZEO server at {address[0]}:{address[1]}: {reason}"
-        ) from None
+    ports.check_reachable(*address, "ZEO server", timeout)
