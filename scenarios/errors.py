@@ -9,9 +9,14 @@ EXIT_OK = 0
 #: Work failed: an operation ran out of retries, runzeo died (locust uses 1
 #: for failures and errors too).
 EXIT_FAILED = 1
+#: The consistency check found the data wrong (a lost or phantom write,
+#: index drift, a lost update, an inconsistent read): the work failed, so
+#: 1 as for any failure; the check's own line says which.
+EXIT_VIOLATIONS = 1
 #: Bad input: a ConfigError, StorageError, ResultsError or usage error.
 EXIT_BAD_INPUT = 2
-#: The stored data's invariants do not hold (or cannot be checked).
+#: The stored data could not be checked (the server did not come back, a
+#: read failed): the run cannot say the data are right.
 EXIT_INVARIANTS = 3
 #: Ctrl-C (128 + SIGINT); SIGTERM and SIGHUP exit 128 + their number too.
 EXIT_INTERRUPTED = 130

@@ -26,8 +26,10 @@ from scenarios.errors import (
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_OK,
+    EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
@@ -79,9 +81,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--warmup then --duration seconds, closed loop or at --rate; report "
         "throughput, latency percentiles, conflicts, errors and the CPU of "
         "clients and server, then check the data against what clients "
-        f"committed.  Exit {EXIT_FAILED} on failed operations or errors, "
-        f"{EXIT_INVARIANTS} if the invariants do not hold, "
-        f"{EXIT_INTERRUPTED} on Ctrl-C.",
+        f"committed.  After each point, a fresh client reads the whole data "
+        "set and checks it against the history of every attempt (lost and "
+        "phantom writes, index drift, lost updates, inconsistent reads).  "
+        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
+        f"data could not be checked, {EXIT_FAILED} on failed operations or "
+        f"errors, {EXIT_INTERRUPTED} on Ctrl-C.",
     )
     p.add_argument(
         "--storage",
@@ -137,6 +142,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="an operation waits this long for an absent ZEO server before "
         "it fails (default: 3)",
     )
+    p.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="record no history and skip the consistency check (the load "
+        "alone, to see what the check costs)",
+    )
     g = p.add_argument_group("operation mix")
     for option in LOAD_OPTIONS:
         g.add_argument(
@@ -150,6 +162,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
+        history="keep every attempt's history as JSON lines (per point a "
+        "context line, then a line per attempt)",
         plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
     )
     add_progress_option(p)
@@ -182,7 +196,10 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
         fault=args.fault,
         load=load,
         wait_timeout_s=args.wait_timeout,
+        check=args.check,
     )
+    if args.history is not None and not args.check:
+        raise ConfigError("--history needs the check: drop --no-check")
     return config, target
 
 
@@ -216,8 +233,9 @@ def main(args: argparse.Namespace) -> int:
 
     say = progress(args)
     interrupted = False
+    history: Parts | None = [] if args.history is not None else None
     try:
-        points = runner.run(config, options, target, say)
+        points = runner.run(config, options, target, say, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
     meta["load_average_after"] = list(os.getloadavg())
@@ -237,9 +255,13 @@ def main(args: argparse.Namespace) -> int:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
         write_with(args.plot, args.force, lambda path: report.plot(run, path))
+    if history:
+        write_with(args.history, args.force, lambda path: write_history(path, history))
     if interrupted:
         return EXIT_INTERRUPTED
-    if any(p.invariants["ok"] is not True for p in points):
+    if any(p.invariants["ok"] is False for p in points):
+        return EXIT_VIOLATIONS
+    if config.check and any(p.invariants["ok"] is None for p in points):
         return EXIT_INVARIANTS
     if any(p.failed or p.errors for p in points) and config.fault is None:
         return EXIT_FAILED

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from scenarios.load.clients import ClientProcesses, Control
-from scenarios.load.journal import Journal
+from scenarios.load.history import History
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
@@ -32,14 +32,14 @@ from storages import StorageError
 class ProcessResult:
     """What one process measured: per operation, the ms of each completed
     operation and of each conflicting attempt, failures, errors, and the
-    journal of its commits."""
+    history of its attempts (scenarios.load.history, drained)."""
 
     window_s: float
     latencies: dict[str, list[float]]
     conflicts: dict[str, list[float]]
     failures: dict[str, int]
     errors: list[str]
-    journal: dict[str, Any]
+    history: list[dict[str, Any]]
     interrupted: bool = False
 
     @classmethod
@@ -51,7 +51,7 @@ class ProcessResult:
             {n: [] for n in names},
             dict.fromkeys(names, 0),
             [],
-            {},
+            [],
         )
 
 
@@ -66,6 +66,7 @@ def run_process(
     users: int,
     duration: float,
     seed: int | None,
+    process: int = 0,
     control: Control | None = None,
 ) -> ProcessResult:
     """One client process: one DB, *users* threads for *duration* seconds.
@@ -76,16 +77,17 @@ def run_process(
     the result says it was interrupted."""
     names = [op.name for op in OPERATIONS]
     result = ProcessResult.empty()
-    journal = Journal()
+    history = History()
     seeds = random.Random(seed)
     db = open_database(config.target, pool_size=max(users, 1))
     sessions: list[Session] = []
     parts: list[ProcessResult] = []
     stopped = threading.Event()
     try:
-        for _ in range(users):
+        for i in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
-            sessions.append(Session(db, config, journal, rng))
+            name = f"p{process}u{i}"
+            sessions.append(Session(db, config, history, rng, client=name))
         start = threading.Barrier(users + 1)
         deadline = [0.0]
 
@@ -139,7 +141,7 @@ def run_process(
             result.conflicts[n] += part.conflicts[n]
             result.failures[n] += part.failures[n]
         result.errors += part.errors
-    result.journal = journal.drain()
+    result.history = history.drain()
     return result
 
 
@@ -157,7 +159,10 @@ def run(
     seeds = [None if seed is None else seed + i for i in range(len(split))]
     if len(split) == 1:
         return [run_process(config, split[0], duration, seeds[0])]
-    args = [(config, n, duration, s) for n, s in zip(split, seeds, strict=True)]
+    args = [
+        (config, n, duration, s, i)
+        for i, (n, s) in enumerate(zip(split, seeds, strict=True))
+    ]
     with ClientProcesses(run_process, args) as procs:
         try:
             procs.start()

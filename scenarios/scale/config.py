@@ -73,6 +73,9 @@ class ScaleConfig:
     load: LoadConfig = dataclasses.field(default_factory=LoadConfig)
     #: Seconds an operation waits for an absent server before failing.
     wait_timeout_s: float = 3.0
+    #: Record every attempt's history and check the data against it after
+    #: each point (scenarios.load.consistency); False: the load alone.
+    check: bool = True
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -112,6 +115,7 @@ class ScaleConfig:
             "retries": self.load.retries,
             "backoff_ms": self.load.backoff_ms,
             "wait_timeout_s": self.wait_timeout_s,
+            "check": self.check,
         }
 
 

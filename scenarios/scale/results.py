@@ -31,7 +31,9 @@ class ScalePoint:
     every client process in the window; server_cpu_s: of the server
     processes and their children (None: no server process).  fault: the
     fault report (see scenarios.scale.faults), None without one.
-    invariants: {"checked", "ok", "summary", "problems"}.
+    invariants: the consistency check's JSON (scenarios.load.consistency:
+    {"checked", "ok", "summary", "what", "counts", "problems", "violations",
+    "tally"}).
     """
 
     storage: str
