@@ -30,6 +30,7 @@ from scenarios.cli import (
     serve,
     status,
     sweep,
+    verify,
     zeoloop,
 )
 from scenarios.cli.args import Parser
@@ -48,6 +49,7 @@ COMMANDS = (
     serve,
     zeoloop,
     scale,
+    verify,
     status,
 )
 

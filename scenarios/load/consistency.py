@@ -37,6 +37,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from scenarios.load.history import settle
 from vfab import operations
 from vfab.model import ID_BITS, ID_MASK, VirtualFab, cents, price_key
 
@@ -172,7 +173,7 @@ def check(
 ) -> ConsistencyReport:
     """Check *fab* (read through a fresh client) against *baseline* and the
     run's history *events* (scenarios.load.history.Event)."""
-    checker = _Checker(fab, baseline, list(events))
+    checker = _Checker(fab, baseline, settle(events))
     checker.run()
     order = {k: i for i, k in enumerate(KINDS)}
     checker.report.violations.sort(key=lambda v: order[v.kind])

@@ -18,6 +18,11 @@ Outcomes, as the application was told:
 - ``unknown``: the connection to the server was lost during the commit: its
   writes may or may not appear.
 
+A write's attempt is first recorded as ``pending`` just before its commit,
+then again with its outcome; settle() keeps the last record of each
+attempt, and a pending one with no outcome (its client was killed inside
+the commit) becomes unknown.
+
 Histories move between processes as JSON-able lists (History.drain and
 absorb: zeoloop's children, locust's workers) or as JSON-lines files
 (FileHistory: scale's clients, whose lines survive the client being
@@ -157,6 +162,19 @@ def accesses(
     return (), ()
 
 
+def settle(events: Iterable[Event]) -> list[Event]:
+    """One event per attempt: its outcome, or unknown where only its
+    pending record is there."""
+    last: dict[tuple[str, int], Event] = {}
+    for e in events:
+        if e.outcome == "pending":
+            e = dataclasses.replace(e, outcome="unknown", error="no outcome recorded")
+            last.setdefault((e.client, e.n), e)
+        else:
+            last[e.client, e.n] = e
+    return list(last.values())
+
+
 class Recorder(Protocol):
     """Where a session records its events (History, FileHistory)."""
 
@@ -201,7 +219,10 @@ class History:
         return len(self.events)
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(list(self.events))
+        """The settled events (see settle())."""
+        with self._lock:
+            events = list(self.events)
+        return iter(settle(events))
 
 
 class FileHistory:

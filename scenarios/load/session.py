@@ -120,11 +120,16 @@ class Session:
         start = time.perf_counter()
         for attempt in range(self.config.retries + 1):
             began = time.perf_counter()
+            self.attempts += 1
+            n = self.attempts
             self.tm.begin()
             receipt = None
             try:
                 receipt = op.run(self)
                 if op.writes:
+                    # Written before the commit, so that a client killed
+                    # inside it leaves its writes in the history (unknown).
+                    self._record(op, receipt, None, n, pending=True)
                     self.tm.commit()
                 else:
                     self.tm.abort()
@@ -132,7 +137,7 @@ class Session:
                 try:
                     self.tm.abort()
                 finally:
-                    self._record(op, receipt, e)
+                    self._record(op, receipt, e, n)
                 conflicts.append((time.perf_counter() - began) * 1000)
                 if attempt == self.config.retries:
                     return Outcome(op, _ms_since(start), conflicts, e)
@@ -142,16 +147,25 @@ class Session:
                 try:
                     self.tm.abort()
                 finally:
-                    self._record(op, receipt, e)
+                    self._record(op, receipt, e, n)
                 raise
-            self._record(op, receipt, None)
+            self._record(op, receipt, None, n)
             return Outcome(op, _ms_since(start), conflicts)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _record(self, op: Operation, receipt: Any, error: BaseException | None) -> None:
-        """Record the attempt just ended (after its commit or abort)."""
-        self.attempts += 1
-        if error is None or isinstance(error, Exception):
+    def _record(
+        self,
+        op: Operation,
+        receipt: Any,
+        error: BaseException | None,
+        n: int,
+        pending: bool = False,
+    ) -> None:
+        """Record attempt *n*: about to commit (*pending*), or ended (after
+        its commit or abort) with *error* or none."""
+        if pending:
+            outcome = "pending"
+        elif error is None or isinstance(error, Exception):
             outcome = outcome_of(error)
         else:  # Ctrl-C or exit inside the attempt: where it landed is not known
             outcome = "unknown" if op.writes else "failed"
@@ -162,7 +176,7 @@ class Session:
         self.history.record(
             Event(
                 client=self.client,
-                n=self.attempts,
+                n=n,
                 op=op.name,
                 outcome=outcome,
                 error=None if error is None else type(error).__name__,

@@ -94,6 +94,15 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         include the operations transfer_wafers and audit_stock.  A version-1
         file reads with "what" saying its check was the older one, and no
         violation list.
+
+verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
+  1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
+        "python", "versions", "host", "config": VerifyConfig.to_json(),
+        "command", "load_average", "load_average_after"}, "storages":
+        [{"storage", "ok": true, false (a violation) or null (not all
+        checked), "violations": {kind: count over the points},
+        "scenarios": [{"name", "verdict": "ok", "violation" or "not run",
+        "detail"}], "points": [a scale point, format 2]}]}
 """
 
 from __future__ import annotations
@@ -200,6 +209,7 @@ def _scale_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 SCALE = Format("scale", 2, {1: _scale_v1_to_v2})
+VERIFY = Format("verify", 1)
 
 
 def malformed(what: str, error: Exception) -> ResultsError:
