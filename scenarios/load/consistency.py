@@ -102,6 +102,8 @@ class ConsistencyReport:
 
     checked: dict[str, int] = dataclasses.field(default_factory=dict)
     violations: list[Violation] = dataclasses.field(default_factory=list)
+    #: seconds the check took through a client (verify()), None in-process
+    seconds: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -132,6 +134,7 @@ class ConsistencyReport:
             f"{c.get('prices', 0)} prices, {c.get('labs', 0)} labs' stock, "
             f"{c.get('sequences', 0)} sequences made by operations, "
             f"{c.get('index_entries', 0)} index entries both ways"
+            + ("" if self.seconds is None else f", in {self.seconds:.1f} s")
         )
 
     def lines(self, limit: int = 5) -> list[str]:
@@ -151,6 +154,7 @@ class ConsistencyReport:
             "problems": self.lines(),
             "violations": [v.to_json() for v in self.violations],
             "tally": dict(self.checked),
+            "seconds": self.seconds,
         }
 
 
@@ -609,11 +613,16 @@ def verify(
     wait one round trip per object, about 1 ms each on a server here)."""
     from scenarios.load.session import fab_of, short_connection
 
+    import time
+
     events = list(events)
+    started = time.perf_counter()
     with short_connection(target) as connection:
         fab = fab_of(connection, _where(target))
         _prefetch(connection, fab)
-        return check(fab, baseline, events)
+        report = check(fab, baseline, events)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _where(target: str | tuple[str, int]) -> str:
