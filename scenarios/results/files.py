@@ -91,7 +91,9 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         violations}), "violations" ([{"kind", "text", "ops", "tids"}], every
         one) and "tally" ({"attempts", "ok", "failed", "unknown", "reads",
         "audits", "prices", "labs", "sequences", "index_entries"}); hists
-        include the operations transfer_wafers and audit_stock.  A version-1
+        include the operations transfer_wafers and audit_stock; a point has
+        "arrivals" (open loop: arrivals inside the window that were
+        started; 0 where not counted).  A version-1
         file reads with "what" saying its check was the older one, and no
         violation list.
 

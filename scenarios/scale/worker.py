@@ -147,6 +147,7 @@ def _loop(
     cpu_start: float | None = None
     arrival = start_at
     backlog = 0
+    arrivals = 0  # open loop: arrivals inside the window that were started
     late_s = 0.0
     while not control.stop.is_set():
         if plan.rate:
@@ -165,6 +166,8 @@ def _loop(
             if control.stop.is_set():
                 break
             intended = arrival
+            if intended >= measure_at:
+                arrivals += 1
         else:
             intended = time.monotonic()
             if intended >= end_at:
@@ -206,6 +209,7 @@ def _loop(
     return tally.to_json() | {
         "cpu_s": cpu_s,
         "backlog": backlog,
+        "arrivals": arrivals,
         "late_s": late_s,
         "interrupted": control.stop.is_set(),
     }
