@@ -92,8 +92,8 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         one) and "tally" ({"attempts", "ok", "failed", "unknown", "reads",
         "audits", "prices", "labs", "sequences", "index_entries"}); hists
         include the operations transfer_wafers and audit_stock; a point has
-        "arrivals" (open loop: arrivals inside the window that were
-        started; 0 where not counted).  A version-1
+        "arrivals" and "served" (open loop: arrivals inside the window that
+        were started, and those that succeeded; 0 where not counted).  A version-1
         file reads with "what" saying its check was the older one, and no
         violation list.
 

@@ -329,6 +329,7 @@ def _point(
         errors=errors,
         backlog=sum(r["backlog"] for r in oks),
         arrivals=sum(r.get("arrivals", 0) for r in oks),
+        served=sum(r.get("served", 0) for r in oks),
         late_s=max((r["late_s"] for r in oks), default=0.0),
         client_cpu_s=sum(r["cpu_s"] for r in oks),
         server_cpu_s=meter.seconds,

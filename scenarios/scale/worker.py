@@ -148,6 +148,7 @@ def _loop(
     arrival = start_at
     backlog = 0
     arrivals = 0  # open loop: arrivals inside the window that were started
+    served = 0  # ... and of those, the ones that succeeded (whenever they ended)
     late_s = 0.0
     while not control.stop.is_set():
         if plan.rate:
@@ -188,6 +189,9 @@ def _loop(
             # A server that refuses connections fails every operation at
             # once: pause rather than spin (counted as part of no service).
             time.sleep(ERROR_PAUSE_S)
+        if plan.rate and intended >= measure_at and kind == "ok":
+            if outcome is None or outcome.error is None:
+                served += 1
         if done < measure_at:
             continue
         if outcome is not None:
@@ -210,6 +214,7 @@ def _loop(
         "cpu_s": cpu_s,
         "backlog": backlog,
         "arrivals": arrivals,
+        "served": served,
         "late_s": late_s,
         "interrupted": control.stop.is_set(),
     }
