@@ -47,6 +47,9 @@ AREA_KEY = "vfab-verify"
 #: dead client held" from "never got it".
 KILLED_LIMIT_S = 60.0
 
+#: Seconds a client open before another's commit may take to see it.
+CATCH_UP_S = 10.0
+
 #: Seconds a child process may take to start and import ZODB and its
 #: storage before its own work (a busy 2-core machine takes several).
 CHILD_START_S = 30.0
@@ -93,11 +96,29 @@ class _Client:
     tm: Any
     conn: Any
 
-    def area(self, name: str) -> Any:
-        """A new transaction on the latest committed state, and scenario
-        *name*'s mapping in it (tm.begin() syncs the connection)."""
-        self.tm.begin()
-        return self.conn.root()[AREA_KEY][name]
+    def area(self, name: str, after: bytes | None = None) -> Any:
+        """A new transaction, and scenario *name*'s mapping in it; with
+        *after* (a tid), once this client has seen that transaction.
+
+        ZODB does not promise that a client sees another's commit as soon
+        as it returns: a ZEO client learns of it from the server's
+        invalidation message, asynchronously (ClientStorage.sync() does
+        nothing), while RelStorage polls at tm.begin().  So a client that
+        was open before another's commit waits for its tid, or the
+        scenario's order would depend on timing."""
+        deadline = time.monotonic() + CATCH_UP_S
+        while True:
+            # Checked before begin: begin applies what has arrived by then.
+            seen = after is None or self.db.lastTransaction() >= after
+            self.tm.begin()  # RelStorage polls (and catches up) here
+            if seen:
+                return self.conn.root()[AREA_KEY][name]
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"a client did not see transaction 0x{after.hex()} "
+                    f"{CATCH_UP_S:.0f} s after its commit returned"
+                )
+            time.sleep(0.01)
 
     def close(self) -> None:
         # Abort first: closing a connection with changes pending raises.
@@ -128,16 +149,18 @@ def _clients(spec: str) -> Iterator[Callable[[], _Client]]:
         yield open_client
 
 
-def _prepare(client: _Client, name: str, objects: dict[str, Any]) -> None:
-    """Commit *objects* as root[AREA_KEY][name], replacing what was there."""
+def _prepare(client: _Client, name: str, objects: dict[str, Any]) -> bytes:
+    """Commit *objects* as root[AREA_KEY][name], replacing what was there;
+    the transaction's tid."""
     from persistent.mapping import PersistentMapping
 
     client.tm.begin()
     root = client.conn.root()
     if AREA_KEY not in root:
         root[AREA_KEY] = PersistentMapping()
-    root[AREA_KEY][name] = PersistentMapping(objects)
+    area = root[AREA_KEY][name] = PersistentMapping(objects)
     client.tm.commit()
+    return bytes(area._p_serial)
 
 
 def _mapping(**items: Any) -> Any:
@@ -202,12 +225,12 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
     name = READCURRENT
     with _clients(spec) as open_client:
         one, two = open_client(), open_client()
-        _prepare(
+        tid = _prepare(
             one,
             name,
             {"a": _mapping(v=0), "b": _mapping(x="original"), "log": _mapping(n=0)},
         )
-        theirs = two.area(name)
+        theirs = two.area(name, after=tid)
         theirs["a"]["v"]  # loaded before client 1 reads it
         ours = one.area(name)
         a = ours["a"]
@@ -229,7 +252,8 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
                 "before it",
             )
         one.tm.abort()
-        one.area(name)["log"]["n"] = 1
+        log = one.area(name)["log"]
+        log["n"] = 1
         try:
             one.tm.commit()
         except Exception as e:
@@ -239,7 +263,7 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
                 f"after its commit raised {failure} and it aborted, client 1 "
                 f"could not commit an unrelated change: {_error(e)}",
             )
-        seen = open_client().area(name)
+        seen = open_client().area(name, after=log._p_serial)
         x, v, n = seen["b"]["x"], seen["a"]["v"], seen["log"]["n"]
     problems = []
     if x != "original":
@@ -274,8 +298,8 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
     name = CONFLICT
     with _clients(spec) as open_client:
         one, two = open_client(), open_client()
-        _prepare(one, name, {"obj": _mapping(v="start"), "log": _mapping(n=0)})
-        ours, theirs = one.area(name), two.area(name)
+        tid = _prepare(one, name, {"obj": _mapping(v="start"), "log": _mapping(n=0)})
+        ours, theirs = one.area(name), two.area(name, after=tid)
         ours["obj"]["v"] = "loser"
         theirs["obj"]["v"] = "winner"
         two.tm.commit()
@@ -292,7 +316,8 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
                 "revision client 1 read (a lost update, no ConflictError)",
             )
         one.tm.abort()
-        one.area(name)["log"]["n"] = 1
+        log = one.area(name)["log"]
+        log["n"] = 1
         try:
             one.tm.commit()
         except Exception as e:
@@ -302,7 +327,7 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
                 f"after its commit raised {failure} and it aborted, client 1 "
                 f"could not commit an unrelated change: {_error(e)}",
             )
-        seen = open_client().area(name)
+        seen = open_client().area(name, after=log._p_serial)
         v, n = seen["obj"]["v"], seen["log"]["n"]
     problems = []
     if v != "winner":
@@ -344,8 +369,8 @@ def btree_resolved_conflict(spec: str) -> ScenarioResult:
     name = BTREE
     with _clients(spec) as open_client:
         one, two = open_client(), open_client()
-        _prepare(one, name, {"tree": OOBTree({k: k for k in _TREE_KEYS})})
-        ours, theirs = one.area(name)["tree"], two.area(name)["tree"]
+        tid = _prepare(one, name, {"tree": OOBTree({k: k for k in _TREE_KEYS})})
+        ours, theirs = one.area(name)["tree"], two.area(name, after=tid)["tree"]
         len(ours), len(theirs)  # both loaded at the same revision
         ours["k05"] = "one"
         theirs["k13"] = "two"
@@ -357,7 +382,7 @@ def btree_resolved_conflict(spec: str) -> ScenarioResult:
             two.tm.abort()
         else:
             failure = None
-        tree = open_client().area(name)["tree"]
+        tree = open_client().area(name, after=ours._p_serial)["tree"]
         items = dict(tree.items())
         length = len(tree)
         try:
