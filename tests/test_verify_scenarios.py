@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.verify import scenarios
+from scenarios.verify import child, scenarios
 from scenarios.verify.scenarios import (
     NOT_RUN,
     OK,
@@ -174,7 +174,7 @@ def test_a_killed_client_that_never_voted_is_not_run(tmp_path: Path) -> None:
         blocker = tmp_path / "not-a-dir"
         blocker.write_text("")
         bad = spec.split("?")[0] + f"?data_dir={blocker}&keep_history=false"
-        code, out, err = scenarios._run_child(
+        code, out, err = child.run_child(
             {"spec": bad, "name": scenarios.KILLED, "mode": "vote-then-die"}, 10
         )
     assert code not in (None, 0, -9), (code, out, err)

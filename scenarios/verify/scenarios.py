@@ -6,10 +6,12 @@ Each scenario is a plain function over a client spec (``Shared.client``: a
 zeo:// or RelStorage URI, or ZConfig text; scenarios.load.target) of a
 fresh shared database.  It opens as many ZODB.DBs as it needs, each with
 its own TransactionManager and connection, as separate clients would (the
-killed client is a child process), works under root[AREA_KEY][its name]
-with plain PersistentMappings (and one OOBTree), and closes every DB it
-opened, aborting first, on every path.  It returns a ScenarioResult whose
-detail says what was seen, by path and value.
+killed client is a child process: child.py), works under
+root['vfab-verify'][its name] with plain PersistentMappings and one
+OOBTree (clients.py), and closes every DB it opened, aborting first, on
+every path.  It returns a ScenarioResult whose detail says what was seen,
+by path and value; an error before it could look ("cannot open target",
+a setup commit that failed) is "not run", with the error.
 
 The steps are interleaved by hand in one thread, not raced, so each run
 takes the same path and no timing decides a verdict; only the killed
@@ -18,41 +20,25 @@ client's aftermath is timed (how long another client waits to commit).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import json
-import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
+
+from scenarios.verify.child import last_line, run_child
+from scenarios.verify.clients import clients, error_line, mapping, path, prepare
 
 OK = "ok"
 VIOLATION = "violation"
 NOT_RUN = "not run"
 VERDICTS = (OK, VIOLATION, NOT_RUN)
 
-#: The root key the scenarios write under, one PersistentMapping per
-#: scenario name: never the vfab data set, so each scenario is small and
-#: independent of the others and of a populated database.
-AREA_KEY = "vfab-verify"
-
 #: Seconds another client may take to commit after one was killed between
 #: vote and finish: RelStorage's commit-lock-timeout (30 s by default)
 #: fails a waiting writer after 30 s, so 60 s tells "waited for a lock the
 #: dead client held" from "never got it".
 KILLED_LIMIT_S = 60.0
-
-#: Seconds a client open before another's commit may take to see it.
-CATCH_UP_S = 10.0
-
-#: Seconds a child process may take to start and import ZODB and its
-#: storage before its own work (a busy 2-core machine takes several).
-CHILD_START_S = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,100 +71,6 @@ class Scenario:
     run: Callable[[str], ScenarioResult]
 
 
-# -- clients ----------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class _Client:
-    """One client: its own ZODB.DB, transaction manager and connection."""
-
-    db: Any
-    tm: Any
-    conn: Any
-
-    def area(self, name: str, after: bytes | None = None) -> Any:
-        """A new transaction, and scenario *name*'s mapping in it; with
-        *after* (a tid), once this client has seen that transaction.
-
-        ZODB does not promise that a client sees another's commit as soon
-        as it returns: a ZEO client learns of it from the server's
-        invalidation message, asynchronously (ClientStorage.sync() does
-        nothing), while RelStorage polls at tm.begin().  So a client that
-        was open before another's commit waits for its tid, or the
-        scenario's order would depend on timing."""
-        deadline = time.monotonic() + CATCH_UP_S
-        while True:
-            # Checked before begin: begin applies what has arrived by then.
-            seen = after is None or self.db.lastTransaction() >= after
-            self.tm.begin()  # RelStorage polls (and catches up) here
-            if seen:
-                return self.conn.root()[AREA_KEY][name]
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"a client did not see transaction 0x{after.hex()} "
-                    f"{CATCH_UP_S:.0f} s after its commit returned"
-                )
-            time.sleep(0.01)
-
-    def close(self) -> None:
-        # Abort first: closing a connection with changes pending raises.
-        try:
-            self.tm.abort()
-        finally:
-            self.conn.close()
-
-
-@contextlib.contextmanager
-def _clients(spec: str) -> Iterator[Callable[[], _Client]]:
-    """A function that opens one more client on *spec*; every client it
-    opened is aborted and closed, its DB too, when the block ends."""
-    import transaction
-
-    from scenarios.load.target import open_target
-
-    with contextlib.ExitStack() as stack:
-
-        def open_client() -> _Client:
-            db = open_target(spec, pool_size=1)
-            stack.callback(db.close)  # after the connection's close below
-            tm = transaction.TransactionManager()
-            client = _Client(db, tm, db.open(transaction_manager=tm))
-            stack.callback(client.close)
-            return client
-
-        yield open_client
-
-
-def _prepare(client: _Client, name: str, objects: dict[str, Any]) -> bytes:
-    """Commit *objects* as root[AREA_KEY][name], replacing what was there;
-    the transaction's tid."""
-    from persistent.mapping import PersistentMapping
-
-    client.tm.begin()
-    root = client.conn.root()
-    if AREA_KEY not in root:
-        root[AREA_KEY] = PersistentMapping()
-    area = root[AREA_KEY][name] = PersistentMapping(objects)
-    client.tm.commit()
-    return bytes(area._p_serial)
-
-
-def _mapping(**items: Any) -> Any:
-    from persistent.mapping import PersistentMapping
-
-    return PersistentMapping(items)
-
-
-def _path(name: str, *keys: str) -> str:
-    return f"root[{AREA_KEY!r}][{name!r}]" + "".join(f"[{k!r}]" for k in keys)
-
-
-def _error(e: BaseException) -> str:
-    """An exception as one line: its type and its message's first line."""
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
-
-
 def _raised(e: BaseException) -> str:
     """An expected failure by its type alone (a conflict's message is a
     line of oids and serials that says nothing the type does not)."""
@@ -199,7 +91,7 @@ def _scenario(
             try:
                 return function(spec, *args, **kwargs)
             except Exception as e:
-                return ScenarioResult(name, NOT_RUN, f"raised {_error(e)}")
+                return ScenarioResult(name, NOT_RUN, f"raised {error_line(e)}")
 
         return run
 
@@ -223,12 +115,12 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
     and commits; client 1's commit must fail; after its abort client 1
     commits an unrelated change; a third client must see b unchanged."""
     name = READCURRENT
-    with _clients(spec) as open_client:
+    with clients(spec) as open_client:
         one, two = open_client(), open_client()
-        tid = _prepare(
+        tid = prepare(
             one,
             name,
-            {"a": _mapping(v=0), "b": _mapping(x="original"), "log": _mapping(n=0)},
+            {"a": mapping(v=0), "b": mapping(x="original"), "log": mapping(n=0)},
         )
         theirs = two.area(name, after=tid)
         theirs["a"]["v"]  # loaded before client 1 reads it
@@ -247,7 +139,7 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
             return ScenarioResult(
                 name,
                 VIOLATION,
-                f"client 1's commit succeeded although {_path(name, 'a')}, which "
+                f"client 1's commit succeeded although {path(name, 'a')}, which "
                 "it read with readCurrent, was changed by client 2's commit "
                 "before it",
             )
@@ -261,23 +153,23 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
                 name,
                 VIOLATION,
                 f"after its commit raised {failure} and it aborted, client 1 "
-                f"could not commit an unrelated change: {_error(e)}",
+                f"could not commit an unrelated change: {error_line(e)}",
             )
         seen = open_client().area(name, after=log._p_serial)
         x, v, n = seen["b"]["x"], seen["a"]["v"], seen["log"]["n"]
     problems = []
     if x != "original":
         problems.append(
-            f"{_path(name, 'b', 'x')} is {x!r}, written by a transaction whose "
+            f"{path(name, 'b', 'x')} is {x!r}, written by a transaction whose "
             f"commit raised {failure}"
         )
     if v != 1:
         problems.append(
-            f"{_path(name, 'a', 'v')} is {v!r}: client 2's committed 1 is lost"
+            f"{path(name, 'a', 'v')} is {v!r}: client 2's committed 1 is lost"
         )
     if n != 1:
         problems.append(
-            f"{_path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
+            f"{path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
         )
     return _verdict(
         name,
@@ -296,9 +188,9 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
     ConflictError, aborts and commits an unrelated change; the failed write
     must not appear and the winner's value must stay."""
     name = CONFLICT
-    with _clients(spec) as open_client:
+    with clients(spec) as open_client:
         one, two = open_client(), open_client()
-        tid = _prepare(one, name, {"obj": _mapping(v="start"), "log": _mapping(n=0)})
+        tid = prepare(one, name, {"obj": mapping(v="start"), "log": mapping(n=0)})
         ours, theirs = one.area(name), two.area(name, after=tid)
         ours["obj"]["v"] = "loser"
         theirs["obj"]["v"] = "winner"
@@ -311,7 +203,7 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
             return ScenarioResult(
                 name,
                 VIOLATION,
-                f"client 1's commit of {_path(name, 'obj', 'v')} = 'loser' "
+                f"client 1's commit of {path(name, 'obj', 'v')} = 'loser' "
                 "succeeded although client 2 had committed 'winner' over the "
                 "revision client 1 read (a lost update, no ConflictError)",
             )
@@ -325,14 +217,14 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
                 name,
                 VIOLATION,
                 f"after its commit raised {failure} and it aborted, client 1 "
-                f"could not commit an unrelated change: {_error(e)}",
+                f"could not commit an unrelated change: {error_line(e)}",
             )
         seen = open_client().area(name, after=log._p_serial)
         v, n = seen["obj"]["v"], seen["log"]["n"]
     problems = []
     if v != "winner":
         problems.append(
-            f"{_path(name, 'obj', 'v')} is {v!r}"
+            f"{path(name, 'obj', 'v')} is {v!r}"
             + (
                 f", written by a transaction whose commit raised {failure}"
                 if v == "loser"
@@ -342,7 +234,7 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
         )
     if n != 1:
         problems.append(
-            f"{_path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
+            f"{path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
         )
     return _verdict(
         name,
@@ -367,9 +259,9 @@ def btree_resolved_conflict(spec: str) -> ScenarioResult:
     from BTrees.OOBTree import OOBTree
 
     name = BTREE
-    with _clients(spec) as open_client:
+    with clients(spec) as open_client:
         one, two = open_client(), open_client()
-        tid = _prepare(one, name, {"tree": OOBTree({k: k for k in _TREE_KEYS})})
+        tid = prepare(one, name, {"tree": OOBTree({k: k for k in _TREE_KEYS})})
         ours, theirs = one.area(name)["tree"], two.area(name, after=tid)["tree"]
         len(ours), len(theirs)  # both loaded at the same revision
         ours["k05"] = "one"
@@ -390,7 +282,7 @@ def btree_resolved_conflict(spec: str) -> ScenarioResult:
             broken = None
         except AssertionError as e:
             broken = str(e).splitlines()[0] if str(e) else "AssertionError"
-    where = _path(name, "tree")
+    where = path(name, "tree")
     problems = []
     if broken:
         problems.append(f"{where} fails BTrees.check: {broken}")
@@ -432,21 +324,19 @@ def killed_between_vote_and_finish(
     tpc_finish; a fresh client must see all of that transaction or none of
     it, and another client must commit a change to p within *limit_s*."""
     name = KILLED
-    with _clients(spec) as open_client:
-        _prepare(
-            open_client(), name, {"p": _mapping(v="start"), "q": _mapping(v="start")}
-        )
+    with clients(spec) as open_client:
+        prepare(open_client(), name, {"p": mapping(v="start"), "q": mapping(v="start")})
     request = {"spec": spec, "name": name}
-    code, out, err = _run_child({**request, "mode": "vote-then-die"}, limit_s)
+    code, out, err = run_child({**request, "mode": "vote-then-die"}, limit_s)
     if code != -signal.SIGKILL or "voted" not in out.split():
         why = "was still running" if code is None else f"exited with {code}"
         return ScenarioResult(
             name,
             NOT_RUN,
             f"the child client did not reach its own SIGKILL after tpc_vote: it "
-            f"{why} ({_last_line(err) or 'no output'})",
+            f"{why} ({last_line(err) or 'no output'})",
         )
-    with _clients(spec) as open_client:
+    with clients(spec) as open_client:
         seen = open_client().area(name)
         p, q = seen["p"]["v"], seen["q"]["v"]
     if (p, q) == ("start", "start"):
@@ -458,10 +348,10 @@ def killed_between_vote_and_finish(
             name,
             VIOLATION,
             f"a fresh client sees part of the killed client's transaction: "
-            f"{_path(name, 'p', 'v')} is {p!r}, {_path(name, 'q', 'v')} is {q!r} "
+            f"{path(name, 'p', 'v')} is {p!r}, {path(name, 'q', 'v')} is {q!r} "
             "(it wrote 'killed' to both)",
         )
-    code, out, err = _run_child({**request, "mode": "commit"}, limit_s)
+    code, out, err = run_child({**request, "mode": "commit"}, limit_s)
     words = out.split()
     seconds = float(words[1]) if code == 0 and words[:1] == ["committed"] else None
     if seconds is None or seconds > limit_s:
@@ -471,22 +361,22 @@ def killed_between_vote_and_finish(
             else (
                 f"was still running after {limit_s:.0f} s"
                 if code is None
-                else f"failed: {_last_line(err) or f'exit status {code}'}"
+                else f"failed: {last_line(err) or f'exit status {code}'}"
             )
         )
         return ScenarioResult(
             name,
             VIOLATION,
             f"after the client killed between vote and finish, another client's "
-            f"commit to {_path(name, 'p', 'v')} {said} (limit {limit_s:.0f} s)",
+            f"commit to {path(name, 'p', 'v')} {said} (limit {limit_s:.0f} s)",
         )
-    with _clients(spec) as open_client:
+    with clients(spec) as open_client:
         p = open_client().area(name)["p"]["v"]
     if p != "after":
         return ScenarioResult(
             name,
             VIOLATION,
-            f"{_path(name, 'p', 'v')} is {p!r} after another client committed "
+            f"{path(name, 'p', 'v')} is {p!r} after another client committed "
             "'after' to it",
         )
     return ScenarioResult(
@@ -495,87 +385,6 @@ def killed_between_vote_and_finish(
         f"a fresh client saw {outcome} of the killed client's transaction; "
         f"another client then committed to the same object in {seconds:.2f} s",
     )
-
-
-# -- the child client -------------------------------------------------------
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
-def _run_child(request: dict[str, Any], limit_s: float) -> tuple[int | None, str, str]:
-    """Run child_main() in a new Python process with *request* on its stdin:
-    (exit status, None if it had to be killed after CHILD_START_S +
-    *limit_s*; stdout; stderr).  The child is killed and reaped on every
-    path, Ctrl-C included."""
-    # The spec travels on stdin, not argv, where `ps` would show a password.
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (root, env.get("PYTHONPATH", "")) if p
-    )
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from scenarios.verify.scenarios import child_main; child_main()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        out, err = process.communicate(
-            json.dumps(request), timeout=CHILD_START_S + limit_s
-        )
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        return None, out, err
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return process.returncode, out, err
-
-
-def child_main() -> None:
-    """The child client of killed-between-vote-and-finish (the request, a
-    JSON object, on stdin).  mode "vote-then-die": change p and q, run the
-    two-phase commit by hand through the Connection's data-manager API,
-    print "voted" and SIGKILL itself before tpc_finish.  mode "commit":
-    change p and commit, print "committed SECONDS" (the commit alone)."""
-    import transaction
-
-    from scenarios.load.target import open_target
-
-    request = json.loads(sys.stdin.read())
-    name = request["name"]
-    db = open_target(request["spec"], pool_size=1)
-    tm = transaction.TransactionManager()
-    conn = db.open(transaction_manager=tm)
-    txn = tm.begin()
-    area = conn.root()[AREA_KEY][name]
-    if request["mode"] == "vote-then-die":
-        area["p"]["v"] = area["q"]["v"] = "killed"
-        txn.note(f"{name}: killed before tpc_finish")
-        conn.tpc_begin(txn)
-        conn.commit(txn)
-        conn.tpc_vote(txn)
-        print("voted", flush=True)
-        os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(60)  # never reached: SIGKILL cannot be caught
-        raise SystemExit("SIGKILL did not kill the child")
-    area["p"]["v"] = "after"
-    start = time.monotonic()
-    tm.commit()
-    print(f"committed {time.monotonic() - start:.3f}", flush=True)
-    conn.close()
-    db.close()
 
 
 # -- the table --------------------------------------------------------------
