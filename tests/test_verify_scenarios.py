@@ -182,6 +182,18 @@ def test_a_killed_client_that_never_voted_is_not_run(tmp_path: Path) -> None:
     assert not scenario_children()
 
 
+def test_a_commit_slower_than_the_bound_is_a_violation() -> None:
+    # The bound is enforced: with a limit of 0 s the commit after the killed
+    # client (a few milliseconds on SQLite) is over it, and says so.
+    factory = factory_or_skip("relstorage-sqlite")
+    with fresh(factory) as spec:
+        result = scenarios.killed_between_vote_and_finish(spec, limit_s=0.0)
+    assert result.verdict == VIOLATION, result
+    assert "another client's commit to" in result.detail
+    assert result.detail.endswith("(limit 0 s)"), result.detail
+    assert not scenario_children()
+
+
 def test_a_result_takes_only_the_three_verdicts() -> None:
     with pytest.raises(ValueError, match="not one of"):
         ScenarioResult("x", "fine", "")

@@ -96,6 +96,6 @@ def child_main() -> None:
     area["p"]["v"] = "after"
     start = time.monotonic()
     tm.commit()
-    print(f"committed {time.monotonic() - start:.3f}", flush=True)
+    print(f"committed {time.monotonic() - start:.6f}", flush=True)
     conn.close()
     db.close()
