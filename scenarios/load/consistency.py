@@ -611,9 +611,9 @@ def verify(
     """check() the data set at *target* through a fresh client, after the
     run: what the check reads is prefetched first (a cold client would
     wait one round trip per object, about 1 ms each on a server here)."""
-    from scenarios.load.session import fab_of, short_connection
-
     import time
+
+    from scenarios.load.session import fab_of, short_connection
 
     events = list(events)
     started = time.perf_counter()
