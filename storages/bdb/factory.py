@@ -164,8 +164,4 @@ class ZEOBDBFactory(ZEOFactory):
     name = "zeo+bdb"
     description = "ZEO client and a runzeo server (BDBStorage) over TCP on 127.0.0.1"
     option_groups = (DBOptions, ZEOOptions, BDBFactoryOptions)
-    backend = BDBFactory
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.backend(self.options)  # bad --bdb-* options fail now, not in open
+    base = BDBFactory

@@ -280,6 +280,11 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
     def unavailable(self) -> str | None:
         return relstorage_missing()
 
+    def check_existing(self, directory: Path) -> None:
+        from storages.relstorage.sqlite import check_sqlite_dir
+
+        check_sqlite_dir(Path(directory) / "relstorage")
+
     def open(self, directory: Path) -> Store:
         data_dir = Path(directory) / "relstorage"
         store = RelStorageStore(

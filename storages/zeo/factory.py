@@ -28,6 +28,7 @@ from storages.base import (
     ZODBStore,
     new_trial_key,
 )
+from storages.composite import CompositeFactory
 from storages.file import FileFactory, directory_size
 from storages.zeo.options import ZEOOptions, check_reachable
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
@@ -141,10 +142,12 @@ class ZEOShared(Shared):
         return self.server.running
 
 
-class ZEOFactory(StorageFactory):
-    """ZEO in front of another storage's factory: FileStorage unless
-    *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
-    ``servable``; its served_section() is what runzeo serves.
+class ZEOFactory(CompositeFactory):
+    """ZEO in front of another storage's factory (a composite,
+    storages.composite): FileStorage unless *base* says otherwise (zeo+bdb
+    fronts bdb).  The base must be ``servable``; its served_section() is
+    what runzeo serves, and its hooks (check_existing: the data runzeo
+    would open read-write) are this factory's.
 
     Inside running() (and without --zeo-address) open() takes a fresh
     storage of a ZEOPool's runzeo; outside it, open() starts a runzeo of
@@ -162,24 +165,27 @@ class ZEOFactory(StorageFactory):
     shared = True
 
     #: The factory of the storage runzeo serves.
-    backend: type[StorageFactory] = FileFactory
+    base: ClassVar[type[StorageFactory]] = FileFactory
     not_storage = FileFactory.not_storage + SERVER_FILES
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         super().__init__(options)
         self._pool: ZEOPool | None = None  # while running()
 
-    def unavailable(self) -> str | None:
-        return self.backend(self.options).unavailable()
-
     def running(self) -> contextlib.AbstractContextManager[Any]:
-        """A ZEOPool that open() takes its storages from, closed on the way
-        out (its server stopped, its directory removed); nothing with
-        --zeo-address."""
+        """The base's running(), and inside it a ZEOPool that open() takes
+        its storages from, closed on the way out (its server stopped, its
+        directory removed); no pool with --zeo-address."""
         return self._running()
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
+        with self.base_factory.running():
+            with self._pool_held():
+                yield
+
+    @contextlib.contextmanager
+    def _pool_held(self) -> Iterator[None]:
         zeo = self.options.get(ZEOOptions)
         if zeo.zeo_address is not None or self._pool is not None:
             yield  # the user's server; or nested, and the outer pool serves
@@ -187,7 +193,7 @@ class ZEOFactory(StorageFactory):
         # Nothing starts until the first open(): a command that holds
         # running() only to share() (scale) starts no runzeo for it.
         pool = ZEOPool(
-            self.backend(self.options),
+            self.base_factory,
             port=zeo.zeo_port,
             size=POOL_SIZE,
             disk_bytes=POOL_DISK_BYTES,
@@ -216,7 +222,7 @@ class ZEOFactory(StorageFactory):
 
     def _start_server(self, directory: Path) -> ZEOServer:
         """A runzeo serving the backend's section in *directory*, started."""
-        backend = self.backend(self.options)
+        backend = self.base_factory
         reason = backend.unavailable()
         if reason:
             raise StorageError(reason)
