@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
 # Re-exported: a storage module finds the whole contract here.
+from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.options import DBOptions as DBOptions
 from storages.options import OptionGroup as OptionGroup
 from storages.options import StorageOptions as StorageOptions
@@ -90,6 +92,29 @@ def _nothing() -> None:
 #: Ctrl-C the close swallowed: FileStorage.close() catches everything,
 #: KeyboardInterrupt included, around saving its index.
 after_close: Callable[[], None] = _nothing
+
+
+@dataclasses.dataclass(frozen=True)
+class URIScheme:
+    """A zodburi scheme whose URIs name a storage's databases, as its
+    factory declares it (StorageFactory.uri_schemes); storages.named
+    builds the one scheme table from these.
+
+    default_port: the TCP port of its server when a URI names none (a
+    server that must answer before anything opens); None: no server.
+    read_only: its resolver opens read-only when asked (``read_only=1``),
+    so that a census or a check never writes.
+    local: the URI's path is a file or directory here, checked without
+    writing by the factory's check_at() before anything opens it.
+    query: keys zodburi's resolver gets unless the URI gives them
+    (``wait_timeout=10``: a client that waits for its server, bounded).
+    """
+
+    name: str
+    default_port: int | None = None
+    read_only: bool = False
+    local: bool = False
+    query: str = ""
 
 
 class Store(abc.ABC):
@@ -242,6 +267,11 @@ class StorageFactory(abc.ABC):
       would open, writing nothing, and raise DamagedStorage when it is
       not whole; callers run it before any read-write open of a database
       they did not just create;
+    - what generic code asks of a database a user names (storages.named):
+      ``uri_schemes`` (URIScheme: default port, read-only), ``uri_opener()``
+      where the storage opens its URIs itself, ``config_sections`` (the
+      ZConfig section types it checks) and ``check_at(path)``, the check
+      of a database a URI or a ZConfig section names;
     - ``open(directory)`` importing its backend lazily, ``unavailable()``,
       and ``running()``: a context manager entered once per run, before the
       first trial of this storage, and left after its last (on success,
@@ -285,6 +315,50 @@ class StorageFactory(abc.ABC):
     #: File name endings below the directory that are not the storage
     #: (config, logs, scratch files), left out of the size on disk.
     not_storage: ClassVar[tuple[str, ...]] = ()
+    #: zodburi schemes naming this storage's databases (storages.named).
+    uri_schemes: ClassVar[tuple[URIScheme, ...]] = ()
+    #: ZConfig section types (``filestorage``) naming this storage's
+    #: databases, each with a ``path`` that check_at() checks.
+    config_sections: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod  # noqa: B027 - optional hook, a no-op by default
+    def check_at(
+        cls,
+        path: Path,
+        must_exist: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        """Check, writing nothing, the database at *path* that one of
+        ``uri_schemes`` (``local``) or ``config_sections`` names, before
+        anything opens it: DamagedStorage when it is not whole, StorageError
+        when it is missing and *must_exist*, or held by another process
+        unless *read_only* (a reader may look).  The default checks nothing."""
+
+    @classmethod
+    def held_at(cls, path: Path) -> bool:
+        """Another process has the database at *path* (as check_at names
+        it) open for writing (a ZEO server): a read-only look sees it as it
+        was when opened.  False by default."""
+        return False
+
+    @classmethod
+    def path_uri(cls, path: Path) -> str | None:
+        """A URI of ``uri_schemes`` that opens, read-only, the database at
+        *path* (the directory open() uses, or the storage's own file); None
+        where there is none (a census then needs populate's marker there).
+        StorageError when *path* holds no database of this storage."""
+        return None
+
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        """What opens the ZODB storage *uri* (one of ``uri_schemes``) names,
+        where the storage opens its URIs itself; None to leave it to
+        zodburi's resolver (``read_only=1`` added where the scheme says
+        ``read_only``).  *wait_timeout*: seconds a client waits for its
+        server (None: the storage's default)."""
+        return None
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         self.options = options or StorageOptions()

@@ -21,6 +21,7 @@ from storages.base import (
     StorageError,
     StorageFactory,
     Store,
+    URIScheme,
     Wrap,
     ZODBStore,
     wrapping,
@@ -124,6 +125,26 @@ class BDBFactory(StorageFactory):
     servable = True
     wraps_storage = True
     user_errors = (BDBError,)
+    uri_schemes = (URIScheme("bdb", local=True),)
+    config_sections = ("bdbstorage",)
+
+    @classmethod
+    def check_at(
+        cls, path: Path, must_exist: bool = False, read_only: bool = False
+    ) -> None:
+        """Check the BDBStorage environment directory *path* a command is
+        about to open.  Missing or empty: fine unless *must_exist*
+        (BDBStorage creates one there)."""
+        if not must_exist and (
+            not path.exists() or (path.is_dir() and not any(path.iterdir()))
+        ):
+            return
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import check_environment
+
+        check_environment(path)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

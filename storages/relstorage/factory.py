@@ -41,6 +41,7 @@ from storages.base import (
     Shared,
     StorageFactory,
     Store,
+    URIScheme,
     ZODBStore,
 )
 from storages.file import directory_size
@@ -235,6 +236,16 @@ class _RelStorageFactory(StorageFactory):
     backend: ClassVar[str]
     keep_history: ClassVar[bool] = False
 
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        # The suite's opener, not RelStorage's resolver: a driver always
+        # named, MariaDB's workarounds (storages.relstorage.uri).
+        from storages.relstorage.uri import open_uri
+
+        return lambda: open_uri(uri, read_only=read_only)
+
     @property
     def history(self) -> str:
         return "preserving" if self.keep_history else "free"
@@ -274,6 +285,7 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
     name = "relstorage-sqlite"
     description = "RelStorage on SQLite files (sqlite3, no server), history-free"
     backend = "sqlite3"
+    uri_schemes = (URIScheme("sqlite", read_only=True),)
     # Several processes share it through SQLite's file locking.
     keeps_directory = True
 
@@ -501,6 +513,7 @@ class RelStoragePGFactory(_ServerFactory):
         "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
     )
     backend = "postgresql"
+    uri_schemes = (URIScheme("postgres", default_port=5432, read_only=True),)
     product = "PostgreSQL"
 
     def _options(self) -> RelStorageOptions:
@@ -568,6 +581,7 @@ class RelStorageMySQLFactory(_ServerFactory):
         "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
     )
     backend = "mysql"
+    uri_schemes = (URIScheme("mysql", default_port=3306, read_only=True),)
     product = "MySQL"
 
     def _options(self) -> RelStorageOptions:

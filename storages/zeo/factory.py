@@ -13,11 +13,12 @@ server instead, starts nothing and writes only under root[ROOT_KEY].
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from storages.base import (
+    ConfiguredOptions,
     DBOptions,
     OptionGroup,
     Shared,
@@ -25,12 +26,13 @@ from storages.base import (
     StorageFactory,
     StorageOptions,
     Store,
+    URIScheme,
     ZODBStore,
     new_trial_key,
 )
 from storages.composite import CompositeFactory
 from storages.file import FileFactory, directory_size
-from storages.zeo.options import ZEOOptions, check_reachable
+from storages.zeo.options import ZEO_URI_PORT, ZEOOptions, check_reachable, uri_address
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
 from storages.zeo.server import SERVER_FILES, ZEOServer
 
@@ -47,6 +49,7 @@ def open_client(
     options: StorageOptions,
     wait_timeout: float = WAIT_TIMEOUT_S,
     storage: str = "1",
+    read_only: bool = False,
 ) -> Any:
     """A ZEO ClientStorage connected to *address*, or StorageError.
 
@@ -58,6 +61,8 @@ def open_client(
 
     check_reachable(address)
     kwargs: dict[str, Any] = {"wait_timeout": wait_timeout, "storage": storage}
+    if read_only:
+        kwargs["read_only"] = True
     zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
     if zeo_cache_size is not None:
         kwargs["cache_size"] = zeo_cache_size
@@ -163,6 +168,11 @@ class ZEOFactory(CompositeFactory):
     keeps_directory = False
     starts_server = True
     shared = True
+    uri_schemes = (
+        URIScheme(
+            "zeo", default_port=ZEO_URI_PORT, read_only=True, query="wait_timeout=10"
+        ),
+    )
 
     #: The factory of the storage runzeo serves.
     base: ClassVar[type[StorageFactory]] = FileFactory
@@ -171,6 +181,27 @@ class ZEOFactory(CompositeFactory):
     def __init__(self, options: StorageOptions | None = None) -> None:
         super().__init__(options)
         self._pool: ZEOPool | None = None  # while running()
+
+    def preflight(self) -> None:
+        """The base's preflight, and a --zeo-address server must answer."""
+        super().preflight()
+        address = self.options.get(ZEOOptions).zeo_address
+        if address is not None:
+            check_reachable(address)
+
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        """A zeo://HOST:PORT URI without query keys through open_client
+        (reachability checked first, the client's wait bounded); any other
+        (a Unix socket, zodburi's keys) left to zodburi's resolver."""
+        address = uri_address(uri)
+        if address is None or "?" in uri:
+            return None
+        timeout = WAIT_TIMEOUT_S if wait_timeout is None else wait_timeout
+        options = StorageOptions(ZEOOptions())
+        return lambda: open_client(address, options, timeout, read_only=read_only)
 
     def running(self) -> contextlib.AbstractContextManager[Any]:
         """The base's running(), and inside it a ZEOPool that open() takes
@@ -236,8 +267,6 @@ class ZEOFactory(CompositeFactory):
         zeo = options.get(ZEOOptions)
         if zeo.zeo_address is not None:
             # The server's database is the user's: a trial key, no pack.
-            from storages.configured import ConfiguredOptions
-
             address = zeo.zeo_address
             return ZEOStore(
                 self.name,
