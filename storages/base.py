@@ -315,6 +315,9 @@ class StorageFactory(abc.ABC):
     #: File name endings below the directory that are not the storage
     #: (config, logs, scratch files), left out of the size on disk.
     not_storage: ClassVar[tuple[str, ...]] = ()
+    #: Rows of the report's summary table ("after the run") read from this
+    #: storage's jar_stats(): (label, path of keys into jar_stats).
+    summary_rows: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
     #: zodburi schemes naming this storage's databases (storages.named).
     uri_schemes: ClassVar[tuple[URIScheme, ...]] = ()
     #: ZConfig section types (``filestorage``) naming this storage's

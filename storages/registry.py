@@ -159,6 +159,15 @@ def user_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def summary_rows() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every registered storage's ``summary_rows``, each once, in registry
+    order: the rows of the report's summary table that read jar_stats."""
+    rows: dict[tuple[str, tuple[str, ...]], None] = {}
+    for factory in REGISTRY.values():
+        rows.update(dict.fromkeys(factory.summary_rows))
+    return tuple(rows)
+
+
 def not_storage() -> tuple[str, ...]:
     """Every registered storage's ``not_storage`` names: what a directory
     that any of them (or a runzeo serving one) wrote holds beside its data."""

@@ -174,6 +174,17 @@ class ZEOFactory(CompositeFactory):
         ),
     )
 
+    summary_rows = (
+        ("ZEO server: loads", ("server", "loads")),
+        ("ZEO server: stores", ("server", "stores")),
+        ("ZEO server: commits", ("server", "commits")),
+        ("ZEO server: aborts", ("server", "aborts")),
+        ("ZEO server: conflicts", ("server", "conflicts")),
+        ("ZEO client cache: hits", ("client_cache", "hits")),
+        ("ZEO client cache: adds", ("client_cache", "adds")),
+        ("ZEO client cache: evictions", ("client_cache", "evicts")),
+    )
+
     #: The factory of the storage runzeo serves.
     base: ClassVar[type[StorageFactory]] = FileFactory
     not_storage = FileFactory.not_storage + SERVER_FILES
