@@ -29,7 +29,7 @@ _EXPORTS = {
     "StorageOptions": "storages.base",
     "Shared": "storages.base",
     "Store": "storages.base",
-    "ZODBStore": "storages.base",
+    "ZODBStore": "storages.zodbstore",
     "DEFAULT_STORAGES": "storages.registry",
     "ENTRY_POINT_GROUP": "storages.registry",
     "REGISTRY": "storages.registry",

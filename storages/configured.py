@@ -34,7 +34,6 @@ from storages.base import (
     StorageFactory,
     StorageOptions,
     Store,
-    ZODBStore,
     new_trial_key,
 )
 
@@ -50,6 +49,7 @@ from storages.named import zconfig_source as zconfig_source
 from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.zlib import PREFIX as ZLIB_PREFIX
 from storages.zlib import zlib_of
+from storages.zodbstore import ZODBStore
 
 
 def _innermost(storage: Any) -> Any:

@@ -21,10 +21,8 @@ from storages.base import (
     StorageFactory,
     Store,
     URIScheme,
-    Wrap,
-    ZODBStore,
-    wrapping,
 )
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]

@@ -12,10 +12,8 @@ from storages.base import (
     StorageFactory,
     Store,
     URIScheme,
-    Wrap,
-    ZODBStore,
-    wrapping,
 )
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 
 class MappingFactory(StorageFactory):

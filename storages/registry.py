@@ -29,7 +29,7 @@ from storages.bdb.factory import BDBFactory, ZEOBDBFactory
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
 from storages.memory import MemoryFactory
-from storages.relstorage.factory import FACTORIES as RELSTORAGE_FACTORIES
+from storages.relstorage.backends import FACTORIES as RELSTORAGE_FACTORIES
 from storages.zeo import ZEOFactory
 from storages.zlib import ZlibFileFactory
 

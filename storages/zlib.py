@@ -19,9 +19,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from storages.base import StorageError, StorageFactory, Store, open_wrapped
+from storages.base import StorageError, StorageFactory, Store
 from storages.composite import CompositeFactory
 from storages.file import FileFactory
+from storages.zodbstore import open_wrapped
 
 PREFIX = "zlib+"
 

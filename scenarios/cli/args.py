@@ -129,16 +129,6 @@ def trials(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def add_storage_options(p: argparse.ArgumentParser) -> None:
-    """Every registered storage's options (each storage module declares its
-    own: see storages.base.OptionGroup)."""
-    storages.add_storage_options(p)
-
-
-def storage_options(args: argparse.Namespace) -> StorageOptions:
-    return storages.options_from_args(args)
-
-
 def check_storages_usable(
     names: tuple[str, ...], options: StorageOptions, explicit: bool
 ) -> None:

@@ -112,7 +112,7 @@ def add_target_option(parser: Any, help: str | None = None) -> None:
 def open_store(spec: str) -> Any:
     """A storages Store (root, commit, close) over one connection to the
     target: what populating it through a client takes."""
-    from storages.base import ZODBStore
+    from storages.zodbstore import ZODBStore
 
     class TargetStore(ZODBStore):
         def _open(self) -> None:

@@ -22,13 +22,11 @@ from storages.base import (
     StorageFactory,
     Store,
     URIScheme,
-    Wrap,
-    ZODBStore,
-    wrapping,
 )
 from storages.bdb.options import DURABILITY, BDBError, BDBOptions
 from storages.options import add_size_option
 from storages.zeo import ZEOFactory, ZEOOptions
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 #: The environment directory inside the directory the runner gives a trial.
 ENV_DIR = "bdb"

@@ -1,16 +1,26 @@
 """SQLite for RelStorage: no server, the database files in a directory.
 
-check_sqlite_dir() is relstorage-sqlite's read-only check: each SQLite file
+relstorage-sqlite and relstorage-sqlite-hp (their factories), and
+check_sqlite_dir(), their read-only check: each SQLite file
 RelStorage wrote is opened immutable (no lock, no journal, no -wal or -shm
 file created) and checked with SQLite's own integrity_check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
-from storages.base import DamagedStorage, StorageError
+from storages.base import DamagedStorage, Shared, StorageError, Store, URIScheme
+from storages.file import directory_size
+from storages.relstorage.factory import (
+    RelStorageShared,
+    RelStorageStore,
+    _RelStorageFactory,
+)
+from storages.relstorage.options import relstorage_missing
 
 #: How a damaged SQLite file is repaired; on a copy, the original kept.
 SQLITE_REPAIR = "sqlite3 {path} .recover | sqlite3 {path}.recovered"
@@ -49,3 +59,49 @@ def check_sqlite_dir(data_dir: Path) -> None:
         return
     for path in sorted(data_dir.glob("*.sqlite3")):
         check_sqlite_file(path)
+
+
+class RelStorageSQLiteFactory(_RelStorageFactory):
+    name = "relstorage-sqlite"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-free"
+    backend = "sqlite3"
+    uri_schemes = (URIScheme("sqlite", read_only=True),)
+    # Several processes share it through SQLite's file locking.
+    keeps_directory = True
+
+    def unavailable(self) -> str | None:
+        return relstorage_missing()
+
+    def check_existing(self, directory: Path) -> None:
+        check_sqlite_dir(Path(directory) / "relstorage")
+
+    def open(self, directory: Path) -> Store:
+        data_dir = Path(directory) / "relstorage"
+        store = RelStorageStore(
+            self.name,
+            self._open(data_dir=data_dir),
+            self.options,
+            size=lambda: directory_size(data_dir, ()),
+        )
+        store.info = {"backend": self.backend, "history": self.history}
+        return store
+
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """SQLite files in *directory*, shared through SQLite's locking; no
+        server: the clients do the storage's work."""
+        from storages.relstorage.uri import relstorage_uri
+
+        data_dir = directory / "relstorage"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        yield RelStorageShared(
+            relstorage_uri(
+                self.backend, self.keep_history, "sqlite3", data_dir=data_dir
+            )
+        )
+
+
+class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
+    name = "relstorage-sqlite-hp"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-preserving"
+    keep_history = True

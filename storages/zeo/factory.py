@@ -27,7 +27,6 @@ from storages.base import (
     StorageOptions,
     Store,
     URIScheme,
-    ZODBStore,
     new_trial_key,
 )
 from storages.composite import CompositeFactory
@@ -35,6 +34,7 @@ from storages.file import FileFactory, directory_size
 from storages.zeo.options import ZEO_URI_PORT, ZEOOptions, check_reachable, uri_address
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
 from storages.zeo.server import SERVER_FILES, ZEOServer
+from storages.zodbstore import ZODBStore
 
 #: Seconds a ZEO client waits for its server (to connect, or to come back
 #: before a call fails): a server the suite did not start may restart, one
