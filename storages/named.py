@@ -65,9 +65,13 @@ def split_uri(text: str) -> tuple[str, str]:
 
 
 def uri_schemes() -> list[str]:
+    """The schemes a URI may use: zodburi's resolvers (entry point group
+    zodburi.resolvers) and every scheme a registered storage declares (one
+    that opens its URIs itself, uri_opener(), needs no resolver)."""
     from importlib.metadata import entry_points
 
-    return sorted({ep.name for ep in entry_points(group="zodburi.resolvers")})
+    resolved = {ep.name for ep in entry_points(group="zodburi.resolvers")}
+    return sorted(resolved | set(registry.schemes()))
 
 
 @dataclasses.dataclass(frozen=True)
