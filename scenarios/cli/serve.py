@@ -161,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             say("stopping")
             return EXIT_OK
-        say(f"runzeo exited unexpectedly: {server._last_log_line()}")
+        say(f"runzeo exited unexpectedly: {server.last_log_line()}")
         return EXIT_FAILED
     finally:
         if server is not None:

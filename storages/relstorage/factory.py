@@ -237,7 +237,7 @@ class _ServerFactory(_RelStorageFactory):
             finally:
                 databases.close()
         elif self._port():
-            from storages.relstorage.servers import LOCALHOST, check_port_free
+            from storages.ports import LOCALHOST, check_port_free
 
             check_port_free(LOCALHOST, self._port())
 
