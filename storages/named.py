@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from storages import registry
 from storages.base import StorageError, StorageFactory, URIScheme
+from storages.errors import one_line
 from storages.ports import check_reachable
 
 #: A column name: what --storage-uri NAME=URI may call it.
@@ -40,11 +41,6 @@ def section_type(section: Any) -> str:
 
 def with_query(uri: str, extra: str) -> str:
     return f"{uri}{'&' if '?' in uri else '?'}{extra}"
-
-
-def one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 def _check_tcp(host: str, port: int, what: str, timeout: float = 3.0) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from storages import StorageError, StorageOptions
+from storages.errors import one_line
 from storages.named import URISource, open_one_line
 from storages.zeo import address_uri, parse_address
 from storages.zeo import uri_address as zeo_address  # noqa: F401 - scenarios.load.mix's
@@ -80,8 +81,9 @@ def open_target(
         except StorageError:
             raise
         except Exception as e:
-            line = f"{type(e).__name__}: {e}".splitlines()[0]
-            raise StorageError(f"cannot open target {describe(spec)}: {line}") from None
+            raise StorageError(
+                f"cannot open target {describe(spec)}: {one_line(e)}"
+            ) from None
         db.setPoolSize(pool_size)
         return db
     source = URISource(spec)

@@ -44,6 +44,7 @@ from storages.base import (
 )
 
 # Re-exported: their home was this module.
+from storages.relstorage.drivers import DRIVERS, pip_name
 from storages.relstorage.options import EXTRA as EXTRA
 from storages.relstorage.options import RelStorageOptions as RelStorageOptions
 from storages.relstorage.options import redact as redact
@@ -203,7 +204,8 @@ class _ServerFactory(_RelStorageFactory):
         raise NotImplementedError
 
     def _drivers(self) -> tuple[str, ...]:
-        raise NotImplementedError
+        """The backend's drivers, by the names pip installs them by."""
+        return tuple(pip_name(d) for d in DRIVERS[self.backend])
 
     # -- the shared parts ---------------------------------------------------
 
@@ -363,9 +365,6 @@ class RelStoragePGFactory(_ServerFactory):
     def _driver(self) -> str | None:
         return self._options().pg_driver
 
-    def _drivers(self) -> tuple[str, ...]:
-        return ("psycopg2", "pg8000")
-
     def _server_missing(self) -> str | None:
         from storages.relstorage import postgresql
 
@@ -430,9 +429,6 @@ class RelStorageMySQLFactory(_ServerFactory):
 
     def _driver(self) -> str | None:
         return self._options().mysql_driver
-
-    def _drivers(self) -> tuple[str, ...]:
-        return ("mysqlclient", "PyMySQL")
 
     def _server_missing(self) -> str | None:
         from storages.relstorage import mysql

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from storages.options import OptionGroup, at_least
+from storages.relstorage.drivers import driver_type
 
 #: The extra that installs RelStorage and the pure-Python drivers.
 EXTRA = "pip install 'vfab-loadtest[relstorage]' (or ./bootstrap)"
@@ -21,19 +22,6 @@ def _port(text: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"not a port number: {value}")
     return value
-
-
-def _pg_driver(text: str) -> str:
-    if text not in ("psycopg2", "pg8000"):
-        raise argparse.ArgumentTypeError(f"choose psycopg2 or pg8000, not {text!r}")
-    return text
-
-
-def _mysql_driver(text: str) -> str:
-    names = {"mysqlclient": "MySQLdb", "mysqldb": "MySQLdb", "pymysql": "PyMySQL"}
-    if text.lower() not in names:
-        raise argparse.ArgumentTypeError(f"choose mysqlclient or PyMySQL, not {text!r}")
-    return names[text.lower()]
 
 
 def redact(dsn: str | None) -> str | None:
@@ -108,13 +96,13 @@ class RelStorageOptions(OptionGroup):
         )
         group.add_argument(
             "--pg-driver",
-            type=_pg_driver,
+            type=driver_type("postgresql"),
             metavar="psycopg2|pg8000",
             help="PostgreSQL driver (default: psycopg2 when installed)",
         )
         group.add_argument(
             "--mysql-driver",
-            type=_mysql_driver,
+            type=driver_type("mysql"),
             metavar="mysqlclient|PyMySQL",
             help="MySQL driver (default: mysqlclient when installed)",
         )

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from storages.base import DamagedStorage, Shared, StorageError, Store, URIScheme
+from storages.errors import one_line
 from storages.file import directory_size
 from storages.relstorage.factory import (
     RelStorageShared,
@@ -36,7 +37,7 @@ def check_sqlite_file(path: Path) -> None:
     try:
         rows = connection.execute("PRAGMA integrity_check").fetchall()
     except sqlite3.DatabaseError as e:
-        what = str(e).splitlines()[0] if str(e) else type(e).__name__
+        what = one_line(e, with_type=False)
         raise DamagedStorage(
             str(path), "as SQLite reads it", what, SQLITE_REPAIR.format(path=path)
         ) from None
