@@ -3,6 +3,11 @@ feature package, the CLI and the locust plugin."""
 
 from __future__ import annotations
 
+# Re-exported: the one error-to-line helper lives with the storages, which
+# import nothing from scenarios.
+from storages.errors import first_line as first_line
+from storages.errors import one_line as one_line
+
 #: Exit statuses of vfab-bench (and, where locust lets us choose, of a
 #: locust run with locustfile.py).
 EXIT_OK = 0
@@ -25,23 +30,6 @@ EXIT_INTERRUPTED = 130
 class RunFailure(Exception):
     """The work failed after it started (a phase raised, a server died); the
     CLI prints it as one line and exits EXIT_FAILED."""
-
-
-def first_line(text: object) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[0] if lines else ""
-
-
-def one_line(error: BaseException) -> str:
-    """*error* as one line: an OSError's file and reason, else its type and
-    the first line of its message."""
-    if isinstance(error, OSError):
-        reason = error.strerror or first_line(error) or type(error).__name__
-        names = [str(n) for n in (error.filename, error.filename2) if n]
-        return f"{' -> '.join(names)}: {reason}" if names else reason
-    message = first_line(error)
-    kind = type(error).__name__
-    return f"{kind}: {message}" if message else kind
 
 
 class ConfigError(ValueError):

@@ -20,10 +20,9 @@ from storages.base import (
     StorageError,
     StorageFactory,
     Store,
-    Wrap,
-    ZODBStore,
-    wrapping,
+    URIScheme,
 )
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]
@@ -268,6 +267,38 @@ class FileFactory(StorageFactory):
     servable = True
     wraps_storage = True
     not_storage = NOT_STORAGE
+    uri_schemes = (URIScheme("file", read_only=True, local=True),)
+    config_sections = ("filestorage",)
+
+    @classmethod
+    def check_at(
+        cls, path: Path, must_exist: bool = False, read_only: bool = False
+    ) -> None:
+        """Check the FileStorage file *path* a command is about to open.
+        Missing: fine unless *must_exist* (opening it read-write creates
+        it).  Locked by another process: StorageError, unless *read_only*
+        (a short last transaction is then a commit in progress)."""
+        if not path.exists():
+            if must_exist:
+                raise StorageError(f"no FileStorage at {path}")
+            return
+        if not path.is_file():
+            raise StorageError(f"{path} is not a file (a FileStorage is one file)")
+        held = lock_held(Path(f"{path}.lock"))
+        if held and not read_only:
+            raise StorageError(f"{path} is locked: another process has it open")
+        check_filestorage(path, in_use=held)
+
+    @classmethod
+    def held_at(cls, path: Path) -> bool:
+        return lock_held(Path(f"{path}.lock"))
+
+    @classmethod
+    def path_uri(cls, path: Path) -> str | None:
+        fs_path = path / "Data.fs" if path.is_dir() else path
+        if not fs_path.is_file():
+            raise StorageError(f"no FileStorage at {path} ({fs_path} is missing)")
+        return f"file://{fs_path.absolute()}"
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         return filestorage_section(directory), ()

@@ -3,7 +3,9 @@
 A storage module declares its options as an OptionGroup (a frozen
 dataclass of defaults that adds its own argparse options); StorageOptions
 is the immutable set of groups a factory is made with.  DBOptions holds the
-ZODB.DB options every database takes.  Nothing here imports a backend.
+ZODB.DB options every database takes; ConfiguredOptions the databases the
+user names (storages.configured) and whether the suite may pack a database
+it did not create (those and a --zeo-address server).  Nothing here imports a backend.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 G = TypeVar("G", bound="OptionGroup")
@@ -153,3 +156,69 @@ class StorageOptions:
     def db_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ZODB.DB built from these options."""
         return self.get(DBOptions).db_kwargs()
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfiguredOptions(OptionGroup):
+    """Databases the user names, and whether the suite may pack them.
+
+    storage_config: a ZConfig file; each <zodb NAME> section is a column.
+    storage_uri: zodburi URIs ("URI" or "NAME=URI"), each a column.
+    pack: run the pack row on these databases (and a --zeo-address server)
+        too; pack removes old revisions of the whole database, which is the
+        user's, so it is off unless asked.
+    """
+
+    title: ClassVar[str] = "databases the suite did not create"
+
+    storage_config: Path | None = None
+    storage_uri: tuple[str, ...] = ()
+    pack: bool = False
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        add_configured_arguments(group)
+        group.add_argument(
+            "--pack",
+            action="store_true",
+            help="also pack databases the suite did not create (--storage-config, "
+            "--storage-uri, --zeo-address): the pack row packs the whole database",
+        )
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ConfiguredOptions:
+        path = getattr(args, "storage_config", None)
+        return cls(
+            storage_config=None if path is None else Path(path).absolute(),
+            storage_uri=tuple(getattr(args, "storage_uri", None) or ()),
+            pack=bool(getattr(args, "pack", False)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage_config": (
+                None if self.storage_config is None else str(self.storage_config)
+            ),
+            "storage_uri": list(self.storage_uri),
+            "pack": self.pack,
+        }
+
+
+def add_configured_arguments(group: Any) -> None:
+    """--storage-config FILE and --storage-uri [NAME=]URI (repeatable) on
+    *group*: the one declaration run, sweep and census use."""
+    group.add_argument(
+        "--storage-config",
+        type=Path,
+        metavar="FILE",
+        help="a ZODB ZConfig file: each <zodb NAME> section is a storage "
+        "column named NAME (%%import lines load other storages' sections)",
+    )
+    group.add_argument(
+        "--storage-uri",
+        action="append",
+        metavar="[NAME=]URI",
+        help="a zodburi URI (file://, zeo://, memory://, sqlite://, postgres://, "
+        "mysql://, bdb://; zlib+ in front compresses): a storage column named "
+        "NAME, or the URI; repeatable",
+    )

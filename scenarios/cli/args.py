@@ -19,7 +19,6 @@ import storages
 from scenarios.argtypes import non_negative_int, positive_int
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
 from storages import StorageOptions
-from storages.zeo import ZEOOptions
 
 #: --preset name -> (repeat, warmups); without one, DEFAULT_TRIALS.
 PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
@@ -130,24 +129,15 @@ def trials(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def add_storage_options(p: argparse.ArgumentParser) -> None:
-    """Every registered storage's options (each storage module declares its
-    own: see storages.base.OptionGroup)."""
-    storages.add_storage_options(p)
-
-
-def storage_options(args: argparse.Namespace) -> StorageOptions:
-    return storages.options_from_args(args)
-
-
 def check_storages_usable(
     names: tuple[str, ...], options: StorageOptions, explicit: bool
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
-    default one that cannot is skipped by the runner), a --zeo-address
-    must answer like every server or port named for a storage (its
-    preflight()), and a database the user named (--storage-config,
-    --storage-uri) must open read-only (StorageFactory.check)."""
+    default one that cannot is skipped by the runner), every server or
+    port named for a storage must answer or be free (its preflight(): a
+    --zeo-address for zeo), and a database the user named
+    (--storage-config, --storage-uri) must open read-only
+    (StorageFactory.check)."""
     factories = [storages.get(name, options) for name in names]
     for factory in factories:
         reason = factory.unavailable()
@@ -157,12 +147,6 @@ def check_storages_usable(
         if factory.unavailable() is None:
             factory.preflight()
             factory.check()
-    address = options.get(ZEOOptions).zeo_address
-    uses_zeo = (ZEOOptions in f.option_groups for f in factories)
-    if address is not None and any(uses_zeo):
-        from storages.zeo import check_reachable
-
-        check_reachable(address)
 
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:

@@ -18,14 +18,12 @@ from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
-    add_storage_options,
     add_trial_options,
     check_storages_usable,
     data_set_scale,
     progress,
     storage_columns,
     storage_list,
-    storage_options,
     trials,
 )
 from scenarios.cli.outputs import (
@@ -146,14 +144,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         markdown="write the tables as Markdown",
     )
     add_progress_option(run)
-    add_storage_options(run)
+    storages.add_storage_options(run)
     run.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from scenarios.bench import runner
 
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     budget = args.budget

@@ -13,7 +13,6 @@ from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
     progress,
-    storage_options,
 )
 from scenarios.cli.outputs import (
     add_output_options,
@@ -209,7 +208,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.scale.results import ScaleRun
 
     config, target = config_from(args)
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     for name in config.storages:
         if name == runner.TARGET:
             continue

@@ -28,9 +28,9 @@ from scenarios.cli.args import add_data_set_options, data_set_scale
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
+from storages.composite import root_base
 from storages.zeo import (
     LOCALHOST,
-    ZEOOptions,
     ZEOServer,
     check_port_free,
     port_number,
@@ -47,11 +47,12 @@ def shareable() -> list[str]:
     """Registry names of the shared storages runzeo does not serve
     (RelStorage's): serve holds a fresh database of theirs (share()) and
     prints the target clients open."""
-    # ZEO's own storages are what the runzeo serve starts already is.
+    # A composite over a servable base (zeo: runzeo in front of file) is
+    # what serving that base with runzeo already is.
     return [
         name
         for name, f in storages.REGISTRY.items()
-        if f.shared and not f.servable and ZEOOptions not in f.option_groups
+        if f.shared and not f.servable and not root_base(f).servable
     ]
 
 
@@ -160,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             say("stopping")
             return EXIT_OK
-        say(f"runzeo exited unexpectedly: {server._last_log_line()}")
+        say(f"runzeo exited unexpectedly: {server.last_log_line()}")
         return EXIT_FAILED
     finally:
         if server is not None:

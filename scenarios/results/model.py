@@ -10,7 +10,6 @@ docs/json-format.md explains the fields of the current version.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -175,13 +174,6 @@ class RunResult:
             "results": [r.to_json() for r in self.results],
             "trials": [t.to_json() for t in self.trials],
         }
-
-    def dump(self, path: Path) -> None:
-        """Write to *path*, which must not exist (checked by the caller before
-        the run; re-checked here so a result never replaces a file)."""
-        with open(path, "x", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=1, sort_keys=False)
-            f.write("\n")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
