@@ -13,7 +13,6 @@ from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
     progress,
-    storage_options,
 )
 from scenarios.cli.outputs import (
     add_output_options,
@@ -120,7 +119,7 @@ def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
     elif args.storage:
         names = args.storage
     else:
-        options = storage_options(args)
+        options = storages.options_from_args(args)
         names = [
             n
             for n in shared_storages()
@@ -144,7 +143,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.verify import report, run
 
     config, target = config_from(args)
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     for name in config.storages:
         if name == scale_runner.TARGET:
             continue
