@@ -224,7 +224,8 @@ def test_debug_shows_the_traceback() -> None:
         (["populate", "--storage", "file", "--path", ""], "empty"),
         (["run", "--storage", ","], "no storage"),
         (["run", "--storage", "mapping,,file"], "empty"),
-        (["run", "--scale", "100000000000"], "estimate"),
+        (["run", "--scale", "1000000"], "estimate"),
+        (["run", "--scale", "100000000000"], "must be from 1 to 1,000,000"),
     ],
 )
 def test_values_that_parse_but_are_wrong(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+from scenarios.argtypes import ranged
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
@@ -24,6 +25,7 @@ from scenarios.cli.outputs import (
     write_with,
 )
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.sweep.config import MAX_OBJECTS
 
 
 def objects_list(text: str) -> tuple[int, ...]:
@@ -33,6 +35,9 @@ def objects_list(text: str) -> tuple[int, ...]:
         return parse_objects(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+ranged(objects_list, 1, MAX_OBJECTS)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

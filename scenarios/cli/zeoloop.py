@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scenarios.argtypes import positive_float, positive_int
+from scenarios.argtypes import at_least, positive_float, seed
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import add_output_options, check_outputs, write_json
 from scenarios.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_OK,
     ConfigError,
@@ -18,6 +18,10 @@ from scenarios.load.journal import Journal, verify
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
+
+#: The most threads and client processes zeoloop starts.
+MAX_USERS = 10_000
+MAX_PROCESSES = 1_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,11 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"invariants.  Exit {EXIT_FAILED} if an operation ran out of retries, "
         f"{EXIT_INVARIANTS} if the invariants do not hold.\n\noperations:\n" + ops,
     )
-    p.add_argument("--users", type=positive_int, default=1, metavar="N")
-    p.add_argument("--processes", type=positive_int, default=1, metavar="P")
+    p.add_argument("--users", type=at_least(1, MAX_USERS), default=1, metavar="N")
+    p.add_argument(
+        "--processes", type=at_least(1, MAX_PROCESSES), default=1, metavar="P"
+    )
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
     add_load_options(p)
-    p.add_argument("--seed", type=int, help="seed the users' random streams")
+    p.add_argument("--seed", type=seed, help="seed the users' random streams")
     add_output_options(p, json="write the rows as JSON")
     p.set_defaults(handler=main)
 

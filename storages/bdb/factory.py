@@ -25,8 +25,8 @@ from storages.base import (
     ZODBStore,
     wrapping,
 )
-from storages.bdb.options import DURABILITY, BDBError, BDBOptions
-from storages.options import add_size_option
+from storages.bdb.options import DURABILITY, MAX_CACHE_BYTES, MIB, BDBError, BDBOptions
+from storages.options import add_size_option, at_least
 from storages.zeo import ZEOFactory, ZEOOptions
 
 #: The environment directory inside the directory the runner gives a trial.
@@ -72,6 +72,7 @@ class BDBFactoryOptions(OptionGroup):
             "--bdb-cache-size",
             "BYTES",
             "Berkeley DB page cache in bytes (default: 64 MiB)",
+            at_least(MIB, MAX_CACHE_BYTES),
         )
         group.add_argument(
             "--bdb-durability",

@@ -50,11 +50,7 @@ from storages.options import at_least
 EXTRA = "pip install 'vfab-loadtest[relstorage]' (or ./bootstrap)"
 
 
-def _port(text: str) -> int:
-    value = at_least(0)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
+_port = at_least(0, 65535)
 
 
 def _pg_driver(text: str) -> str:
