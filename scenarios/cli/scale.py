@@ -97,7 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "clients and server, then check the data against what clients "
         f"committed.  Exit {EXIT_FAILED} on failed operations or errors, "
         f"{EXIT_INVARIANTS} if the invariants do not hold, "
-        f"{EXIT_INTERRUPTED} on Ctrl-C.",
+        f"{EXIT_INTERRUPTED} on Ctrl-C (128 + the signal: 143 on SIGTERM, "
+        "129 on SIGHUP).",
     )
     p.add_argument(
         "--storage",
@@ -249,13 +250,13 @@ def main(args: argparse.Namespace) -> int:
                 "is not reported; nothing of it to check",
                 file=sys.stderr,
             )
-        print("vfab-bench: interrupted", file=sys.stderr)
+        print(stop_line(last_signal()), file=sys.stderr)
     if args.json is not None and points:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
         write_with(args.plot, args.force, lambda path: report.plot(run, path))
     if interrupted:
-        return EXIT_INTERRUPTED
+        return exit_status(last_signal())
     if any(p.invariants["ok"] is not True for p in points):
         return EXIT_INVARIANTS
     if any(p.failed or p.errors for p in points) and config.fault is None:

@@ -63,11 +63,12 @@ def main(args: argparse.Namespace) -> int:
     results = zeoloop.run(config, args.users, args.processes, args.duration, args.seed)
     rows = zeoloop.summarize(results)
     if any(r.interrupted for r in results) and not (rows[-1].ops or rows[-1].failures):
+        signum = last_signal()
         print(
-            "vfab-bench: interrupted before any operation ended; nothing to check",
+            f"{stop_line(signum)} before any operation ended; nothing to check",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return exit_status(signum)
     window = max((r.window_s for r in results), default=0.0)
     cut = (
         f" (interrupted after {window:.1f} s)"
@@ -91,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
         report = verify(config.target, journal)
     except KeyboardInterrupt:
         print("invariants not checked: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_status(last_signal())
     print(report.summary())
     for line in report.problems:
         print(f"  {line}")
@@ -106,8 +107,17 @@ def main(args: argparse.Namespace) -> int:
         }
         write_json(args.json, doc, args.force)
     if interrupted:
-        print("vfab-bench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        signum = last_signal()
+        print(stop_line(signum), file=sys.stderr)
+        return exit_status(signum)
     if not report.ok:
         return EXIT_INVARIANTS
+    lost = sum(r.lost for r in results)
+    if lost:
+        print(
+            f"vfab-bench zeoloop: {lost} client process(es) sent no result "
+            "(killed or stuck): their operations are not counted nor checked",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_FAILED if rows[-1].failures else EXIT_OK

@@ -41,6 +41,9 @@ class ProcessResult:
     errors: list[str]
     journal: dict[str, Any]
     interrupted: bool = False
+    #: The process sent no result though nobody stopped the loop: it was
+    #: killed (SIGKILL, the OOM killer) or stuck; what it did is not counted.
+    lost: bool = False
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -158,6 +161,7 @@ def run(
     if len(split) == 1:
         return [run_process(config, split[0], duration, seeds[0])]
     args = [(config, n, duration, s) for n, s in zip(split, seeds, strict=True)]
+    stopped = False
     with ClientProcesses(run_process, args) as procs:
         try:
             procs.start()
@@ -165,14 +169,21 @@ def run(
             procs.go()
             answers = procs.results(timeout=duration + 60)
         except KeyboardInterrupt:
+            stopped = True
             procs.stop.set()
             answers = procs.results(timeout=30)
     out = []
     for answer in answers:
         if answer is None:
+            # Stopped by a signal: cut short.  Otherwise it died on its
+            # own or was killed (scale's kill-client): lost, as scale says.
             lost = ProcessResult.empty()
-            lost.interrupted = True
-            lost.errors.append("a client process sent no result")
+            lost.interrupted = stopped
+            lost.lost = not stopped
+            lost.errors.append(
+                "a client process sent no result"
+                + ("" if stopped else " (killed or stuck)")
+            )
             out.append(lost)
         elif answer[0] == "error":
             raise StorageError(f"a client process failed: {answer[1]}")
