@@ -20,6 +20,7 @@ from typing import Any
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "ROOT_KEY": "storages.base",
+    "CrashCutStorage": "storages.base",
     "DamagedStorage": "storages.base",
     "DBOptions": "storages.base",
     "OptionGroup": "storages.base",

@@ -188,6 +188,20 @@ def check_storages_usable(
         check_reachable(address)
 
 
+def add_recover_option(p: argparse.ArgumentParser) -> None:
+    """--recover: a database whose only fault is a last transaction a crash
+    cut short is recovered (that transaction dropped, its bytes kept beside
+    the file) instead of refused."""
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="if the existing database's only fault is a last transaction a "
+        "crash cut (nothing in it was acknowledged), drop that transaction "
+        "as its storage would, keeping the bytes beside the file (Data.fs.trN), "
+        "and go on; damage anywhere else is still refused",
+    )
+
+
 def add_progress_option(p: argparse.ArgumentParser) -> None:
     """-q/--quiet: no progress lines on stderr (progress() reads it)."""
     p.add_argument(
