@@ -23,6 +23,7 @@ _EXPORTS = {
     "CrashCutStorage": "storages.base",
     "DamagedStorage": "storages.base",
     "DBOptions": "storages.base",
+    "NeedsRecovery": "storages.base",
     "OptionGroup": "storages.base",
     "StorageError": "storages.base",
     "StorageFactory": "storages.base",

@@ -72,7 +72,22 @@ class DamagedStorage(StorageError):
         self.repair = repair
 
 
-class CrashCutStorage(DamagedStorage):
+class NeedsRecovery(DamagedStorage):
+    """A database whose only fault is what a crash leaves, work its
+    storage's recovery would do when it is next opened for writing; left as
+    it is unless the user asks for recovery (StorageFactory.recover_existing,
+    --recover).  str() is one line saying what the crash left and that
+    --recover runs the recovery."""
+
+    def __init__(self, path: str, message: str) -> None:
+        StorageError.__init__(self, message)
+        self.path = path
+        self.where = ""
+        self.what = message
+        self.repair = "--recover"
+
+
+class CrashCutStorage(NeedsRecovery):
     """A database whose only fault is what a crash leaves: a last transaction
     that was never finished (FileStorage: cut short, or its status still
     'c'), which nothing acknowledged.  Left as it is unless the user asks
@@ -91,13 +106,12 @@ class CrashCutStorage(DamagedStorage):
         how: str,
         recovery: str,
     ) -> None:
-        StorageError.__init__(
-            self,
+        super().__init__(
+            path,
             f"{path} ends in a transaction cut by a crash: transaction "
             f"{transaction} (at byte {offset}, {nbytes} bytes) {how}; nothing "
             f"in it was acknowledged; nothing was changed ({recovery})",
         )
-        self.path = path
         self.where = f"at byte {offset}"
         self.what = how
         self.repair = recovery

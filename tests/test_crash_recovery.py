@@ -261,3 +261,100 @@ def test_runzeo_killed_under_load_is_recovered_with_every_acknowledged_commit(
     assert (data / "Data.fs.tr0").is_file()
     assert left.startswith(fs.read_bytes())
     shutil.rmtree(data)
+
+
+# -- Berkeley DB: a crash leaves work for its recovery -------------------------
+
+#: Opens the BDBStorage environment argv[1] through ZODB and commits one
+#: small transaction after another, printing the number of each once commit
+#: returned, until it is killed.
+BDB_WRITER = """
+import sys
+import transaction
+import ZODB
+from BTrees.IIBTree import IIBTree
+from storages.bdb import BDBStorage
+
+db = ZODB.DB(BDBStorage(sys.argv[1]))
+conn = db.open()
+root = conn.root()
+root["witness"] = IIBTree()
+transaction.commit()
+i = 0
+while True:
+    i += 1
+    root["witness"][i] = i
+    transaction.commit()
+    print(i, flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def bdb_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from storages.bdb import berkeleydb_missing
+
+    reason = berkeleydb_missing()
+    if reason:
+        pytest.skip(reason)
+    directory = tmp_path_factory.mktemp("bdb") / "data"
+    proc = vfab_bench("populate", "--storage", "bdb", "--path", str(directory))
+    assert proc.returncode == 0, proc.stderr
+    return directory
+
+
+def crashed_bdb(
+    bdb_set: Path, tmp_path: Path, commits: int = 50
+) -> tuple[Path, list[int]]:
+    """A copy of the data set whose environment a writer left by SIGKILL
+    after *commits* acknowledged commits; and those commits."""
+    data = tmp_path / "data"
+    shutil.copytree(bdb_set, data)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", BDB_WRITER, str(data / "bdb")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+    )
+    acked = []
+    assert writer.stdout is not None
+    for line in writer.stdout:
+        acked.append(int(line))
+        if len(acked) == commits:
+            writer.kill()
+            break
+    writer.wait()
+    return data, acked
+
+
+def test_bdb_work_left_by_a_crash_is_named_and_recovered_only_with_recover(
+    bdb_set: Path, tmp_path: Path
+) -> None:
+    data, acked = crashed_bdb(bdb_set, tmp_path)
+    before = tree_digest(data)
+    listing = sorted(p.name for p in (data / "bdb").iterdir())
+    for args in (
+        ["serve", "--storage", "bdb", "--path", str(data), "--port", "0"],
+        ["populate", "--storage", "bdb", "--path", str(data), "--overwrite"],
+        ["census", "--path", str(data)],
+    ):
+        proc = vfab_bench(*args, timeout=120)
+        assert_one_line(proc, "a crash left work for Berkeley DB's recovery")
+        assert "--recover" in proc.stderr
+        assert tree_digest(data) == before, args
+        assert sorted(p.name for p in (data / "bdb").iterdir()) == listing
+
+    with serve("--storage", "bdb", "--path", str(data), "--recover") as served:
+        import ZEO
+
+        db = ZEO.DB(served.host_port)
+        try:
+            stored = dict(db.open().root()["witness"])
+        finally:
+            db.close()
+    said = "".join(served.stderr)
+    assert "ran Berkeley DB's recovery" in said, said
+    assert [i for i in acked if stored.get(i) != i] == []
+    # Recovered: served again without --recover.
+    with serve("--storage", "bdb", "--path", str(data)) as served:
+        assert "recovery" not in "".join(served.stderr)

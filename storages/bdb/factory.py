@@ -145,6 +145,14 @@ class BDBFactory(StorageFactory):
 
         check_environment(Path(directory) / ENV_DIR)
 
+    def recover_existing(self, directory: Path) -> str | None:
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import recover_environment
+
+        return recover_environment(Path(directory) / ENV_DIR)
+
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         reason = berkeleydb_missing()
         if reason:
