@@ -21,8 +21,10 @@ from typing import Any
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "ROOT_KEY": "storages.base",
+    "CrashCutStorage": "storages.base",
     "DamagedStorage": "storages.base",
     "DBOptions": "storages.base",
+    "NeedsRecovery": "storages.base",
     "OptionGroup": "storages.base",
     "StorageError": "storages.base",
     "StorageFactory": "storages.base",

@@ -74,6 +74,54 @@ class DamagedStorage(StorageError):
         self.repair = repair
 
 
+class NeedsRecovery(DamagedStorage):
+    """A database whose only fault is what a crash leaves, work its
+    storage's recovery would do when it is next opened for writing; left as
+    it is unless the user asks for recovery (StorageFactory.recover_existing,
+    --recover).  str() is one line saying what the crash left and that
+    --recover runs the recovery."""
+
+    def __init__(self, path: str, message: str) -> None:
+        StorageError.__init__(self, message)
+        self.path = path
+        self.where = ""
+        self.what = message
+        self.repair = "--recover"
+
+
+class CrashCutStorage(NeedsRecovery):
+    """A database whose only fault is what a crash leaves: a last transaction
+    that was never finished (FileStorage: cut short, or its status still
+    'c'), which nothing acknowledged.  Left as it is unless the user asks
+    for recovery (StorageFactory.recover_existing, --recover).
+
+    str() is one line: which transaction, how many bytes, and that
+    --recover drops it (*recovery* says how the bytes are kept).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        transaction: int,
+        offset: int,
+        nbytes: int,
+        how: str,
+        recovery: str,
+    ) -> None:
+        super().__init__(
+            path,
+            f"{path} ends in a transaction cut by a crash: transaction "
+            f"{transaction} (at byte {offset}, {nbytes} bytes) {how}; nothing "
+            f"in it was acknowledged; nothing was changed ({recovery})",
+        )
+        self.where = f"at byte {offset}"
+        self.what = how
+        self.repair = recovery
+        self.transaction = transaction
+        self.offset = offset
+        self.nbytes = nbytes
+
+
 #: What ZODBStore.commit runs inside: a context manager factory.  The
 #: default does nothing; a CLI that wants Ctrl-C held until a commit in
 #: flight has finished installs its own (scenarios.cli.interrupts), so that
@@ -403,6 +451,17 @@ class StorageFactory(abc.ABC):
         by another process or is not this storage's.  Reads everything, so
         it costs a pass over the data.  Nothing there: nothing to check.
         The default checks nothing (no files, or a server's database)."""
+
+    def recover_existing(self, directory: Path) -> str | None:
+        """Recover the database in *directory* from a crash, as its storage
+        would when opened read-write, but only when its only fault is the
+        crash's (CrashCutStorage from check_existing), and check it whole
+        again; one line saying what was dropped and where it is kept, or
+        None when there was nothing to recover.  Damage anywhere else is
+        refused (DamagedStorage), nothing changed.  The default: nothing
+        to recover, only the check."""
+        self.check_existing(directory)
+        return None
 
     @abc.abstractmethod
     def open(self, directory: Path) -> Store:

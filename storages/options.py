@@ -69,6 +69,7 @@ class DBOptions(OptionGroup):
             "OBJECTS",
             "ZODB connection cache size in objects (default: ZODB's, 400; "
             "run: a million for xlarge)",
+            at_least(1, MAX_CACHE_OBJECTS),
         )
 
     def db_kwargs(self) -> dict[str, Any]:
@@ -76,28 +77,71 @@ class DBOptions(OptionGroup):
         return {} if self.cache_size is None else {"cache_size": self.cache_size}
 
 
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= *minimum* (option groups and the
-    CLI share it)."""
+#: The largest whole number an option takes unless it says otherwise: a
+#: signed 64-bit integer, what the libraries below (ZODB, Berkeley DB,
+#: SQLite) can hold.
+MAX_INT = 2**63 - 1
+
+
+#: The largest ZODB connection cache target (objects): a C int in
+#: persistent's cache.
+MAX_CACHE_OBJECTS = 2**31 - 1
+
+
+def shown(text: str, limit: int = 24) -> str:
+    """A value as an error message repeats it: at most *limit* characters
+    (a 400-digit number is not worth a screenful)."""
+    text = str(text).strip()
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3] + "...")
+
+
+def show_number(value: float) -> str:
+    """A bound as --help prints it: 2**63-1, 1,000,000, 0.5."""
+    if value == MAX_INT:
+        return "2**63-1"
+    if value == -MAX_INT - 1:
+        return "-2**63"
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def at_least(minimum: int, maximum: int = MAX_INT) -> Callable[[str], int]:
+    """An argparse type: a whole number from *minimum* to *maximum* (option
+    groups and the CLI share it); its `bounds` attribute is the range, which
+    --help prints."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+            raise argparse.ArgumentTypeError(
+                f"not a whole number: {shown(text)}"
+            ) from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"must be from {show_number(minimum)} to {show_number(maximum)}, "
+                f"not {shown(text)}"
+            )
         return value
 
+    parse.bounds = (minimum, maximum)  # type: ignore[attr-defined]
     return parse
 
 
 positive_int = at_least(1)
 
 
-def add_size_option(group: Any, flag: str, unit: str, help: str) -> None:
-    """A cache size option: a positive number of *unit*, None when absent."""
-    group.add_argument(flag, type=positive_int, metavar=unit, help=help)
+def add_size_option(
+    group: Any,
+    flag: str,
+    unit: str,
+    help: str,
+    parse: Callable[[str], int] = positive_int,
+) -> None:
+    """A cache size option: a positive number of *unit* (within *parse*'s
+    bounds), None when absent."""
+    group.add_argument(flag, type=parse, metavar=unit, help=help)
 
 
 class StorageOptions:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import storages
 from scenarios import argtypes
-from scenarios.argtypes import non_negative_int, positive_int
+from scenarios.argtypes import at_least
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.config import ROWS, RunConfig
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
@@ -65,6 +65,9 @@ DEFAULT_BUDGET_S = 17.0
 DEFAULT_MIN_TRIALS = 5
 DEFAULT_MAX_TRIALS = 100
 DEFAULT_STATISTIC = "min"
+#: The most trials per storage, and objects per batch (--batch).
+MAX_TRIALS = 10_000
+MAX_BATCH = 10**9
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -101,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     g.add_argument(
         "--max-trials",
-        type=positive_int,
+        type=at_least(1, MAX_TRIALS),
         default=DEFAULT_MAX_TRIALS,
         metavar="N",
         help="at most this many trials per storage under --budget "
@@ -122,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--batch",
-        type=non_negative_int,
+        type=at_least(0, MAX_BATCH),
         metavar="N",
         help="commit every N objects while building the data set, trimming "
         "the connection cache between batches (bounded memory); 0: one "

@@ -7,13 +7,14 @@ import os
 import sys
 
 import storages
-from scenarios.argtypes import non_negative_float, positive_float
+from scenarios.argtypes import between, non_negative_float, positive_float, ranged
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
     progress,
 )
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import (
     add_output_options,
     check_outputs,
@@ -32,7 +33,15 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
-from scenarios.scale.config import DEFAULT_CLIENTS, Fault, ScaleConfig, check_memory
+from scenarios.scale.config import (
+    DEFAULT_CLIENTS,
+    MAX_CLIENTS,
+    MAX_FAULT_S,
+    Fault,
+    ScaleConfig,
+    check_memory,
+)
+from storages.options import shown
 
 
 def shared_storages() -> list[str]:
@@ -56,11 +65,18 @@ def client_counts(text: str) -> list[int]:
         counts = [int(n) for n in text.split(",") if n.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"bad --clients {text!r}: expected counts like 1,2,4"
+            f"bad --clients {shown(text)}: expected counts like 1,2,4"
         ) from None
-    if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError("--clients takes counts of 1 or more")
+    if not counts or min(counts) < 1 or max(counts) > MAX_CLIENTS:
+        raise argparse.ArgumentTypeError(
+            f"--clients takes counts from 1 to {MAX_CLIENTS:,}"
+        )
     return sorted(set(counts))
+
+
+#: The highest --rate (operations per second over all clients).
+MAX_RATE = 1e6
+ranged(client_counts, 1, MAX_CLIENTS)
 
 
 def fault_type(text: str) -> Fault:
@@ -85,7 +101,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "phantom writes, index drift, lost updates, inconsistent reads).  "
         f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
         f"data could not be checked, {EXIT_FAILED} on failed operations or "
-        f"errors, {EXIT_INTERRUPTED} on Ctrl-C.",
+        f"errors, {EXIT_INTERRUPTED} on Ctrl-C (128 + the signal: 143 on "
+        "SIGTERM, 129 on SIGHUP).",
     )
     p.add_argument(
         "--storage",
@@ -120,7 +137,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--rate",
-        type=positive_float,
+        type=between(0, MAX_RATE, above=True),
         metavar="OPS",
         help="open loop: Poisson arrivals at OPS per second over all clients "
         "(default: closed loop, each client as fast as it can)",
@@ -131,7 +148,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SPEC",
         help="kill-server:AT[,restart:AFTER] (SIGKILL the server AT seconds "
         "into the window, start it again AFTER seconds later) or "
-        "kill-client:AT (SIGKILL one client)",
+        "kill-client:AT (SIGKILL one client); AT and AFTER from 0 to "
+        f"{MAX_FAULT_S:,.0f}",
     )
     p.add_argument(
         "--wait-timeout",
@@ -249,7 +267,7 @@ def main(args: argparse.Namespace) -> int:
                 "is not reported; nothing of it to check",
                 file=sys.stderr,
             )
-        print("vfab-bench: interrupted", file=sys.stderr)
+        print(stop_line(last_signal()), file=sys.stderr)
     if args.json is not None and points:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
@@ -257,7 +275,7 @@ def main(args: argparse.Namespace) -> int:
     if history:
         write_with(args.history, args.force, lambda path: write_history(path, history))
     if interrupted:
-        return EXIT_INTERRUPTED
+        return exit_status(last_signal())
     if any(p.invariants["ok"] is False for p in points):
         return EXIT_VIOLATIONS
     if config.check and any(p.invariants["ok"] is None for p in points):

@@ -24,7 +24,11 @@ from pathlib import Path
 
 import storages
 from scenarios import argtypes
-from scenarios.cli.args import add_data_set_options, data_set_scale
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_recover_option,
+    data_set_scale,
+)
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
@@ -104,6 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="replace a data set of another size or seed at --path "
         "(removing only the files populate created)",
     )
+    add_recover_option(p)
     p.set_defaults(handler=main)
 
 
@@ -141,7 +146,9 @@ def main(args: argparse.Namespace) -> int:
     server: ZEOServer | None = None
     try:
         data = (args.path or scratch / "data").absolute()
-        _ensure_data_set(data, args.storage, spec, args.seed, args.overwrite)
+        _ensure_data_set(
+            data, args.storage, spec, args.seed, args.overwrite, args.recover
+        )
         section, imports = factory.served_section(data)
         server = ZEOServer(
             scratch, section, host=args.host, port=args.port, imports=imports
@@ -171,12 +178,19 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _ensure_data_set(
-    path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
+    path: Path,
+    storage: str,
+    spec: DataSpec,
+    seed: int,
+    overwrite: bool,
+    recover: bool = False,
 ) -> None:
     """Populate *path* unless it already holds this data set (as populate
     would: see scenarios.data.datadir for what it refuses and what it removes).
     A data set already there is checked whole first (runzeo opens it
-    read-write, and a damaged FileStorage opened so is silently cut short)."""
+    read-write, and a damaged FileStorage opened so is silently cut short);
+    with *recover*, one whose only fault is a crash's cut last transaction
+    is recovered (and serve says what it dropped)."""
     marker = datadir.read_marker(path) if path.is_dir() else None
     held = (marker or {}).get("spec", {})
     if (
@@ -185,12 +199,17 @@ def _ensure_data_set(
         and marker["storage"] == storage
         and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
     ):
-        datadir.check_data_set(storage, path)  # refuse before saying anything
+        # Refuse before saying anything.
+        dropped = datadir.check_data_set(storage, path, recover=recover)
+        if dropped is not None:
+            say(dropped)
         say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
         return
     replaced = datadir.plan(storage, path, overwrite)  # refuse before saying anything
     if replaced:
-        datadir.check_data_set(storage, path)
+        dropped = datadir.check_data_set(storage, path, recover=recover)
+        if dropped is not None:
+            say(dropped)
     say(f"populating the {spec.name} data set (seed {seed})")
     started = time.perf_counter()
     datadir.populate(

@@ -6,6 +6,7 @@ import argparse
 import textwrap
 
 import storages
+from scenarios.argtypes import ranged
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
@@ -23,6 +24,7 @@ from scenarios.cli.outputs import (
     write_with,
 )
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.sweep.config import MAX_OBJECTS
 
 
 def objects_list(text: str) -> tuple[int, ...]:
@@ -32,6 +34,9 @@ def objects_list(text: str) -> tuple[int, ...]:
         return parse_objects(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+ranged(objects_list, 1, MAX_OBJECTS)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

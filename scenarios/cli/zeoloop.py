@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scenarios.argtypes import positive_float, positive_int
+from scenarios.argtypes import at_least, positive_float, seed
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import (
     add_output_options,
     check_outputs,
@@ -14,7 +15,6 @@ from scenarios.cli.outputs import (
 )
 from scenarios.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VIOLATIONS,
     ConfigError,
@@ -24,6 +24,10 @@ from scenarios.load.history import History, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
+
+#: The most threads and client processes zeoloop starts.
+MAX_USERS = 10_000
+MAX_PROCESSES = 1_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,11 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"inconsistent reads).  Exit {EXIT_VIOLATIONS} on any violation or if "
         "an operation ran out of retries.\n\noperations:\n" + ops,
     )
-    p.add_argument("--users", type=positive_int, default=1, metavar="N")
-    p.add_argument("--processes", type=positive_int, default=1, metavar="P")
+    p.add_argument("--users", type=at_least(1, MAX_USERS), default=1, metavar="N")
+    p.add_argument(
+        "--processes", type=at_least(1, MAX_PROCESSES), default=1, metavar="P"
+    )
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
     add_load_options(p)
-    p.add_argument("--seed", type=int, help="seed the users' random streams")
+    p.add_argument("--seed", type=seed, help="seed the users' random streams")
     add_output_options(
         p,
         json="write the rows and the check as JSON",
@@ -70,11 +76,12 @@ def main(args: argparse.Namespace) -> int:
     results = zeoloop.run(config, args.users, args.processes, args.duration, args.seed)
     rows = zeoloop.summarize(results)
     if any(r.interrupted for r in results) and not (rows[-1].ops or rows[-1].failures):
+        signum = last_signal()
         print(
-            "vfab-bench: interrupted before any operation ended; nothing to check",
+            f"{stop_line(signum)} before any operation ended; nothing to check",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return exit_status(signum)
     window = max((r.window_s for r in results), default=0.0)
     cut = (
         f" (interrupted after {window:.1f} s)"
@@ -98,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
         report = consistency.verify(config.target, baseline, history)
     except KeyboardInterrupt:
         print("consistency not checked: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_status(last_signal())
     print(report.summary())
     print(f"  {report.what()}")
     for line in report.lines():
@@ -119,8 +126,18 @@ def main(args: argparse.Namespace) -> int:
         parts = [(context | {"check": report.to_json()}, list(history))]
         write_with(args.history, args.force, lambda path: write_history(path, parts))
     if interrupted:
-        print("vfab-bench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        signum = last_signal()
+        print(stop_line(signum), file=sys.stderr)
+        return exit_status(signum)
     if not report.ok:
         return EXIT_VIOLATIONS
+    lost = sum(r.lost for r in results)
+    if lost:
+        print(
+            f"vfab-bench zeoloop: {lost} client process(es) sent no result "
+            "(killed or stuck): their operations are not counted; their history "
+            "is, and the check covered it",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_FAILED if rows[-1].failures else EXIT_OK

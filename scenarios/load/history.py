@@ -227,14 +227,18 @@ class History:
 
 class FileHistory:
     """A Recorder appending each event to a file as one JSON line, flushed
-    at once (read back with read_history)."""
+    at once (read back with read_history).  Thread-safe: zeoloop's users
+    are threads of one process."""
 
     def __init__(self, path: str) -> None:
+        self._lock = threading.Lock()
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
 
     def record(self, event: Event) -> None:
-        self._file.write(json.dumps(event.to_json()) + "\n")
-        self._file.flush()
+        line = json.dumps(event.to_json()) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from scenarios.load.clients import ClientProcesses, Control
-from scenarios.load.history import History
+from scenarios.load.history import FileHistory, History, read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
@@ -41,6 +44,9 @@ class ProcessResult:
     errors: list[str]
     history: list[dict[str, Any]]
     interrupted: bool = False
+    #: The process sent no result though nobody stopped the loop: it was
+    #: killed (SIGKILL, the OOM killer) or stuck; what it did is not counted.
+    lost: bool = False
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -67,9 +73,12 @@ def run_process(
     duration: float,
     seed: int | None,
     process: int = 0,
+    history_path: str | None = None,
     control: Control | None = None,
 ) -> ProcessResult:
     """One client process: one DB, *users* threads for *duration* seconds.
+    Its users' history goes to *history_path* as they make it (so a killed
+    process leaves it behind), or into the result.
 
     In a child (*control* given) the work starts at the parent's common start
     and ends early when the parent sets the stop event; run here, Ctrl-C
@@ -77,7 +86,7 @@ def run_process(
     the result says it was interrupted."""
     names = [op.name for op in OPERATIONS]
     result = ProcessResult.empty()
-    history = History()
+    history: Any = FileHistory(history_path) if history_path else History()
     seeds = random.Random(seed)
     db = open_database(config.target, pool_size=max(users, 1))
     sessions: list[Session] = []
@@ -141,7 +150,10 @@ def run_process(
             result.conflicts[n] += part.conflicts[n]
             result.failures[n] += part.failures[n]
         result.errors += part.errors
-    result.history = history.drain()
+    if isinstance(history, FileHistory):
+        history.close()
+    else:
+        result.history = history.drain()
     return result
 
 
@@ -159,30 +171,46 @@ def run(
     seeds = [None if seed is None else seed + i for i in range(len(split))]
     if len(split) == 1:
         return [run_process(config, split[0], duration, seeds[0])]
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-zeoloop-history-"))
+    paths = [str(scratch / f"process-{i}.jsonl") for i in range(len(split))]
     args = [
-        (config, n, duration, s, i)
-        for i, (n, s) in enumerate(zip(split, seeds, strict=True))
+        (config, n, duration, s, i, path)
+        for i, (n, s, path) in enumerate(zip(split, seeds, paths, strict=True))
     ]
-    with ClientProcesses(run_process, args) as procs:
-        try:
-            procs.start()
-            procs.wait_ready(timeout=60 + 5 * len(split))
-            procs.go()
-            answers = procs.results(timeout=duration + 60)
-        except KeyboardInterrupt:
-            procs.stop.set()
-            answers = procs.results(timeout=30)
+    stopped = False
+    try:
+        with ClientProcesses(run_process, args) as procs:
+            try:
+                procs.start()
+                procs.wait_ready(timeout=60 + 5 * len(split))
+                procs.go()
+                answers = procs.results(timeout=duration + 60)
+            except KeyboardInterrupt:
+                stopped = True
+                procs.stop.set()
+                answers = procs.results(timeout=30)
+        histories = [read_history(path) for path in paths]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     out = []
     for answer in answers:
         if answer is None:
+            # Stopped by a signal: cut short.  Otherwise it died on its
+            # own or was killed (scale's kill-client): lost, as scale says.
             lost = ProcessResult.empty()
-            lost.interrupted = True
-            lost.errors.append("a client process sent no result")
+            lost.interrupted = stopped
+            lost.lost = not stopped
+            lost.errors.append(
+                "a client process sent no result"
+                + ("" if stopped else " (killed or stuck)")
+            )
             out.append(lost)
         elif answer[0] == "error":
             raise StorageError(f"a client process failed: {answer[1]}")
         else:
             out.append(answer[1])
+    for result, history in zip(out, histories, strict=True):
+        result.history = history
     return out
 
 

@@ -111,6 +111,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -126,12 +128,37 @@ def read_json(path: Path) -> Any:
     """The JSON at *path*; ResultsError in one line when it cannot be read
     or is not JSON."""
     try:
-        with open(path, encoding="utf-8") as f:
+        # Without O_NONBLOCK, opening a FIFO nobody writes waits for ever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ResultsError(f"cannot read {path}: {_not_a_file(mode)}")
+        os.set_blocking(fd, True)
+        with open(fd, encoding="utf-8", closefd=False) as f:
             return json.load(f)
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path} is not JSON: {e}") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise ResultsError(f"{path} is not a result: {e}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: nested too deeply to be a result") from None
+    finally:
+        os.close(fd)
+
+
+def _not_a_file(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "it is a directory"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket, not a regular file"
+    return "it is a device, not a regular file"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from scenarios.results.files import RUN, malformed
+from scenarios.results import schema
+from scenarios.results.files import RUN, ResultsError, malformed, read_json
 from scenarios.results.stats import Stats, median_int, stats_or_none
 
 
@@ -178,6 +179,7 @@ class RunResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
         data = RUN.migrate(data)
+        schema.check(schema.RUN, data, "result file")
         try:
             results = tuple(
                 PhaseResult(
@@ -195,4 +197,10 @@ class RunResult:
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
-        return cls.from_json(RUN.read(path))
+        """The run result file at *path*; ResultsError naming the file and
+        the field when it is not one."""
+        data = read_json(path)
+        try:
+            return cls.from_json(data)
+        except ResultsError as e:
+            raise ResultsError(f"{path}: {e}") from None

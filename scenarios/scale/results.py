@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.load.mix import OPERATIONS
-from scenarios.results.files import SCALE, malformed
+from scenarios.results import schema
+from scenarios.results.files import SCALE, ResultsError, malformed, read_json
 from scenarios.scale import hist
 
 
@@ -133,6 +134,7 @@ class ScaleRun:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScaleRun:
         data = SCALE.migrate(data)
+        schema.check(schema.SCALE, data, "scale result")
         try:
             return cls(
                 data["metadata"],
@@ -143,7 +145,13 @@ class ScaleRun:
 
     @classmethod
     def read(cls, path: Path) -> ScaleRun:
-        return cls.from_json(SCALE.read(path))
+        """The scale result file at *path*; ResultsError naming the file and
+        the field when it is not one."""
+        data = read_json(path)
+        try:
+            return cls.from_json(data)
+        except ResultsError as e:
+            raise ResultsError(f"{path}: {e}") from None
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)

@@ -23,8 +23,8 @@ from storages.base import (
     Store,
     URIScheme,
 )
-from storages.bdb.options import DURABILITY, BDBError, BDBOptions
-from storages.options import add_size_option
+from storages.bdb.options import DURABILITY, MAX_CACHE_BYTES, MIB, BDBError, BDBOptions
+from storages.options import add_size_option, at_least
 from storages.zeo import ZEOFactory, ZEOOptions
 from storages.zodbstore import Wrap, ZODBStore, wrapping
 
@@ -71,6 +71,7 @@ class BDBFactoryOptions(OptionGroup):
             "--bdb-cache-size",
             "BYTES",
             "Berkeley DB page cache in bytes (default: 64 MiB)",
+            at_least(MIB, MAX_CACHE_BYTES),
         )
         group.add_argument(
             "--bdb-durability",
@@ -162,6 +163,14 @@ class BDBFactory(StorageFactory):
         from storages.bdb.check import check_environment
 
         check_environment(Path(directory) / ENV_DIR)
+
+    def recover_existing(self, directory: Path) -> str | None:
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import recover_environment
+
+        return recover_environment(Path(directory) / ENV_DIR)
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         reason = berkeleydb_missing()

@@ -17,11 +17,7 @@ from storages.relstorage.drivers import driver_type
 EXTRA = "pip install 'vfab-loadtest[relstorage]' (or ./bootstrap)"
 
 
-def _port(text: str) -> int:
-    value = at_least(0)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
+_port = at_least(0, 65535)
 
 
 def redact(dsn: str | None) -> str | None:

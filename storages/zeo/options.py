@@ -76,12 +76,8 @@ def add_zeo_address_option(
     )
 
 
-def port_number(text: str) -> int:
-    """An argparse type: a TCP port, or 0 for a free one."""
-    value = at_least(0)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
+#: An argparse type: a TCP port, or 0 for a free one.
+port_number = at_least(0, 65535)
 
 
 @dataclasses.dataclass(frozen=True)
