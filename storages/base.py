@@ -23,6 +23,10 @@ from types import TracebackType
 from typing import Any, ClassVar
 
 # Re-exported: a storage module finds the whole contract here.
+from storages.errors import CrashCutStorage as CrashCutStorage
+from storages.errors import DamagedStorage as DamagedStorage
+from storages.errors import NeedsRecovery as NeedsRecovery
+from storages.errors import StorageError as StorageError
 from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.options import DBOptions as DBOptions
 from storages.options import OptionGroup as OptionGroup
@@ -44,82 +48,6 @@ def new_trial_key() -> str:
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return f"trial-{stamp}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
-class StorageError(Exception):
-    """A storage cannot be used as asked (bad option, unreachable server,
-    port in use, locked or corrupt database).
-
-    str() of it is one line meant for the user; the CLI prints it on stderr
-    and exits with status 2.
-    """
-
-
-class DamagedStorage(StorageError):
-    """A database that is there but not whole, found by a read-only check
-    (StorageFactory.check_existing); nothing was changed.
-
-    str() is one line: what is damaged, where (*where* reads after "is
-    damaged": "at byte 4242 (transaction 3)"), and what repairs a copy.
-    """
-
-    def __init__(self, path: str, where: str, what: str, repair: str) -> None:
-        super().__init__(
-            f"{path} is damaged {where}: {what}; nothing was changed "
-            f"(repair a copy: {repair})"
-        )
-        self.path = path
-        self.where = where
-        self.what = what
-        self.repair = repair
-
-
-class NeedsRecovery(DamagedStorage):
-    """A database whose only fault is what a crash leaves, work its
-    storage's recovery would do when it is next opened for writing; left as
-    it is unless the user asks for recovery (StorageFactory.recover_existing,
-    --recover).  str() is one line saying what the crash left and that
-    --recover runs the recovery."""
-
-    def __init__(self, path: str, message: str) -> None:
-        StorageError.__init__(self, message)
-        self.path = path
-        self.where = ""
-        self.what = message
-        self.repair = "--recover"
-
-
-class CrashCutStorage(NeedsRecovery):
-    """A database whose only fault is what a crash leaves: a last transaction
-    that was never finished (FileStorage: cut short, or its status still
-    'c'), which nothing acknowledged.  Left as it is unless the user asks
-    for recovery (StorageFactory.recover_existing, --recover).
-
-    str() is one line: which transaction, how many bytes, and that
-    --recover drops it (*recovery* says how the bytes are kept).
-    """
-
-    def __init__(
-        self,
-        path: str,
-        transaction: int,
-        offset: int,
-        nbytes: int,
-        how: str,
-        recovery: str,
-    ) -> None:
-        super().__init__(
-            path,
-            f"{path} ends in a transaction cut by a crash: transaction "
-            f"{transaction} (at byte {offset}, {nbytes} bytes) {how}; nothing "
-            f"in it was acknowledged; nothing was changed ({recovery})",
-        )
-        self.where = f"at byte {offset}"
-        self.what = how
-        self.repair = recovery
-        self.transaction = transaction
-        self.offset = offset
-        self.nbytes = nbytes
 
 
 #: What ZODBStore.commit runs inside: a context manager factory.  The
