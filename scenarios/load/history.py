@@ -226,9 +226,16 @@ class History:
 
 
 class FileHistory:
-    """A Recorder appending each event to a file as one JSON line, flushed
-    at once (read back with read_history).  Thread-safe: zeoloop's users
-    are threads of one process."""
+    """A Recorder appending each event to a file as one JSON line (read back
+    with read_history).  Thread-safe: zeoloop's users are threads of one
+    process.
+
+    A pending record is flushed to the kernel before its commit starts, so
+    a client killed inside the commit leaves it behind (the page cache
+    outlives the process; no fsync: a machine crash is not a client
+    crash).  Other records wait in the buffer: if the client is killed,
+    the worst lost is an outcome, and its pending record then reads as
+    unknown, which the check allows either way."""
 
     def __init__(self, path: str) -> None:
         self._lock = threading.Lock()
@@ -238,7 +245,8 @@ class FileHistory:
         line = json.dumps(event.to_json()) + "\n"
         with self._lock:
             self._file.write(line)
-            self._file.flush()
+            if event.outcome == "pending":
+                self._file.flush()
 
     def close(self) -> None:
         self._file.close()
