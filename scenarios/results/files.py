@@ -86,6 +86,19 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         "summary", "problems"}, "fault": null or {"kind", "at_s",
         "restart_s", "outage_s", "first_commit_after_restart_s",
         "errors_during", "errors_after", ...}, "interrupted", "notes"}]}
+counts (vfab-bench run --counts --json; COUNTS,
+        scenarios.counts.model.CountRun):
+  1 -- {"schema_version": 1, "kind": "counts", "metadata": {... as a run's,
+        "counts": {"valgrind", "strace" (versions), "hash_seed",
+        "wall_s"}}, "results": [{"storage", "size", "phase", "samples":
+        [{"instructions": the client process's instructions in the phase
+        (every thread), "server_instructions": a server's the run started
+        (runzeo) or null, "syscalls": {"fsync", "read", "write", "seek",
+        "send", "recv": the client's I/O system calls in the phase},
+        "server_syscalls": the same for the server processes, or null}]}],
+        "trials": as a run's, one per counted trial}; a sample per counted
+        trial, in run order.  A run file (no "kind") is not a counts file:
+        readers tell them apart by "kind" and refuse a mixed pair.
 """
 
 from __future__ import annotations
@@ -173,6 +186,7 @@ RUN = Format(None, 2, {1: _run_v1_to_v2})
 SWEEP = Format("sweep", 1)
 CENSUS = Format("census", 1)
 SCALE = Format("scale", 1)
+COUNTS = Format("counts", 1)
 
 
 def malformed(what: str, error: Exception) -> ResultsError:
