@@ -1,7 +1,9 @@
 """`vfab-bench run --counts`: re-execute the run under valgrind and strace.
 
-For each storage, two child processes (scenarios.counts.child) run the same
-warmups and counted trials: one under valgrind's callgrind (instructions of
+For each storage, three child processes (scenarios.counts.child) run the
+same warmups and counted trials: one natively (it fills the private bytecode
+cache the others read, see scenarios.counts.fixed), one under valgrind's
+callgrind (instructions of
 the client and, through --trace-children, of a runzeo it starts), one under
 strace -f (I/O system calls of every thread and child process).  Each child
 gets the fixed environment and private directory of scenarios.counts.fixed,
@@ -160,9 +162,18 @@ def count_storage(
     env = fixed.child_environment(private)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
-    for path in (tmp, cg_dir):
+    for path in (tmp, cg_dir, private / "pycache"):
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir()
+    started = time.monotonic()
+    run_child(
+        child_command(job, storage, "native", private / "native.json"),
+        fixed.child_environment(private, write_bytecode=True),
+        f"{storage} natively",
+    )
+    say(f"{storage}: ran natively ({time.monotonic() - started:.0f} s)")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
     cg_out = private / "callgrind.json"
     started = time.monotonic()
     run_child(
