@@ -326,3 +326,107 @@ def test_compare_gates_on_a_storage_slowed_by_five_percent(
     shown = run_cli(capsys, "report", str(one), "--html", str(tmp_path / "c.html"))
     assert shown.status == 0 and "instructions of the client process" in shown.out
     assert "commit processes" in (tmp_path / "c.html").read_text()
+
+
+def test_cost_model_from_a_time_file_and_a_count_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scenarios.results.model import PhaseResult, Sample
+
+    meta = {"config": {"scale": 1, "seed": 1, "batch": 0}}
+    # 100 M instructions in 8.5 ms (CPU-bound, 0.085 ns each) and in 20 ms
+    # (waiting: 0.2 ns each); four CPU-bound rows set the machine's figure.
+    walls = {"commit processes": 0.020}
+    phases = ["commit processes", *(f"query {i}" for i in range(4))]
+    times = RunResult(
+        metadata=meta,
+        results=tuple(
+            PhaseResult("file", "small", p, (Sample(walls.get(p, 0.0085), 0.008),))
+            for p in phases
+        ),
+    )
+    counts = CountRun(
+        metadata=meta,
+        results=tuple(
+            CountResult("file", "small", p, (CountSample(100_000_000),)) for p in phases
+        ),
+    )
+    times.dump(tmp_path / "t.json")
+    counts.dump(tmp_path / "c.json")
+    for pair in (("t.json", "c.json"), ("c.json", "t.json")):
+        a, b = (str(tmp_path / n) for n in pair)
+        outcome = run_cli(capsys, "report", a, "--cost-model", b)
+        assert outcome.status == 0, outcome.err
+        assert "this machine: 0.085 ns" in outcome.out
+        line = next(ln for ln in outcome.out.splitlines() if "commit processes" in ln)
+        assert "0.200 (2.4x) waits" in line
+        assert "waits" not in next(
+            ln for ln in outcome.out.splitlines() if ln.startswith("query 0")
+        )
+    both_times = run_cli(
+        capsys,
+        "report",
+        str(tmp_path / "t.json"),
+        "--cost-model",
+        str(tmp_path / "t.json"),
+    )
+    assert both_times.status == 2 and "both are time files" in both_times.err
+
+
+@pytest.mark.slow
+def test_pytest_benchmark_targets_counted_and_compared(tmp_path: Path) -> None:
+    needs("valgrind", "vgdb", "strace")
+    needs_extension(build.cache_dir())
+    (tmp_path / "test_tiny.py").write_text(
+        "def test_tiny(benchmark):\n"
+        "    work = lambda: sorted(str(i) for i in range(3000))\n"
+        "    benchmark.pedantic(work, rounds=2)\n"
+    )
+    saved = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.json"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scenarios.counts.pytest_counts",
+                "run",
+                f"--benchmark-json={out}",
+                "-q",
+                "-p",
+                "no:randomly",
+                "-p",
+                "no:cacheprovider",
+                str(tmp_path / "test_tiny.py"),
+            ],
+            check=True,
+            cwd=tmp_path,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(ROOT),
+                "HOME": str(Path.home()),
+            },
+        )
+        info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+        assert len(info["instructions_rounds"]) == 2
+        assert info["instructions"] > 100_000
+        saved.append(out)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scenarios.counts.pytest_counts",
+            "compare",
+            *map(str, saved),
+            "--fail-above",
+            "2%",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # pytest's own state (its real clocks, the file names) moves the heap a
+    # little before a target runs: a few instructions in millions.
+    a, b = (json.loads(p.read_text())["benchmarks"][0]["extra_info"] for p in saved)
+    assert abs(b["instructions"] / a["instructions"] - 1) < 0.001
