@@ -238,9 +238,9 @@ def run_trial(
                 size_bytes=store.size_bytes(),
                 rss_peak_bytes=max(
                     (
-                        s.rss_peak_bytes
+                        peak
                         for s in samples.values()
-                        if getattr(s, "rss_peak_bytes", None)
+                        if (peak := getattr(s, "rss_peak_bytes", None))
                     ),
                     default=None,
                 ),

@@ -226,9 +226,9 @@ def compare_counts(
             )
     ca, cb = cells(old), cells(new)
     out = []
-    for key, cell in ca.items():
-        if key in cb:
-            other = cb[key]
+    for cell_key, cell in ca.items():
+        if cell_key in cb:
+            other = cb[cell_key]
             exact = cell.exact and other.exact
             tolerance = (
                 exact_threshold
@@ -237,7 +237,8 @@ def compare_counts(
                     cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
                 )
             )
-            out.append(CountDifference(*key, old=cell, new=other, tolerance=tolerance))
+            column, row, what = cell_key
+            out.append(CountDifference(column, row, what, cell, other, tolerance))
     if not out:
         raise ResultsError(f"{old_name} and {new_name} have no cell in common")
     unmatched = sorted(

@@ -32,7 +32,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from scenarios.bench.config import RunConfig
 from scenarios.counts import build, callgrind, fixed, syscalls
@@ -156,9 +158,9 @@ def count_storage(
     storage: str,
     job: Path,
     private: Path,
-    say: callable,  # type: ignore[valid-type]
+    say: Callable[[str], None],
 ) -> tuple[list[CountResult], list[TrialSummary]]:
-    """One storage: its callgrind child, then its strace child."""
+    """One storage: natively, under callgrind, under strace."""
     env = fixed.child_environment(private)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
@@ -208,13 +210,13 @@ def count_storage(
 
 def assemble(
     storage: str,
-    plan: dict,  # type: ignore[type-arg]
+    plan: dict[str, Any],
     dumps: callgrind.Dumps,
     calls: syscalls.PhaseCalls,
 ) -> list[CountResult]:
     """Per phase, one CountSample per counted trial: the client's dump (the
-    child's own pid: the one whose dumps are client requests... the process
-    with every label), the servers' dumps, and the system calls."""
+    process that dumped every label), the servers' (every other process
+    that dumped), and the system calls between the phase's marks."""
     labels = [p["label"] for p in plan["phases"]]
     client_pid = next(
         (pid for pid, d in dumps.items() if all(lb in d for lb in labels)), None
@@ -243,7 +245,7 @@ def assemble(
     ]
 
 
-def plan_has_server(plan: dict) -> bool:  # type: ignore[type-arg]
+def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
@@ -303,4 +305,5 @@ def tool_version(tool: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return (done.stdout.strip().splitlines() or [None])[0]
+    lines = done.stdout.strip().splitlines()
+    return lines[0] if lines else None

@@ -75,5 +75,5 @@ def pytest_configure(config: Any) -> None:
     def patched_pedantic(self: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
         return pedantic(self, _counted(self, target), *args, **kwargs)
 
-    BenchmarkFixture.__call__ = patched_call  # type: ignore[method-assign]
-    BenchmarkFixture.pedantic = patched_pedantic  # type: ignore[method-assign]
+    BenchmarkFixture.__call__ = patched_call  # type: ignore[method-assign,assignment]
+    BenchmarkFixture.pedantic = patched_pedantic  # type: ignore[method-assign,assignment]
