@@ -168,7 +168,7 @@ def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
     repeat, warmups = trials(args)
     budget = args.budget
     if getattr(args, "counts", False):
-        from scenarios.counts.launch import COUNT_TRIALS
+        from scenarios.counts import COUNT_TRIALS
 
         if args.repeat is None and args.preset is None:
             repeat = COUNT_TRIALS

@@ -44,10 +44,6 @@ from scenarios.errors import EXIT_OK, ConfigError, RunFailure
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
 
-#: Counted trials per storage unless --repeat or --preset says otherwise:
-#: two, so that a cell that is not exact shows its spread.
-COUNT_TRIALS = 2
-
 #: Seconds a child has to clean up after SIGTERM before SIGKILL.
 STOP_GRACE_S = 20.0
 
@@ -268,7 +264,8 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
     results: list[CountResult] = []
     summaries: list[TrialSummary] = []
     started = time.monotonic()
-    names = [n for n, _ in available(config.storages, config.storage_options, say)]
+    factories = list(available(config.storages, config.storage_options, say))
+    names = [n for n, _ in factories]
     with fixed.private_directory() as private:
         job = private / "job.json"
         job.write_text(json.dumps(args.argv))
@@ -283,6 +280,9 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
         "valgrind": tool_version("valgrind"),
         "strace": tool_version("strace"),
         "hash_seed": fixed.HASH_SEED,
+        # Storages that talk to a server (whether or not the run started
+        # it): their instructions are not exact (model.CountRun.has_server).
+        "served": [n for n, f in factories if f.starts_server],
         "wall_s": round(time.monotonic() - started, 1),
     }
     run = CountRun(metadata=metadata, results=tuple(results), trials=tuple(summaries))

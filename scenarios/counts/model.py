@@ -131,7 +131,10 @@ class CountRun:
         return None
 
     def has_server(self, storage: str) -> bool:
-        """Whether *storage*'s counts include a server's (it started one)."""
+        """Whether *storage* talks to a server (metadata "counts" "served"),
+        or its counts include a server's."""
+        if storage in self.metadata.get("counts", {}).get("served", ()):
+            return True
         return any(
             s.server_instructions is not None or s.server_syscalls is not None
             for r in self.results

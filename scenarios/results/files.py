@@ -90,7 +90,7 @@ counts (vfab-bench run --counts --json; COUNTS,
         scenarios.counts.model.CountRun):
   1 -- {"schema_version": 1, "kind": "counts", "metadata": {... as a run's,
         "counts": {"valgrind", "strace" (versions), "hash_seed",
-        "wall_s"}}, "results": [{"storage", "size", "phase", "samples":
+        "wall_s", "served": the storages that talk to a server}}, "results": [{"storage", "size", "phase", "samples":
         [{"instructions": the client process's instructions in the phase
         (every thread), "server_instructions": a server's the run started
         (runzeo) or null, "syscalls": {"fsync", "read", "write", "seek",
