@@ -430,3 +430,49 @@ def test_pytest_benchmark_targets_counted_and_compared(tmp_path: Path) -> None:
     # little before a target runs: a few instructions in millions.
     a, b = (json.loads(p.read_text())["benchmarks"][0]["extra_info"] for p in saved)
     assert abs(b["instructions"] / a["instructions"] - 1) < 0.001
+
+
+def processes_naming(text: str) -> list[int]:
+    """Pids whose command line holds *text*."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if text.encode() in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [2, 15, 1], ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_stops_every_counted_process(tmp_path: Path, signum: int) -> None:
+    import os
+    import time
+
+    needs("valgrind", "vgdb", "strace")
+    needs_extension(build.cache_dir())
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    command = [sys.executable, "-m", "scenarios.cli", "run", "--counts"]
+    command += ["--storage", "zeo", "--rows", "2000", "--repeat", "1", "--warmups", "0"]
+    process = subprocess.Popen(
+        command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:  # until valgrind's child counts
+        lines.append(line)
+        if "(callgrind): counted trial" in line:
+            break
+    assert processes_naming(str(tmp_path)), lines
+    time.sleep(2)  # inside a phase, vgdb and runzeo running
+    process.send_signal(signum)
+    rest = process.stderr.read()
+    assert process.wait(60) == 128 + signum, rest
+    deadline = time.monotonic() + 30
+    while processes_naming(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_naming(str(tmp_path)) == []
+    assert not (tmp_path / "vfab-counts-0").exists()

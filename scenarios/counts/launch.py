@@ -46,6 +46,8 @@ from scenarios.results.model import TrialSummary
 
 #: Seconds a child has to clean up after SIGTERM before SIGKILL.
 STOP_GRACE_S = 20.0
+#: Seconds what a child left running has after SIGTERM before SIGKILL.
+REAP_GRACE_S = 10.0
 
 #: Programs valgrind must not follow into (its own helpers, database
 #: servers that are not Python).
@@ -117,16 +119,22 @@ def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
     ]
 
 
-def run_child(command: list[str], env: dict[str, str], what: str) -> None:
-    """Run one child to its end; stop it (and its session) however this
-    ends.  RunFailure when it fails (its own line is on stderr already)."""
+def run_child(
+    command: list[str], env: dict[str, str], what: str, private: Path
+) -> None:
+    """Run one child to its end; stop it (its session, and whatever it
+    started that names *private*: a runzeo in a session of its own) however
+    this ends.  RunFailure when it fails (its own line is on stderr)."""
     process = subprocess.Popen(
         command, env=env, stdin=subprocess.DEVNULL, start_new_session=True
     )
     try:
         code = process.wait()
     finally:
-        stop(process)
+        try:
+            stop(process)
+        finally:
+            reap(private)
     if code != 0:
         raise RunFailure(f"counting {what} failed (exit status {code})")
 
@@ -150,6 +158,42 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def naming(text: str) -> list[int]:
+    """Pids of this user's processes whose command line holds *text*."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid == os.getuid() and text.encode() in (
+                (entry / "cmdline").read_bytes()
+            ):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def reap(private: Path, grace: float = REAP_GRACE_S) -> None:
+    """Stop what a child left running: every process naming the private
+    directory (valgrind's arguments name it, and a runzeo's config lives in
+    it); SIGTERM, then SIGKILL after *grace* seconds."""
+    text = f"{private}/"
+    pids = naming(text)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pids = [p for p in pids if p in naming(text)]
+        if not pids:
+            return
+
+
 def count_storage(
     storage: str,
     job: Path,
@@ -168,6 +212,7 @@ def count_storage(
         child_command(job, storage, "native", private / "native.json"),
         fixed.child_environment(private, write_bytecode=True),
         f"{storage} natively",
+        private,
     )
     say(f"{storage}: ran natively ({time.monotonic() - started:.0f} s)")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -179,6 +224,7 @@ def count_storage(
         + child_command(job, storage, "callgrind", cg_out),
         env,
         f"{storage} under valgrind",
+        private,
     )
     say(f"{storage}: instructions counted ({time.monotonic() - started:.0f} s)")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -190,6 +236,7 @@ def count_storage(
         strace_command(st_log) + child_command(job, storage, "strace", st_out),
         env,
         f"{storage} under strace",
+        private,
     )
     say(f"{storage}: system calls counted ({time.monotonic() - started:.0f} s)")
     cg_plan = json.loads(cg_out.read_text())

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
-from scenarios.counts.launch import check_tools, stop
+from scenarios.counts.launch import check_tools, reap, stop
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
 
 #: What benchmarks need under counts: measured (the suite's addopts
@@ -41,12 +41,15 @@ BENCHMARK_OPTIONS = (
 )
 
 
-def _run(command: list[str], env: dict[str, str]) -> int:
+def _run(command: list[str], env: dict[str, str], private: Path) -> int:
     process = subprocess.Popen(command, env=env, start_new_session=True)
     try:
         return process.wait()
     finally:
-        stop(process)
+        try:
+            stop(process)
+        finally:
+            reap(private)
 
 
 def run(pytest_args: list[str]) -> int:
@@ -57,7 +60,9 @@ def run(pytest_args: list[str]) -> int:
         dumps.mkdir()
         native = [sys.executable, "-P", "-m", "pytest", "-q", "--benchmark-disable"]
         env = fixed.child_environment(private, write_bytecode=True)
-        code = _run([*native, *(a for a in pytest_args if "json" not in a)], env)
+        code = _run(
+            [*native, *(a for a in pytest_args if "json" not in a)], env, private
+        )
         if code != 0:
             return code
         env = fixed.child_environment(private)
@@ -77,7 +82,7 @@ def run(pytest_args: list[str]) -> int:
             *BENCHMARK_OPTIONS,
             *pytest_args,
         ]
-        return _run(command, env)
+        return _run(command, env, private)
 
 
 def instructions(path: Path) -> dict[str, int]:
