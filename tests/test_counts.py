@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.counts import build, callgrind, syscalls
+from scenarios.counts import build, callgrind, fixed, syscalls
 from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.results.files import ResultsError
@@ -63,29 +63,42 @@ COUNTED = textwrap.dedent(
 
 
 def count_script(tmp_path: Path, name: str, ext_dir: Path) -> dict[str, int]:
+    """COUNTED under callgrind, in the environment a count run gives its
+    counted processes (fixed.child_environment: hash seed, bytecode read
+    from a private cache a native run filled, nothing written)."""
     out = tmp_path / name
     out.mkdir()
     script = tmp_path / "counted.py"
-    script.write_text(COUNTED)
-    subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={out}/callgrind.out.%p",
-            f"--log-file={out}/valgrind.log",
-            sys.executable,
-            "-P",
-            str(script),
-            str(ext_dir),
-        ],
-        check=True,
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)},
-    )
+    env = {**fixed.child_environment(tmp_path), "PYTHONPATH": str(ROOT)}
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out}/callgrind.out.%p",
+        f"--log-file={out}/valgrind.log",
+        sys.executable,
+        "-P",
+        str(script),
+        str(ext_dir),
+    ]
+    subprocess.run(command, check=True, cwd=ROOT, env=env)
     dumps = callgrind.read_dumps(out, "vfab-skip")
     assert len(dumps) == 1
     return next(iter(dumps.values()))
+
+
+def fill_bytecode_cache(tmp_path: Path) -> None:
+    """What a count run does first: the imports, natively, writing their
+    bytecode to the private cache."""
+    script = tmp_path / "counted.py"
+    script.write_text(COUNTED)
+    (tmp_path / "tmp").mkdir()  # the private directory's TMPDIR
+    env = {
+        **fixed.child_environment(tmp_path, write_bytecode=True),
+        "PYTHONPATH": str(ROOT),
+    }
+    imports = "import scenarios.counts.build"
+    subprocess.run([sys.executable, "-P", "-c", imports], check=True, cwd=ROOT, env=env)
 
 
 def test_extension_natively_is_a_no_op(tmp_path: Path) -> None:
@@ -104,6 +117,7 @@ def test_built_from_clean_and_a_fixed_piece_of_python_counts_the_same_twice(
     ext_dir = tmp_path / "built"
     path = needs_extension(ext_dir)  # a directory with nothing built in it
     assert path.parent == ext_dir and path.exists()
+    fill_bytecode_cache(tmp_path)
     one = count_script(tmp_path, "one", ext_dir)
     two = count_script(tmp_path, "two", ext_dir)
     assert set(one) == {"first", "second"}
