@@ -7,7 +7,7 @@ the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
 --weight-<operation> per operation.  docs/locust.md has the details.
 
 This file stays thin: the operations, the ZEO client per process and the
-timing live in scenarios.load (mix, session, journal, options) and
+timing live in scenarios.load (mix, session, history, consistency, options) and
 scenarios.load.locust_plugin.
 """
 

@@ -1,17 +1,30 @@
 """Value types for command-line options, shared by the CLI's parser and
 locust's: each raises argparse.ArgumentTypeError naming what is wrong.
 
-The whole-number types come from storages.options, which the storages'
-own option groups use too."""
+Every numeric type has a range, its `bounds` attribute (low, high), which
+vfab-bench's --help prints after the option's help (bounds_help()); a
+number outside it, and one that is not finite (inf, nan, 1e400), is refused
+as the option is parsed.  The whole-number types come from
+storages.options, which the storages' own option groups use too."""
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from storages.options import at_least, positive_int
+from storages.options import MAX_INT, at_least, positive_int, show_number, shown
 
 non_negative_int = at_least(0)
+
+#: The longest a command may be asked to run or wait, in seconds (a week):
+#: beyond it a typo (1e308) would run for ever.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+#: Seeds: any signed 64-bit integer.
+seed = at_least(-MAX_INT - 1, MAX_INT)
 
 
 def path(text: str) -> Path:
@@ -24,27 +37,66 @@ def path(text: str) -> Path:
 
 def _number(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
-def positive_float(text: str) -> float:
-    value = _number(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        raise argparse.ArgumentTypeError(f"not a number: {shown(text)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {shown(text)}")
     return value
 
 
-def non_negative_float(text: str) -> float:
-    value = _number(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return value
+def between(low: float, high: float, above: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number from *low* (or, with *above*,
+    greater than *low*) to *high*."""
+    span = (
+        f"above {show_number(low)} and at most {show_number(high)}"
+        if above
+        else f"from {show_number(low)} to {show_number(high)}"
+    )
+
+    def parse(text: str) -> float:
+        value = _number(text)
+        if not ((value > low if above else value >= low) and value <= high):
+            raise argparse.ArgumentTypeError(f"must be {span}, not {shown(text)}")
+        return value
+
+    parse.bounds = (low, high)  # type: ignore[attr-defined]
+    parse.above = above  # type: ignore[attr-defined]
+    return parse
+
+
+#: Seconds a command runs or waits: above 0, at most MAX_SECONDS.
+positive_float = between(0, MAX_SECONDS, above=True)
+#: Seconds or another quantity that may be 0, at most MAX_SECONDS.
+non_negative_float = between(0, MAX_SECONDS)
+
+
+def bounds_text(kind: Any) -> str | None:
+    """The range --help prints for an option of type *kind*, or None."""
+    bounds = getattr(kind, "bounds", None)
+    if bounds is None:
+        return None
+    low, high = bounds
+    each = " of each" if getattr(kind, "each", False) else ""
+    if getattr(kind, "above", False):
+        return f"range{each}: above {show_number(low)}, at most {show_number(high)}"
+    return f"range{each}: {show_number(low)} to {show_number(high)}"
+
+
+def ranged(kind: Callable[[str], Any], low: float, high: float) -> Callable[[str], Any]:
+    """Mark a list type (N,N,...) whose every item lies in [low, high]."""
+    kind.bounds = (low, high)  # type: ignore[attr-defined]
+    kind.each = True  # type: ignore[attr-defined]
+    return kind
 
 
 __all__ = [
+    "MAX_SECONDS",
     "at_least",
+    "between",
+    "bounds_text",
+    "ranged",
+    "seed",
     "non_negative_float",
     "non_negative_int",
     "path",

@@ -2,7 +2,8 @@
 
 Each module here holds one StorageFactory (see storages.base for what a
 storage module declares); storages.registry maps the names typed on the
-command line to them, in the order of the report's columns, and adds those
+command line to them (storages.configured adds the columns of databases a
+user names), in the order of the report's columns, and adds those
 of other packages (entry point group ``vfab_loadtest.storages``).  vfab
 knows nothing of storages and storages know nothing of vfab: scenarios
 joins them.
@@ -20,23 +21,25 @@ from typing import Any
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "ROOT_KEY": "storages.base",
+    "CrashCutStorage": "storages.base",
     "DamagedStorage": "storages.base",
     "DBOptions": "storages.base",
+    "NeedsRecovery": "storages.base",
     "OptionGroup": "storages.base",
     "StorageError": "storages.base",
     "StorageFactory": "storages.base",
     "StorageOptions": "storages.base",
     "Shared": "storages.base",
     "Store": "storages.base",
-    "ZODBStore": "storages.base",
+    "ZODBStore": "storages.zodbstore",
     "DEFAULT_STORAGES": "storages.registry",
     "ENTRY_POINT_GROUP": "storages.registry",
     "REGISTRY": "storages.registry",
     "add_storage_options": "storages.registry",
-    "configured_columns": "storages.registry",
-    "factory_class": "storages.registry",
-    "known": "storages.registry",
-    "get": "storages.registry",
+    "configured_columns": "storages.configured",
+    "factory_class": "storages.configured",
+    "known": "storages.configured",
+    "get": "storages.configured",
     "not_storage": "storages.registry",
     "option_groups": "storages.registry",
     "options_from_args": "storages.registry",

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
 # Re-exported: a storage module finds the whole contract here.
+from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.options import DBOptions as DBOptions
 from storages.options import OptionGroup as OptionGroup
 from storages.options import StorageOptions as StorageOptions
@@ -72,6 +74,54 @@ class DamagedStorage(StorageError):
         self.repair = repair
 
 
+class NeedsRecovery(DamagedStorage):
+    """A database whose only fault is what a crash leaves, work its
+    storage's recovery would do when it is next opened for writing; left as
+    it is unless the user asks for recovery (StorageFactory.recover_existing,
+    --recover).  str() is one line saying what the crash left and that
+    --recover runs the recovery."""
+
+    def __init__(self, path: str, message: str) -> None:
+        StorageError.__init__(self, message)
+        self.path = path
+        self.where = ""
+        self.what = message
+        self.repair = "--recover"
+
+
+class CrashCutStorage(NeedsRecovery):
+    """A database whose only fault is what a crash leaves: a last transaction
+    that was never finished (FileStorage: cut short, or its status still
+    'c'), which nothing acknowledged.  Left as it is unless the user asks
+    for recovery (StorageFactory.recover_existing, --recover).
+
+    str() is one line: which transaction, how many bytes, and that
+    --recover drops it (*recovery* says how the bytes are kept).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        transaction: int,
+        offset: int,
+        nbytes: int,
+        how: str,
+        recovery: str,
+    ) -> None:
+        super().__init__(
+            path,
+            f"{path} ends in a transaction cut by a crash: transaction "
+            f"{transaction} (at byte {offset}, {nbytes} bytes) {how}; nothing "
+            f"in it was acknowledged; nothing was changed ({recovery})",
+        )
+        self.where = f"at byte {offset}"
+        self.what = how
+        self.repair = recovery
+        self.transaction = transaction
+        self.offset = offset
+        self.nbytes = nbytes
+
+
 #: What ZODBStore.commit runs inside: a context manager factory.  The
 #: default does nothing; a CLI that wants Ctrl-C held until a commit in
 #: flight has finished installs its own (scenarios.cli.interrupts), so that
@@ -90,6 +140,29 @@ def _nothing() -> None:
 #: Ctrl-C the close swallowed: FileStorage.close() catches everything,
 #: KeyboardInterrupt included, around saving its index.
 after_close: Callable[[], None] = _nothing
+
+
+@dataclasses.dataclass(frozen=True)
+class URIScheme:
+    """A zodburi scheme whose URIs name a storage's databases, as its
+    factory declares it (StorageFactory.uri_schemes); storages.named
+    builds the one scheme table from these.
+
+    default_port: the TCP port of its server when a URI names none (a
+    server that must answer before anything opens); None: no server.
+    read_only: its resolver opens read-only when asked (``read_only=1``),
+    so that a census or a check never writes.
+    local: the URI's path is a file or directory here, checked without
+    writing by the factory's check_at() before anything opens it.
+    query: keys zodburi's resolver gets unless the URI gives them
+    (``wait_timeout=10``: a client that waits for its server, bounded).
+    """
+
+    name: str
+    default_port: int | None = None
+    read_only: bool = False
+    local: bool = False
+    query: str = ""
 
 
 class Store(abc.ABC):
@@ -242,6 +315,11 @@ class StorageFactory(abc.ABC):
       would open, writing nothing, and raise DamagedStorage when it is
       not whole; callers run it before any read-write open of a database
       they did not just create;
+    - what generic code asks of a database a user names (storages.named):
+      ``uri_schemes`` (URIScheme: default port, read-only), ``uri_opener()``
+      where the storage opens its URIs itself, ``config_sections`` (the
+      ZConfig section types it checks) and ``check_at(path)``, the check
+      of a database a URI or a ZConfig section names;
     - ``open(directory)`` importing its backend lazily, ``unavailable()``,
       and ``running()``: a context manager entered once per run, before the
       first trial of this storage, and left after its last (on success,
@@ -285,6 +363,53 @@ class StorageFactory(abc.ABC):
     #: File name endings below the directory that are not the storage
     #: (config, logs, scratch files), left out of the size on disk.
     not_storage: ClassVar[tuple[str, ...]] = ()
+    #: Rows of the report's summary table ("after the run") read from this
+    #: storage's jar_stats(): (label, path of keys into jar_stats).
+    summary_rows: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+    #: zodburi schemes naming this storage's databases (storages.named).
+    uri_schemes: ClassVar[tuple[URIScheme, ...]] = ()
+    #: ZConfig section types (``filestorage``) naming this storage's
+    #: databases, each with a ``path`` that check_at() checks.
+    config_sections: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod  # noqa: B027 - optional hook, a no-op by default
+    def check_at(
+        cls,
+        path: Path,
+        must_exist: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        """Check, writing nothing, the database at *path* that one of
+        ``uri_schemes`` (``local``) or ``config_sections`` names, before
+        anything opens it: DamagedStorage when it is not whole, StorageError
+        when it is missing and *must_exist*, or held by another process
+        unless *read_only* (a reader may look).  The default checks nothing."""
+
+    @classmethod
+    def held_at(cls, path: Path) -> bool:
+        """Another process has the database at *path* (as check_at names
+        it) open for writing (a ZEO server): a read-only look sees it as it
+        was when opened.  False by default."""
+        return False
+
+    @classmethod
+    def path_uri(cls, path: Path) -> str | None:
+        """A URI of ``uri_schemes`` that opens, read-only, the database at
+        *path* (the directory open() uses, or the storage's own file); None
+        where there is none (a census then needs populate's marker there).
+        StorageError when *path* holds no database of this storage."""
+        return None
+
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        """What opens the ZODB storage *uri* (one of ``uri_schemes``) names,
+        where the storage opens its URIs itself; None to leave it to
+        zodburi's resolver (``read_only=1`` added where the scheme says
+        ``read_only``).  *wait_timeout*: seconds a client waits for its
+        server (None: the storage's default)."""
+        return None
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         self.options = options or StorageOptions()
@@ -327,6 +452,17 @@ class StorageFactory(abc.ABC):
         it costs a pass over the data.  Nothing there: nothing to check.
         The default checks nothing (no files, or a server's database)."""
 
+    def recover_existing(self, directory: Path) -> str | None:
+        """Recover the database in *directory* from a crash, as its storage
+        would when opened read-write, but only when its only fault is the
+        crash's (CrashCutStorage from check_existing), and check it whole
+        again; one line saying what was dropped and where it is kept, or
+        None when there was nothing to recover.  Damage anywhere else is
+        refused (DamagedStorage), nothing changed.  The default: nothing
+        to recover, only the check."""
+        self.check_existing(directory)
+        return None
+
     @abc.abstractmethod
     def open(self, directory: Path) -> Store:
         """Open a store whose files (if any) live in *directory*, an existing
@@ -344,202 +480,22 @@ class StorageFactory(abc.ABC):
         if it will not do.  Cheap: no server is started here."""
 
 
-#: A wrapper storage around a ZODB storage: storage -> wrapping storage.
-Wrap = Callable[[Any], Any]
+#: Names whose home moved to storages.zodbstore, still importable from here
+#: (other packages' storages import ZODBStore from storages.base), loaded
+#: on first use so that this module imports no storage.
+_EXPORTS = {
+    "ZODBStore": "storages.zodbstore",
+    "Wrap": "storages.zodbstore",
+    "wrapping": "storages.zodbstore",
+    "open_wrapped": "storages.zodbstore",
+}
 
 
-def wrapping(open_storage: Callable[[], Any], wrap: Wrap | None) -> Callable[[], Any]:
-    """*open_storage*, its storage behind *wrap* (when given); the storage is
-    closed if the wrapper fails."""
-    if wrap is None:
-        return open_storage
+def __getattr__(name: str) -> Any:
+    import importlib
 
-    def open_wrapped() -> Any:
-        storage = open_storage()
-        try:
-            return wrap(storage)
-        except BaseException:
-            storage.close()
-            raise
-
-    return open_wrapped
-
-
-def open_wrapped(factory: StorageFactory, directory: Path, wrap: Wrap) -> Store:
-    """*factory*'s store with *wrap* around its storage (``wraps_storage``)."""
-    if not factory.wraps_storage:
-        raise StorageError(f"storage {factory.name!r} cannot take a wrapper storage")
-    opener: Any = factory  # open(directory, wrap=...) where wraps_storage
-    return opener.open(directory, wrap=wrap)  # type: ignore[no-any-return]
-
-
-class ZODBStore(Store):
-    """A Store over a ZODB.DB: one connection with its own transaction
-    manager, the suite's data under root[ROOT_KEY].
-
-    *open_storage* returns a new IStorage on the same data each time it is
-    called (reopen calls it again); *size* reports bytes on disk.
-
-    With a *trial_key* the database is the user's, not the suite's: root()
-    is root[ROOT_KEY][trial_key], reset() empties that key only, close()
-    removes it in a committed transaction, and the store packs only if
-    *packs* (pack removes old revisions of the whole database).  Limits: an
-    interrupted process leaves its trial key behind (the name says when and
-    which process wrote it); root[ROOT_KEY] itself stays, emptied.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        open_storage: Callable[[], Any],
-        options: StorageOptions,
-        size: Callable[[], int | None] | None = None,
-        on_close: Callable[[], None] | None = None,
-        trial_key: str | None = None,
-        packs: bool = True,
-    ) -> None:
-        self.name = name
-        self._open_storage = open_storage
-        self._options = options
-        self._size = size
-        self._on_close = on_close
-        self.trial_key = trial_key
-        self.can_pack = packs
-        self.db: Any = None
-        self.connection: Any = None
-        self._open()
-
-    def _open(self) -> None:
-        import transaction
-        import ZODB
-
-        storage = self._open_storage()
-        try:
-            self.db = ZODB.DB(storage, **self._options.db_kwargs())
-        except BaseException:
-            storage.close()
-            raise
-        self._opened_cache_size = self.db.getCacheSize()
-        self.transaction_manager = transaction.TransactionManager()
-        self.connection = self.db.open(self.transaction_manager)
-
-    def root(self) -> MutableMapping[str, Any]:
-        from persistent.mapping import PersistentMapping
-
-        root = self.connection.root()
-        if ROOT_KEY not in root:
-            root[ROOT_KEY] = PersistentMapping()
-        ours = root[ROOT_KEY]
-        if self.trial_key is None:
-            return ours  # type: ignore[no-any-return]
-        if self.trial_key not in ours:
-            ours[self.trial_key] = PersistentMapping()
-        return ours[self.trial_key]  # type: ignore[no-any-return]
-
-    def reset(self) -> None:
-        from persistent.mapping import PersistentMapping
-
-        if self.trial_key is None:
-            self.connection.root()[ROOT_KEY] = PersistentMapping()
-            self.commit()
-        else:
-            key = self.trial_key
-
-            def empty_trial() -> None:
-                self.root()  # root[ROOT_KEY] made where absent
-                self.connection.root()[ROOT_KEY][key] = PersistentMapping()
-
-            self._commit_retrying(empty_trial)
-        self.transfer_counts()
-
-    def _commit_retrying(self, change: Callable[[], None], attempts: int = 5) -> None:
-        """change() and commit, again after a ConflictError: another run on
-        the same database adds or removes its own key in root[ROOT_KEY]."""
-        from ZODB.POSException import ConflictError
-
-        for attempt in range(attempts):
-            try:
-                change()
-                self.commit()
-                return
-            except ConflictError:
-                self.abort()  # and see the other run's commit
-                if attempt == attempts - 1:
-                    raise
-
-    def _remove_trial(self) -> None:
-        """Remove this trial's key from a database the suite did not create,
-        committed; nothing else is written."""
-        if self.trial_key is None or self.connection is None:
-            return
-        key = self.trial_key
-
-        def remove() -> None:
-            ours = self.connection.root().get(ROOT_KEY)
-            if ours is not None and key in ours:
-                del ours[key]
-
-        self.transaction_manager.abort()
-        self._commit_retrying(remove)
-
-    def commit(self) -> None:
-        # commit_guard is looked up now: a CLI installs its own after import.
-        with commit_guard():
-            self.transaction_manager.commit()
-
-    def abort(self) -> None:
-        self.transaction_manager.abort()
-
-    def transfer_counts(self) -> tuple[int, int] | None:
-        loads, stores = self.connection.getTransferCounts(clear=True)
-        return int(loads), int(stores)
-
-    def size_bytes(self) -> int | None:
-        if self._size is not None:
-            return self._size()
-        return int(self.db.storage.getSize())
-
-    def reopen(self) -> None:
-        self._close_db()
-        self._open()
-
-    def minimize_cache(self) -> None:
-        self.connection.cacheMinimize()
-
-    def trim_cache(self) -> None:
-        self.connection.cacheGC()
-
-    def set_cache_size(self, objects: int | None) -> None:
-        if objects is None:
-            objects = self._opened_cache_size
-        # DB.setCacheSize reaches every connection of the pool, ours included.
-        self.db.setCacheSize(objects)
-
-    can_pack = True
-
-    def pack(self) -> None:
-        if not self.can_pack:
-            raise NotImplementedError(f"{self.name}: not the suite's to pack")
-        self.db.pack()
-
-    def _close_db(self) -> None:
-        if self.connection is not None:
-            self.transaction_manager.abort()
-            self.connection.close()
-            self.connection = None
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-            # Looked up now, like commit_guard.
-            after_close()
-
-    def close(self) -> None:
-        try:
-            try:
-                self._remove_trial()
-            finally:
-                self._close_db()
-        finally:
-            if self._on_close is not None:
-                on_close, self._on_close = self._on_close, None
-                on_close()
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return getattr(importlib.import_module(module), name)

@@ -4,11 +4,12 @@ anything opens them.
 For commands that open a database the user named rather than one a
 factory made (census on a URI; run and sweep on --storage-uri or
 --storage-config): call check_uri() or check_config() first.  They find
-every FileStorage and BDBStorage the URI or configuration opens (inside
-wrappers too: <zlibstorage>, <demostorage>, a <zodb> database) and check
-each one whole without writing (storages.file.check_filestorage,
-storages.bdb.check_environment).  Other storages (ZEO, RelStorage, a
-mapping) have no file to check here: their servers own their data.
+every database on this machine the URI or configuration opens (inside
+wrappers too: <zlibstorage>, <demostorage>, a <zodb> database) and ask the
+storage that declares its scheme (``uri_schemes``, ``local``) or its
+section type (``config_sections``) to check it whole without writing
+(its factory's check_at()).  Other storages (ZEO, RelStorage, a mapping)
+have no file to check here: their servers own their data.
 """
 
 from __future__ import annotations
@@ -19,70 +20,33 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from storages import registry
 from storages.base import StorageError
 
 
-def check_filestorage_at(
-    path: Path, must_exist: bool = False, read_only: bool = False
-) -> None:
-    """Check the FileStorage file *path* a command is about to open.
-
-    Missing: fine unless *must_exist* (opening it read-write creates it).
-    Locked by another process: StorageError, unless *read_only* (a reader
-    may look; a short last transaction is then a commit in progress).
-    """
-    from storages.file import check_filestorage, lock_held
-
-    if not path.exists():
-        if must_exist:
-            raise StorageError(f"no FileStorage at {path}")
-        return
-    if not path.is_file():
-        raise StorageError(f"{path} is not a file (a FileStorage is one file)")
-    held = lock_held(Path(f"{path}.lock"))
-    if held and not read_only:
-        raise StorageError(f"{path} is locked: another process has it open")
-    check_filestorage(path, in_use=held)
-
-
-def check_environment_at(path: Path, must_exist: bool = False) -> None:
-    """Check the BDBStorage environment directory *path* a command is about
-    to open.  Missing or empty: fine unless *must_exist* (BDBStorage creates
-    one there)."""
-    from storages.bdb.check import check_environment
-    from storages.bdb.factory import berkeleydb_missing
-
-    if not must_exist and (
-        not path.exists() or (path.is_dir() and not any(path.iterdir()))
-    ):
-        return
-    reason = berkeleydb_missing()
-    if reason:
-        raise StorageError(reason)
-    check_environment(path)
-
-
 def check_uri(uri: str, must_exist: bool = False, read_only: bool = False) -> None:
-    """Check what the zodburi *uri* opens: file://, bdb:// and zconfig://
-    (the configuration file's storages); other schemes are not files and
-    are left to their storage.  *read_only*: the caller opens it
-    read-only (a file another process holds may then be read)."""
+    """Check what the zodburi *uri* opens: a storage's local scheme
+    (file://, bdb://) and zconfig:// (the configuration file's storages);
+    other schemes are not files and are left to their storage.
+    *read_only*: the caller opens it read-only (a file another process
+    holds may then be read)."""
     scheme, sep, rest = uri.partition("://")
     if not sep:
         return
-    path = Path(os.path.normpath(unquote(rest.partition("?")[0])))
-    if scheme == "file":
-        read_only = read_only or "read_only=1" in rest.partition("?")[2]
-        check_filestorage_at(path, must_exist, read_only)
-    elif scheme == "bdb":
-        check_environment_at(path, must_exist)
-    elif scheme == "zconfig":
+    if scheme == "zconfig":
         parts = urlsplit(uri)
         try:
             text = Path(os.path.normpath(parts.path)).read_text(encoding="utf-8")
         except OSError as e:
             raise StorageError(f"cannot read {parts.path}: {e.strerror}") from None
         check_config(text, must_exist, read_only, name=parts.fragment or None)
+        return
+    declared, factory = registry.schemes().get(scheme, (None, None))
+    if declared is None or factory is None or not declared.local:
+        return
+    path = Path(os.path.normpath(unquote(rest.partition("?")[0])))
+    read_only = read_only or "read_only=1" in rest.partition("?")[2]
+    factory.check_at(path, must_exist, read_only)
 
 
 #: The schema zodburi's zconfig:// resolver reads a file with.
@@ -101,7 +65,7 @@ def check_config(
     read_only: bool = False,
     name: str | None = None,
 ) -> None:
-    """Check every FileStorage and BDBStorage the ZConfig *text* (storage
+    """Check every database on this machine the ZConfig *text* (storage
     or <zodb> sections, %import lines allowed) opens; *name*: only the
     section of that name.  StorageError for text ZConfig refuses."""
     import ZConfig
@@ -119,18 +83,13 @@ def check_config(
 def _check_section(section: Any, must_exist: bool, read_only: bool) -> None:
     """*section*: a ZODB.config.BaseConfig (a storage section's datatype)
     or a <zodb> database section; wrappers are walked into."""
-    from ZODB.config import FileStorage, ZODBDatabase
-
-    from storages.bdb.config import BDBStorageConfig
+    from ZODB.config import ZODBDatabase
 
     config = section.config
-    if isinstance(section, FileStorage):
-        check_filestorage_at(
-            Path(config.path), must_exist, read_only or bool(config.read_only)
-        )
-        return
-    if isinstance(section, BDBStorageConfig):
-        check_environment_at(Path(config.path), must_exist)
+    factory = registry.section_factories().get(config.getSectionType())
+    if factory is not None:
+        read_only = read_only or bool(getattr(config, "read_only", False))
+        factory.check_at(Path(config.path), must_exist, read_only)
         return
     if isinstance(section, ZODBDatabase):
         _check_section(config.storage, must_exist, read_only)

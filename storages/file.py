@@ -16,14 +16,14 @@ import zlib
 from pathlib import Path
 
 from storages.base import (
+    CrashCutStorage,
     DamagedStorage,
     StorageError,
     StorageFactory,
     Store,
-    Wrap,
-    ZODBStore,
-    wrapping,
+    URIScheme,
 )
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 
 def open_filestorage(path: Path, read_only: bool = False):  # type: ignore[no-untyped-def]
@@ -86,6 +86,29 @@ class _Damage(Exception):
         self.what = what
 
 
+class _CrashCut(_Damage):
+    """The last transaction, from *offset* to the end of the file, is what a
+    crash during its commit leaves: the *count*-th, *nbytes* long."""
+
+    def __init__(self, offset: int, what: str, count: int, nbytes: int) -> None:
+        super().__init__(offset, what)
+        self.count = count
+        self.nbytes = nbytes
+
+
+#: How --recover keeps the bytes it drops: beside the file, as FileStorage
+#: does when it cuts a transaction off (Data.fs.tr0, .tr1, ...).
+FS_RECOVERY = "--recover drops it, keeping its bytes in {path}.trN"
+
+
+def _tr_name(path: Path) -> Path:
+    """The Data.fs.trN FileStorage's _truncate would write next."""
+    i = 0
+    while os.path.lexists(f"{path}.tr{i}"):
+        i += 1
+    return Path(f"{path}.tr{i}")
+
+
 def check_filestorage(path: Path, in_use: bool = False) -> int:
     """Read the whole FileStorage *path* without writing anything (no lock,
     no index, no scratch file) and return its number of transactions;
@@ -112,6 +135,15 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
         try:
             size = os.fstat(f.fileno()).st_size
             return _check_transactions(f, size, in_use)
+        except _CrashCut as c:
+            raise CrashCutStorage(
+                str(path),
+                c.count,
+                c.offset,
+                c.nbytes,
+                c.what,
+                FS_RECOVERY.format(path=path),
+            ) from None
         except _Damage as d:
             raise DamagedStorage(
                 str(path), f"at byte {d.offset}", d.what, FS_REPAIR.format(path=path)
@@ -136,8 +168,12 @@ def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
         if len(header) < _TXN_HEADER.size:
             if in_use:
                 break
-            raise _Damage(
-                pos, f"{where} is cut short (truncated after {size - pos} bytes)"
+            raise _CrashCut(
+                pos,
+                f"is cut short in its header ({size - pos} of "
+                f"{_TXN_HEADER.size} bytes)",
+                count + 1,
+                size - pos,
             )
         tid, tlen, status, ulen, dlen, elen = _TXN_HEADER.unpack(header)
         end = pos + tlen  # where the repeated length starts
@@ -148,12 +184,27 @@ def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
         if end + 8 > size:
             if in_use:
                 break
+            if _cut_by_crash(f, pos, tid, status, ulen + dlen + elen, size):
+                raise _CrashCut(
+                    pos,
+                    f"is cut short (its header says {tlen + 8} bytes, "
+                    f"{size - pos} are left)",
+                    count + 1,
+                    size - pos,
+                )
             raise _Damage(
                 pos,
                 f"{where} is cut short (its header says {tlen + 8} bytes, "
                 f"{size - pos} are left): truncated, possibly due to damaged records",
             )
         if status == b"c":
+            if end + 8 == size:
+                raise _CrashCut(
+                    pos,
+                    "was never finished (its status is still 'c', checkpoint)",
+                    count + 1,
+                    size - pos,
+                )
             raise _Damage(
                 pos, f"{where} was never finished (its checkpoint flag is set)"
             )
@@ -172,6 +223,68 @@ def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
         pos = end + 8
         count += 1
     return count
+
+
+def _cut_by_crash(
+    f: io.BufferedReader, tpos: int, tid: bytes, status: bytes, meta: int, size: int
+) -> bool:
+    """Whether the transaction at *tpos*, which runs past the end of the
+    file, is one a crash cut while FileStorage wrote it: a status FileStorage
+    writes (a crash leaves 'c', which _finish turns into ' ' only once the
+    whole transaction is written, or a file cut after it), and every data
+    record header wholly present belonging to it.  A length damaged in the
+    middle of the file fails this: what follows is the next transaction,
+    whose records belong to another."""
+    if status not in b" upc":
+        return False
+    if size - tpos >= 8:
+        # Whole but for its header's length: the length repeated after it
+        # says where it really ends.  Damage, not a cut.
+        f.seek(size - 8)
+        (repeated,) = struct.unpack(">Q", f.read(8))
+        if repeated == size - tpos - 8:
+            return False
+    f.seek(tpos + _TXN_HEADER.size + meta)
+    rest = f.read(size - f.tell())
+    i = 0
+    base = tpos + _TXN_HEADER.size + meta
+    while i + _DATA_HEADER.size <= len(rest):
+        oid, serial, prev, tloc, vlen, plen = _DATA_HEADER.unpack_from(rest, i)
+        if serial != tid or tloc != tpos or vlen:
+            return False
+        if prev >= base + i or (prev and prev < 4):
+            return False
+        i += _DATA_HEADER.size + (plen or 8)
+    return True
+
+
+def recover_filestorage(path: Path) -> str | None:
+    """Drop the last transaction of the FileStorage *path* when a crash cut
+    it (check_filestorage raises CrashCutStorage), as FileStorage does when
+    it opens such a file read-write (ZODB.FileStorage.FileStorage._truncate:
+    the bytes are copied to PATH.trN, then the file is cut), and check the
+    rest whole again.  One line saying what was dropped, or None when the
+    file was whole; DamagedStorage, nothing changed, for any other damage."""
+    from ZODB.FileStorage.FileStorage import _truncate
+
+    try:
+        check_filestorage(path)
+    except CrashCutStorage as cut:
+        kept = _tr_name(path)
+        try:
+            with open(path, "r+b") as f:
+                _truncate(f, str(path), cut.offset)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise StorageError(f"cannot recover {path}: {e.strerror}") from None
+        check_filestorage(path)
+        return (
+            f"{path}: dropped transaction {cut.transaction}, cut by a crash "
+            f"({cut.nbytes} bytes at byte {cut.offset}; {cut.what}); its bytes "
+            f"are kept in {kept}"
+        )
+    return None
 
 
 def _check_records(body: bytes, tpos: int, tid: bytes, meta: int, where: str) -> None:
@@ -268,6 +381,38 @@ class FileFactory(StorageFactory):
     servable = True
     wraps_storage = True
     not_storage = NOT_STORAGE
+    uri_schemes = (URIScheme("file", read_only=True, local=True),)
+    config_sections = ("filestorage",)
+
+    @classmethod
+    def check_at(
+        cls, path: Path, must_exist: bool = False, read_only: bool = False
+    ) -> None:
+        """Check the FileStorage file *path* a command is about to open.
+        Missing: fine unless *must_exist* (opening it read-write creates
+        it).  Locked by another process: StorageError, unless *read_only*
+        (a short last transaction is then a commit in progress)."""
+        if not path.exists():
+            if must_exist:
+                raise StorageError(f"no FileStorage at {path}")
+            return
+        if not path.is_file():
+            raise StorageError(f"{path} is not a file (a FileStorage is one file)")
+        held = lock_held(Path(f"{path}.lock"))
+        if held and not read_only:
+            raise StorageError(f"{path} is locked: another process has it open")
+        check_filestorage(path, in_use=held)
+
+    @classmethod
+    def held_at(cls, path: Path) -> bool:
+        return lock_held(Path(f"{path}.lock"))
+
+    @classmethod
+    def path_uri(cls, path: Path) -> str | None:
+        fs_path = path / "Data.fs" if path.is_dir() else path
+        if not fs_path.is_file():
+            raise StorageError(f"no FileStorage at {path} ({fs_path} is missing)")
+        return f"file://{fs_path.absolute()}"
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         return filestorage_section(directory), ()
@@ -279,6 +424,14 @@ class FileFactory(StorageFactory):
         if lock_held(Path(f"{path}.lock")):
             raise StorageError(f"{path} is locked: another process has it open")
         check_filestorage(path)
+
+    def recover_existing(self, directory: Path) -> str | None:
+        path = Path(directory) / "Data.fs"
+        if not path.is_file():
+            raise StorageError(f"no FileStorage in {directory} ({path} is missing)")
+        if lock_held(Path(f"{path}.lock")):
+            raise StorageError(f"{path} is locked: another process has it open")
+        return recover_filestorage(path)
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         path = Path(directory) / "Data.fs"

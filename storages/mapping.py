@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storages.base import StorageFactory, Store, Wrap, ZODBStore, wrapping
+from storages.base import (
+    StorageFactory,
+    Store,
+    URIScheme,
+)
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 
 class MappingFactory(StorageFactory):
@@ -16,6 +21,8 @@ class MappingFactory(StorageFactory):
     description = "ZODB MappingStorage: pickles in memory, no disk"
 
     wraps_storage = True
+    # zodburi's memory:// is a MappingStorage.
+    uri_schemes = (URIScheme("memory"),)
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         from ZODB.MappingStorage import MappingStorage

@@ -3,7 +3,9 @@
 A storage module declares its options as an OptionGroup (a frozen
 dataclass of defaults that adds its own argparse options); StorageOptions
 is the immutable set of groups a factory is made with.  DBOptions holds the
-ZODB.DB options every database takes.  Nothing here imports a backend.
+ZODB.DB options every database takes; ConfiguredOptions the databases the
+user names (storages.configured) and whether the suite may pack a database
+it did not create (those and a --zeo-address server).  Nothing here imports a backend.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 G = TypeVar("G", bound="OptionGroup")
@@ -66,6 +69,7 @@ class DBOptions(OptionGroup):
             "OBJECTS",
             "ZODB connection cache size in objects (default: ZODB's, 400; "
             "run: a million for xlarge)",
+            at_least(1, MAX_CACHE_OBJECTS),
         )
 
     def db_kwargs(self) -> dict[str, Any]:
@@ -73,28 +77,71 @@ class DBOptions(OptionGroup):
         return {} if self.cache_size is None else {"cache_size": self.cache_size}
 
 
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= *minimum* (option groups and the
-    CLI share it)."""
+#: The largest whole number an option takes unless it says otherwise: a
+#: signed 64-bit integer, what the libraries below (ZODB, Berkeley DB,
+#: SQLite) can hold.
+MAX_INT = 2**63 - 1
+
+
+#: The largest ZODB connection cache target (objects): a C int in
+#: persistent's cache.
+MAX_CACHE_OBJECTS = 2**31 - 1
+
+
+def shown(text: str, limit: int = 24) -> str:
+    """A value as an error message repeats it: at most *limit* characters
+    (a 400-digit number is not worth a screenful)."""
+    text = str(text).strip()
+    return repr(text) if len(text) <= limit else repr(text[: limit - 3] + "...")
+
+
+def show_number(value: float) -> str:
+    """A bound as --help prints it: 2**63-1, 1,000,000, 0.5."""
+    if value == MAX_INT:
+        return "2**63-1"
+    if value == -MAX_INT - 1:
+        return "-2**63"
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def at_least(minimum: int, maximum: int = MAX_INT) -> Callable[[str], int]:
+    """An argparse type: a whole number from *minimum* to *maximum* (option
+    groups and the CLI share it); its `bounds` attribute is the range, which
+    --help prints."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+            raise argparse.ArgumentTypeError(
+                f"not a whole number: {shown(text)}"
+            ) from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"must be from {show_number(minimum)} to {show_number(maximum)}, "
+                f"not {shown(text)}"
+            )
         return value
 
+    parse.bounds = (minimum, maximum)  # type: ignore[attr-defined]
     return parse
 
 
 positive_int = at_least(1)
 
 
-def add_size_option(group: Any, flag: str, unit: str, help: str) -> None:
-    """A cache size option: a positive number of *unit*, None when absent."""
-    group.add_argument(flag, type=positive_int, metavar=unit, help=help)
+def add_size_option(
+    group: Any,
+    flag: str,
+    unit: str,
+    help: str,
+    parse: Callable[[str], int] = positive_int,
+) -> None:
+    """A cache size option: a positive number of *unit* (within *parse*'s
+    bounds), None when absent."""
+    group.add_argument(flag, type=parse, metavar=unit, help=help)
 
 
 class StorageOptions:
@@ -153,3 +200,69 @@ class StorageOptions:
     def db_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ZODB.DB built from these options."""
         return self.get(DBOptions).db_kwargs()
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfiguredOptions(OptionGroup):
+    """Databases the user names, and whether the suite may pack them.
+
+    storage_config: a ZConfig file; each <zodb NAME> section is a column.
+    storage_uri: zodburi URIs ("URI" or "NAME=URI"), each a column.
+    pack: run the pack row on these databases (and a --zeo-address server)
+        too; pack removes old revisions of the whole database, which is the
+        user's, so it is off unless asked.
+    """
+
+    title: ClassVar[str] = "databases the suite did not create"
+
+    storage_config: Path | None = None
+    storage_uri: tuple[str, ...] = ()
+    pack: bool = False
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        add_configured_arguments(group)
+        group.add_argument(
+            "--pack",
+            action="store_true",
+            help="also pack databases the suite did not create (--storage-config, "
+            "--storage-uri, --zeo-address): the pack row packs the whole database",
+        )
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ConfiguredOptions:
+        path = getattr(args, "storage_config", None)
+        return cls(
+            storage_config=None if path is None else Path(path).absolute(),
+            storage_uri=tuple(getattr(args, "storage_uri", None) or ()),
+            pack=bool(getattr(args, "pack", False)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage_config": (
+                None if self.storage_config is None else str(self.storage_config)
+            ),
+            "storage_uri": list(self.storage_uri),
+            "pack": self.pack,
+        }
+
+
+def add_configured_arguments(group: Any) -> None:
+    """--storage-config FILE and --storage-uri [NAME=]URI (repeatable) on
+    *group*: the one declaration run, sweep and census use."""
+    group.add_argument(
+        "--storage-config",
+        type=Path,
+        metavar="FILE",
+        help="a ZODB ZConfig file: each <zodb NAME> section is a storage "
+        "column named NAME (%%import lines load other storages' sections)",
+    )
+    group.add_argument(
+        "--storage-uri",
+        action="append",
+        metavar="[NAME=]URI",
+        help="a zodburi URI (file://, zeo://, memory://, sqlite://, postgres://, "
+        "mysql://, bdb://; zlib+ in front compresses): a storage column named "
+        "NAME, or the URI; repeatable",
+    )

@@ -33,6 +33,23 @@ def check_port_free(host: str, port: int) -> None:
             ) from None
 
 
+def uri_address(uri: str, default_port: int) -> tuple[str | None, int | None]:
+    """(host, port) a server URI (``SCHEME://[USER@]HOST[:PORT]/...``)
+    names: *default_port* when it names no port; (None, None) without a
+    host (a Unix socket, left to the client).  StorageError for a bad port."""
+    from urllib.parse import urlsplit
+
+    scheme = uri.partition("://")[0]
+    where = urlsplit("http" + uri[len(scheme) :])
+    try:
+        port = where.port
+    except ValueError:
+        raise StorageError(f"bad port in {uri!r}") from None
+    if not where.hostname:
+        return None, port
+    return where.hostname, port or default_port
+
+
 def check_reachable(host: str, port: int, server: str, timeout: float = 3.0) -> None:
     """StorageError ("cannot reach *server* at HOST:PORT: why") unless a
     TCP connection to (*host*, *port*) opens within *timeout* seconds."""

@@ -17,16 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from storages import base
-from storages.base import DBOptions, OptionGroup, StorageError, StorageFactory
+from storages.base import (
+    ConfiguredOptions,
+    DBOptions,
+    OptionGroup,
+    StorageError,
+    StorageFactory,
+    URIScheme,
+)
 from storages.bdb.factory import BDBFactory, ZEOBDBFactory
-from storages.configured import ConfiguredOptions, columns
 from storages.file import FileFactory
 from storages.mapping import MappingFactory
 from storages.memory import MemoryFactory
-from storages.relstorage.factory import FACTORIES as RELSTORAGE_FACTORIES
+from storages.relstorage.backends import FACTORIES as RELSTORAGE_FACTORIES
 from storages.zeo import ZEOFactory
-from storages.zlib import PREFIX as ZLIB_PREFIX
-from storages.zlib import ZlibFileFactory, zlib_of
+from storages.zlib import ZlibFileFactory
 
 #: The entry point group other packages register storages in.
 ENTRY_POINT_GROUP = "vfab_loadtest.storages"
@@ -116,63 +121,6 @@ def unknown_storage(
     return f"unknown storage {name!r}{what}; choose from {', '.join(valid)}"
 
 
-def configured_columns(
-    options: base.StorageOptions | None,
-) -> dict[str, type[StorageFactory]]:
-    """The columns --storage-config and --storage-uri name in *options*
-    (storages.configured), in order; StorageError for bad input or a column
-    named like a registered storage."""
-    found = columns(options)
-    for name in found:
-        if name in REGISTRY or name.removeprefix(ZLIB_PREFIX) in REGISTRY:
-            raise StorageError(
-                f"storage column {name!r} has a registered storage's name; "
-                "name it otherwise (<zodb OTHER>, or --storage-uri OTHER=URI)"
-            )
-    return dict(found)
-
-
-def factory_class(
-    name: str, options: base.StorageOptions | None = None
-) -> type[StorageFactory]:
-    """The factory class for *name*: a registered storage, zlib+NAME over a
-    registered storage that wraps, or a column *options* configure.
-
-    Raises StorageError naming the valid choices for an unknown name.
-    """
-    if name in REGISTRY:
-        return REGISTRY[name]
-    found = configured_columns(options)
-    if name in found:
-        return found[name]
-    if name.startswith(ZLIB_PREFIX):
-        inner = REGISTRY.get(name.removeprefix(ZLIB_PREFIX))
-        if inner is not None and inner.wraps_storage:
-            return zlib_of(inner)
-        wraps = [n for n, f in REGISTRY.items() if f.wraps_storage]
-        raise StorageError(
-            f"unknown storage {name!r}; zlib+ goes in front of {', '.join(wraps)}"
-        )
-    raise StorageError(unknown_storage(name))
-
-
-def known(name: str, options: base.StorageOptions | None = None) -> bool:
-    """True when get(name, options) would find a factory."""
-    try:
-        factory_class(name, options)
-    except StorageError:
-        return False
-    return True
-
-
-def get(name: str, options: base.StorageOptions | None = None) -> StorageFactory:
-    """The factory for *name* (see factory_class), made with *options*.
-
-    Raises StorageError naming the valid choices for an unknown name.
-    """
-    return factory_class(name, options)(options)
-
-
 def option_groups() -> tuple[type[OptionGroup], ...]:
     """Every registered storage's option groups, each once, DBOptions and
     ConfiguredOptions (--storage-config, --storage-uri, --pack) first."""
@@ -211,6 +159,15 @@ def user_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def summary_rows() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every registered storage's ``summary_rows``, each once, in registry
+    order: the rows of the report's summary table that read jar_stats."""
+    rows: dict[tuple[str, tuple[str, ...]], None] = {}
+    for factory in REGISTRY.values():
+        rows.update(dict.fromkeys(factory.summary_rows))
+    return tuple(rows)
+
+
 def not_storage() -> tuple[str, ...]:
     """Every registered storage's ``not_storage`` names: what a directory
     that any of them (or a runzeo serving one) wrote holds beside its data."""
@@ -218,3 +175,29 @@ def not_storage() -> tuple[str, ...]:
     for factory in REGISTRY.values():
         names.update(dict.fromkeys(factory.not_storage))
     return tuple(names)
+
+
+#: zodburi's own schemes, which no storage of the registry declares.
+ZODBURI_SCHEMES = (URIScheme("demo"), URIScheme("zconfig", local=True))
+
+
+def schemes() -> dict[str, tuple[URIScheme, type[StorageFactory] | None]]:
+    """Scheme name -> (its URIScheme, the factory declaring it, or None for
+    zodburi's own): the one scheme table, from the registry."""
+    table: dict[str, tuple[URIScheme, type[StorageFactory] | None]] = {}
+    for factory in REGISTRY.values():
+        for scheme in factory.uri_schemes:
+            table.setdefault(scheme.name, (scheme, factory))
+    for scheme in ZODBURI_SCHEMES:
+        table.setdefault(scheme.name, (scheme, None))
+    return table
+
+
+def section_factories() -> dict[str, type[StorageFactory]]:
+    """ZConfig section type (``filestorage``) -> the factory declaring it
+    in ``config_sections``: the sections whose ``path`` is checked here."""
+    table: dict[str, type[StorageFactory]] = {}
+    for factory in REGISTRY.values():
+        for section in factory.config_sections:
+            table.setdefault(section, factory)
+    return table

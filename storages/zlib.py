@@ -1,9 +1,11 @@
 """zlib+NAME: zc.zlibstorage compressing the records of another storage.
 
-A composite: ZlibFactory holds the factory of the storage it compresses (its
-``base``, a factory whose ``wraps_storage`` says its open() takes a wrapper
-for the ZODB storage) and asks it to open its store with ZlibStorage around
-the storage; it never subclasses that factory.  ``zlib+file`` is registered;
+A composite (storages.composite): ZlibFactory holds the factory of the
+storage it compresses (its ``base``, a factory whose ``wraps_storage`` says
+its open() takes a wrapper for the ZODB storage), forwards every hook to it
+(check_existing above all: the base's damage check) and asks it to open its
+store with ZlibStorage around the storage; it never subclasses that
+factory.  ``zlib+file`` is registered;
 the registry makes ``zlib+NAME`` for any other NAME that wraps (mapping,
 bdb) when asked (zlib_of).  The size on disk is the base's: the compressed
 bytes.  DESIGN.md measured 10,000 objects: commit 0.36 s vs 0.19 s, 23%
@@ -13,13 +15,14 @@ it cannot be read without the wrapper.
 
 from __future__ import annotations
 
-import contextlib
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from storages.base import StorageError, StorageFactory, Store, open_wrapped
+from storages.base import StorageError, StorageFactory, Store
+from storages.composite import CompositeFactory
 from storages.file import FileFactory
+from storages.zodbstore import open_wrapped
 
 PREFIX = "zlib+"
 
@@ -41,31 +44,24 @@ def wrap_zlib(storage: Any) -> Any:
     return ZlibStorage(storage)
 
 
-class ZlibFactory(StorageFactory):
-    """zc.zlibstorage in front of *base*'s storage.  Capabilities and options
-    are the base's, except that it cannot be served (runzeo would need the
-    zlibstorage component: use --storage-config for that)."""
+class ZlibFactory(CompositeFactory):
+    """zc.zlibstorage in front of *base*'s storage.  Capabilities, options
+    and checks are the base's, except that it cannot be served (runzeo would
+    need the zlibstorage component: use --storage-config for that)."""
 
     #: The factory whose storage this one compresses.
     base: ClassVar[type[StorageFactory]] = FileFactory
     name: ClassVar[str] = PREFIX + FileFactory.name
     description: ClassVar[str] = "zc.zlibstorage over ZODB FileStorage (compressed)"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._base = self.base(self.options)
-
     def unavailable(self) -> str | None:
-        return zlibstorage_missing() or self._base.unavailable()
-
-    def running(self) -> contextlib.AbstractContextManager[Any]:
-        return self._base.running()
+        return zlibstorage_missing() or self.base_factory.unavailable()
 
     def open(self, directory: Path) -> Store:
         reason = self.unavailable()
         if reason:
             raise StorageError(reason)
-        store = open_wrapped(self._base, directory, wrap_zlib)
+        store = open_wrapped(self.base_factory, directory, wrap_zlib)
         store.name = self.name
         return store
 

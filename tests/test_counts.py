@@ -367,7 +367,7 @@ def test_cost_model_from_a_time_file_and_a_count_file(
             CountResult("file", "small", p, (CountSample(100_000_000),)) for p in phases
         ),
     )
-    times.dump(tmp_path / "t.json")
+    (tmp_path / "t.json").write_text(json.dumps(times.to_json()))
     counts.dump(tmp_path / "c.json")
     for pair in (("t.json", "c.json"), ("c.json", "t.json")):
         a, b = (str(tmp_path / n) for n in pair)

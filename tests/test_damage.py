@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from storages import DamagedStorage, StorageError
+from storages import CrashCutStorage, DamagedStorage, StorageError
 from storages.file import check_filestorage
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
@@ -78,6 +78,8 @@ def edit(data: bytes, how: str) -> bytes:
         blob = bytearray()
     elif how == "cut inside the header":
         blob = blob[: last + 10]
+    elif how == "cut inside the data":
+        blob = blob[: last + last_len // 2]
     else:
         raise AssertionError(how)
     return bytes(blob)
@@ -85,14 +87,16 @@ def edit(data: bytes, how: str) -> bytes:
 
 FILE_DAMAGE = [
     "bad status",
-    "unfinished commit",
     "bad length",
     "tid reduction",
     "garbage pickle",
     "random bytes",
     "empty",
-    "cut inside the header",
 ]
+
+#: What a crash during a commit leaves: the last transaction cut
+#: (test_crash_recovery.py); refused as such, with --recover named.
+CRASH_CUTS = ["unfinished commit", "cut inside the header", "cut inside the data"]
 
 
 def copy_set(src: Path, dst: Path) -> Path:
@@ -127,18 +131,34 @@ def test_filestorage_damage_is_found(file_set: Path, tmp_path: Path, how: str) -
     assert "at byte" in message and "python -m ZODB.fsrecover" in message
 
 
+@pytest.mark.parametrize("how", CRASH_CUTS)
+def test_a_crash_cut_is_named_as_such(file_set: Path, tmp_path: Path, how: str) -> None:
+    path = tmp_path / "Data.fs"
+    data = edit((file_set / "Data.fs").read_bytes(), how)
+    path.write_bytes(data)
+    with pytest.raises(CrashCutStorage) as e:
+        check_filestorage(path)
+    message = str(e.value)
+    last, _ = transactions((file_set / "Data.fs").read_bytes())[-1]
+    assert "\n" not in message
+    assert f"transaction 4 (at byte {last}, {len(data) - last} bytes)" in message
+    assert "--recover" in message
+    assert path.read_bytes() == data
+
+
 def test_every_cut_between_transactions_is_found(
     file_set: Path, tmp_path: Path
 ) -> None:
-    """A file cut anywhere but at a transaction's end is damaged (cut at an
-    end, it is a whole, shorter FileStorage: nothing shows it was longer)."""
+    """A file cut anywhere but at a transaction's end is a cut last
+    transaction (cut at an end, it is a whole, shorter FileStorage: nothing
+    shows it was longer)."""
     data = (file_set / "Data.fs").read_bytes()
     ends = {pos + n for pos, n in transactions(data)}
     path = tmp_path / "Data.fs"
     cuts = [n for n in range(5, len(data), len(data) // 97) if n not in ends]
     for n in cuts:
         path.write_bytes(data[:n])
-        with pytest.raises(DamagedStorage, match="cut short"):
+        with pytest.raises(CrashCutStorage, match="cut short"):
             check_filestorage(path)
     assert len(cuts) > 90
 
@@ -291,6 +311,16 @@ def test_commands_refuse_a_damaged_filestorage(
     (data / "Data.fs").write_bytes(edit((data / "Data.fs").read_bytes(), how))
     for _name, proc in run_all(file_commands(data), data, "damaged"):
         assert "fsrecover" in proc.stderr
+
+
+@pytest.mark.parametrize("how", CRASH_CUTS[:2])
+def test_commands_refuse_a_crash_cut_without_recover(
+    file_set: Path, tmp_path: Path, how: str
+) -> None:
+    data = copy_set(file_set, tmp_path / "data")
+    (data / "Data.fs").write_bytes(edit((data / "Data.fs").read_bytes(), how))
+    for _name, proc in run_all(file_commands(data), data, "cut by a crash"):
+        assert "--recover" in proc.stderr
 
 
 def test_serve_and_populate_refuse_a_locked_filestorage(

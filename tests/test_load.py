@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.load import zeoloop
-from scenarios.load.journal import Journal, verify
+from scenarios.load import consistency, zeoloop
+from scenarios.load.history import History
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session, open_database, preflight
 from storages import StorageError
@@ -34,13 +34,13 @@ def change_one(s: Session) -> object:
 
 
 def reprice_against_a_rival(
-    db: object, journal: Journal, retries: int, address: str
+    db: object, history: History, retries: int, address: str
 ) -> Outcome:
     """One session reprices capability 1 while another commits a change to it
     between the first one's read and its commit."""
     config = LoadConfig.from_values(address, retries=retries)
-    first = Session(db, config, journal, random.Random(1))
-    rival = Session(db, config, journal, random.Random(2))
+    first = Session(db, config, history, random.Random(1), client=f"first{retries}")
+    rival = Session(db, config, history, random.Random(2), client=f"rival{retries}")
     pending = [rival]
 
     def reprice_under_a_rival(s: Session) -> object:
@@ -58,20 +58,30 @@ def reprice_against_a_rival(
 
 
 def test_a_conflict_is_retried_then_fails_when_retries_run_out(served: Served) -> None:
+    baseline = consistency.read_baseline(served.host_port)
     db = open_database(served.host_port, pool_size=2)
-    journal = Journal()
+    history = History()
     try:
-        retried = reprice_against_a_rival(db, journal, 2, served.address)
+        retried = reprice_against_a_rival(db, history, 2, served.address)
         assert len(retried.conflicts_ms) == 1 and retried.error is None
-        failed = reprice_against_a_rival(db, journal, 0, served.address)
+        failed = reprice_against_a_rival(db, history, 0, served.address)
         assert len(failed.conflicts_ms) == 1
         assert type(failed.error).__name__ == "ConflictError"
     finally:
         db.close()
-    # the rivals' changes and the retried one were committed and recorded
-    assert [r.capability_id for r in journal.repriced] == [1, 1, 1]
-    report = verify(served.host_port, journal)
-    assert report.ok, report.problems
+    # every attempt recorded: the rivals' changes and the retried one
+    # committed, the two conflicting attempts failed
+    outcomes = [(e.client, e.outcome) for e in history]
+    assert outcomes == [
+        ("rival2", "ok"),
+        ("first2", "failed"),
+        ("first2", "ok"),
+        ("rival0", "ok"),
+        ("first0", "failed"),
+    ]
+    assert all(e.tid for e in history if e.outcome == "ok")
+    report = consistency.verify(served.host_port, baseline, history)
+    assert report.ok, report.lines()
 
 
 def test_users_split_like_locust_workers() -> None:
@@ -92,7 +102,7 @@ def test_zeoloop_runs_every_operation_and_checks(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "3 users in 2 processes" in proc.stdout
-    assert "invariants hold" in proc.stdout
+    assert "consistency: 0 violations" in proc.stdout
     doc = json.loads(out.read_text())
     rows = {r["name"]: r for r in doc["rows"]}
     assert set(rows) == {op.name for op in OPERATIONS} | {"all"}
@@ -150,4 +160,4 @@ def test_zeoloop_ctrl_c_to_the_group(served: Served) -> None:
     assert process.returncode == 130, err
     assert "Traceback" not in out + err
     assert "interrupted after" in out
-    assert "invariants hold" in out and "hold: 0 created" not in out
+    assert "consistency: 0 violations" in out and "checked 0 attempts" not in out

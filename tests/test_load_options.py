@@ -29,7 +29,7 @@ def test_checked_parsing_refuses_negative_values(
     add_load_options(parser)
     with pytest.raises(SystemExit):
         parser.parse_args(["--weight-lookup", "-1"])
-    assert "must be at least 0" in capsys.readouterr().err
+    assert "must be from 0 to" in capsys.readouterr().err
     loose = argparse.ArgumentParser()
     add_load_options(loose, checked=False)
     assert loose.parse_args(["--skew", "-1"]).skew == -1.0  # LoadConfig checks

@@ -84,8 +84,8 @@ def test_headless_run_with_two_processes(
     assert proc.returncode == 0, log
     for trouble in ASYNCIO_TROUBLE:
         assert trouble not in output, output
-    assert "invariants hold" in output, log
-    assert "did not send their journal" not in output, log
+    assert "consistency: 0 violations" in output, log
+    assert "did not send their history" not in output, log
 
     with open(f"{out}_stats.csv", newline="") as f:
         rows = {(r["Type"], r["Name"]): r for r in csv.DictReader(f)}
@@ -109,15 +109,17 @@ def test_headless_run_with_two_processes(
 def test_broken_invariants_fail_the_run(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
-    """A user that reports a sequence never stored makes the check fail."""
+    """A history that says a sequence was committed that is not stored
+    makes the check fail: a lost write, exit 1."""
     shim = tmp_path / "lying.py"
     shim.write_text(
         "from locust import events\n"
         "from locustfile import VfabUser, client  # noqa: F401\n"
-        "from vfab.operations import Created\n\n"
+        "from scenarios.load.history import Event\n\n"
         "@events.test_stop.add_listener\n"
         "def lie(**_kw):\n"
-        "    client.journal.record(Created(12345, 'nobody', 'none', 3))\n"
+        "    client.history.record(Event('liar', 1, 'create_sequence', 'ok', None,\n"
+        "        'ffff', (), (('sequence', 12345, 1, ('nobody', 'none', 3)),)))\n"
     )
     proc = subprocess.run(
         [str(LOCUST), "-f", str(shim), "--headless", "-u", "2", "-r", "2",
@@ -125,9 +127,9 @@ def test_broken_invariants_fail_the_run(
         capture_output=True, text=True, timeout=90, env=env(), cwd=ROOT,
     )  # fmt: skip
     output = proc.stdout + proc.stderr
-    assert proc.returncode == 3, output[-3000:]
-    assert "invariants violated (1 problems)" in output
-    assert "sequence 12345 reported created is not stored" in output
+    assert proc.returncode == 1, output[-3000:]
+    assert "consistency: 1 violation (1 lost write)" in output
+    assert "sequence 12345 created by liar#1" in output
 
 
 @pytest.mark.parametrize(

@@ -122,7 +122,7 @@ def test_refuses_another_storages_data_set(
     [
         (["--path", "/nonexistent/parent/d"], "directory /nonexistent/parent does"),
         (["--size", "huge", "--path", "d"], "invalid choice: 'huge'"),
-        (["--scale", "0", "--path", "d"], "must be at least 1"),
+        (["--scale", "0", "--path", "d"], "must be from 1 to"),
         (["--size", "small", "--scale", "2", "--path", "d"], "give --size or --scale"),
         ([], "the following arguments are required: --path"),
     ],

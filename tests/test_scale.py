@@ -150,7 +150,7 @@ def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     for p in run.points:
         assert p.ops > 0 and p.commits > 0 and p.client_cpu_s > 0
         assert p.invariants["ok"] is True, p.invariants
-        assert "invariants hold" in p.invariants["summary"]
+        assert "consistency: 0 violations" in p.invariants["summary"]
     assert png.stat().st_size > 1000
     assert "throughput and latency by client count" in proc.stdout
     assert json.loads(out.read_text())["kind"] == SCALE.kind
@@ -255,9 +255,9 @@ def test_ctrl_c_to_the_group(delay: float, no_leaked_servers: None) -> None:
     assert process.returncode == 130, err
     no_traceback(out + err)
     assert "vfab-bench: interrupted" in err
-    if "invariants hold" in out:
-        assert "hold: 0 created" not in out
-    elif "invariants not checked" in out:  # stopped before any acknowledgement
+    if "consistency: 0 violations" in out:
+        assert "checked 0 attempts" not in out
+    elif "consistency not checked" in out:  # stopped before any acknowledgement
         assert "no operation was acknowledged" in out
     else:
         assert "nothing of it to check" in err
@@ -296,4 +296,5 @@ def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
             capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "invariants hold" in proc.stdout and "hold: 0 created" not in proc.stdout
+    assert "consistency: 0 violations" in proc.stdout
+    assert "checked 0 attempts" not in proc.stdout

@@ -142,8 +142,21 @@ class Catalogue(Persistent):
         self.labs: OOBTree = OOBTree()  # {name -> Lab}
 
 
+#: Wafers each lab holds before any transfer (vfab.operations.transfer_wafers
+#: moves them between labs; the total over all labs never changes).
+STOCK_PER_LAB = 1000
+
+
 class Lab(Persistent):
-    """A fab site offering capabilities ("the fab at UC Berkeley")."""
+    """A fab site offering capabilities ("the fab at UC Berkeley").
+
+    *wafer_stock* is the blank wafers it keeps; transfers move them between
+    labs, so their sum over the catalogue is a conservation rule a reader
+    can check inside one snapshot.  *stock_revision* counts the changes."""
+
+    # Class defaults, so labs pickled before the stock existed read as full.
+    wafer_stock: int = STOCK_PER_LAB
+    stock_revision: int = 0
 
     def __init__(self, name: str, location: str) -> None:
         self.name = name

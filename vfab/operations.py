@@ -4,11 +4,14 @@ and the rules the data must still obey after many users did it at once.
 These are the units of concurrent load (scenarios.load.session times them, in a
 transaction each): browse the library, look up a capability, order a new
 sequence of steps, change a capability's price, list a group's sequences,
-read one whole sequence.  Each takes the VirtualFab and a random.Random and
-returns plain values; none commits, none knows about storages.
+read one whole sequence, move wafer stock between two labs, and audit the
+stock.  Each takes the VirtualFab and a random.Random and returns plain
+values; none commits, none knows about storages.
 
-Writes return a receipt that the caller records only once the transaction
-has committed; check() then compares the receipts with what is stored.
+Writes and the reads a checker can use return a receipt: what the operation
+read and wrote (ids, revisions, values).  The caller records it with the
+transaction's outcome (scenarios.load.history), and the consistency checker
+(scenarios.load.consistency) compares those records with what is stored.
 """
 
 from __future__ import annotations
@@ -16,11 +19,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from collections.abc import Iterable
 from typing import Any
 
 from vfab import generate, queries
-from vfab.model import ProcessCapability, ProcessSequence, ProcessStep, User, VirtualFab
+from vfab.model import (
+    Lab,
+    ProcessCapability,
+    ProcessSequence,
+    ProcessStep,
+    User,
+    VirtualFab,
+    cents,
+)
 
 #: Ids of sequences made by operations start here, far above the generator's
 #: (1..30 per scale unit), and stay below IOBTree's 32-bit key limit.
@@ -30,7 +40,7 @@ LAST_ORDER_ID = (1 << 31) - 1
 
 @dataclasses.dataclass(frozen=True)
 class Created:
-    """Receipt of create_sequence: what the user believes it committed."""
+    """Receipt of create_sequence: the sequence the transaction adds."""
 
     sequence_id: int
     owner: str  # login
@@ -40,10 +50,42 @@ class Created:
 
 @dataclasses.dataclass(frozen=True)
 class Repriced:
-    """Receipt of change_price: the capability's revision this change made."""
+    """Receipt of change_price: the capability's revision and price (in
+    cents) this change read, and the ones it wrote."""
 
     capability_id: int
     revision: int
+    cents: int
+    read_revision: int
+    read_cents: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Looked:
+    """Receipt of lookup_capability: the revision and price (cents) read."""
+
+    capability_id: int
+    revision: int
+    cents: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Transferred:
+    """Receipt of transfer_wafers: per lab (source first), the stock
+    revision and stock read, and the ones written."""
+
+    wafers: int
+    #: ((lab, read revision, read stock, new revision, new stock), ...)
+    labs: tuple[tuple[str, int, int, int, int], ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Audited:
+    """Receipt of audit_stock: every lab's (name, stock revision, stock) as
+    one snapshot saw them, and their sum."""
+
+    total: int
+    labs: tuple[tuple[str, int, int], ...]
 
 
 # -- reads ------------------------------------------------------------------
@@ -84,9 +126,11 @@ def _random_key(tree: Any, rng: random.Random) -> Any:
 
 
 def lookup_capability(fab: VirtualFab, capability_id: int) -> dict[str, Any]:
-    """One capability's page: what, where, on what, for how much."""
+    """One capability's page: what, where, on what, for how much (and the
+    price's revision, which the receipt of looked() carries)."""
     c = fab.library.capabilities[capability_id]
     return {
+        "price_revision": c.price_revision,
         "id": c.id,
         "process": c.process.name,
         "category": c.process.category,
@@ -165,8 +209,8 @@ def create_sequence(
 ) -> Created:
     """A customer orders a new sequence of steps_min..steps_max steps, each a
     random capability with settings inside the capability's ranges, shared
-    with one of the owner's groups.  Only new objects and the sequences tree
-    are written."""
+    with one of the owner's groups.  Only new objects, the sequences tree
+    and the by-group index are written."""
     capabilities = fab.library.capabilities
     last = capabilities.maxKey()
     sid = new_sequence_id(fab, rng)
@@ -179,7 +223,7 @@ def create_sequence(
             for name, (low, high) in cap.ranges.items()
         }
         sequence.append(ProcessStep(cap, rng.randint(1, cap.lot_size), settings))
-    fab.sequences[sid] = sequence
+    fab.add_sequence(sequence)
     return Created(sid, owner.login, group.name, len(sequence.steps))
 
 
@@ -206,133 +250,54 @@ def change_price(fab: VirtualFab, capability_id: int, rng: random.Random) -> Rep
     concurrent changes BTrees resolve unless a bucket splits."""
     library = fab.library
     cap = library.capabilities[capability_id]
+    read_revision, read_cents = cap.price_revision, cents(cap.price)
     low, high = price_range(cap) or (cap.price, cap.price)
     library.reprice(cap, rng.uniform(low, high))
     cap.price_revision += 1
-    return Repriced(cap.id, cap.price_revision)
+    return Repriced(
+        cap.id, cap.price_revision, cents(cap.price), read_revision, read_cents
+    )
 
 
-# -- invariants -------------------------------------------------------------
+def looked(page: dict[str, Any]) -> Looked:
+    """The receipt of a lookup_capability page."""
+    return Looked(page["id"], page["price_revision"], cents(page["price"]))
 
 
-@dataclasses.dataclass
-class CheckReport:
-    """What check() looked at and what it found wrong (empty: all held)."""
-
-    sequences_checked: int = 0
-    repricings_checked: int = 0
-    capabilities_checked: int = 0
-    #: how many problems were found; the first few are described in problems
-    found: int = 0
-    problems: list[str] = dataclasses.field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.found
-
-    def summary(self) -> str:
-        what = (
-            f"{self.sequences_checked} created sequences, "
-            f"{self.repricings_checked} price changes, "
-            f"{self.capabilities_checked} capabilities"
-        )
-        if self.ok:
-            return f"invariants hold: {what} checked"
-        return f"invariants violated ({self.found} problems) over {what}"
+def transfer_wafers(fab: VirtualFab, rng: random.Random) -> Transferred:
+    """One lab sends some of its blank wafers to another: both labs' stock
+    and stock revision change in one transaction, so the total over all labs
+    stays what it was.  Two transfers touching a lab at once conflict (a lab
+    has no conflict resolution): that is the contention a checker needs."""
+    labs = fab.catalogue.labs
+    names = list(labs.keys())
+    source_name, target_name = rng.sample(names, 2)
+    source, target = labs[source_name], labs[target_name]
+    wafers = rng.randint(0, min(25, source.wafer_stock))
+    record = []
+    for lab, delta in ((source, -wafers), (target, wafers)):
+        read = lab.stock_revision, lab.wafer_stock
+        lab.wafer_stock += delta
+        lab.stock_revision += 1
+        record.append((lab.name, *read, lab.stock_revision, lab.wafer_stock))
+    return Transferred(wafers, tuple(record))
 
 
-def check(
-    fab: VirtualFab,
-    created: Iterable[Created] = (),
-    repriced: Iterable[Repriced] = (),
-    max_problems: int = 20,
-) -> CheckReport:
-    """Check the data against what users reported committing:
+def audit_stock(fab: VirtualFab) -> Audited:
+    """Every lab's stock as this transaction's snapshot sees it, and their
+    sum: a serial order of transfers never changes the sum."""
+    labs: list[Lab] = list(fab.catalogue.labs.values())
+    seen = tuple((lab.name, lab.stock_revision, lab.wafer_stock) for lab in labs)
+    return Audited(sum(stock for _, _, stock in seen), seen)
 
-    - every reported sequence is stored, with its owner, group and number of
-      steps, each step ordering a capability of the library with wafers in
-      1..lot size and settings inside the capability's ranges;
-    - every capability's price is inside its process's catalogue range;
-    - no two reported price changes of a capability claim the same revision
-      (that would be a lost update), and none is above the stored revision;
-    - the sequences and capabilities BTrees are internally consistent.
-    """
-    report = CheckReport()
 
-    def problem(text: str) -> None:
-        report.found += 1
-        if report.found <= max_problems:
-            report.problems.append(text)
-        elif report.found == max_problems + 1:
-            report.problems.append("... (more not listed)")
-
-    for tree_name, tree in (
-        ("sequences", fab.sequences),
-        ("library", fab.library.capabilities),
-    ):
-        try:
-            tree._check()
-        except AssertionError as e:
-            problem(f"{tree_name} BTree is inconsistent: {e}")
-
-    capabilities = fab.library.capabilities
-    for r in created:
-        report.sequences_checked += 1
-        s = fab.sequences.get(r.sequence_id)
-        if s is None:
-            problem(f"sequence {r.sequence_id} reported created is not stored")
-            continue
-        if (s.owner.login, s.group.name, len(s.steps)) != (r.owner, r.group, r.steps):
-            problem(
-                f"sequence {r.sequence_id}: stored owner/group/steps "
-                f"{s.owner.login}/{s.group.name}/{len(s.steps)}, reported "
-                f"{r.owner}/{r.group}/{r.steps}"
-            )
-        for n, step in enumerate(s.steps, 1):
-            cap = step.capability
-            if capabilities.get(cap.id) is not cap:
-                problem(
-                    f"sequence {r.sequence_id} step {n}: capability {cap.id} "
-                    "is not the library's"
-                )
-            if not 1 <= step.wafers <= cap.lot_size:
-                problem(
-                    f"sequence {r.sequence_id} step {n}: {step.wafers} wafers, "
-                    f"lot size {cap.lot_size}"
-                )
-            for name, value in step.settings.items():
-                low, high = cap.ranges.get(name, (value, value))
-                if not low <= value <= high:
-                    problem(
-                        f"sequence {r.sequence_id} step {n}: {name}={value} "
-                        f"outside [{low}, {high}]"
-                    )
-
-    claimed: dict[int, set[int]] = {}
-    for p in repriced:
-        report.repricings_checked += 1
-        revisions = claimed.setdefault(p.capability_id, set())
-        if p.revision in revisions:
-            problem(
-                f"capability {p.capability_id}: two price changes both made "
-                f"revision {p.revision} (a lost update)"
-            )
-        revisions.add(p.revision)
-
-    for cap in capabilities.values():
-        report.capabilities_checked += 1
-        bounds = price_range(cap)
-        if bounds is not None and not bounds[0] <= cap.price <= bounds[1]:
-            problem(
-                f"capability {cap.id}: price {cap.price} outside "
-                f"[{bounds[0]:g}, {bounds[1]:g}]"
-            )
-        highest = max(claimed.get(cap.id, ()), default=0)
-        if highest > cap.price_revision:
-            problem(
-                f"capability {cap.id}: revision {highest} reported, "
-                f"{cap.price_revision} stored"
-            )
-    for cid in claimed.keys() - set(capabilities.keys()):
-        problem(f"capability {cid} reported repriced does not exist")
-    return report
+def witness(fab: VirtualFab, receipt: Any) -> Any:
+    """A persistent object the write of *receipt* stored (its _p_serial is
+    the committing transaction's id once committed), or None."""
+    if isinstance(receipt, Created):
+        return fab.sequences.get(receipt.sequence_id)
+    if isinstance(receipt, Repriced):
+        return fab.library.capabilities.get(receipt.capability_id)
+    if isinstance(receipt, Transferred):
+        return fab.catalogue.labs.get(receipt.labs[0][0])
+    return None

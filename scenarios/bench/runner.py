@@ -107,10 +107,6 @@ class GCClock:
         gc.callbacks.remove(self)
 
 
-def _cache_hits(store: Store) -> int | None:
-    return store.cache_hits()
-
-
 def _time_phase(
     phase: Phase,
     state: TrialState,
@@ -128,7 +124,7 @@ def _time_phase(
         phase.prepare(state)
     store.transfer_counts()  # start each phase from zero
     size0 = store.size_bytes()
-    hits0 = _cache_hits(store)
+    hits0 = store.cache_hits()
     batch0 = state.batcher.commit_s
     if rss_per_phase:
         rss.reset_peak()
@@ -144,7 +140,7 @@ def _time_phase(
     peak = rss.peak_bytes()
     counts = store.transfer_counts()
     loads, stores_ = counts if counts is not None else (None, None)
-    hits1 = _cache_hits(store)
+    hits1 = store.cache_hits()
     batch_s = state.batcher.commit_s - batch0
     return Sample(
         wall_s=wall1 - wall0,

@@ -14,7 +14,6 @@ before the input has been checked.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
 
@@ -30,11 +29,18 @@ from scenarios.cli import (
     serve,
     status,
     sweep,
+    verify,
     zeoloop,
 )
-from scenarios.cli.args import Parser
-from scenarios.cli.interrupts import defer_interrupts, forget_interrupts, signal_of
-from scenarios.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from scenarios.cli.args import Parser, show_bounds
+from scenarios.cli.interrupts import (
+    defer_interrupts,
+    exit_status,
+    forget_interrupts,
+    signal_of,
+    stop_line,
+)
+from scenarios.errors import EXIT_BAD_INPUT
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
@@ -48,6 +54,7 @@ COMMANDS = (
     serve,
     zeoloop,
     scale,
+    verify,
     status,
 )
 
@@ -63,6 +70,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
+    show_bounds(parser)
     for subparser in sub.choices.values():
         # After the subcommand too; SUPPRESS keeps the top-level value.
         subparser.add_argument(
@@ -86,13 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.handler(args))
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP: cleaned up
         signum = signal_of(e)
-        how = (
-            "interrupted"
-            if signum == signal.SIGINT
-            else f"terminated ({signal.Signals(signum).name})"
-        )
-        print(f"vfab-bench: {how}", file=sys.stderr)
-        return EXIT_INTERRUPTED - signal.SIGINT + signum
+        print(stop_line(signum), file=sys.stderr)
+        return exit_status(signum)
     except Exception as e:  # noqa: BLE001 - the edge: every error is one line
         return edge.report(e, debug)
     finally:

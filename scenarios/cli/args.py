@@ -16,10 +16,15 @@ from pathlib import Path
 from typing import NoReturn
 
 import storages
-from scenarios.argtypes import non_negative_int, positive_int
+from scenarios.argtypes import at_least, bounds_text, seed
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
 from storages import StorageOptions
-from storages.zeo import ZEOOptions
+
+#: The largest --scale (about 800 GB of memory: does_not_fit() refuses what
+#: this machine cannot hold well before it), --repeat and --warmups.
+MAX_SCALE = 1_000_000
+MAX_TRIALS = 10_000
+MAX_WARMUPS = 1_000
 
 #: --preset name -> (repeat, warmups); without one, DEFAULT_TRIALS.
 PRESETS = {"quick": (1, 0), "rigorous": (10, 2)}
@@ -31,6 +36,23 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def show_bounds(parser: argparse.ArgumentParser) -> None:
+    """Append its range to the help of every numeric option of *parser* and
+    of its subcommands (argtypes.bounds_text), so --help states what
+    parsing will refuse."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                show_bounds(sub)
+            continue
+        text = bounds_text(action.type)
+        if text is None or action.help == argparse.SUPPRESS:
+            continue
+        if action.help and text in action.help:
+            continue
+        action.help = f"{action.help} ({text})" if action.help else text
 
 
 def storage_list(text: str) -> list[str]:
@@ -62,7 +84,7 @@ def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None
         )
         p.add_argument(
             "--scale",
-            type=positive_int,
+            type=at_least(1, MAX_SCALE),
             metavar="N",
             help="any multiple of the small data set instead of --size",
         )
@@ -74,7 +96,7 @@ def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None
         )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=DEFAULT_SEED,
         help=f"data generator seed (default: {DEFAULT_SEED})",
     )
@@ -101,13 +123,13 @@ def add_trial_options(p: argparse.ArgumentParser, what: str, warmups: str) -> No
     g = p.add_argument_group("trials")
     g.add_argument(
         "--repeat",
-        type=positive_int,
+        type=at_least(1, MAX_TRIALS),
         metavar="N",
         help=f"timed trials {what}, each on a fresh database (default: {repeat})",
     )
     g.add_argument(
         "--warmups",
-        type=non_negative_int,
+        type=at_least(0, MAX_WARMUPS),
         metavar="N",
         help=f"untimed trials {warmups} (default: {warmup})",
     )
@@ -130,24 +152,15 @@ def trials(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def add_storage_options(p: argparse.ArgumentParser) -> None:
-    """Every registered storage's options (each storage module declares its
-    own: see storages.base.OptionGroup)."""
-    storages.add_storage_options(p)
-
-
-def storage_options(args: argparse.Namespace) -> StorageOptions:
-    return storages.options_from_args(args)
-
-
 def check_storages_usable(
     names: tuple[str, ...], options: StorageOptions, explicit: bool
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
-    default one that cannot is skipped by the runner), a --zeo-address
-    must answer like every server or port named for a storage (its
-    preflight()), and a database the user named (--storage-config,
-    --storage-uri) must open read-only (StorageFactory.check)."""
+    default one that cannot is skipped by the runner), every server or
+    port named for a storage must answer or be free (its preflight(): a
+    --zeo-address for zeo), and a database the user named
+    (--storage-config, --storage-uri) must open read-only
+    (StorageFactory.check)."""
     factories = [storages.get(name, options) for name in names]
     for factory in factories:
         reason = factory.unavailable()
@@ -157,12 +170,20 @@ def check_storages_usable(
         if factory.unavailable() is None:
             factory.preflight()
             factory.check()
-    address = options.get(ZEOOptions).zeo_address
-    uses_zeo = (ZEOOptions in f.option_groups for f in factories)
-    if address is not None and any(uses_zeo):
-        from storages.zeo import check_reachable
 
-        check_reachable(address)
+
+def add_recover_option(p: argparse.ArgumentParser) -> None:
+    """--recover: a database whose only fault is a last transaction a crash
+    cut short is recovered (that transaction dropped, its bytes kept beside
+    the file) instead of refused."""
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="if the existing database's only fault is a last transaction a "
+        "crash cut (nothing in it was acknowledged), drop that transaction "
+        "as its storage would, keeping the bytes beside the file (Data.fs.trN), "
+        "and go on; damage anywhere else is still refused",
+    )
 
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs, write_text
 from scenarios.errors import ConfigError
 from scenarios.results import compare, significance
+from storages.options import shown
 
 EXIT_SLOWER = 1
 
@@ -22,10 +23,17 @@ def percentage(text: str) -> float:
     try:
         value = float(number) / 100
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0% or more, not {text!r}")
+        raise argparse.ArgumentTypeError(f"not a percentage: {shown(text)}") from None
+    if not 0 <= value <= MAX_PERCENT / 100:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0% to {MAX_PERCENT:,}%, not {shown(text)}"
+        )
     return value
+
+
+#: The largest --fail-above (a ten-thousandfold slowdown).
+MAX_PERCENT = 1_000_000
+percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

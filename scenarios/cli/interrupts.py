@@ -147,6 +147,25 @@ def defer_interrupts() -> None:
         last_resort.addFilter(quiet_after_interrupt)
 
 
+def last_signal() -> int:
+    """The stop signal this command last raised (SIGINT if none): what a
+    command that catches the interrupt itself (scale, zeoloop) exits by."""
+    return _Interrupts.raised_signal or signal.SIGINT
+
+
+def exit_status(signum: int) -> int:
+    """128 + *signum*: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP."""
+    return 128 + signum
+
+
+def stop_line(signum: int) -> str:
+    """What a stopped command says last: "vfab-bench: interrupted" for
+    Ctrl-C, "vfab-bench: terminated (SIGTERM)" for the others."""
+    if signum == signal.SIGINT:
+        return "vfab-bench: interrupted"
+    return f"vfab-bench: terminated ({signal.Signals(signum).name})"
+
+
 def forget_interrupts() -> None:
     """The command is over: a signal it raised must not be raised again in
     whatever this process runs next (tests run many commands in one)."""

@@ -6,8 +6,15 @@ ConfigError line, an output that could not or should not be written: an
 empty name, a file that exists (without --force), a directory, a missing or
 read-only parent, a format the writer does not know (by suffix), a device
 we may not write, and a new file on a disk too full to take one block (a
-probe file is written and removed at once).  An existing file is never
-touched before the work is done.
+probe file is written and removed at once).  With --force or without, it
+also refuses an output that is one of the command's inputs (the result file
+it reads, the database or ZConfig file it opens, or a file inside a
+database directory it reads), an existing file that is a database (a
+FileStorage, its index, a SQLite or Berkeley DB file), and one that is not a
+regular file or a character device (a FIFO nobody may ever read, a
+socket, a block device): --force means "replace my old output", never
+"destroy my input".  An existing file is never touched before the work is
+done.
 
 write_text() and write_with() then write through a temporary file in the
 same directory and a rename, so a full disk or a crash leaves either the
@@ -59,23 +66,149 @@ def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """check_output for every output add_output_options declared, and no
-    file named twice."""
+    """check_output for every output add_output_options declared, no file
+    named twice, and none that is one of the command's inputs
+    (command_inputs())."""
     paths = []
+    inputs = command_inputs(args)
     for name in args.outputs:
         path = getattr(args, name)
         check_output(path, args.force, FORMATS.get(name, ()), f"--{name}")
         if path is not None and not _is_device(path):
+            check_not_an_input(path, inputs, f"--{name}")
             paths.append(os.path.realpath(path))
     if len(set(paths)) != len(paths):
         raise ConfigError("one file is named by two outputs")
 
 
-def _is_device(path: Path) -> bool:
+def command_inputs(args: argparse.Namespace) -> list[Path]:
+    """The local files and directories a command reads: every path argument
+    that is not an output (a result file, --path, --storage-config), and
+    the local paths inside its URI and target arguments (file:// URIs, a
+    ZConfig file given as --target, sqlite:// data directories)."""
+    outputs = {*getattr(args, "outputs", ()), *OUTPUT_DIRECTORIES}
+    found: list[Path] = []
+    for name, value in vars(args).items():
+        if name in outputs:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, Path):
+                found.append(item)
+            elif isinstance(item, str) and item and name in URI_ARGUMENTS:
+                found.extend(_paths_in(item))
+    return found
+
+
+#: Path arguments that are outputs of their own (run --profile DIR).
+OUTPUT_DIRECTORIES = ("profile",)
+
+#: Arguments whose text may name local files (URIs, NAME=URI, a ZConfig
+#: file as --target).
+URI_ARGUMENTS = ("uri", "target", "storage_uri")
+
+
+def _paths_in(text: str) -> list[Path]:
+    """Local paths a URI, NAME=URI or a file name given as text names."""
+    from urllib.parse import parse_qs, urlsplit
+
+    _, sep, rest = text.partition("=")
+    candidates = [text, rest] if sep and "://" in rest else [text]
+    out = []
+    for candidate in candidates:
+        if "://" not in candidate:
+            if os.path.lexists(candidate):
+                out.append(Path(candidate))
+            continue
+        parts = urlsplit(candidate)
+        if parts.path and parts.scheme.endswith("file"):
+            out.append(Path(parts.path))
+        for key in ("data_dir", "path", "envdir"):
+            out.extend(Path(v) for v in parse_qs(parts.query).get(key, ()))
+        if parts.scheme.endswith("bdb") and parts.path:
+            out.append(Path(parts.path))
+    return out
+
+
+def check_not_an_input(path: Path, inputs: list[Path], flag: str) -> None:
+    """Refuse an output that is one of *inputs*, or lies inside an input
+    directory (a database directory the command reads)."""
+    target = os.path.realpath(path)
+    for source in inputs:
+        real = os.path.realpath(source)
+        if target == real or _same_file(path, source):
+            raise ConfigError(
+                f"{flag} {path} is one of this command's inputs; "
+                "name another file (--force replaces only an old output)"
+            )
+        if os.path.isdir(real) and target.startswith(real.rstrip(os.sep) + os.sep):
+            raise ConfigError(
+                f"{flag} {path} is inside {source}, which this command reads; "
+                "write it elsewhere"
+            )
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
+        return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+#: The first bytes of a database file, at offset 0 (FileStorage, SQLite)
+#: or 12 (Berkeley DB's btree, hash, queue and recno files, either byte
+#: order): an existing output holding one is never replaced.
+_FILESTORAGE_MAGIC = (b"FS21", b"FS30")
+_SQLITE_MAGIC = b"SQLite format 3\0"
+_BDB_MAGIC = (0x053162, 0x061561, 0x042253, 0x040988)
+
+
+def database_kind(path: Path) -> str | None:
+    """What database *path* (an existing file) is, or None: sniffed from its
+    first bytes, or its name beside a FileStorage (Data.fs.index, .lock,
+    .tmp, .trN) or in a Berkeley DB environment (__db.NNN, log.NNN)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if head[:4] in _FILESTORAGE_MAGIC:
+        return "a FileStorage"
+    if head == _SQLITE_MAGIC:
+        return "a SQLite database"
+    if len(head) == 16:
+        for order in ("little", "big"):
+            if int.from_bytes(head[12:16], order) in _BDB_MAGIC:
+                return "a Berkeley DB file"
+    name = path.name
+    stem, dot, _ = name.rpartition(".")
+    if dot and stem.endswith(".fs") and (path.parent / stem).is_file():
+        return f"a file of the FileStorage {stem}"
+    if name.startswith(("__db.", "log.")) and name.split(".", 1)[1].isdigit():
+        return "a Berkeley DB environment's file"
+    return None
+
+
+def _is_device(path: Path) -> bool:
+    """A character device (/dev/null, /dev/full, a terminal), or the pipe
+    or socket this process's stdout or stderr is (/dev/stdout when piped):
+    written directly, never through a rename."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISCHR(mode):
+        return True
+    return not stat.S_ISREG(mode) and _is_own_stream(path)
+
+
+def _is_own_stream(path: Path) -> bool:
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(os.stat(path), os.fstat(fd)):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def check_output(
@@ -94,6 +227,9 @@ def check_output(
         )
     if path.is_dir():
         raise ConfigError(f"{path} is a directory")
+    kind = _not_regular(path)
+    if kind is not None:
+        raise ConfigError(f"{what}{path} is {kind}, not a regular file")
     if _is_device(path):
         try:  # permission only: a probe byte would reach the device
             with open(path, "ab"):
@@ -101,6 +237,11 @@ def check_output(
         except OSError as e:
             raise OutputError(f"cannot write {path}: {e.strerror}") from None
         return
+    database = database_kind(path) if path.exists() else None
+    if database is not None:
+        raise ConfigError(
+            f"{what}{path} is {database}; it is never replaced (--force or not)"
+        )
     if path.exists() and not force:
         raise ConfigError(f"{path} exists; use --force to replace it")
     parent = path.parent if str(path.parent) else Path(".")
@@ -109,6 +250,25 @@ def check_output(
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"directory {parent} is not writable")
     _probe(parent, path)
+
+
+def _not_regular(path: Path) -> str | None:
+    """What an existing *path* is when an output cannot be it (a FIFO, a
+    socket, a block device), or None (missing, regular, a character device,
+    or this process's own stdout or stderr)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or _is_own_stream(path):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a file"
 
 
 def _probe(parent: Path, path: Path) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from scenarios import argtypes
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
+    add_recover_option,
     data_set_scale,
     progress,
 )
@@ -47,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="replace a data set of the same storage that populate wrote there",
     )
+    add_recover_option(p)
     add_progress_option(p)
     p.set_defaults(handler=main)
 
@@ -56,10 +59,23 @@ def main(args: argparse.Namespace) -> int:
 
     path = args.path.absolute()
     spec = DataSpec.for_scale(data_set_scale(args, path))
-    datadir.plan(args.storage, path, args.overwrite)  # bad input: before any work
+    # Bad input: before any work.
+    replaced = datadir.plan(args.storage, path, args.overwrite)
     say = progress(args)
+    checked = False
+    if replaced and args.recover:
+        dropped = datadir.check_data_set(args.storage, path, recover=True)
+        if dropped is not None:
+            print(f"vfab-bench populate: {dropped}", file=sys.stderr)
+        checked = True
     marker = datadir.populate(
-        args.storage, path, spec, args.seed, args.overwrite, progress=say
+        args.storage,
+        path,
+        spec,
+        args.seed,
+        args.overwrite,
+        progress=say,
+        checked=checked,
     )
     objects = marker.get("objects")
     print(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import storages
 from scenarios import argtypes
-from scenarios.argtypes import non_negative_int, positive_int
+from scenarios.argtypes import at_least
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.config import ROWS, RunConfig
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
@@ -18,14 +18,12 @@ from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
-    add_storage_options,
     add_trial_options,
     check_storages_usable,
     data_set_scale,
     progress,
     storage_columns,
     storage_list,
-    storage_options,
     trials,
 )
 from scenarios.cli.outputs import (
@@ -67,6 +65,9 @@ DEFAULT_BUDGET_S = 17.0
 DEFAULT_MIN_TRIALS = 5
 DEFAULT_MAX_TRIALS = 100
 DEFAULT_STATISTIC = "min"
+#: The most trials per storage, and objects per batch (--batch).
+MAX_TRIALS = 10_000
+MAX_BATCH = 10**9
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -103,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     g.add_argument(
         "--max-trials",
-        type=positive_int,
+        type=at_least(1, MAX_TRIALS),
         default=DEFAULT_MAX_TRIALS,
         metavar="N",
         help="at most this many trials per storage under --budget "
@@ -124,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     run.add_argument(
         "--batch",
-        type=non_negative_int,
+        type=at_least(0, MAX_BATCH),
         metavar="N",
         help="commit every N objects while building the data set, trimming "
         "the connection cache between batches (bounded memory); 0: one "
@@ -155,7 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         markdown="write the tables as Markdown",
     )
     add_progress_option(run)
-    add_storage_options(run)
+    storages.add_storage_options(run)
     run.set_defaults(handler=main)
 
 
@@ -163,7 +164,7 @@ def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
     """The run's configuration from its arguments, and whether the user
     named the storages.  With --counts, no budget: exactly --repeat counted
     trials (default COUNT_TRIALS; see scenarios.counts)."""
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     budget = args.budget

@@ -7,14 +7,14 @@ import os
 import sys
 
 import storages
-from scenarios.argtypes import non_negative_float, positive_float
+from scenarios.argtypes import between, non_negative_float, positive_float, ranged
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
     progress,
-    storage_options,
 )
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import (
     add_output_options,
     check_outputs,
@@ -26,12 +26,22 @@ from scenarios.errors import (
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_OK,
+    EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
-from scenarios.scale.config import DEFAULT_CLIENTS, Fault, ScaleConfig, check_memory
+from scenarios.scale.config import (
+    DEFAULT_CLIENTS,
+    MAX_CLIENTS,
+    MAX_FAULT_S,
+    Fault,
+    ScaleConfig,
+    check_memory,
+)
+from storages.options import shown
 
 
 def shared_storages() -> list[str]:
@@ -55,11 +65,18 @@ def client_counts(text: str) -> list[int]:
         counts = [int(n) for n in text.split(",") if n.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"bad --clients {text!r}: expected counts like 1,2,4"
+            f"bad --clients {shown(text)}: expected counts like 1,2,4"
         ) from None
-    if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError("--clients takes counts of 1 or more")
+    if not counts or min(counts) < 1 or max(counts) > MAX_CLIENTS:
+        raise argparse.ArgumentTypeError(
+            f"--clients takes counts from 1 to {MAX_CLIENTS:,}"
+        )
     return sorted(set(counts))
+
+
+#: The highest --rate (operations per second over all clients).
+MAX_RATE = 1e6
+ranged(client_counts, 1, MAX_CLIENTS)
 
 
 def fault_type(text: str) -> Fault:
@@ -79,9 +96,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--warmup then --duration seconds, closed loop or at --rate; report "
         "throughput, latency percentiles, conflicts, errors and the CPU of "
         "clients and server, then check the data against what clients "
-        f"committed.  Exit {EXIT_FAILED} on failed operations or errors, "
-        f"{EXIT_INVARIANTS} if the invariants do not hold, "
-        f"{EXIT_INTERRUPTED} on Ctrl-C.",
+        f"committed.  After each point, a fresh client reads the whole data "
+        "set and checks it against the history of every attempt (lost and "
+        "phantom writes, index drift, lost updates, inconsistent reads).  "
+        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
+        f"data could not be checked, {EXIT_FAILED} on failed operations or "
+        f"errors, {EXIT_INTERRUPTED} on Ctrl-C (128 + the signal: 143 on "
+        "SIGTERM, 129 on SIGHUP).",
     )
     p.add_argument(
         "--storage",
@@ -116,7 +137,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--rate",
-        type=positive_float,
+        type=between(0, MAX_RATE, above=True),
         metavar="OPS",
         help="open loop: Poisson arrivals at OPS per second over all clients "
         "(default: closed loop, each client as fast as it can)",
@@ -127,7 +148,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SPEC",
         help="kill-server:AT[,restart:AFTER] (SIGKILL the server AT seconds "
         "into the window, start it again AFTER seconds later) or "
-        "kill-client:AT (SIGKILL one client)",
+        "kill-client:AT (SIGKILL one client); AT and AFTER from 0 to "
+        f"{MAX_FAULT_S:,.0f}",
     )
     p.add_argument(
         "--wait-timeout",
@@ -136,6 +158,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SECONDS",
         help="an operation waits this long for an absent ZEO server before "
         "it fails (default: 3)",
+    )
+    p.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="record no history and skip the consistency check (the load "
+        "alone, to see what the check costs)",
     )
     g = p.add_argument_group("operation mix")
     for option in LOAD_OPTIONS:
@@ -150,6 +179,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
+        history="keep every attempt's history as JSON lines (per point a "
+        "context line, then a line per attempt)",
         plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
     )
     add_progress_option(p)
@@ -182,7 +213,10 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
         fault=args.fault,
         load=load,
         wait_timeout_s=args.wait_timeout,
+        check=args.check,
     )
+    if args.history is not None and not args.check:
+        raise ConfigError("--history needs the check: drop --no-check")
     return config, target
 
 
@@ -192,7 +226,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.scale.results import ScaleRun
 
     config, target = config_from(args)
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     for name in config.storages:
         if name == runner.TARGET:
             continue
@@ -216,8 +250,9 @@ def main(args: argparse.Namespace) -> int:
 
     say = progress(args)
     interrupted = False
+    history: Parts | None = [] if args.history is not None else None
     try:
-        points = runner.run(config, options, target, say)
+        points = runner.run(config, options, target, say, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
     meta["load_average_after"] = list(os.getloadavg())
@@ -232,14 +267,18 @@ def main(args: argparse.Namespace) -> int:
                 "is not reported; nothing of it to check",
                 file=sys.stderr,
             )
-        print("vfab-bench: interrupted", file=sys.stderr)
+        print(stop_line(last_signal()), file=sys.stderr)
     if args.json is not None and points:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
         write_with(args.plot, args.force, lambda path: report.plot(run, path))
+    if history:
+        write_with(args.history, args.force, lambda path: write_history(path, history))
     if interrupted:
-        return EXIT_INTERRUPTED
-    if any(p.invariants["ok"] is not True for p in points):
+        return exit_status(last_signal())
+    if any(p.invariants["ok"] is False for p in points):
+        return EXIT_VIOLATIONS
+    if config.check and any(p.invariants["ok"] is None for p in points):
         return EXIT_INVARIANTS
     if any(p.failed or p.errors for p in points) and config.fault is None:
         return EXIT_FAILED

@@ -24,13 +24,17 @@ from pathlib import Path
 
 import storages
 from scenarios import argtypes
-from scenarios.cli.args import add_data_set_options, data_set_scale
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_recover_option,
+    data_set_scale,
+)
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
+from storages.composite import root_base
 from storages.zeo import (
     LOCALHOST,
-    ZEOOptions,
     ZEOServer,
     check_port_free,
     port_number,
@@ -47,11 +51,12 @@ def shareable() -> list[str]:
     """Registry names of the shared storages runzeo does not serve
     (RelStorage's): serve holds a fresh database of theirs (share()) and
     prints the target clients open."""
-    # ZEO's own storages are what the runzeo serve starts already is.
+    # A composite over a servable base (zeo: runzeo in front of file) is
+    # what serving that base with runzeo already is.
     return [
         name
         for name, f in storages.REGISTRY.items()
-        if f.shared and not f.servable and ZEOOptions not in f.option_groups
+        if f.shared and not f.servable and not root_base(f).servable
     ]
 
 
@@ -103,6 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="replace a data set of another size or seed at --path "
         "(removing only the files populate created)",
     )
+    add_recover_option(p)
     p.set_defaults(handler=main)
 
 
@@ -140,7 +146,9 @@ def main(args: argparse.Namespace) -> int:
     server: ZEOServer | None = None
     try:
         data = (args.path or scratch / "data").absolute()
-        _ensure_data_set(data, args.storage, spec, args.seed, args.overwrite)
+        _ensure_data_set(
+            data, args.storage, spec, args.seed, args.overwrite, args.recover
+        )
         section, imports = factory.served_section(data)
         server = ZEOServer(
             scratch, section, host=args.host, port=args.port, imports=imports
@@ -160,7 +168,7 @@ def main(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             say("stopping")
             return EXIT_OK
-        say(f"runzeo exited unexpectedly: {server._last_log_line()}")
+        say(f"runzeo exited unexpectedly: {server.last_log_line()}")
         return EXIT_FAILED
     finally:
         if server is not None:
@@ -170,12 +178,19 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _ensure_data_set(
-    path: Path, storage: str, spec: DataSpec, seed: int, overwrite: bool
+    path: Path,
+    storage: str,
+    spec: DataSpec,
+    seed: int,
+    overwrite: bool,
+    recover: bool = False,
 ) -> None:
     """Populate *path* unless it already holds this data set (as populate
     would: see scenarios.data.datadir for what it refuses and what it removes).
     A data set already there is checked whole first (runzeo opens it
-    read-write, and a damaged FileStorage opened so is silently cut short)."""
+    read-write, and a damaged FileStorage opened so is silently cut short);
+    with *recover*, one whose only fault is a crash's cut last transaction
+    is recovered (and serve says what it dropped)."""
     marker = datadir.read_marker(path) if path.is_dir() else None
     held = (marker or {}).get("spec", {})
     if (
@@ -184,12 +199,17 @@ def _ensure_data_set(
         and marker["storage"] == storage
         and (held.get("scale"), held.get("seed")) == (spec.scale, seed)
     ):
-        datadir.check_data_set(storage, path)  # refuse before saying anything
+        # Refuse before saying anything.
+        dropped = datadir.check_data_set(storage, path, recover=recover)
+        if dropped is not None:
+            say(dropped)
         say(f"reusing the {spec.name} data set (seed {seed}) in {path}")
         return
     replaced = datadir.plan(storage, path, overwrite)  # refuse before saying anything
     if replaced:
-        datadir.check_data_set(storage, path)
+        dropped = datadir.check_data_set(storage, path, recover=recover)
+        if dropped is not None:
+            say(dropped)
     say(f"populating the {spec.name} data set (seed {seed})")
     started = time.perf_counter()
     datadir.populate(

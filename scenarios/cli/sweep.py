@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+import storages
+from scenarios.argtypes import ranged
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
-    add_storage_options,
     add_trial_options,
     check_storages_usable,
     progress,
     storage_columns,
     storage_list,
-    storage_options,
     trials,
 )
 from scenarios.cli.outputs import (
@@ -24,6 +24,7 @@ from scenarios.cli.outputs import (
     write_with,
 )
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.sweep.config import MAX_OBJECTS
 
 
 def objects_list(text: str) -> tuple[int, ...]:
@@ -33,6 +34,9 @@ def objects_list(text: str) -> tuple[int, ...]:
         return parse_objects(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+ranged(objects_list, 1, MAX_OBJECTS)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -91,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "needs matplotlib: the 'plot' extra)",
     )
     add_progress_option(p)
-    add_storage_options(p)
+    storages.add_storage_options(p)
     p.set_defaults(handler=main)
 
 
@@ -99,7 +103,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.sweep import report, runner
     from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
-    options = storage_options(args)
+    options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     config = SweepConfig(

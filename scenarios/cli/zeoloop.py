@@ -5,19 +5,29 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scenarios.argtypes import positive_float, positive_int
-from scenarios.cli.outputs import add_output_options, check_outputs, write_json
+from scenarios.argtypes import at_least, positive_float, seed
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
+    write_json,
+    write_with,
+)
 from scenarios.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_INVARIANTS,
     EXIT_OK,
+    EXIT_VIOLATIONS,
     ConfigError,
 )
-from scenarios.load.journal import Journal, verify
+from scenarios.load import consistency
+from scenarios.load.history import History, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
+
+#: The most threads and client processes zeoloop starts.
+MAX_USERS = 10_000
+MAX_PROCESSES = 1_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -32,16 +42,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(--target, or the ZEO server at --zeo-address) without locust: "
         "--users threads split over --processes processes (one client "
         "each), closed loop, for --duration seconds; print "
-        "ops/s and p50/p95/p99 per operation, then check the data's "
-        f"invariants.  Exit {EXIT_FAILED} if an operation ran out of retries, "
-        f"{EXIT_INVARIANTS} if the invariants do not hold.\n\noperations:\n" + ops,
+        "ops/s and p50/p95/p99 per operation, then read the whole data set "
+        "through a fresh client and check it against the history of every "
+        "attempt (lost and phantom writes, index drift, lost updates, "
+        f"inconsistent reads).  Exit {EXIT_VIOLATIONS} on any violation or if "
+        "an operation ran out of retries.\n\noperations:\n" + ops,
     )
-    p.add_argument("--users", type=positive_int, default=1, metavar="N")
-    p.add_argument("--processes", type=positive_int, default=1, metavar="P")
+    p.add_argument("--users", type=at_least(1, MAX_USERS), default=1, metavar="N")
+    p.add_argument(
+        "--processes", type=at_least(1, MAX_PROCESSES), default=1, metavar="P"
+    )
     p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
     add_load_options(p)
-    p.add_argument("--seed", type=int, help="seed the users' random streams")
-    add_output_options(p, json="write the rows as JSON")
+    p.add_argument("--seed", type=seed, help="seed the users' random streams")
+    add_output_options(
+        p,
+        json="write the rows and the check as JSON",
+        history="keep every attempt's history as JSON lines",
+    )
     p.set_defaults(handler=main)
 
 
@@ -53,15 +71,17 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"--processes {args.processes} exceeds --users {args.users}")
     check_outputs(args)
     preflight(config)
+    baseline = consistency.read_baseline(config.target)
 
     results = zeoloop.run(config, args.users, args.processes, args.duration, args.seed)
     rows = zeoloop.summarize(results)
     if any(r.interrupted for r in results) and not (rows[-1].ops or rows[-1].failures):
+        signum = last_signal()
         print(
-            "vfab-bench: interrupted before any operation ended; nothing to check",
+            f"{stop_line(signum)} before any operation ended; nothing to check",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return exit_status(signum)
     window = max((r.window_s for r in results), default=0.0)
     cut = (
         f" (interrupted after {window:.1f} s)"
@@ -78,16 +98,17 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {line}", file=sys.stderr)
 
     interrupted = any(r.interrupted for r in results)
-    journal = Journal()
+    history = History()
     for r in results:
-        journal.absorb(r.journal)
+        history.absorb(r.history)
     try:
-        report = verify(config.target, journal)
+        report = consistency.verify(config.target, baseline, history)
     except KeyboardInterrupt:
-        print("invariants not checked: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print("consistency not checked: interrupted", file=sys.stderr)
+        return exit_status(last_signal())
     print(report.summary())
-    for line in report.problems:
+    print(f"  {report.what()}")
+    for line in report.lines():
         print(f"  {line}")
     if args.json is not None:
         doc = {
@@ -96,12 +117,27 @@ def main(args: argparse.Namespace) -> int:
             "duration_s": args.duration,
             "rows": [r.to_json() for r in rows],
             "invariants_ok": report.ok,
+            "consistency": report.to_json(),
             "interrupted": interrupted,
         }
         write_json(args.json, doc, args.force)
+    if args.history is not None:
+        context = {"target": config.address_text, "users": args.users}
+        parts = [(context | {"check": report.to_json()}, list(history))]
+        write_with(args.history, args.force, lambda path: write_history(path, parts))
     if interrupted:
-        print("vfab-bench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        signum = last_signal()
+        print(stop_line(signum), file=sys.stderr)
+        return exit_status(signum)
     if not report.ok:
-        return EXIT_INVARIANTS
+        return EXIT_VIOLATIONS
+    lost = sum(r.lost for r in results)
+    if lost:
+        print(
+            f"vfab-bench zeoloop: {lost} client process(es) sent no result "
+            "(killed or stuck): their operations are not counted; their history "
+            "is, and the check covered it",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     return EXIT_FAILED if rows[-1].failures else EXIT_OK

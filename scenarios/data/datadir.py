@@ -139,18 +139,28 @@ def plan(storage: str, path: Path, overwrite: bool) -> list[str]:
 
 
 def check_data_set(
-    storage: str, path: Path, options: storages.StorageOptions | None = None
-) -> None:
+    storage: str,
+    path: Path,
+    options: storages.StorageOptions | None = None,
+    recover: bool = False,
+) -> str | None:
     """Check the database of the data set at *path* whole, writing nothing
     (the storage's check_existing): StorageError, one line, when it is
     damaged or another process holds it.  Every command runs this before it
     opens an existing data set read-write (populate --overwrite, serve): a
-    damaged FileStorage opened read-write is silently cut short."""
+    damaged FileStorage opened read-write is silently cut short.
+
+    With *recover* (--recover), a database whose only fault is a last
+    transaction cut by a crash is recovered instead (the storage's
+    recover_existing); the line saying what was dropped is returned."""
     factory = storages.get(storage, options)
     reason = factory.unavailable()
     if reason is not None:
         raise ConfigError(f"storage {storage!r} is not available: {reason}")
+    if recover:
+        return factory.recover_existing(path)
     factory.check_existing(path)
+    return None
 
 
 def _check_replaceable(factory: storages.StorageFactory, path: Path) -> None:

@@ -1,12 +1,17 @@
 """Client processes that Ctrl-C does not reach: the parent stops them.
 
-Ctrl-C in a terminal sends SIGINT to the whole process group: every client
-process would raise KeyboardInterrupt wherever it is (inside a load, inside
+Ctrl-C in a terminal sends SIGINT to the whole process group (and a
+closing terminal SIGHUP, `kill -TERM -PGID` SIGTERM): every client process
+would raise KeyboardInterrupt wherever it is (inside a load, inside
 two-phase commit, inside multiprocessing's own start-up) and print a
-traceback.  So client processes are started with SIGINT blocked (the mask
-is inherited through fork and exec, and a spawned Python never unblocks
-it): the signal reaches only the parent, which sets the processes' stop
-event; each finishes the operation in hand, sends its result and exits.
+traceback, or die without its result; multiprocessing's resource tracker,
+started with the first client, would die of SIGHUP and the parent's
+semaphores would then print its traceback at exit.  So client processes
+(and the tracker) are started with SIGINT, SIGTERM and SIGHUP blocked (the
+mask is inherited through fork and exec, and a spawned Python never
+unblocks it): the signal reaches only the parent, which sets the
+processes' stop event; each finishes the operation in hand, sends its
+result and exits.  A process that does not is killed (SIGKILL).
 
 Each process runs ``worker(*args, control)`` and sends back what it
 returns (or the error it raised, as text) through a pipe of its own, so
@@ -19,7 +24,6 @@ import contextlib
 import dataclasses
 import multiprocessing
 import multiprocessing.connection
-import os
 import signal
 import time
 import traceback
@@ -53,11 +57,16 @@ class Control:
         return 0.0
 
 
+#: The signals that stop a command (scenarios.cli.interrupts.STOP_SIGNALS):
+#: blocked in client processes, so that only the parent sees them.
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 @contextlib.contextmanager
-def sigint_blocked() -> Iterator[None]:
-    """SIGINT held (pending, not lost) in this thread for the block; what is
-    started inside inherits the block."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+def stop_signals_blocked() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held (pending, not lost) in this thread for
+    the block; what is started inside inherits the block."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
@@ -70,8 +79,8 @@ def _child(
     control: Control,
     conn: multiprocessing.connection.Connection,
 ) -> None:  # pragma: no cover - runs in the child
-    # SIGINT stays blocked (inherited); SIGTERM from the parent ends quietly.
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))
+    # SIGINT, SIGTERM and SIGHUP stay blocked (inherited): the parent stops
+    # this process through the stop event, or kills it.
     try:
         result: Any = ("ok", worker(*args, control))
     except BaseException as e:  # sent to the parent, never printed here
@@ -93,15 +102,17 @@ class ClientProcesses:
         self._context = multiprocessing.get_context("spawn")
         self.worker = worker
         self.args_list = list(args_list)
-        self.stop = self._context.Event()
-        self._ready = self._context.Semaphore(0)
-        self._start_at = self._context.Value("d", 0.0)
+        # The first semaphore starts multiprocessing's resource tracker.
+        with stop_signals_blocked():
+            self.stop = self._context.Event()
+            self._ready = self._context.Semaphore(0)
+            self._start_at = self._context.Value("d", 0.0)
         self.processes: list[Any] = []
         self._conns: list[multiprocessing.connection.Connection] = []
         self.killed: set[int] = set()
 
     def start(self) -> None:
-        with sigint_blocked():
+        with stop_signals_blocked():
             for i, args in enumerate(self.args_list):
                 mine, theirs = self._context.Pipe(duplex=False)
                 control = Control(self.stop, self._ready, self._start_at, i)
@@ -165,16 +176,13 @@ class ClientProcesses:
         return out
 
     def close(self, grace: float = 5.0) -> None:
-        """Stop and reap every process: the stop event, then SIGTERM, then
-        SIGKILL."""
+        """Stop and reap every process: the stop event, then SIGKILL (SIGTERM
+        is blocked in them, as SIGINT and SIGHUP are)."""
         self.stop.set()
         deadline = time.monotonic() + grace
         for p in self.processes:
             p.join(max(0.0, deadline - time.monotonic()))
         for p in self.processes:
-            if p.is_alive():
-                p.terminate()
-                p.join(1.0)
             if p.is_alive():
                 p.kill()
                 p.join()

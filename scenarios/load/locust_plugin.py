@@ -15,10 +15,14 @@ conflicting attempt is one request of type "conflict" under the same name,
 so the UI shows the conflict rate beside the operation.  Only an operation
 whose retries ran out is a failure.
 
-When a test stops, each worker stops its users and sends the master what
-they committed (the Journal); when locust quits, the master (or the single
-local process) checks the stored data against it, logs the result and
-exits with EXIT_INVARIANTS (scenarios.errors) if it does not hold.
+When a test starts, the master (or the single local process) reads the
+data set's baseline (scenarios.load.consistency).  When a test stops, each
+worker stops its users and sends the master the history of every attempt
+they made (scenarios.load.history); when locust quits, the master (or the
+single local process) checks the stored data against baseline and history,
+logs "consistency: N violations" with the first few, writes the history to
+--history FILE if given, and exits with EXIT_VIOLATIONS on any violation,
+EXIT_INVARIANTS (scenarios.errors) when the data could not be checked.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import os
 import random
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import gevent
@@ -36,8 +41,15 @@ from locust import events
 from locust.env import Environment
 from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
 
-from scenarios.errors import EXIT_BAD_INPUT, EXIT_INVARIANTS, ConfigError
-from scenarios.load.journal import Journal, verify
+from scenarios.cli.outputs import check_output
+from scenarios.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INVARIANTS,
+    EXIT_VIOLATIONS,
+    ConfigError,
+)
+from scenarios.load import consistency
+from scenarios.load.history import History, write_history
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import Session, open_database, preflight
@@ -46,7 +58,7 @@ from storages import StorageError
 log = logging.getLogger("vfab")
 
 #: Messages between master and workers: "stop your users and send your
-#: journal", and the answer carrying it.
+#: history", and the answer carrying it.
 FLUSH = "vfab_flush"
 FINAL = "vfab_final"
 #: Seconds a master waits for the answers beyond the users' stop timeout.
@@ -71,15 +83,23 @@ def add_options(parser: Any) -> None:
     line's for the next test), and LOCUST_DEFAULTS (what the command line,
     a config file or the environment says still wins)."""
     add_load_options(parser, checked=False)
+    parser.add_argument(
+        "--history",
+        default="",
+        metavar="FILE",
+        help="vfab: keep every attempt's history as JSON lines (written by "
+        "the master, or the single process, when locust quits)",
+    )
     parser.set_defaults(**LOCUST_DEFAULTS)
 
 
 class ProcessClient:
     """This locust process's one ZODB.DB over one ZEO client, its users'
-    journal, and (on the node that checks) whether a test ran.
+    history, and (on the node that checks) the baseline and whether a test
+    ran.
 
     When a test stops, the master asks every worker to stop its users and
-    send its journal (FLUSH), and waits for the answers (FINAL) before
+    send its history (FLUSH), and waits for the answers (FINAL) before
     locust goes on stopping: locust's own last stats report from a worker
     can arrive after the master stopped listening.
     """
@@ -88,10 +108,13 @@ class ProcessClient:
         self.db: Any = None
         self.config: LoadConfig | None = None
         self.error: str | None = None
-        self.journal = Journal()
+        self.history = History()
+        self.baseline: consistency.Baseline | None = None
+        #: how the history names this process's users (a worker's id)
+        self.node = "l"
         self.sessions = 0
         self.tested = False
-        #: workers asked for their journal, and those that sent it
+        #: workers asked for their history, and those that sent it
         self.flushing: set[str] = set()
         self.flushed: set[str] = set()
 
@@ -115,10 +138,14 @@ class ProcessClient:
             log.error("%s", e)
             end_forked_workers()
             raise SystemExit(EXIT_BAD_INPUT) from None
+        history = getattr(options, "history", "")
         try:
+            if history:
+                # locust has no --force: an old history file is replaced.
+                check_output(Path(history), True, flag="--history")
             preflight(config)
-        except StorageError as e:
-            if options is not None and options.headless:
+        except (ConfigError, StorageError) as e:
+            if isinstance(e, ConfigError) or (options is not None and options.headless):
                 log.error("%s", e)
                 end_forked_workers()
                 raise SystemExit(EXIT_BAD_INPUT) from None
@@ -134,7 +161,20 @@ class ProcessClient:
             self.error = str(e)
             log.error("%s", e)
             return
-        if isinstance(environment.runner, MasterRunner):
+        runner = environment.runner
+        if isinstance(runner, WorkerRunner):
+            self.node = f"w{runner.client_id[-6:]}."
+        elif self.baseline is None:
+            # The state the history starts from, before any user runs (read
+            # and closed before this process opens its own client: one ZEO
+            # client at a time under gevent).
+            try:
+                self.baseline = consistency.read_baseline(self.config.target)
+            except StorageError as e:
+                self.error = str(e)
+                log.error("%s", e)
+                return
+        if isinstance(runner, MasterRunner):
             return  # the master runs no users: no ZEO client here
         users = getattr(environment.parsed_options, "num_users", None) or 0
         try:
@@ -144,7 +184,7 @@ class ProcessClient:
             log.error("%s", e)
 
     def on_test_stopping(self, environment: Environment, **_kw: Any) -> None:
-        """On the master: collect every worker's journal before stopping."""
+        """On the master: collect every worker's history before stopping."""
         runner = environment.runner
         if not isinstance(runner, MasterRunner):
             return
@@ -158,8 +198,8 @@ class ProcessClient:
         missing = self.flushing - self.flushed
         if missing:
             log.warning(
-                "%d of %d workers did not send their journal within %.0f s; "
-                "their writes are not checked",
+                "%d of %d workers did not send their history within %.0f s; "
+                "the check will call their writes phantoms",
                 len(missing),
                 len(self.flushing),
                 wait,
@@ -167,13 +207,13 @@ class ProcessClient:
 
     def on_flush(self, environment: Environment, msg: Any, **_kw: Any) -> None:
         """On a worker: stop the users (each finishes its operation; the
-        test_stop event then closes the DB) and send the journal."""
+        test_stop event then closes the DB) and send the history."""
         assert environment.runner is not None
         environment.runner.stop()
-        environment.runner.send_message(FINAL, self.journal.drain())
+        environment.runner.send_message(FINAL, self.history.drain())
 
     def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        self.journal.absorb(msg.data or {})
+        self.history.absorb(msg.data or [])
         self.flushed.add(msg.node_id)
 
     def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
@@ -188,21 +228,37 @@ class ProcessClient:
             return
         if runner is not None and runner.state in (STATE_SPAWNING, STATE_RUNNING):
             # Ctrl-C or SIGTERM while users run: stop them before checking, so
-            # no write is in flight and every journal is in.
+            # no write is in flight and every history is in.
             runner.stop()
-        try:
-            report = verify(self.config.target, self.journal)
-        except StorageError as e:
-            log.error("invariants not checked: %s", e)
+        if self.baseline is None:
+            log.error("consistency not checked: no baseline was read")
             environment.process_exit_code = EXIT_INVARIANTS
             return
-        if report.ok:
-            log.info("%s", report.summary())
-        else:
-            log.error("%s", report.summary())
-            for line in report.problems:
-                log.error("  %s", line)
+        try:
+            report = consistency.verify(self.config.target, self.baseline, self.history)
+        except StorageError as e:
+            log.error("consistency not checked: %s", e)
             environment.process_exit_code = EXIT_INVARIANTS
+            return
+        path = getattr(environment.parsed_options, "history", "")
+        if path:
+            parts = [
+                (
+                    {"target": self.config.address_text, "check": report.to_json()},
+                    list(self.history),
+                )
+            ]
+            try:
+                write_history(Path(path), parts)
+            except OSError as e:
+                log.error("cannot write %s: %s", path, e.strerror)
+        if report.ok:
+            log.info("%s; %s", report.summary(), report.what())
+        else:
+            log.error("%s; %s", report.summary(), report.what())
+            for line in report.lines():
+                log.error("  %s", line)
+            environment.process_exit_code = EXIT_VIOLATIONS
 
     # -- users ----------------------------------------------------------------
 
@@ -214,7 +270,8 @@ class ProcessClient:
         self.sessions += 1
         if self.sessions > self.db.getPoolSize():
             self.db.setPoolSize(self.sessions)  # ZODB only warns past it
-        return Session(self.db, self.config, self.journal, rng)
+        name = f"{self.node}u{self.sessions}"
+        return Session(self.db, self.config, self.history, rng, client=name)
 
     def install(self) -> None:
         """Wire the listeners into locust's events."""

@@ -57,7 +57,9 @@ def _browse(s: User) -> Any:
 
 
 def _lookup(s: User) -> Any:
-    return operations.lookup_capability(s.fab, s.popular_capability())
+    return operations.looked(
+        operations.lookup_capability(s.fab, s.popular_capability())
+    )
 
 
 def _create(s: User) -> Any:
@@ -77,6 +79,14 @@ def _read(s: User) -> Any:
     return operations.read_sequence(s.fab, operations.some_sequence_id(s.fab, s.rng))
 
 
+def _transfer(s: User) -> Any:
+    return operations.transfer_wafers(s.fab, s.rng)
+
+
+def _audit(s: User) -> Any:
+    return operations.audit_stock(s.fab)
+
+
 #: Every operation, in the order of option lists and reports.
 OPERATIONS: tuple[Operation, ...] = (
     Operation("browse", 3, False, _browse, "one question of the library (a walk)"),
@@ -85,6 +95,10 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("change_price", 2, True, _reprice, "reprice a capability (skewed)"),
     Operation("list_sequences", 2, False, _list, "the sequences of one group (a walk)"),
     Operation("read_sequence", 5, False, _read, "one whole sequence with its steps"),
+    Operation(
+        "transfer_wafers", 1, True, _transfer, "move wafer stock between two labs"
+    ),
+    Operation("audit_stock", 1, False, _audit, "sum every lab's stock (one snapshot)"),
 )
 BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 

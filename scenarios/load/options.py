@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from scenarios.argtypes import non_negative_float, non_negative_int
+from scenarios.argtypes import at_least, between
 from scenarios.errors import ConfigError
 from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS, LoadConfig
 from scenarios.load.target import add_target_option
@@ -40,6 +40,12 @@ def weight_flag(name: str) -> str:
     return f"--weight-{name.replace('_', '-')}"
 
 
+#: The ranges of the load options (a minute of backoff is already a stall).
+MAX_SKEW = 100.0
+MAX_RETRIES = 10_000
+MAX_BACKOFF_MS = 60_000.0
+MAX_WEIGHT = 1_000_000
+
 LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption(
         "--skew",
@@ -48,7 +54,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "Zipf exponent for picking capabilities (0: uniform; higher: "
         "more users on the same few, more conflicts on change_price)",
         float,
-        non_negative_float,
+        between(0, MAX_SKEW),
     ),
     LoadOption(
         "--retries",
@@ -56,7 +62,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "N",
         "retries of an operation after a conflict before it fails",
         int,
-        non_negative_int,
+        at_least(0, MAX_RETRIES),
     ),
     LoadOption(
         "--backoff-ms",
@@ -64,7 +70,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "MS",
         "first retry backoff window in ms (doubles per retry, jittered)",
         float,
-        non_negative_float,
+        between(0, MAX_BACKOFF_MS),
     ),
     *(
         LoadOption(
@@ -73,7 +79,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
             "W",
             f"weight of {op.name}: {op.description}",
             int,
-            non_negative_int,
+            at_least(0, MAX_WEIGHT),
         )
         for op in OPERATIONS
     ),

@@ -13,20 +13,15 @@ import dataclasses
 import random
 import time
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
 from scenarios.bench.phases import FAB_KEY
+from scenarios.load.history import Event, Recorder, accesses, outcome_of
 from scenarios.load.mix import LoadConfig, Operation, Popularity
 from scenarios.load.target import open_target
 from storages import ROOT_KEY, StorageError
+from vfab import operations
 from vfab.model import VirtualFab
-
-
-class Recorder(Protocol):
-    """Where a session records each write's receipt
-    (scenarios.load.journal.Journal)."""
-
-    def record(self, receipt: Any) -> None: ...
 
 
 @dataclasses.dataclass
@@ -70,21 +65,27 @@ class Session:
     run(op) performs one operation as one transaction: begin, do, commit
     (writes) or abort (reads).  A ConflictError aborts and retries after a
     backoff, up to config.retries times; then the Outcome carries the error.
-    Any other exception aborts and propagates.  Not thread-safe: one thread
-    or greenlet per session.
+    Any other exception aborts and propagates.  Every attempt is recorded
+    in *history* as an Event (scenarios.load.history) named *client*#n,
+    with its outcome, what it read and wrote, and the id of the
+    transaction that committed it.  Not thread-safe: one thread or greenlet
+    per session.
     """
 
     def __init__(
         self,
         db: Any,
         config: LoadConfig,
-        journal: Recorder,
+        history: Recorder,
         rng: random.Random | None = None,
+        client: str = "c0",
     ) -> None:
         import transaction
 
         self.config = config
-        self.journal = journal
+        self.history = history
+        self.client = client
+        self.attempts = 0
         self.rng = rng or random.Random()
         self.tm = transaction.TransactionManager()
         self.connection = db.open(self.tm)
@@ -119,27 +120,80 @@ class Session:
         start = time.perf_counter()
         for attempt in range(self.config.retries + 1):
             began = time.perf_counter()
+            self.attempts += 1
+            n = self.attempts
             self.tm.begin()
+            receipt = None
             try:
                 receipt = op.run(self)
                 if op.writes:
+                    # Written before the commit, so that a client killed
+                    # inside it leaves its writes in the history (unknown).
+                    self._record(op, receipt, None, n, pending=True)
                     self.tm.commit()
                 else:
                     self.tm.abort()
             except ConflictError as e:
-                self.tm.abort()
+                try:
+                    self.tm.abort()
+                finally:
+                    self._record(op, receipt, e, n)
                 conflicts.append((time.perf_counter() - began) * 1000)
                 if attempt == self.config.retries:
                     return Outcome(op, _ms_since(start), conflicts, e)
                 time.sleep(self._backoff(attempt))
                 continue
-            except BaseException:
-                self.tm.abort()
+            except BaseException as e:
+                try:
+                    self.tm.abort()
+                finally:
+                    self._record(op, receipt, e, n)
                 raise
-            if op.writes:
-                self.journal.record(receipt)
+            self._record(op, receipt, None, n)
             return Outcome(op, _ms_since(start), conflicts)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _record(
+        self,
+        op: Operation,
+        receipt: Any,
+        error: BaseException | None,
+        n: int,
+        pending: bool = False,
+    ) -> None:
+        """Record attempt *n*: about to commit (*pending*), or ended (after
+        its commit or abort) with *error* or none."""
+        if pending:
+            outcome = "pending"
+        elif error is None or isinstance(error, Exception):
+            outcome = outcome_of(error)
+        else:  # Ctrl-C or exit inside the attempt: where it landed is not known
+            outcome = "unknown" if op.writes else "failed"
+        tid = None
+        if outcome == "ok" and op.writes:
+            tid = self._committed_tid(receipt)
+        reads, writes = accesses(receipt)
+        self.history.record(
+            Event(
+                client=self.client,
+                n=n,
+                op=op.name,
+                outcome=outcome,
+                error=None if error is None else type(error).__name__,
+                tid=tid,
+                reads=reads,
+                writes=writes,
+            )
+        )
+
+    def _committed_tid(self, receipt: Any) -> str | None:
+        """The id of the transaction that just committed *receipt*'s write,
+        from the serial of an object it stored."""
+        try:
+            obj = operations.witness(self.fab, receipt)
+            return None if obj is None else bytes(obj._p_serial).hex()
+        except Exception:  # the server went away just after the commit
+            return None
 
     def _backoff(self, attempt: int) -> float:
         """Seconds to wait after the attempt-th conflict: full jitter over an

@@ -1,11 +1,10 @@
 """The load's target: a database several processes open at once.
 
-RelStorage's schemes (postgres://, mysql://, sqlite://, with RelStorage's
-own zodburi query keys keep_history and driver, and data_dir for sqlite) are
-opened through storages.relstorage.adapters.open_relstorage rather than
-zodburi: a driver is always named (RelStorage's "auto" picks its gevent
-drivers once locust is installed) and MariaDB gets the suite's
-workarounds.  RelStorage's default keep_history is true, as in zodburi.
+A URI opens through storages.named, as every database a user names: a
+storage that opens its URIs itself says so (RelStorage's postgres://,
+mysql://, sqlite:// through the suite's opener: a driver always named,
+MariaDB's workarounds; a ZEO server over TCP through its client with a
+bounded wait), the others through zodburi.
 
 A target is named the same way everywhere (`--target` of zeoloop, scale,
 serve's output and the locustfile): ``HOST:PORT`` (a ZEO server, as
@@ -21,11 +20,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from storages import StorageError, StorageOptions
-from storages.relstorage.uri import RELSTORAGE_SCHEMES
-from storages.zeo import ZEOOptions, check_reachable, open_client, parse_address
+from storages.errors import one_line
+from storages.named import URISource, open_one_line
+from storages.zeo import address_uri, parse_address
+from storages.zeo import uri_address as zeo_address  # noqa: F401 - scenarios.load.mix's
 
 
 def normalize(text: str) -> str:
@@ -43,8 +43,7 @@ def normalize(text: str) -> str:
             return path.read_text(encoding="utf-8")
         except OSError as e:
             raise StorageError(f"cannot read target {path}: {e.strerror}") from None
-    host, port = parse_address(text)
-    return f"zeo://{host}:{port}"
+    return address_uri(parse_address(text))
 
 
 def is_zconfig(spec: str) -> bool:
@@ -62,67 +61,34 @@ def describe(spec: str) -> str:
     return "ZConfig"
 
 
-def zeo_address(spec: str) -> tuple[str, int] | None:
-    """(host, port) of a zeo:// target over TCP, else None."""
-    if not spec.startswith("zeo://"):
-        return None
-    where = urlsplit(spec.replace("zeo://", "http://", 1))
-    if not where.hostname:
-        return None  # a Unix socket
-    try:
-        port = where.port or 9991  # zodburi's default
-    except ValueError:
-        raise StorageError(f"bad port in {spec!r}") from None
-    return where.hostname, port
-
-
 def open_target(
     spec: str, pool_size: int = 7, wait_timeout: float | None = None
 ) -> Any:
     """One ZODB.DB on the target *spec* (see normalize()), or StorageError.
 
-    A ZEO target goes through storages.zeo.open_client (a reachability check
-    first, the client's wait bounded by *wait_timeout* seconds, 10 by
-    default): an operation while the server is away then fails with
-    ClientDisconnected after that long instead of waiting for ever."""
+    A URI opens as storages.named opens every database a user names (ZEO's
+    client checks that its server answers, then waits for it at most
+    *wait_timeout* seconds, 10 by default, so that an operation while the
+    server is away fails with ClientDisconnected instead of waiting for
+    ever); ZConfig text through ZODB.config."""
     import ZODB
 
-    address = zeo_address(spec)
-    if address is not None and "?" not in spec:
-        storage = open_client(address, StorageOptions(ZEOOptions()), wait_timeout or 10)
+    if is_zconfig(spec):
         try:
-            return ZODB.DB(storage, pool_size=pool_size)
-        except BaseException:
-            storage.close()
-            raise
-    if address is not None:
-        check_reachable(address)
-    scheme = spec.partition("://")[0]
-    if scheme in RELSTORAGE_SCHEMES and not is_zconfig(spec):
-        from storages.relstorage.uri import open_uri
-
-        storage = open_uri(spec)
-        try:
-            return ZODB.DB(storage, pool_size=pool_size)
-        except BaseException:
-            storage.close()
-            raise
-    try:
-        if is_zconfig(spec):
             import ZODB.config
 
             db = ZODB.config.databaseFromString(spec)
-            db.setPoolSize(pool_size)
-            return db
-        import zodburi
-
-        factory, dbkw = zodburi.resolve_uri(spec)
-        storage = factory()
-    except StorageError:
-        raise
-    except Exception as e:
-        line = f"{type(e).__name__}: {e}".splitlines()[0]
-        raise StorageError(f"cannot open target {describe(spec)}: {line}") from None
+        except StorageError:
+            raise
+        except Exception as e:
+            raise StorageError(
+                f"cannot open target {describe(spec)}: {one_line(e)}"
+            ) from None
+        db.setPoolSize(pool_size)
+        return db
+    source = URISource(spec)
+    opener, dbkw = source.resolve(read_only=False, wait_timeout=wait_timeout)
+    storage = open_one_line(opener, source)
     kwargs = {k: v for k, v in dbkw.items() if k != "pool_size"}
     try:
         return ZODB.DB(storage, pool_size=pool_size, **kwargs)
@@ -148,7 +114,7 @@ def add_target_option(parser: Any, help: str | None = None) -> None:
 def open_store(spec: str) -> Any:
     """A storages Store (root, commit, close) over one connection to the
     target: what populating it through a client takes."""
-    from storages.base import ZODBStore
+    from storages.zodbstore import ZODBStore
 
     class TargetStore(ZODBStore):
         def _open(self) -> None:

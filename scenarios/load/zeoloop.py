@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import shutil
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from scenarios.load.clients import ClientProcesses, Control
-from scenarios.load.journal import Journal
+from scenarios.load.history import FileHistory, History, read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
@@ -32,15 +35,18 @@ from storages import StorageError
 class ProcessResult:
     """What one process measured: per operation, the ms of each completed
     operation and of each conflicting attempt, failures, errors, and the
-    journal of its commits."""
+    history of its attempts (scenarios.load.history, drained)."""
 
     window_s: float
     latencies: dict[str, list[float]]
     conflicts: dict[str, list[float]]
     failures: dict[str, int]
     errors: list[str]
-    journal: dict[str, Any]
+    history: list[dict[str, Any]]
     interrupted: bool = False
+    #: The process sent no result though nobody stopped the loop: it was
+    #: killed (SIGKILL, the OOM killer) or stuck; what it did is not counted.
+    lost: bool = False
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -51,7 +57,7 @@ class ProcessResult:
             {n: [] for n in names},
             dict.fromkeys(names, 0),
             [],
-            {},
+            [],
         )
 
 
@@ -66,9 +72,13 @@ def run_process(
     users: int,
     duration: float,
     seed: int | None,
+    process: int = 0,
+    history_path: str | None = None,
     control: Control | None = None,
 ) -> ProcessResult:
     """One client process: one DB, *users* threads for *duration* seconds.
+    Its users' history goes to *history_path* as they make it (so a killed
+    process leaves it behind), or into the result.
 
     In a child (*control* given) the work starts at the parent's common start
     and ends early when the parent sets the stop event; run here, Ctrl-C
@@ -76,16 +86,17 @@ def run_process(
     the result says it was interrupted."""
     names = [op.name for op in OPERATIONS]
     result = ProcessResult.empty()
-    journal = Journal()
+    history: Any = FileHistory(history_path) if history_path else History()
     seeds = random.Random(seed)
     db = open_database(config.target, pool_size=max(users, 1))
     sessions: list[Session] = []
     parts: list[ProcessResult] = []
     stopped = threading.Event()
     try:
-        for _ in range(users):
+        for i in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
-            sessions.append(Session(db, config, journal, rng))
+            name = f"p{process}u{i}"
+            sessions.append(Session(db, config, history, rng, client=name))
         start = threading.Barrier(users + 1)
         deadline = [0.0]
 
@@ -139,7 +150,10 @@ def run_process(
             result.conflicts[n] += part.conflicts[n]
             result.failures[n] += part.failures[n]
         result.errors += part.errors
-    result.journal = journal.drain()
+    if isinstance(history, FileHistory):
+        history.close()
+    else:
+        result.history = history.drain()
     return result
 
 
@@ -157,27 +171,46 @@ def run(
     seeds = [None if seed is None else seed + i for i in range(len(split))]
     if len(split) == 1:
         return [run_process(config, split[0], duration, seeds[0])]
-    args = [(config, n, duration, s) for n, s in zip(split, seeds, strict=True)]
-    with ClientProcesses(run_process, args) as procs:
-        try:
-            procs.start()
-            procs.wait_ready(timeout=60 + 5 * len(split))
-            procs.go()
-            answers = procs.results(timeout=duration + 60)
-        except KeyboardInterrupt:
-            procs.stop.set()
-            answers = procs.results(timeout=30)
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-zeoloop-history-"))
+    paths = [str(scratch / f"process-{i}.jsonl") for i in range(len(split))]
+    args = [
+        (config, n, duration, s, i, path)
+        for i, (n, s, path) in enumerate(zip(split, seeds, paths, strict=True))
+    ]
+    stopped = False
+    try:
+        with ClientProcesses(run_process, args) as procs:
+            try:
+                procs.start()
+                procs.wait_ready(timeout=60 + 5 * len(split))
+                procs.go()
+                answers = procs.results(timeout=duration + 60)
+            except KeyboardInterrupt:
+                stopped = True
+                procs.stop.set()
+                answers = procs.results(timeout=30)
+        histories = [read_history(path) for path in paths]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     out = []
     for answer in answers:
         if answer is None:
+            # Stopped by a signal: cut short.  Otherwise it died on its
+            # own or was killed (scale's kill-client): lost, as scale says.
             lost = ProcessResult.empty()
-            lost.interrupted = True
-            lost.errors.append("a client process sent no result")
+            lost.interrupted = stopped
+            lost.lost = not stopped
+            lost.errors.append(
+                "a client process sent no result"
+                + ("" if stopped else " (killed or stuck)")
+            )
             out.append(lost)
         elif answer[0] == "error":
             raise StorageError(f"a client process failed: {answer[1]}")
         else:
             out.append(answer[1])
+    for result, history in zip(out, histories, strict=True):
+        result.history = history
     return out
 
 

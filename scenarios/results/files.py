@@ -86,11 +86,32 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         "summary", "problems"}, "fault": null or {"kind", "at_s",
         "restart_s", "outage_s", "first_commit_after_restart_s",
         "errors_during", "errors_after", ...}, "interrupted", "notes"}]}
+  2 -- the consistency check (scenarios.load.consistency): "invariants"
+        also has "what" (what was checked, in words), "counts" ({kind:
+        violations}), "violations" ([{"kind", "text", "ops", "tids"}], every
+        one) and "tally" ({"attempts", "ok", "failed", "unknown", "reads",
+        "audits", "prices", "labs", "sequences", "index_entries"}); hists
+        include the operations transfer_wafers and audit_stock; a point has
+        "arrivals" and "served" (open loop: arrivals inside the window that
+        were started, and those that succeeded; 0 where not counted).  A version-1
+        file reads with "what" saying its check was the older one, and no
+        violation list.
+
+verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
+  1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
+        "python", "versions", "host", "config": VerifyConfig.to_json(),
+        "command", "load_average", "load_average_after"}, "storages":
+        [{"storage", "ok": true, false (a violation) or null (not all
+        checked), "violations": {kind: count over the points},
+        "scenarios": [{"name", "verdict": "ok", "violation" or "not run",
+        "detail"}], "points": [a scale point, format 2]}]}
+
 counts (vfab-bench run --counts --json; COUNTS,
         scenarios.counts.model.CountRun):
   1 -- {"schema_version": 1, "kind": "counts", "metadata": {... as a run's,
         "counts": {"valgrind", "strace" (versions), "hash_seed",
-        "wall_s", "served": the storages that talk to a server}}, "results": [{"storage", "size", "phase", "samples":
+        "wall_s", "served": the storages that talk to a server}},
+        "results": [{"storage", "size", "phase", "samples":
         [{"instructions": the client process's instructions in the phase
         (every thread), "server_instructions": a server's the run started
         (runzeo) or null, "syscalls": {"fsync", "read", "write", "seek",
@@ -105,6 +126,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -120,12 +143,37 @@ def read_json(path: Path) -> Any:
     """The JSON at *path*; ResultsError in one line when it cannot be read
     or is not JSON."""
     try:
-        with open(path, encoding="utf-8") as f:
+        # Without O_NONBLOCK, opening a FIFO nobody writes waits for ever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ResultsError(f"cannot read {path}: {_not_a_file(mode)}")
+        os.set_blocking(fd, True)
+        with open(fd, encoding="utf-8", closefd=False) as f:
             return json.load(f)
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path} is not JSON: {e}") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise ResultsError(f"{path} is not a result: {e}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: nested too deeply to be a result") from None
+    finally:
+        os.close(fd)
+
+
+def _not_a_file(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "it is a directory"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket, not a regular file"
+    return "it is a device, not a regular file"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +233,27 @@ def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 RUN = Format(None, 2, {1: _run_v1_to_v2})
 SWEEP = Format("sweep", 1)
 CENSUS = Format("census", 1)
-SCALE = Format("scale", 1)
+
+
+def _scale_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 1's check compared acknowledged writes only: no history, no
+    # phantom writes, indexes or reads.  Say so rather than invent counts.
+    points = []
+    for point in data.get("points", []):
+        if isinstance(point, dict) and isinstance(point.get("invariants"), dict):
+            invariants = {
+                "what": "the check of format 1 (acknowledged writes only)",
+                "counts": {},
+                "tally": {},
+                **point["invariants"],
+            }
+            point = {**point, "invariants": invariants}
+        points.append(point)
+    return {**data, "schema_version": 2, "points": points}
+
+
+SCALE = Format("scale", 2, {1: _scale_v1_to_v2})
+VERIFY = Format("verify", 1)
 COUNTS = Format("counts", 1)
 
 

@@ -10,11 +10,11 @@ docs/json-format.md explains the fields of the current version.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
-from scenarios.results.files import RUN, malformed
+from scenarios.results import schema
+from scenarios.results.files import RUN, ResultsError, malformed, read_json
 from scenarios.results.stats import Stats, median_int, stats_or_none
 
 
@@ -176,16 +176,10 @@ class RunResult:
             "trials": [t.to_json() for t in self.trials],
         }
 
-    def dump(self, path: Path) -> None:
-        """Write to *path*, which must not exist (checked by the caller before
-        the run; re-checked here so a result never replaces a file)."""
-        with open(path, "x", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=1, sort_keys=False)
-            f.write("\n")
-
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
         data = RUN.migrate(data)
+        schema.check(schema.RUN, data, "result file")
         try:
             results = tuple(
                 PhaseResult(
@@ -203,4 +197,10 @@ class RunResult:
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
-        return cls.from_json(RUN.read(path))
+        """The run result file at *path*; ResultsError naming the file and
+        the field when it is not one."""
+        data = read_json(path)
+        try:
+            return cls.from_json(data)
+        except ResultsError as e:
+            raise ResultsError(f"{path}: {e}") from None

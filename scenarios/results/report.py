@@ -23,6 +23,7 @@ from scenarios.results.model import PhaseResult, RunResult, TrialSummary
 from scenarios.results.significance import SHORT_S, seconds
 from scenarios.results.stats import median, median_int
 from scenarios.results.table import Table
+from storages import registry
 
 #: The rows whose time is building and committing the data set: their sum
 #: over the objects built is the run's cost per object.
@@ -209,19 +210,6 @@ def _stat(trials: list[TrialSummary], *path: str) -> str:
     return "-" if m is None else f"{m:.0f}"
 
 
-#: (row label, (keys into TrialSummary.stats)) of the backend counters shown.
-STAT_ROWS = (
-    ("ZEO server: loads", ("server", "loads")),
-    ("ZEO server: stores", ("server", "stores")),
-    ("ZEO server: commits", ("server", "commits")),
-    ("ZEO server: aborts", ("server", "aborts")),
-    ("ZEO server: conflicts", ("server", "conflicts")),
-    ("ZEO client cache: hits", ("client_cache", "hits")),
-    ("ZEO client cache: adds", ("client_cache", "adds")),
-    ("ZEO client cache: evictions", ("client_cache", "evicts")),
-)
-
-
 def summary_table(run: RunResult, size: str) -> Table | None:
     """One column per storage: what the run left behind."""
     storages = [s for s in run.storages if run.trials_of(s, size)]
@@ -260,7 +248,8 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         row("build rows: wall us per object built", cost),
         row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
     ]
-    for label, path in STAT_ROWS:
+    # Each storage declares its rows (StorageFactory.summary_rows).
+    for label, path in registry.summary_rows():
         cells = row(label, lambda s, path=path: _stat(by[s], *path))  # type: ignore[misc]
         if any(c != "-" for c in cells[1:]):
             rows.append(cells)

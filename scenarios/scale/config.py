@@ -7,6 +7,7 @@ from typing import Any
 
 from scenarios.errors import ConfigError
 from scenarios.load.mix import LoadConfig
+from storages.options import shown
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
 #: Resident memory of one client process (ZODB, ZEO or RelStorage, its
@@ -15,6 +16,8 @@ DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
 CLIENT_MB = 70
 #: A hard cap whatever the memory: each client is a process.
 MAX_CLIENTS = 256
+#: The latest a fault may happen or a server restart (seconds): a week.
+MAX_FAULT_S = 7 * 24 * 3600.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,11 +47,15 @@ class Fault:
                 restart = float(value)
             fault = cls(kind, float(at), restart)
         except (IndexError, ValueError):
-            raise ConfigError(f"bad --fault {text!r}: {usage}") from None
+            raise ConfigError(f"bad --fault {shown(text)}: {usage}") from None
         if kind not in cls.KINDS:
-            raise ConfigError(f"bad --fault {text!r}: {usage}")
-        if not fault.at_s >= 0 or (restart is not None and not restart >= 0):
-            raise ConfigError(f"bad --fault {text!r}: times must be 0 or more")
+            raise ConfigError(f"bad --fault {shown(text)}: {usage}")
+        times = (fault.at_s, *(() if restart is None else (restart,)))
+        if not all(0 <= t <= MAX_FAULT_S for t in times):
+            raise ConfigError(
+                f"bad --fault {shown(text)}: times must be from 0 to "
+                f"{MAX_FAULT_S:,.0f} s"
+            )
         return fault
 
     def to_json(self) -> dict[str, Any]:
@@ -73,6 +80,9 @@ class ScaleConfig:
     load: LoadConfig = dataclasses.field(default_factory=LoadConfig)
     #: Seconds an operation waits for an absent server before failing.
     wait_timeout_s: float = 3.0
+    #: Record every attempt's history and check the data against it after
+    #: each point (scenarios.load.consistency); False: the load alone.
+    check: bool = True
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -112,6 +122,7 @@ class ScaleConfig:
             "retries": self.load.retries,
             "backoff_ms": self.load.backoff_ms,
             "wait_timeout_s": self.wait_timeout_s,
+            "check": self.check,
         }
 
 

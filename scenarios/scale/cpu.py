@@ -85,9 +85,3 @@ class CPUMeter:
         if not self._first:
             return None
         return sum(self._last[p] - self._first[p] for p in self._first)
-
-
-def process_cpu(pid: int) -> float | None:
-    """CPU seconds of one process (children included), or None."""
-    s = _stat(pid)
-    return None if s is None else s[1]

@@ -17,6 +17,17 @@ def _cpu(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def violations_cell(invariants: dict[str, object]) -> str:
+    """The consistency check's violation count, '-' when not checked."""
+    if not invariants.get("checked"):
+        return "-"
+    violations = invariants.get("violations")
+    if isinstance(violations, list):
+        return str(len(violations))
+    # A file from before the history (format 2): only whether it held.
+    return "0" if invariants.get("ok") else "yes"
+
+
 def points_table(points: list[ScalePoint], cores: int | None) -> Table:
     """One row per point: throughput, overall latency, conflicts, errors, CPU."""
     open_loop = any(p.rate is not None for p in points)
@@ -24,7 +35,8 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
     if open_loop:
         header += ["offered/s", "backlog"]
     header += ["p50 ms", "p95 ms", "p99 ms", "max ms", "conflicts", "retries"]
-    header += ["failed", "errors", "client CPU s", "server CPU s", "CPU use"]
+    header += ["failed", "errors", "violations", "client CPU s", "server CPU s"]
+    header += ["CPU use"]
     rows = []
     for p in points:
         s = hist.summary_ms(p.histogram())
@@ -44,7 +56,8 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
         )
         row += [_ms(s["p50"]), _ms(s["p95"]), _ms(s["p99"]), _ms(s["max"])]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
-        row += [str(sum(p.errors.values())), _cpu(p.client_cpu_s)]
+        row += [str(sum(p.errors.values())), violations_cell(p.invariants)]
+        row += [_cpu(p.client_cpu_s)]
         row += [_cpu(p.server_cpu_s), use]
         rows.append(row)
     return Table("throughput and latency by client count", header, rows)
@@ -90,6 +103,8 @@ def text(run: ScaleRun) -> str:
         if p.interrupted:
             lines.append(f"{where}: interrupted")
         lines.append(f"{where}: {p.invariants['summary']}")
+        if p.invariants.get("what"):
+            lines.append(f"  {p.invariants['what']}")
         lines += [f"  {problem}" for problem in p.invariants["problems"]]
     for when in ("before", "after"):
         key = "load_average" if when == "before" else "load_average_after"
@@ -101,7 +116,9 @@ def text(run: ScaleRun) -> str:
         "ops/s and commits/s: successful operations and commits per second of the "
         "window; latency from each operation's start (open loop: its arrival), "
         "retries included; retries: conflicting attempts retried; failed: retries "
-        "ran out; CPU use: client + server CPU over the window and all cores "
+        "ran out; violations: what the consistency check found in the data after "
+        "the point (0: checked, none; -: not checked); CPU use: client + server "
+        "CPU over the window and all cores "
         "(near 100%: the machine, not the storage, is the limit); "
         "'!': offered rate not honoured."
     )

@@ -1,7 +1,8 @@
 """The scale run: for each storage and client count, a fresh shared database
 populated with the data set, N client processes running the operation mix
 for a warmup and a measured window, the server's and clients' CPU, an
-optional fault, and the journal check.
+optional fault, and the consistency check of the data against the history
+of every attempt (scenarios.load.consistency).
 
 A client is one process: one ZODB.DB (one ZEO connection, one RelStorage
 connection set) and one simulated user.  So N clients are N processes
@@ -10,7 +11,7 @@ shows what the CPU limit does, which is the point of it.
 
 Ctrl-C (SIGINT to the whole process group) reaches only this process
 (scenarios.load.clients): the clients are stopped, each finishing its
-operation, the journal is checked (or said not to be), and ScaleInterrupted
+operation, the data are checked (or said not to be), and ScaleInterrupted
 carries the points measured so far.
 """
 
@@ -27,8 +28,9 @@ from typing import Any
 
 import storages
 from scenarios.data import dataset
+from scenarios.load import consistency
 from scenarios.load.clients import ClientProcesses
-from scenarios.load.journal import Journal, verify
+from scenarios.load.history import Event, History, read_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
@@ -36,7 +38,7 @@ from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
 from scenarios.scale.results import ScalePoint
-from scenarios.scale.worker import ClientPlan, read_journal, run_client
+from scenarios.scale.worker import ClientPlan, run_client
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec
 
@@ -48,7 +50,7 @@ TARGET = "target"
 
 class ScaleInterrupted(Exception):
     """Ctrl-C: the points measured so far (the last one cut short, its
-    invariants checked or marked not checked)."""
+    data checked or marked not checked)."""
 
     def __init__(self, points: list[ScalePoint]) -> None:
         super().__init__("interrupted")
@@ -60,8 +62,10 @@ def run(
     options: StorageOptions,
     target: str | None = None,
     progress: Progress | None = None,
+    history: list[tuple[dict[str, Any], list[Event]]] | None = None,
 ) -> list[ScalePoint]:
-    """Every point, storage by storage, client counts in order."""
+    """Every point, storage by storage, client counts in order.  *history*:
+    where each checked point's (context, events) is appended."""
     say = progress or (lambda line: None)
     points: list[ScalePoint] = []
     spec = DataSpec.for_scale(config.scale)
@@ -84,7 +88,7 @@ def run(
                             preflight(
                                 dataclasses.replace(config.load, target=shared.client)
                             )
-                        point = run_point(config, name, clients, shared, say)
+                        point = run_point(config, name, clients, shared, say, history)
                     if point.interrupted:
                         # A point whose clients never started work is not one.
                         raise ScaleInterrupted(points + [point] * bool(point.started))
@@ -120,10 +124,15 @@ def _populate(client: str, spec: DataSpec, seed: int) -> None:
 
 
 def run_point(
-    config: ScaleConfig, storage: str, clients: int, shared: Shared, say: Progress
+    config: ScaleConfig,
+    storage: str,
+    clients: int,
+    shared: Shared,
+    say: Progress,
+    history: list[tuple[dict[str, Any], list[Event]]] | None = None,
 ) -> ScalePoint:
-    """One point on *shared* (populated): start the clients, measure, apply
-    the fault, stop, check."""
+    """One point on *shared* (populated): read the baseline, start the
+    clients, measure, apply the fault, stop, check."""
     load = dataclasses.replace(config.load, target=shared.client)
     fault = config.fault
     if fault is not None and fault.kind == "kill-server" and not shared.can_kill:
@@ -131,7 +140,8 @@ def run_point(
             f"--fault kill-server: {storage} has no server this run started"
         )
     notes: list[str] = []
-    journals = Path(tempfile.mkdtemp(prefix="vfab-scale-journal-"))
+    baseline = consistency.read_baseline(shared.client) if config.check else None
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-scale-history-"))
     per_client_rate = config.rate / clients if config.rate else None
     plans = [
         ClientPlan(
@@ -140,8 +150,9 @@ def run_point(
             duration_s=config.duration_s,
             rate=per_client_rate,
             seed=None if config.seed is None else config.seed * 1000 + i,
-            journal_path=str(journals / f"client-{i}.jsonl"),
-            stderr_path=str(journals / f"client-{i}.stderr"),
+            history_path=str(scratch / f"client-{i}.jsonl") if config.check else None,
+            name=f"c{i}",
+            stderr_path=str(scratch / f"client-{i}.stderr"),
             wait_timeout_s=config.wait_timeout_s,
             timeline=fault is not None,
         )
@@ -201,30 +212,38 @@ def run_point(
         window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
         point = _point(config, storage, clients, results, meter, notes, interrupted)
         point = dataclasses.replace(point, window_s=window)
-        journal = Journal()
+        events = History()
         for plan in plans:
-            journal.absorb(read_journal(plan.journal_path))
+            if plan.history_path is not None:
+                events.absorb(read_history(plan.history_path))
         if fault is not None:
-            events = [e for r in _oks(results) for e in r.get("timeline", ())]
+            timeline = [e for r in _oks(results) for e in r.get("timeline", ())]
             point = dataclasses.replace(
                 point,
-                fault=faults.report(fault, events, window, applied_at, restarted_at),
+                fault=faults.report(fault, timeline, window, applied_at, restarted_at),
                 killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
             )
         notes += _stderr_notes([p.stderr_path for p in plans])
-        if shared.server_running:
-            invariants = _check(shared.client, journal)
+        if baseline is None:
+            invariants = consistency.not_checked("--no-check")
+        elif shared.server_running:
+            invariants = _check(shared.client, baseline, events)
         else:
             try:
                 shared.restart_server()
             except StorageError as e:
-                invariants = _not_checked(f"the server did not start again: {e}")
+                invariants = consistency.not_checked(
+                    f"the server did not start again: {e}"
+                )
             else:
-                notes.append("server restarted for the invariant check")
-                invariants = _check(shared.client, journal)
+                notes.append("server restarted for the consistency check")
+                invariants = _check(shared.client, baseline, events)
+        if history is not None and baseline is not None:
+            context = {"storage": storage, "clients": clients, "check": invariants}
+            history.append((context, list(events)))
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
-        shutil.rmtree(journals, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _stderr_notes(paths: list[str | None]) -> list[str]:
@@ -243,34 +262,22 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
     return [f"clients wrote {len(lines)} line(s) on stderr; the last: {last}"]
 
 
-def _check(client: str, journal: Journal) -> dict[str, Any]:
-    if not len(journal):
+def _check(
+    client: str, baseline: consistency.Baseline, events: History
+) -> dict[str, Any]:
+    if not any(e.outcome == "ok" for e in events):
         # Nothing acknowledged (stopped before the clients' first commit):
-        # "0 created sequences" would read as a check of work that was done.
-        return _not_checked("no operation was acknowledged before the stop")
+        # "0 violations" would read as a check of work that was done.
+        return consistency.not_checked("no operation was acknowledged before the stop")
     try:
-        report = verify(client, journal)
+        report = consistency.verify(client, baseline, events)
     except KeyboardInterrupt:
-        return _not_checked("interrupted")
+        return consistency.not_checked("interrupted")
     except StorageError as e:
-        return _not_checked(str(e))
+        return consistency.not_checked(str(e))
     except Exception as e:  # a storage's own error while reading back
-        return _not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
-    return {
-        "checked": True,
-        "ok": report.ok,
-        "summary": report.summary(),
-        "problems": list(report.problems),
-    }
-
-
-def _not_checked(reason: str) -> dict[str, Any]:
-    return {
-        "checked": False,
-        "ok": None,
-        "summary": f"invariants not checked: {reason}",
-        "problems": [],
-    }
+        return consistency.not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
+    return report.to_json()
 
 
 def _oks(results: list[Any]) -> list[dict[str, Any]]:
@@ -321,12 +328,14 @@ def _point(
         failed=sum(r["failed"] for r in oks),
         errors=errors,
         backlog=sum(r["backlog"] for r in oks),
+        arrivals=sum(r.get("arrivals", 0) for r in oks),
+        served=sum(r.get("served", 0) for r in oks),
         late_s=max((r["late_s"] for r in oks), default=0.0),
         client_cpu_s=sum(r["cpu_s"] for r in oks),
         server_cpu_s=meter.seconds,
         log_records=sum(r.get("log_records", 0) for r in oks),
         killed_clients=0,
-        invariants=_not_checked("not run"),
+        invariants=consistency.not_checked("not run"),
         interrupted=interrupted,
         notes=tuple(notes),
     )

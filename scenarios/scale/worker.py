@@ -12,8 +12,9 @@ silently.
 Operations that end inside the measured window count (an open loop's
 backlog from the warmup included, with the latency it has by then); the
 warmup before it runs the same loop unrecorded.
-Every commit's receipt is appended to a journal file at once, so that what a
-client acknowledged survives the client being killed.  Errors other than
+Every attempt (its outcome, what it read and wrote) is appended to a history
+file at once (scenarios.load.history.FileHistory), so that what a client
+was told survives the client being killed.  Errors other than
 conflicts (ClientDisconnected while the server is away, "Couldn't load
 state" after it) are counted by kind against their operation; the log
 records ZODB and ZEO write meanwhile are counted, not printed.
@@ -22,7 +23,6 @@ records ZODB and ZEO write meanwhile are counted, not printed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import random
@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 from scenarios.load.clients import Control
+from scenarios.load.history import FileHistory, NoHistory
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import hist
 
@@ -47,7 +48,10 @@ class ClientPlan:
     #: Poisson arrivals per second for this client (None: closed loop).
     rate: float | None
     seed: int | None
-    journal_path: str
+    #: Where the client appends its history (None: --no-check, none kept).
+    history_path: str | None
+    #: How the history names the client (c0, c1, ...).
+    name: str = "c0"
     #: Seconds an operation waits for an absent server before failing.
     wait_timeout_s: float = 3.0
     #: Keep each operation's (end, kind) for the fault report.
@@ -56,41 +60,6 @@ class ClientPlan:
     #: print there when their server dies (psycopg2 prints the exception
     #: it could not raise) is not for the terminal.
     stderr_path: str | None = None
-
-
-class FileJournal:
-    """A Recorder appending each receipt to a file as one JSON line, flushed
-    (read back with read_journal)."""
-
-    def __init__(self, path: str) -> None:
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
-
-    def record(self, receipt: Any) -> None:
-        kind = type(receipt).__name__.lower()
-        line = json.dumps([kind, list(dataclasses.astuple(receipt))])
-        self._file.write(line + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def read_journal(path: str) -> dict[str, list[list[Any]]]:
-    """A journal file as Journal.absorb() takes it; a last line cut short
-    by a kill is skipped."""
-    out: dict[str, list[list[Any]]] = {"created": [], "repriced": []}
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        return out
-    for line in lines:
-        try:
-            kind, fields = json.loads(line)
-        except ValueError:
-            continue
-        out.setdefault(kind, []).append(fields)
-    return out
 
 
 class _LogCounter(logging.Handler):
@@ -140,14 +109,14 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
     root = logging.getLogger()
     root.handlers[:] = [counter]
     root.setLevel(logging.WARNING)
-    journal = FileJournal(plan.journal_path)
+    history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
     db = open_database(
         plan.config.target, pool_size=1, wait_timeout=plan.wait_timeout_s
     )
     rng = random.Random(plan.seed)
     session = None
     try:
-        session = Session(db, plan.config, journal, rng)
+        session = Session(db, plan.config, history, rng, client=plan.name)
         start_at = control.wait_start()
         if not start_at:
             return {"started": False}
@@ -165,7 +134,8 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
             db.close()
         except Exception:
             pass
-        journal.close()
+        if isinstance(history, FileHistory):
+            history.close()
 
 
 def _loop(
@@ -177,6 +147,8 @@ def _loop(
     cpu_start: float | None = None
     arrival = start_at
     backlog = 0
+    arrivals = 0  # open loop: arrivals inside the window that were started
+    served = 0  # ... and of those, the ones that succeeded (whenever they ended)
     late_s = 0.0
     while not control.stop.is_set():
         if plan.rate:
@@ -195,6 +167,8 @@ def _loop(
             if control.stop.is_set():
                 break
             intended = arrival
+            if intended >= measure_at:
+                arrivals += 1
         else:
             intended = time.monotonic()
             if intended >= end_at:
@@ -215,6 +189,9 @@ def _loop(
             # A server that refuses connections fails every operation at
             # once: pause rather than spin (counted as part of no service).
             time.sleep(ERROR_PAUSE_S)
+        if plan.rate and intended >= measure_at and kind == "ok":
+            if outcome is None or outcome.error is None:
+                served += 1
         if done < measure_at:
             continue
         if outcome is not None:
@@ -236,6 +213,8 @@ def _loop(
     return tally.to_json() | {
         "cpu_s": cpu_s,
         "backlog": backlog,
+        "arrivals": arrivals,
+        "served": served,
         "late_s": late_s,
         "interrupted": control.stop.is_set(),
     }

@@ -4,6 +4,7 @@ validated, frozen SweepConfig."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,7 @@ import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
 from storages import StorageOptions
+from storages.options import shown
 from vfab.generate import DEFAULT_SEED
 from vfab.model import ProcessStep
 
@@ -111,6 +113,11 @@ class SweepConfig:
         }
 
 
+#: The most objects one timed commit may hold: the sweep keeps every one
+#: in memory until the commit (about 1 KB each with its pickle).
+MAX_OBJECTS = 10_000_000
+
+
 def parse_objects(text: str) -> tuple[int, ...]:
     """'100,1000,10k,5e4' -> (100, 1000, 10000, 50000); ValueError otherwise."""
     out = []
@@ -124,9 +131,13 @@ def parse_objects(text: str) -> tuple[int, ...]:
         try:
             value = float(part) * mult
         except ValueError:
-            raise ValueError(f"not a number of objects: {part!r}") from None
-        if value != int(value) or value < 1:
-            raise ValueError(f"not a whole number of objects: {part!r}")
+            raise ValueError(f"not a number of objects: {shown(part)}") from None
+        if not math.isfinite(value) or value != int(value) or value < 1:
+            raise ValueError(f"not a whole number of objects: {shown(part)}")
+        if value > MAX_OBJECTS:
+            raise ValueError(
+                f"{shown(part)} objects in one transaction: at most {MAX_OBJECTS:,}"
+            )
         out.append(int(value))
     if not out:
         raise ValueError("no transaction size given")

@@ -8,7 +8,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from scenarios.results.files import SWEEP, malformed
+from scenarios.results import schema
+from scenarios.results.files import SWEEP, ResultsError, malformed, read_json
 from scenarios.results.stats import Stats, median_high
 
 
@@ -88,6 +89,7 @@ class SweepRun:
     @classmethod
     def from_json(cls, data: Any) -> SweepRun:
         data = SWEEP.migrate(data)
+        schema.check(schema.SWEEP, data, "sweep result")
         try:
             points = tuple(
                 SweepPoint(
@@ -104,4 +106,10 @@ class SweepRun:
 
     @classmethod
     def load(cls, path: Path) -> SweepRun:
-        return cls.from_json(SWEEP.read(path))
+        """The sweep result file at *path*; ResultsError naming the file and
+        the field when it is not one."""
+        data = read_json(path)
+        try:
+            return cls.from_json(data)
+        except ResultsError as e:
+            raise ResultsError(f"{path}: {e}") from None

@@ -10,6 +10,12 @@ directory and opens the copy there, as BDBStorage opens it after a crash
 (recovery from the logs), reads every transaction and record, and verifies
 the database file (Berkeley DB's DB->verify, what db_verify runs).  The
 scratch copy is removed; the environment is left byte for byte as found.
+
+An environment a crash left (its last writer killed before its closing
+checkpoint) opens, but its recovery writes what the log holds into zodb.db:
+the check sees the copy's zodb.db change and says so (NeedsRecovery),
+leaving the environment as it is; recover_environment() runs that recovery
+on the environment itself, on request (--recover).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from storages.base import DamagedStorage, StorageError
+from storages.base import DamagedStorage, NeedsRecovery, StorageError
 
 #: What repairs a copy of a damaged environment (Debian: db5.3-util names
 #: them db5.3_recover, db5.3_verify).
@@ -112,6 +118,14 @@ def _check_in_child(path: Path, copy: Path) -> int:
     lines = child.stdout.strip().splitlines()
     if child.returncode == 0 and lines:
         answer = json.loads(lines[-1])
+        if "transactions" in answer and answer.get("recovered"):
+            raise NeedsRecovery(
+                str(path),
+                f"{path} was not closed: a crash left work for Berkeley DB's "
+                f"recovery (its log holds changes {DATA_FILE} lacks, "
+                f"{answer['transactions']} transactions once recovered); nothing "
+                "was changed (--recover runs the recovery)",
+            )
         if "transactions" in answer:
             return int(answer["transactions"])
         raise DamagedStorage(str(path), answer["where"], answer["what"], BDB_REPAIR)
@@ -132,16 +146,18 @@ from pathlib import Path
 from storages.base import DamagedStorage
 from storages.bdb.check import _check_copy
 try:
-    n = _check_copy(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(json.dumps({"transactions": n}))
+    n, recovered = _check_copy(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(json.dumps({"transactions": n, "recovered": recovered}))
 except DamagedStorage as e:
     print(json.dumps({"where": e.where, "what": e.what}))
 """
 
 
-def _check_copy(path: Path, copy: Path) -> int:
+def _check_copy(path: Path, copy: Path) -> tuple[int, bool]:
     """Open the copy *copy* of the environment *path*, read it all, verify
-    it; DamagedStorage naming *path*."""
+    it; DamagedStorage naming *path*.  Its transactions, and whether
+    opening it (Berkeley DB's recovery) changed its zodb.db: work a crash
+    left."""
     from berkeleydb import db
 
     def damaged(where: str, e: BaseException) -> DamagedStorage:
@@ -157,10 +173,49 @@ def _check_copy(path: Path, copy: Path) -> int:
     # the one line the check raises says it all.
     quiet = logging.getLogger("storages.bdb.storage")
     was_disabled, quiet.disabled = quiet.disabled, True
+    before = _digest(copy / DATA_FILE)
     try:
-        return _read_copy(copy, damaged)
+        count = _read_copy(copy, damaged)
     finally:
         quiet.disabled = was_disabled
+    return count, _digest(copy / DATA_FILE) != before
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def recover_environment(path: Path) -> str | None:
+    """Run Berkeley DB's recovery on the environment *path* when the check
+    finds work a crash left there (NeedsRecovery), by opening it as
+    BDBStorage does (DB_RECOVER) and closing it (a checkpoint), then check it
+    again; one line saying so, or None when there was nothing to recover.
+    Damage is refused as by check_environment, nothing changed."""
+    from storages.bdb.options import BDBError
+    from storages.bdb.storage import BDBStorage
+
+    path = Path(path)
+    try:
+        check_environment(path)
+    except NeedsRecovery:
+        pass
+    else:
+        return None
+    try:
+        BDBStorage(path).close()
+    except BDBError as e:
+        raise StorageError(f"cannot recover {path}: {e}") from None
+    count = check_environment(path)
+    return (
+        f"{path}: ran Berkeley DB's recovery (the log of the crashed writer "
+        f"written into {DATA_FILE}); {count} transactions"
+    )
 
 
 def _read_copy(

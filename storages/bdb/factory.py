@@ -21,13 +21,12 @@ from storages.base import (
     StorageError,
     StorageFactory,
     Store,
-    Wrap,
-    ZODBStore,
-    wrapping,
+    URIScheme,
 )
-from storages.bdb.options import DURABILITY, BDBError, BDBOptions
-from storages.options import add_size_option
+from storages.bdb.options import DURABILITY, MAX_CACHE_BYTES, MIB, BDBError, BDBOptions
+from storages.options import add_size_option, at_least
 from storages.zeo import ZEOFactory, ZEOOptions
+from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 #: The environment directory inside the directory the runner gives a trial.
 ENV_DIR = "bdb"
@@ -72,6 +71,7 @@ class BDBFactoryOptions(OptionGroup):
             "--bdb-cache-size",
             "BYTES",
             "Berkeley DB page cache in bytes (default: 64 MiB)",
+            at_least(MIB, MAX_CACHE_BYTES),
         )
         group.add_argument(
             "--bdb-durability",
@@ -124,6 +124,26 @@ class BDBFactory(StorageFactory):
     servable = True
     wraps_storage = True
     user_errors = (BDBError,)
+    uri_schemes = (URIScheme("bdb", local=True),)
+    config_sections = ("bdbstorage",)
+
+    @classmethod
+    def check_at(
+        cls, path: Path, must_exist: bool = False, read_only: bool = False
+    ) -> None:
+        """Check the BDBStorage environment directory *path* a command is
+        about to open.  Missing or empty: fine unless *must_exist*
+        (BDBStorage creates one there)."""
+        if not must_exist and (
+            not path.exists() or (path.is_dir() and not any(path.iterdir()))
+        ):
+            return
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import check_environment
+
+        check_environment(path)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -143,6 +163,14 @@ class BDBFactory(StorageFactory):
         from storages.bdb.check import check_environment
 
         check_environment(Path(directory) / ENV_DIR)
+
+    def recover_existing(self, directory: Path) -> str | None:
+        reason = berkeleydb_missing()
+        if reason:
+            raise StorageError(reason)
+        from storages.bdb.check import recover_environment
+
+        return recover_environment(Path(directory) / ENV_DIR)
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         reason = berkeleydb_missing()
@@ -164,8 +192,4 @@ class ZEOBDBFactory(ZEOFactory):
     name = "zeo+bdb"
     description = "ZEO client and a runzeo server (BDBStorage) over TCP on 127.0.0.1"
     option_groups = (DBOptions, ZEOOptions, BDBFactoryOptions)
-    backend = BDBFactory
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.backend(self.options)  # bad --bdb-* options fail now, not in open
+    base = BDBFactory

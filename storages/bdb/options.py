@@ -42,6 +42,11 @@ DURABILITY: dict[str, str] = {
 # offered: it lost committed transactions on a plain process crash here.
 
 MIB = 1024 * 1024
+#: The largest page cache asked of Berkeley DB (1 TiB; its own limit on
+#: 64-bit systems is 10 TB, and set_cachesize takes gigabytes as a C int).
+MAX_CACHE_BYTES = 2**40
+#: The largest value of each whole-number option (others: a C int).
+MAX_OPTION = {"cache_size": MAX_CACHE_BYTES}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +90,10 @@ class BDBOptions:
                 raise BDBOptionError(f"bad {name} {value!r}: expected an integer")
             if value < minimum:
                 raise BDBOptionError(f"bad {name} {value}: at least {minimum}")
+            if value > MAX_OPTION.get(name, 2**31 - 1):
+                raise BDBOptionError(
+                    f"bad {name} {value}: at most {MAX_OPTION.get(name, 2**31 - 1)}"
+                )
         if not isinstance(self.pack_gc, bool):
             raise BDBOptionError(f"bad pack_gc {self.pack_gc!r}: expected true/false")
 

@@ -31,19 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from storages.base import StorageError
+from storages.errors import one_line
+
+# Re-exported: their home is storages.relstorage.drivers.
+from storages.relstorage.drivers import DRIVER_ALIASES as DRIVER_ALIASES
+from storages.relstorage.drivers import DRIVER_MODULES as DRIVER_MODULES
+from storages.relstorage.drivers import DRIVERS as DRIVERS
+from storages.relstorage.drivers import all_modules
 
 BACKENDS = ("sqlite3", "postgresql", "mysql")
-#: Driver names RelStorage accepts per backend (its drivers' __name__); the
-#: first is the default.  Never "auto": with gevent installed (locust pulls
-#: it in) RelStorage's auto picks its gevent drivers, which yield to a hub
-#: the suite does not run.
-DRIVERS = {
-    "sqlite3": ("sqlite3",),
-    "postgresql": ("psycopg2", "pg8000"),
-    "mysql": ("MySQLdb", "PyMySQL"),
-}
-#: The names people use for the same drivers (pip's).
-DRIVER_ALIASES = {"mysqlclient": "MySQLdb", "pymysql": "PyMySQL"}
 
 # Workaround 2: the two inline foreign keys of the history-preserving
 # object_state table ("REFERENCES "transaction"" with no column list).
@@ -104,16 +100,6 @@ def mysql_adapter(
             history_free,
         )
     return adapter
-
-
-#: The module each driver name imports.
-DRIVER_MODULES = {
-    "sqlite3": "sqlite3",
-    "psycopg2": "psycopg2",
-    "pg8000": "pg8000",
-    "MySQLdb": "MySQLdb",
-    "PyMySQL": "pymysql",
-}
 
 
 def available_drivers(backend: str) -> list[str]:
@@ -227,7 +213,7 @@ def open_relstorage(
         return RelStorage(adapter, options=opts)
     except DriverNotAvailableError as e:
         raise StorageError(
-            f"RelStorage {backend} driver not available: {_one_line(e)}"
+            f"RelStorage {backend} driver not available: {one_line(e, with_type=False)}"
         ) from None
     except StorageError:
         raise
@@ -255,25 +241,10 @@ def _pg_where(dsn: str) -> str:
     )
 
 
-def _one_line(error: BaseException) -> str:
-    args: tuple[Any, ...] = getattr(error, "args", ())
-    if args and isinstance(args[0], dict):  # pg8000
-        return str(args[0].get("M", args[0]))
-    if len(args) >= 2 and isinstance(args[0], int):  # MySQLdb, PyMySQL
-        return f"({args[0]}) {args[1]}"
-    for line in str(error).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(error).__name__
-
-
-_DRIVER_MODULES = ("psycopg2", "pg8000", "MySQLdb", "pymysql", "sqlite3")
-
-
 def _is_driver_error(error: BaseException, *names: str) -> bool:
     """True if *error* comes from a database driver and is (a subclass of)
     one of the DB-API exceptions *names*."""
-    if type(error).__module__.split(".")[0] not in _DRIVER_MODULES:
+    if type(error).__module__.split(".")[0] not in all_modules():
         return False
     return any(cls.__name__ in names for cls in type(error).__mro__)
 
@@ -290,9 +261,9 @@ def _user_error(error: BaseException) -> str | None:
         "ProgrammingError",
         "IntegrityError",
     ):
-        return _one_line(error)
+        return one_line(error, with_type=False)
     if isinstance(error, OSError):
         return error.strerror or str(error)
     if type(error).__module__ == "ZODB.POSException" and "mismatch" in str(error):
-        return _one_line(error)
+        return one_line(error, with_type=False)
     return None

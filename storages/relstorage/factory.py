@@ -1,4 +1,7 @@
-"""relstorage-*: RelStorage on SQLite, PostgreSQL and MariaDB, in the registry.
+"""relstorage-*: RelStorage on SQLite, PostgreSQL and MariaDB: the factories.
+
+The SQLite factories are in sqlite.py; the six, in registry order, are
+storages.relstorage.backends.FACTORIES; their options in options.py.
 
 Six names, one per backend and history mode, so that a run can set both
 modes side by side and every column says which one it measured:
@@ -23,17 +26,13 @@ and says so on stderr once per run.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import dataclasses
-import importlib.util
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
 
 from storages.base import (
     DBOptions,
@@ -41,130 +40,16 @@ from storages.base import (
     Shared,
     StorageFactory,
     Store,
-    ZODBStore,
+    URIScheme,
 )
-from storages.file import directory_size
-from storages.options import at_least
 
-#: The extra that installs RelStorage and the pure-Python drivers.
-EXTRA = "pip install 'vfab-loadtest[relstorage]' (or ./bootstrap)"
-
-
-def _port(text: str) -> int:
-    value = at_least(0)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
-
-
-def _pg_driver(text: str) -> str:
-    if text not in ("psycopg2", "pg8000"):
-        raise argparse.ArgumentTypeError(f"choose psycopg2 or pg8000, not {text!r}")
-    return text
-
-
-def _mysql_driver(text: str) -> str:
-    names = {"mysqlclient": "MySQLdb", "mysqldb": "MySQLdb", "pymysql": "PyMySQL"}
-    if text.lower() not in names:
-        raise argparse.ArgumentTypeError(f"choose mysqlclient or PyMySQL, not {text!r}")
-    return names[text.lower()]
-
-
-def redact(dsn: str | None) -> str | None:
-    """*dsn* without its password (for JSON metadata and messages)."""
-    if dsn is None:
-        return None
-    if "://" in dsn:
-        url = urlsplit(dsn)
-        if url.password is None:
-            return dsn
-        netloc = url.netloc.rpartition("@")
-        user = netloc[0].partition(":")[0]
-        return urlunsplit(url._replace(netloc=f"{user}:***@{netloc[2]}"))
-    return " ".join(
-        "password=***" if item.startswith("password=") else item for item in dsn.split()
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class RelStorageOptions(OptionGroup):
-    """Options of the relstorage-* storages.
-
-    pg_dsn: a libpq DSN (key=value or postgresql://) of a PostgreSQL server
-        to use instead of starting one; a role allowed to CREATE DATABASE.
-    mysql_dsn: mysql://USER:PASSWORD@HOST:PORT of a MySQL/MariaDB server to
-        use instead of starting one.
-    pg_port, mysql_port: port of the server the suite starts (0: free one).
-    pg_driver: psycopg2 or pg8000 (None: psycopg2 when installed).
-    mysql_driver: MySQLdb (mysqlclient) or PyMySQL (None: mysqlclient when
-        installed).
-    """
-
-    title: ClassVar[str] = "RelStorage options (relstorage-pg, relstorage-mysql)"
-
-    pg_dsn: str | None = None
-    mysql_dsn: str | None = None
-    pg_port: int = 0
-    mysql_port: int = 0
-    pg_driver: str | None = None
-    mysql_driver: str | None = None
-
-    @classmethod
-    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
-        group.add_argument(
-            "--pg-dsn",
-            metavar="DSN",
-            help="use this PostgreSQL server (libpq DSN or postgresql:// URI; a "
-            "role allowed to CREATE DATABASE) instead of starting one; the suite "
-            "creates and drops only databases named vfab_<8 hex>_*",
-        )
-        group.add_argument(
-            "--mysql-dsn",
-            metavar="mysql://USER:PASSWORD@HOST:PORT",
-            help="use this MySQL/MariaDB server instead of starting one; the "
-            "suite creates and drops only databases named vfab_<8 hex>_*",
-        )
-        group.add_argument(
-            "--pg-port",
-            type=_port,
-            default=0,
-            metavar="N",
-            help="port of the PostgreSQL the suite starts on 127.0.0.1 "
-            "(default: a free port)",
-        )
-        group.add_argument(
-            "--mysql-port",
-            type=_port,
-            default=0,
-            metavar="N",
-            help="port of the MariaDB the suite starts on 127.0.0.1 "
-            "(default: a free port)",
-        )
-        group.add_argument(
-            "--pg-driver",
-            type=_pg_driver,
-            metavar="psycopg2|pg8000",
-            help="PostgreSQL driver (default: psycopg2 when installed)",
-        )
-        group.add_argument(
-            "--mysql-driver",
-            type=_mysql_driver,
-            metavar="mysqlclient|PyMySQL",
-            help="MySQL driver (default: mysqlclient when installed)",
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values, passwords masked."""
-        options = dataclasses.asdict(self)
-        options["pg_dsn"] = redact(self.pg_dsn)
-        options["mysql_dsn"] = redact(self.mysql_dsn)
-        return options
-
-
-def relstorage_missing() -> str | None:
-    if importlib.util.find_spec("relstorage") is None:
-        return f"RelStorage is not installed: {EXTRA}"
-    return None
+# Re-exported: their home was this module.
+from storages.relstorage.drivers import DRIVERS, pip_name
+from storages.relstorage.options import EXTRA as EXTRA
+from storages.relstorage.options import RelStorageOptions as RelStorageOptions
+from storages.relstorage.options import redact as redact
+from storages.relstorage.options import relstorage_missing as relstorage_missing
+from storages.zodbstore import ZODBStore
 
 
 class RelStorageStore(ZODBStore):
@@ -235,6 +120,16 @@ class _RelStorageFactory(StorageFactory):
     backend: ClassVar[str]
     keep_history: ClassVar[bool] = False
 
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        # The suite's opener, not RelStorage's resolver: a driver always
+        # named, MariaDB's workarounds (storages.relstorage.uri).
+        from storages.relstorage.uri import open_uri
+
+        return lambda: open_uri(uri, read_only=read_only)
+
     @property
     def history(self) -> str:
         return "preserving" if self.keep_history else "free"
@@ -268,48 +163,6 @@ class _RelStorageFactory(StorageFactory):
 
     def _share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
         raise NotImplementedError
-
-
-class RelStorageSQLiteFactory(_RelStorageFactory):
-    name = "relstorage-sqlite"
-    description = "RelStorage on SQLite files (sqlite3, no server), history-free"
-    backend = "sqlite3"
-    # Several processes share it through SQLite's file locking.
-    keeps_directory = True
-
-    def unavailable(self) -> str | None:
-        return relstorage_missing()
-
-    def open(self, directory: Path) -> Store:
-        data_dir = Path(directory) / "relstorage"
-        store = RelStorageStore(
-            self.name,
-            self._open(data_dir=data_dir),
-            self.options,
-            size=lambda: directory_size(data_dir, ()),
-        )
-        store.info = {"backend": self.backend, "history": self.history}
-        return store
-
-    @contextlib.contextmanager
-    def _share(self, directory: Path) -> Iterator[Shared]:
-        """SQLite files in *directory*, shared through SQLite's locking; no
-        server: the clients do the storage's work."""
-        from storages.relstorage.uri import relstorage_uri
-
-        data_dir = directory / "relstorage"
-        data_dir.mkdir(parents=True, exist_ok=True)
-        yield RelStorageShared(
-            relstorage_uri(
-                self.backend, self.keep_history, "sqlite3", data_dir=data_dir
-            )
-        )
-
-
-class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
-    name = "relstorage-sqlite-hp"
-    description = "RelStorage on SQLite files (sqlite3, no server), history-preserving"
-    keep_history = True
 
 
 class _ServerFactory(_RelStorageFactory):
@@ -351,7 +204,8 @@ class _ServerFactory(_RelStorageFactory):
         raise NotImplementedError
 
     def _drivers(self) -> tuple[str, ...]:
-        raise NotImplementedError
+        """The backend's drivers, by the names pip installs them by."""
+        return tuple(pip_name(d) for d in DRIVERS[self.backend])
 
     # -- the shared parts ---------------------------------------------------
 
@@ -385,7 +239,7 @@ class _ServerFactory(_RelStorageFactory):
             finally:
                 databases.close()
         elif self._port():
-            from storages.relstorage.servers import LOCALHOST, check_port_free
+            from storages.ports import LOCALHOST, check_port_free
 
             check_port_free(LOCALHOST, self._port())
 
@@ -496,6 +350,7 @@ class RelStoragePGFactory(_ServerFactory):
         "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
     )
     backend = "postgresql"
+    uri_schemes = (URIScheme("postgres", default_port=5432, read_only=True),)
     product = "PostgreSQL"
 
     def _options(self) -> RelStorageOptions:
@@ -509,9 +364,6 @@ class RelStoragePGFactory(_ServerFactory):
 
     def _driver(self) -> str | None:
         return self._options().pg_driver
-
-    def _drivers(self) -> tuple[str, ...]:
-        return ("psycopg2", "pg8000")
 
     def _server_missing(self) -> str | None:
         from storages.relstorage import postgresql
@@ -563,6 +415,7 @@ class RelStorageMySQLFactory(_ServerFactory):
         "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
     )
     backend = "mysql"
+    uri_schemes = (URIScheme("mysql", default_port=3306, read_only=True),)
     product = "MySQL"
 
     def _options(self) -> RelStorageOptions:
@@ -576,9 +429,6 @@ class RelStorageMySQLFactory(_ServerFactory):
 
     def _driver(self) -> str | None:
         return self._options().mysql_driver
-
-    def _drivers(self) -> tuple[str, ...]:
-        return ("mysqlclient", "PyMySQL")
 
     def _server_missing(self) -> str | None:
         from storages.relstorage import mysql
@@ -621,13 +471,3 @@ class RelStorageMySQLHPFactory(RelStorageMySQLFactory):
         "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-preserving"
     )
     keep_history = True
-
-
-FACTORIES: tuple[type[StorageFactory], ...] = (
-    RelStorageSQLiteFactory,
-    RelStoragePGFactory,
-    RelStorageMySQLFactory,
-    RelStorageSQLiteHPFactory,
-    RelStoragePGHPFactory,
-    RelStorageMySQLHPFactory,
-)

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from storages.base import StorageError
+from storages.relstorage import drivers
 from storages.relstorage.servers import (
     LOCALHOST,
     ServerProcess,
@@ -249,7 +250,7 @@ class MySQLDatabases(TrialDatabases):
     def for_url(cls, url: str) -> MySQLDatabases:
         return cls(parse_url(url))
 
-    driver_modules = ("MySQLdb", "pymysql")
+    driver_modules = drivers.modules("mysql")
 
     @property
     def where(self) -> str:

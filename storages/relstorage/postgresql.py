@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from storages.base import StorageError
+from storages.relstorage import drivers
 from storages.relstorage.servers import (
     LOCALHOST,
     ServerProcess,
@@ -368,7 +369,7 @@ class PostgreSQLDatabases(TrialDatabases):
         self.admin_dsn = admin_dsn
         self._parts = parse_dsn(admin_dsn)
 
-    driver_modules = ("psycopg2", "pg8000")
+    driver_modules = drivers.modules("postgresql")
 
     @property
     def where(self) -> str:

@@ -1,13 +1,13 @@
 """What PostgreSQL and MariaDB servers the suite starts have in common.
 
 A ServerProcess is one database server run as a direct child of the suite,
-in a directory of its own, listening on 127.0.0.1 on a free port.  It is
-shaped like storages.zeo.ZEOServer: start() returns once the server
-answers, stop() shuts it down, ``running`` says whether it still is, and
-the object is a context manager.  The server runs in its own session
-(Ctrl-C in a terminal reaches only the suite, which stops the server
-itself) and with PR_SET_PDEATHSIG, so that it shuts down when the suite
-dies without cleaning up (SIGTERM or SIGKILL of the suite).
+in a directory of its own, listening on 127.0.0.1 on a free port.  Its
+life cycle is storages.process's, as runzeo's (storages.zeo.ZEOServer):
+start() returns once the server answers, stop() shuts it down, ``running``
+says whether it still is, and the object is a context manager.  The server
+runs in its own session (Ctrl-C in a terminal reaches only the suite, which
+stops the server itself) and with PR_SET_PDEATHSIG, so that it shuts down
+when the suite dies without cleaning up (SIGTERM or SIGKILL of the suite).
 
 A TrialDatabases hands out one fresh database per trial and drops only the
 databases it created itself (it keeps the list).
@@ -18,48 +18,24 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from storages import process
 from storages.base import StorageError
-from storages.ports import LOCALHOST, check_port_free, free_port
 
-_S = TypeVar("_S", bound="ServerProcess")
+# Re-exported: their home is storages.process and storages.ports.
+from storages.ports import LOCALHOST as LOCALHOST
+from storages.ports import free_port as free_port
+from storages.process import die_with_parent as die_with_parent
+from storages.process import last_line
+
 _D = TypeVar("_D", bound="TrialDatabases")
-
-
-def die_with_parent(sig: int) -> Callable[[], None] | None:
-    """A preexec_fn asking Linux to send *sig* to the child when the suite
-    dies (None off Linux).  It runs after Popen's user= switch: a
-    credential change clears the parent-death signal, so it must come last;
-    and ctypes is loaded here, in the parent, because the child, already
-    the server's user, may not be allowed to read Python's files."""
-    if sys.platform != "linux":
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError, ImportError):
-        return None
-    PR_SET_PDEATHSIG = 1
-
-    def preexec() -> None:  # pragma: no cover - runs in the child
-        prctl(PR_SET_PDEATHSIG, sig)
-
-    return preexec
-
-
-def last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else "no output"
 
 
 def error_line(*outputs: str) -> str:
@@ -95,28 +71,17 @@ def run_tool(argv: Sequence[str], what: str, timeout: float = 120.0) -> float:
     return time.perf_counter() - started
 
 
-class ServerProcess:
-    """One database server, a child of this process; subclasses say how to
-    initialize its data directory, start it, ask whether it is ready and
-    shut it down.
+class ServerProcess(process.ServerProcess):
+    """One database server (storages.process's life cycle); subclasses say
+    how to initialize its data directory, start it, ask whether it is ready
+    and shut it down.
 
     *directory* holds the data directory, the socket directory and the log;
     by default a fresh one under the system's temporary directory, removed
     by stop().  A directory given by the caller is kept.  With *port* 0 a
     free port is picked (and another one if the first was lost to a race);
     a busy port the caller named is a StorageError.
-
-    Limits: Linux sends the parent-death signal when the *thread* that
-    started the server ends, so start servers from the main thread (or one
-    that lives as long as they do).
     """
-
-    #: For messages: "PostgreSQL", "MariaDB".
-    product = "server"
-    #: Signal Linux sends the server if the suite dies.
-    death_signal: int = signal.SIGTERM
-    #: Seconds of the last steps, for reports and the lead's notes.
-    timings: dict[str, float]
 
     def __init__(
         self,
@@ -124,13 +89,9 @@ class ServerProcess:
         host: str = LOCALHOST,
         port: int = 0,
     ) -> None:
+        super().__init__(host, port)
         self.given_directory = Path(directory) if directory is not None else None
         self.directory: Path | None = self.given_directory
-        self.host = host
-        self.requested_port = port
-        self.port = port
-        self.process: subprocess.Popen[bytes] | None = None
-        self.timings = {}
         self._initialized = False
         #: Numbers for vfab_trial_N, for every TrialDatabases of this server.
         self.database_counter = itertools.count(1)
@@ -141,73 +102,42 @@ class ServerProcess:
         """Create the data directory (initdb, mariadb-install-db)."""
         raise NotImplementedError
 
-    def _command(self) -> list[str]:
-        """The server's command line."""
-        raise NotImplementedError
-
     def _popen_user(self) -> dict[str, Any]:
         """Popen keywords running the server as its owner."""
         return {}
-
-    def _ready(self) -> bool:
-        """True once the server accepts connections."""
-        raise NotImplementedError
-
-    def _shutdown(self, process: subprocess.Popen[bytes]) -> None:
-        """Ask the server (*process*) to stop; stop() waits for it."""
-        raise NotImplementedError
-
-    def _after_start(self) -> None:
-        """Run once the server is ready (create users, ...)."""
 
     @property
     def log_path(self) -> Path:
         assert self.directory is not None
         return self.directory / "server.log"
 
-    # -- the shared life cycle ------------------------------------------------
+    # -- storages.process's hooks ---------------------------------------------
 
-    @property
-    def address(self) -> tuple[str, int]:
-        return self.host, self.port
-
-    def start(self, timeout: float = 60.0) -> ServerProcess:
-        if self.running:
-            return self
-        try:
-            if self.requested_port:  # before the slow initdb
-                check_port_free(self.host, self.requested_port)
-            if self.directory is None:
-                self.directory = Path(
-                    tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-")
-                )
-            else:
-                self._check_directory(self.directory)
-            if not self._initialized:
-                started = time.perf_counter()
-                self._initialize()
-                self.timings["initialize"] = time.perf_counter() - started
-                self._initialized = True
-            for _attempt in range(3):
-                if self.requested_port:
-                    check_port_free(self.host, self.requested_port)
-                    self.port = self.requested_port
-                else:
-                    self.port = free_port(self.host)
-                started = time.perf_counter()
-                if self._spawn(timeout):
-                    self.timings["start"] = time.perf_counter() - started
-                    self._after_start()
-                    return self
-                if self.requested_port:
-                    break
-            raise StorageError(
-                f"{self.product} did not start on {self.host}:{self.port}: "
-                f"{self.last_log_line()}"
+    def _prepare(self) -> None:
+        if self.directory is None:
+            self.directory = Path(
+                tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-")
             )
-        except BaseException:
-            self.stop()
-            raise
+        else:
+            self._check_directory(self.directory)
+        if not self._initialized:
+            started = time.perf_counter()
+            self._initialize()
+            self.timings["initialize"] = time.perf_counter() - started
+            self._initialized = True
+
+    def _output(self) -> tuple[Path, str, bool]:
+        return self.log_path, "ab", True
+
+    def _popen_kwargs(self) -> dict[str, Any]:
+        return self._popen_user()
+
+    def _after_stop(self) -> None:
+        """Remove the directory unless the caller gave it."""
+        if self.given_directory is None and self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+            self._initialized = False
 
     def _check_directory(self, directory: Path) -> None:
         if not directory.is_dir():
@@ -219,79 +149,6 @@ class ServerProcess:
                 ) from None
         if not os.access(directory, os.W_OK | os.X_OK):
             raise StorageError(f"{self.product} directory {directory} is not writable")
-
-    def _spawn(self, timeout: float) -> bool:
-        assert self.directory is not None
-        with open(self.log_path, "ab") as log:
-            try:
-                self.process = subprocess.Popen(
-                    self._command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=die_with_parent(self.death_signal),
-                    **self._popen_user(),
-                )
-            except FileNotFoundError as e:
-                raise StorageError(
-                    f"{self.product} server binary not found: {e.filename}"
-                ) from None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.process = None
-                return False
-            if self._ready():
-                return True
-            time.sleep(0.05)
-        self.stop()
-        raise StorageError(
-            f"{self.product} did not answer on {self.host}:{self.port} "
-            f"within {timeout:.0f} s: {self.last_log_line()}"
-        )
-
-    def last_log_line(self) -> str:
-        try:
-            return last_line(self.log_path.read_text(errors="replace"))
-        except (OSError, AssertionError):
-            return "no output"
-
-    def stop(self, grace: float = 30.0) -> None:
-        """Shut the server down (gracefully, then SIGKILL after *grace*)
-        and remove the directory unless the caller gave it."""
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            started = time.perf_counter()
-            try:
-                self._shutdown(process)
-            except StorageError:
-                process.send_signal(self.death_signal)
-            try:
-                process.wait(grace)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            self.timings["stop"] = time.perf_counter() - started
-        if self.given_directory is None and self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
-            self.directory = None
-            self._initialized = False
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
-    def __enter__(self: _S) -> _S:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class TrialDatabases:

@@ -51,9 +51,10 @@ def relstorage_uri(
     return f"{scheme}://{where}/{quote(database or '')}?{'&'.join(query)}"
 
 
-def open_uri(spec: str) -> Any:
+def open_uri(spec: str, read_only: bool = False) -> Any:
     """An open RelStorage for a postgres://, mysql:// or sqlite:// URI
-    (StorageError for what a user can fix)."""
+    (StorageError for what a user can fix); *read_only*: RelStorage's
+    read-only mode."""
     from storages.relstorage.adapters import open_relstorage
 
     scheme = spec.partition("://")[0]
@@ -92,4 +93,6 @@ def open_uri(spec: str) -> Any:
             + (", data_dir" if backend == "sqlite3" else "")
             + ")"
         )
+    if read_only:
+        where.update(read_only=True)
     return open_relstorage(backend, keep_history=keep_history, driver=driver, **where)

@@ -34,12 +34,15 @@ from storages.zeo.factory import (
     open_client,
 )
 from storages.zeo.options import (
+    ZEO_URI_PORT,
     ZEOOptions,
     add_zeo_address_option,
     address_type,
+    address_uri,
     check_reachable,
     parse_address,
     port_number,
+    uri_address,
 )
 from storages.zeo.pool import (
     POOL_DISK_BYTES,
@@ -57,6 +60,7 @@ __all__ = [
     "SERVER_FILES",
     "STARTED_SERVER_WAIT_TIMEOUT_S",
     "WAIT_TIMEOUT_S",
+    "ZEO_URI_PORT",
     "ZEOFactory",
     "ZEOOptions",
     "ZEOPool",
@@ -65,6 +69,7 @@ __all__ = [
     "ZEOStore",
     "add_zeo_address_option",
     "address_type",
+    "address_uri",
     "bytes_on_disk",
     "check_port_free",
     "check_reachable",
@@ -73,4 +78,5 @@ __all__ = [
     "parse_address",
     "port_number",
     "renamed_section",
+    "uri_address",
 ]

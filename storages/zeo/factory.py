@@ -13,11 +13,12 @@ server instead, starts nothing and writes only under root[ROOT_KEY].
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from storages.base import (
+    ConfiguredOptions,
     DBOptions,
     OptionGroup,
     Shared,
@@ -25,13 +26,15 @@ from storages.base import (
     StorageFactory,
     StorageOptions,
     Store,
-    ZODBStore,
+    URIScheme,
     new_trial_key,
 )
+from storages.composite import CompositeFactory
 from storages.file import FileFactory, directory_size
-from storages.zeo.options import ZEOOptions, check_reachable
+from storages.zeo.options import ZEO_URI_PORT, ZEOOptions, check_reachable, uri_address
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
 from storages.zeo.server import SERVER_FILES, ZEOServer
+from storages.zodbstore import ZODBStore
 
 #: Seconds a ZEO client waits for its server (to connect, or to come back
 #: before a call fails): a server the suite did not start may restart, one
@@ -46,6 +49,7 @@ def open_client(
     options: StorageOptions,
     wait_timeout: float = WAIT_TIMEOUT_S,
     storage: str = "1",
+    read_only: bool = False,
 ) -> Any:
     """A ZEO ClientStorage connected to *address*, or StorageError.
 
@@ -57,6 +61,8 @@ def open_client(
 
     check_reachable(address)
     kwargs: dict[str, Any] = {"wait_timeout": wait_timeout, "storage": storage}
+    if read_only:
+        kwargs["read_only"] = True
     zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
     if zeo_cache_size is not None:
         kwargs["cache_size"] = zeo_cache_size
@@ -141,10 +147,12 @@ class ZEOShared(Shared):
         return self.server.running
 
 
-class ZEOFactory(StorageFactory):
-    """ZEO in front of another storage's factory: FileStorage unless
-    *backend* says otherwise (zeo+bdb fronts bdb).  The backend must be
-    ``servable``; its served_section() is what runzeo serves.
+class ZEOFactory(CompositeFactory):
+    """ZEO in front of another storage's factory (a composite,
+    storages.composite): FileStorage unless *base* says otherwise (zeo+bdb
+    fronts bdb).  The base must be ``servable``; its served_section() is
+    what runzeo serves, and its hooks (check_existing: the data runzeo
+    would open read-write) are this factory's.
 
     Inside running() (and without --zeo-address) open() takes a fresh
     storage of a ZEOPool's runzeo; outside it, open() starts a runzeo of
@@ -160,26 +168,66 @@ class ZEOFactory(StorageFactory):
     keeps_directory = False
     starts_server = True
     shared = True
+    uri_schemes = (
+        URIScheme(
+            "zeo", default_port=ZEO_URI_PORT, read_only=True, query="wait_timeout=10"
+        ),
+    )
+
+    summary_rows = (
+        ("ZEO server: loads", ("server", "loads")),
+        ("ZEO server: stores", ("server", "stores")),
+        ("ZEO server: commits", ("server", "commits")),
+        ("ZEO server: aborts", ("server", "aborts")),
+        ("ZEO server: conflicts", ("server", "conflicts")),
+        ("ZEO client cache: hits", ("client_cache", "hits")),
+        ("ZEO client cache: adds", ("client_cache", "adds")),
+        ("ZEO client cache: evictions", ("client_cache", "evicts")),
+    )
 
     #: The factory of the storage runzeo serves.
-    backend: type[StorageFactory] = FileFactory
+    base: ClassVar[type[StorageFactory]] = FileFactory
     not_storage = FileFactory.not_storage + SERVER_FILES
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         super().__init__(options)
         self._pool: ZEOPool | None = None  # while running()
 
-    def unavailable(self) -> str | None:
-        return self.backend(self.options).unavailable()
+    def preflight(self) -> None:
+        """The base's preflight, and a --zeo-address server must answer."""
+        super().preflight()
+        address = self.options.get(ZEOOptions).zeo_address
+        if address is not None:
+            check_reachable(address)
+
+    @classmethod
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Callable[[], Any] | None:
+        """A zeo://HOST:PORT URI without query keys through open_client
+        (reachability checked first, the client's wait bounded); any other
+        (a Unix socket, zodburi's keys) left to zodburi's resolver."""
+        address = uri_address(uri)
+        if address is None or "?" in uri:
+            return None
+        timeout = WAIT_TIMEOUT_S if wait_timeout is None else wait_timeout
+        options = StorageOptions(ZEOOptions())
+        return lambda: open_client(address, options, timeout, read_only=read_only)
 
     def running(self) -> contextlib.AbstractContextManager[Any]:
-        """A ZEOPool that open() takes its storages from, closed on the way
-        out (its server stopped, its directory removed); nothing with
-        --zeo-address."""
+        """The base's running(), and inside it a ZEOPool that open() takes
+        its storages from, closed on the way out (its server stopped, its
+        directory removed); no pool with --zeo-address."""
         return self._running()
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
+        with self.base_factory.running():
+            with self._pool_held():
+                yield
+
+    @contextlib.contextmanager
+    def _pool_held(self) -> Iterator[None]:
         zeo = self.options.get(ZEOOptions)
         if zeo.zeo_address is not None or self._pool is not None:
             yield  # the user's server; or nested, and the outer pool serves
@@ -187,7 +235,7 @@ class ZEOFactory(StorageFactory):
         # Nothing starts until the first open(): a command that holds
         # running() only to share() (scale) starts no runzeo for it.
         pool = ZEOPool(
-            self.backend(self.options),
+            self.base_factory,
             port=zeo.zeo_port,
             size=POOL_SIZE,
             disk_bytes=POOL_DISK_BYTES,
@@ -216,7 +264,7 @@ class ZEOFactory(StorageFactory):
 
     def _start_server(self, directory: Path) -> ZEOServer:
         """A runzeo serving the backend's section in *directory*, started."""
-        backend = self.backend(self.options)
+        backend = self.base_factory
         reason = backend.unavailable()
         if reason:
             raise StorageError(reason)
@@ -230,8 +278,6 @@ class ZEOFactory(StorageFactory):
         zeo = options.get(ZEOOptions)
         if zeo.zeo_address is not None:
             # The server's database is the user's: a trial key, no pack.
-            from storages.configured import ConfiguredOptions
-
             address = zeo.zeo_address
             return ZEOStore(
                 self.name,

@@ -18,6 +18,23 @@ from storages import ports
 from storages.base import ROOT_KEY, OptionGroup, StorageError
 from storages.options import add_size_option, at_least
 
+#: The port of a zeo:// URI that names none (zodburi's default).
+ZEO_URI_PORT = 9991
+
+
+def uri_address(uri: str) -> tuple[str, int] | None:
+    """(host, port) of a zeo:// URI over TCP; None for any other URI or a
+    Unix socket; StorageError for a bad port."""
+    if not uri.startswith("zeo://"):
+        return None
+    host, port = ports.uri_address(uri, ZEO_URI_PORT)
+    return None if host is None or port is None else (host, port)
+
+
+def address_uri(address: tuple[str, int]) -> str:
+    """The zeo:// URI of a server's (host, port)."""
+    return f"zeo://{address[0]}:{address[1]}"
+
 
 def parse_address(text: str) -> tuple[str, int]:
     """'HOST:PORT' -> (host, port); StorageError for anything else."""
@@ -59,12 +76,8 @@ def add_zeo_address_option(
     )
 
 
-def port_number(text: str) -> int:
-    """An argparse type: a TCP port, or 0 for a free one."""
-    value = at_least(0)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
+#: An argparse type: a TCP port, or 0 for a free one.
+port_number = at_least(0, 65535)
 
 
 @dataclasses.dataclass(frozen=True)

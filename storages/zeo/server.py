@@ -5,7 +5,8 @@ served_section(): FileStorage for zeo, BDBStorage for zeo+bdb) from a
 ZConfig file the suite writes; it runs as ``python -m ZEO.runzeo -C
 zeo.conf`` in its own session (Ctrl-C in the terminal reaches the suite,
 which stops the server itself), and start() returns once a client can
-connect.  ZEOServer is reusable: the zeo factory, its pool,
+connect (the life cycle, port retry included, is storages.process's, as
+PostgreSQL's and MariaDB's).  ZEOServer is reusable: the zeo factory, its pool,
 `vfab-bench serve` and the tests use it.  SERVER_FILES are the files a
 runzeo writes beside the data.
 """
@@ -17,32 +18,19 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from storages.base import StorageError
-from storages.ports import LOCALHOST, check_port_free, free_port
+from storages.ports import LOCALHOST
+from storages.process import ServerProcess
 
 #: Files of a runzeo the suite starts, beside the served storage's: its
 #: config, its log and its stderr (not the storage: left out of its size).
 SERVER_FILES = ("zeo.conf", "zeo.log", "zeo.stderr")
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """Ask Linux to SIGTERM the server if the suite dies without cleaning up
-    (SIGKILL); elsewhere a no-op."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-class ZEOServer:
+class ZEOServer(ServerProcess):
     """One runzeo child process.
 
     *storage_sections* is the ZConfig text of the served storage (a
@@ -54,6 +42,8 @@ class ZEOServer:
     SIGTERM, then SIGKILL after a grace period.  Use as a context manager.
     """
 
+    product = "runzeo"
+
     def __init__(
         self,
         directory: Path,
@@ -62,20 +52,13 @@ class ZEOServer:
         port: int = 0,
         imports: tuple[str, ...] = (),
     ) -> None:
+        super().__init__(host, port)
         self.directory = Path(directory)
         if isinstance(storage_sections, str):
             storage_sections = (storage_sections,)
         self.storage_sections = tuple(storage_sections)
-        self.host = host
-        self.requested_port = port
-        self.port = port
         self.imports = imports
-        self.process: subprocess.Popen[bytes] | None = None
         self.log_path = self.directory / "zeo.log"
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return self.host, self.port
 
     def config_text(self) -> str:
         lines = [f"%import {name}" for name in self.imports]
@@ -93,26 +76,16 @@ class ZEOServer:
         ]
         return "\n".join(lines) + "\n"
 
-    def start(self, timeout: float = 30.0) -> ZEOServer:
-        # A port the user named and that is busy is their mistake; a port we
-        # picked and lost to a race is ours, so pick another and retry.
-        for _attempt in range(3):
-            if self.requested_port:
-                check_port_free(self.host, self.requested_port)
-                self.port = self.requested_port
-            else:
-                self.port = free_port(self.host)
-            if self._spawn(timeout):
-                return self
-            if self.requested_port:
-                break
-        raise StorageError(
-            f"runzeo did not start on {self.host}:{self.port}: {self._last_log_line()}"
-        )
+    # -- storages.process's hooks ---------------------------------------------
 
-    def _spawn(self, timeout: float) -> bool:
+    def _before_spawn(self) -> None:
+        (self.directory / "zeo.conf").write_text(self.config_text())
+
+    def _command(self) -> list[str]:
         config = self.directory / "zeo.conf"
-        config.write_text(self.config_text())
+        return [sys.executable, "-m", "ZEO.runzeo", "-C", str(config)]
+
+    def _popen_kwargs(self) -> dict[str, Any]:
         env = dict(os.environ)
         # The served storage may live in this project (storages.bdb), two
         # directories above this module (storages/zeo/server.py).
@@ -120,42 +93,19 @@ class ZEOServer:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (project, env.get("PYTHONPATH", "")) if p
         )
-        # The child keeps its own descriptor of zeo.stderr; ours closes here.
-        with open(self.directory / "zeo.stderr", "wb") as stderr:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "ZEO.runzeo", "-C", str(config)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-                env=env,
-            )
-        return self._wait_ready(timeout)
+        return {"env": env}
 
-    def _wait_ready(self, timeout: float) -> bool:
-        assert self.process is not None
-        deadline = time.monotonic() + timeout
+    def _output(self) -> tuple[Path, str, bool]:
+        return self.directory / "zeo.stderr", "wb", False
+
+    def _ready(self) -> bool:
         try:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    self.process = None
-                    return False
-                try:
-                    with socket.create_connection(self.address, timeout=0.5):
-                        return True
-                except OSError:
-                    time.sleep(0.05)
-        except BaseException:
-            self.stop()
-            raise
-        self.stop()
-        raise StorageError(
-            f"runzeo did not accept connections on {self.host}:{self.port} "
-            f"within {timeout:.0f} s"
-        )
+            with socket.create_connection(self.address, timeout=0.5):
+                return True
+        except OSError:
+            return False
 
-    def _last_log_line(self) -> str:
+    def last_log_line(self) -> str:
         for name in ("zeo.stderr", "zeo.log"):
             try:
                 lines = (self.directory / name).read_text(errors="replace").splitlines()
@@ -166,20 +116,11 @@ class ZEOServer:
                 return lines[-1].strip()
         return "no output"
 
-    def stop(self, grace: float = 10.0) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    def start(self, timeout: float = 30.0) -> ZEOServer:
+        return super().start(timeout)
 
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def stop(self, grace: float = 10.0) -> None:
+        super().stop(grace)
 
     def exit_note(self) -> str | None:
         """How the server ended if it exited on its own ("runzeo exited with
@@ -192,10 +133,4 @@ class ZEOServer:
             return None
         if code < 0:
             return f"runzeo was killed by {signal.Signals(-code).name}"
-        return f"runzeo exited with status {code}: {self._last_log_line()}"
-
-    def __enter__(self) -> ZEOServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"runzeo exited with status {code}: {self.last_log_line()}"

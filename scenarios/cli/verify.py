@@ -1,0 +1,175 @@
+"""vfab-bench verify: is each shared storage right under contention?"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import storages
+from scenarios.argtypes import positive_float
+from scenarios.bench.config import scale_for
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_progress_option,
+    progress,
+)
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
+    write_json,
+    write_with,
+)
+from scenarios.cli.scale import client_counts, shared_storages, storage_names
+from scenarios.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_INVARIANTS,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
+    ConfigError,
+)
+from scenarios.load.history import Parts, write_history
+from scenarios.load.target import add_target_option, normalize
+from scenarios.scale.config import check_memory
+from scenarios.verify.run import (
+    CONTENTION_SKEW,
+    DEFAULT_BUDGET_S,
+    DEFAULT_CLIENTS,
+    VerifyConfig,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "verify",
+        help="is each shared storage right under contention? (scenarios and a "
+        "checked load)",
+        description="For each shared storage (default: every one that runs "
+        "here), or a --target: four deterministic scenarios (a readCurrent "
+        "failure, a conflict at vote, a conflict BTrees resolve, a client "
+        "killed between vote and finish) on a fresh database, then a "
+        "write-heavy load with a steep skew at each --clients count, its data "
+        "checked against the history of every attempt (lost and phantom "
+        "writes, index drift, lost updates, inconsistent reads).  The load "
+        "windows share --budget; set-up and checks come on top.  "
+        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if "
+        f"something could not be checked, {EXIT_INTERRUPTED} on Ctrl-C.",
+    )
+    p.add_argument(
+        "--storage",
+        type=storage_names,
+        default=None,
+        help="shared storages, comma-separated (default: every one that runs "
+        "here); choose from " + ", ".join(shared_storages()),
+    )
+    add_target_option(
+        p,
+        help="verify this running shared database instead (HOST:PORT, a "
+        "zodburi URI or a ZConfig file) holding a data set; the scenarios "
+        "write under root['vfab-verify']",
+    )
+    p.add_argument(
+        "--clients",
+        type=client_counts,
+        default=list(DEFAULT_CLIENTS),
+        metavar="N,N,...",
+        help="client counts of the load (default: "
+        + ",".join(map(str, DEFAULT_CLIENTS))
+        + ")",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_float,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help=f"seconds of load windows in all (default: {DEFAULT_BUDGET_S:g}), "
+        "split evenly over storages and client counts, at least 2 s each",
+    )
+    p.add_argument(
+        "--skew",
+        type=positive_float,
+        default=CONTENTION_SKEW,
+        metavar="S",
+        help="Zipf exponent of the capabilities the load picks (default: "
+        f"{CONTENTION_SKEW:g}: the top one gets about 60%% of the picks)",
+    )
+    p.add_argument(
+        "--no-scenarios",
+        dest="scenarios",
+        action="store_false",
+        help="the load alone",
+    )
+    add_data_set_options(p)
+    storages.add_storage_options(p)
+    add_output_options(
+        p,
+        json="write the verdicts as JSON (kind verify)",
+        history="keep every attempt's history as JSON lines",
+    )
+    add_progress_option(p)
+    p.set_defaults(handler=main)
+
+
+def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
+    target = normalize(args.target) if args.target else None
+    if target is not None and args.storage:
+        raise ConfigError("give --storage or --target, not both")
+    if target is not None:
+        names = ["target"]
+    elif args.storage:
+        names = args.storage
+    else:
+        options = storages.options_from_args(args)
+        names = [
+            n
+            for n in shared_storages()
+            if storages.get(n, options).unavailable() is None
+        ]
+    config = VerifyConfig(
+        storages=tuple(names),
+        clients=tuple(args.clients),
+        budget_s=args.budget,
+        scenarios=args.scenarios,
+        skew=args.skew,
+        scale=scale_for(args.size, args.scale),
+        seed=args.seed,
+    )
+    return config, target
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios.results import metadata
+    from scenarios.scale import runner as scale_runner
+    from scenarios.verify import report, run
+
+    config, target = config_from(args)
+    options = storages.options_from_args(args)
+    for name in config.storages:
+        if name == scale_runner.TARGET:
+            continue
+        factory = storages.get(name, options)
+        if not factory.shared:
+            raise ConfigError(f"{name} cannot be shared by several processes")
+        reason = factory.unavailable()
+        if reason is not None:
+            raise ConfigError(f"storage {name!r} is not available: {reason}")
+    check_memory(max(config.clients))
+    check_outputs(args)
+    meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+    history: Parts | None = [] if args.history is not None else None
+    try:
+        verdicts = run.run(config, options, target, progress(args), history)
+    except scale_runner.ScaleInterrupted:
+        print("vfab-bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    meta["load_average_after"] = list(os.getloadavg())
+    print(report.text(verdicts), end="")
+    if args.json is not None:
+        write_json(args.json, report.to_json(verdicts, meta), args.force)
+    if history:
+        write_with(args.history, args.force, lambda path: write_history(path, history))
+    if any(v.ok is False for v in verdicts):
+        return EXIT_VIOLATIONS
+    if any(v.ok is None for v in verdicts):
+        return EXIT_INVARIANTS
+    return EXIT_OK

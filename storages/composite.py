@@ -1,0 +1,65 @@
+"""Composite storages: a storage in front of another storage's factory.
+
+zlib+NAME (storages.zlib) compresses the records of NAME's storage; zeo and
+zeo+bdb (storages.zeo, storages.bdb) serve their base's storage through a
+runzeo.  A composite holds its base's factory, never subclasses it, and
+forwards every hook a caller asks before it opens anything (FORWARDED): a
+composite that skipped one would let a caller open a database its base
+refuses (zlib+file once passed a truncated Data.fs that file refused, and
+opened read-write, FileStorage cuts such a file short without a word).
+tests/test_composites.py runs every composite against a damaged base.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, ClassVar
+
+from storages.base import StorageFactory, StorageOptions
+
+#: The hooks of StorageFactory a composite answers by asking its base
+#: first (the composite may add its own checks after the base's).
+FORWARDED: tuple[str, ...] = (
+    "unavailable",
+    "check",
+    "preflight",
+    "check_existing",
+    "running",
+)
+
+
+class CompositeFactory(StorageFactory):
+    """A storage in front of ``base``'s: every hook of FORWARDED asks the
+    base (self.base_factory, made with the same options) first."""
+
+    #: The factory of the storage this one is in front of.
+    base: ClassVar[type[StorageFactory]]
+
+    def __init__(self, options: StorageOptions | None = None) -> None:
+        super().__init__(options)
+        # Made now: the base's bad options fail here, not in open().
+        self.base_factory = self.base(self.options)
+
+    def unavailable(self) -> str | None:
+        return self.base_factory.unavailable()
+
+    def check(self) -> None:
+        self.base_factory.check()
+
+    def preflight(self) -> None:
+        self.base_factory.preflight()
+
+    def check_existing(self, directory: Path) -> None:
+        self.base_factory.check_existing(directory)
+
+    def running(self) -> contextlib.AbstractContextManager[Any]:
+        return self.base_factory.running()
+
+
+def root_base(factory: type[StorageFactory]) -> type[StorageFactory]:
+    """The storage at the bottom of *factory*'s chain of bases (itself when
+    it is no composite): where its data lives."""
+    while issubclass(factory, CompositeFactory):
+        factory = factory.base
+    return factory

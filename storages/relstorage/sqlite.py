@@ -1,0 +1,108 @@
+"""SQLite for RelStorage: no server, the database files in a directory.
+
+relstorage-sqlite and relstorage-sqlite-hp (their factories), and
+check_sqlite_dir(), their read-only check: each SQLite file
+RelStorage wrote is opened immutable (no lock, no journal, no -wal or -shm
+file created) and checked with SQLite's own integrity_check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from storages.base import DamagedStorage, Shared, StorageError, Store, URIScheme
+from storages.errors import one_line
+from storages.file import directory_size
+from storages.relstorage.factory import (
+    RelStorageShared,
+    RelStorageStore,
+    _RelStorageFactory,
+)
+from storages.relstorage.options import relstorage_missing
+
+#: How a damaged SQLite file is repaired; on a copy, the original kept.
+SQLITE_REPAIR = "sqlite3 {path} .recover | sqlite3 {path}.recovered"
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Check the SQLite database *path* whole without writing anything:
+    DamagedStorage when SQLite finds it malformed or not a database."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    except sqlite3.Error as e:
+        raise StorageError(f"cannot read {path}: {e}") from None
+    try:
+        rows = connection.execute("PRAGMA integrity_check").fetchall()
+    except sqlite3.DatabaseError as e:
+        what = one_line(e, with_type=False)
+        raise DamagedStorage(
+            str(path), "as SQLite reads it", what, SQLITE_REPAIR.format(path=path)
+        ) from None
+    finally:
+        connection.close()
+    if rows != [("ok",)]:
+        first = str(rows[0][0]).splitlines()[0] if rows else "no answer"
+        raise DamagedStorage(
+            str(path),
+            f"({len(rows)} problem(s))",
+            f"integrity_check: {first}",
+            SQLITE_REPAIR.format(path=path),
+        )
+
+
+def check_sqlite_dir(data_dir: Path) -> None:
+    """Check every SQLite database RelStorage keeps in *data_dir* (none
+    there: nothing to check)."""
+    if not data_dir.is_dir():
+        return
+    for path in sorted(data_dir.glob("*.sqlite3")):
+        check_sqlite_file(path)
+
+
+class RelStorageSQLiteFactory(_RelStorageFactory):
+    name = "relstorage-sqlite"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-free"
+    backend = "sqlite3"
+    uri_schemes = (URIScheme("sqlite", read_only=True),)
+    # Several processes share it through SQLite's file locking.
+    keeps_directory = True
+
+    def unavailable(self) -> str | None:
+        return relstorage_missing()
+
+    def check_existing(self, directory: Path) -> None:
+        check_sqlite_dir(Path(directory) / "relstorage")
+
+    def open(self, directory: Path) -> Store:
+        data_dir = Path(directory) / "relstorage"
+        store = RelStorageStore(
+            self.name,
+            self._open(data_dir=data_dir),
+            self.options,
+            size=lambda: directory_size(data_dir, ()),
+        )
+        store.info = {"backend": self.backend, "history": self.history}
+        return store
+
+    @contextlib.contextmanager
+    def _share(self, directory: Path) -> Iterator[Shared]:
+        """SQLite files in *directory*, shared through SQLite's locking; no
+        server: the clients do the storage's work."""
+        from storages.relstorage.uri import relstorage_uri
+
+        data_dir = directory / "relstorage"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        yield RelStorageShared(
+            relstorage_uri(
+                self.backend, self.keep_history, "sqlite3", data_dir=data_dir
+            )
+        )
+
+
+class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
+    name = "relstorage-sqlite-hp"
+    description = "RelStorage on SQLite files (sqlite3, no server), history-preserving"
+    keep_history = True

@@ -1,0 +1,167 @@
+"""The project's imports form no cycle, and no module grows past 500 lines.
+
+Read from the source (ast), not by importing: every import statement of
+vfab, storages, scenarios and locustfile.py, at module level and inside
+functions alike (a function-level import only delays a cycle to the first
+call), except those under ``if TYPE_CHECKING:`` (never executed).  A name
+a package exports lazily (its ``_EXPORTS`` table, loaded by __getattr__)
+counts as an import of the module that defines it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("vfab", "storages", "scenarios")
+#: Modules allowed past the size limit, with the reason.
+LONG = {"storages.bdb.storage": "one ZODB storage, every IStorage method"}
+MAX_LINES = 500
+
+
+def modules() -> dict[str, Path]:
+    """Module name -> file, for every module of the project."""
+    found = {"locustfile": ROOT / "locustfile.py"}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def lazy_exports(name: str, tree: ast.Module) -> dict[str, str]:
+    """A package's ``_EXPORTS`` table: exported name -> defining module."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets
+            )
+            and isinstance(node.value, ast.Dict)
+        ):
+            table = ast.literal_eval(node.value)
+            return {
+                key: value if "." in value else f"{name}.{value}"
+                for key, value in table.items()
+            }
+    return {}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking(node):
+            yield from (n for n in node.orelse for n in import_nodes_of(n))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        yield from import_nodes(node)
+
+
+def import_nodes_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    yield from import_nodes(node)
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports."""
+    found = modules()
+    trees = {
+        name: ast.parse(path.read_text(), str(path)) for name, path in found.items()
+    }
+    exports = {name: lazy_exports(name, tree) for name, tree in trees.items()}
+    edges: dict[str, set[str]] = {name: set() for name in found}
+
+    def add(source: str, target: str) -> None:
+        if target in found and target != source:
+            edges[source].add(target)
+
+    for name, tree in trees.items():
+        is_package = found[name].name == "__init__.py"
+        for node in import_nodes(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    add(name, alias.name)
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".")
+                keep = len(parts) - node.level + (1 if is_package else 0)
+                base = ".".join(parts[:keep] + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if full in found:
+                    add(name, full)  # a submodule
+                elif alias.name in exports.get(base, {}):
+                    add(name, exports[base][alias.name])  # a lazy export
+                else:
+                    add(name, base)
+    return edges
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of *edges* as a path (first module repeated last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                return path[path.index(target) :] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_graph_is_read() -> None:
+    edges = graph()
+    assert "storages.base" in edges["storages.file"]
+    # storages exports StorageOptions lazily: from storages.base.
+    assert "storages.base" in edges["scenarios.cli.args"]
+    assert "storages.zeo.factory" in edges["storages.zeo"]
+    # A function-level import counts.
+    assert "storages.zlib" in edges["storages.named"]
+
+
+def test_find_cycle_finds_one() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(edges) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle() -> None:
+    cycle = find_cycle(graph())
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_no_module_over_500_lines() -> None:
+    long = {
+        name: n
+        for name, path in modules().items()
+        if (n := len(path.read_text().splitlines())) > MAX_LINES and name not in LONG
+    }
+    assert not long, long
