@@ -61,6 +61,9 @@ Progress = Callable[[str], None]
 #: {phase name -> profile}, for one storage.
 Profiles = dict[str, cProfile.Profile]
 
+#: What measures a phase in place of the clock (run_trial's *measure*).
+Measure = Callable[[Phase, TrialState, Store], Any]
+
 
 class Trial(NamedTuple):
     """What one trial gives: a Sample per phase that applied to the store (by
@@ -182,12 +185,17 @@ def run_trial(
     directory: Path | None = None,
     profiles: Profiles | None = None,
     on_phase: Callable[[str], None] | None = None,
+    measure: Measure | None = None,
 ) -> Trial:
     """One trial on a fresh database.  With *profiles*, each phase runs under
     the profile of its name (created on first use); *on_phase* hears each
-    phase's name before it starts (for progress)."""
+    phase's name before it starts (for progress).  *measure*, when given,
+    measures each phase instead of the clock (scenarios.counts counts its
+    work): it gets the phase, the state and the store, runs the phase's
+    prepare and the phase, and returns what the trial keeps for it."""
     catalogue = load_catalogue()
-    rss_per_phase = rss.per_phase()
+    # Counting never reads RSS (its reads move the counts: see docs/counts.md).
+    rss_per_phase = rss.per_phase() if measure is None else False
     with (
         tempfile.TemporaryDirectory(prefix="vfab-", dir=directory) as tmp,
         GCClock() as gc_clock,
@@ -207,9 +215,12 @@ def run_trial(
                 if profiles is not None:
                     profile = profiles.setdefault(phase.name, cProfile.Profile())
                 try:
-                    samples[phase.name] = _time_phase(
-                        phase, state, store, profile, rss_per_phase, gc_clock
-                    )
+                    if measure is not None:
+                        samples[phase.name] = measure(phase, state, store)
+                    else:
+                        samples[phase.name] = _time_phase(
+                            phase, state, store, profile, rss_per_phase, gc_clock
+                        )
                 except Exception as e:
                     raise phase_failure(factory.name, phase.name, e, store) from e
                 _settle_answers(state)
@@ -222,7 +233,11 @@ def run_trial(
                 batch_commits=state.batcher.commits,
                 size_bytes=store.size_bytes(),
                 rss_peak_bytes=max(
-                    (s.rss_peak_bytes for s in samples.values() if s.rss_peak_bytes),
+                    (
+                        peak
+                        for s in samples.values()
+                        if (peak := getattr(s, "rss_peak_bytes", None))
+                    ),
                     default=None,
                 ),
                 stats=_json_safe(store.jar_stats()),

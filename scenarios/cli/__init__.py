@@ -82,6 +82,8 @@ def build_parser() -> Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # What was typed, for a command that re-executes itself (run --counts).
+    args.argv = list(argv) if argv is not None else sys.argv[1:]
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT

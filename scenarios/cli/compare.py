@@ -46,7 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(+25%%)', or 'not significant' when a permutation test of the "
         "statistic finds no difference at p < "
         f"{significance.ALPHA}.  Files must be of one kind, data set size "
-        "and seed.  Use 5 or more trials per run.",
+        "and seed.  Use 5 or more trials per run.  Two count files (run "
+        "--counts --json) compare counts instead: a cell differs when it "
+        "moved by more than 2%% where exact, by more than its measured "
+        "spread where not; --fail-above gates on them.",
     )
     p.add_argument("old", type=argtypes.path, metavar="OLD.json", help="the reference")
     p.add_argument(
@@ -82,6 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     if (args.new is None) == (args.baseline is None):
         raise ConfigError("give NEW.json or --baseline STORAGE (one of them)")
+    from scenarios.counts import commands as counts
+
+    if counts.is_counts(args.old) or (args.new and counts.is_counts(args.new)):
+        return counts.compare_main(args)  # run --counts files
     check_outputs(args)
     old = compare.load(args.old)
     if args.new is not None:

@@ -22,6 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SWEEP.json",
         help="with --html: add the cost curve of a `sweep --json` file",
     )
+    p.add_argument(
+        "--cost-model",
+        type=argtypes.path,
+        metavar="OTHER.json",
+        help="a count file (run --counts --json) for a time file, or a time "
+        "file for a count file: print nanoseconds per instruction per phase, "
+        "which phases compute and which wait for I/O or the network",
+    )
     add_output_options(
         p, html="also write a self-contained HTML page: tables, charts, metadata"
     )
@@ -31,6 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def main(args: argparse.Namespace) -> int:
     if args.sweep is not None and args.html is None:
         raise ConfigError("--sweep needs --html")
+    from scenarios.counts import commands as counts
+
+    if args.cost_model is not None or counts.is_counts(args.file):
+        if args.sweep is not None:
+            raise ConfigError("--sweep goes with a time file alone")
+        return counts.report_main(args)  # run --counts files, the cost model
     check_outputs(args)
     result = RunResult.load(args.file)
     sweep = None

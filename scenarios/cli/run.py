@@ -140,6 +140,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
         "pstats.  Profiling slows the timed code.",
     )
+    run.add_argument(
+        "--counts",
+        action="store_true",
+        help="count the work instead of timing it: instructions per phase "
+        "(valgrind's callgrind; a ZEO server's too) and I/O system calls "
+        "(strace), the same on any run and any load; about 20x slower.  "
+        "Exactly --repeat counted trials (default 2) after --warmups; see "
+        "docs/counts.md",
+    )
     add_output_options(
         run,
         json="write raw samples and metadata as JSON",
@@ -151,14 +160,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.set_defaults(handler=main)
 
 
-def main(args: argparse.Namespace) -> int:
-    from scenarios.bench import runner
-
+def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
+    """The run's configuration from its arguments, and whether the user
+    named the storages.  With --counts, no budget: exactly --repeat counted
+    trials (default COUNT_TRIALS; see scenarios.counts)."""
     options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
     repeat, warmups = trials(args)
     budget = args.budget
-    if budget is None and args.repeat is None and args.preset is None:
+    if getattr(args, "counts", False):
+        from scenarios.counts import COUNT_TRIALS
+
+        if args.repeat is None and args.preset is None:
+            repeat = COUNT_TRIALS
+        budget = None
+    elif budget is None and args.repeat is None and args.preset is None:
         budget, repeat = DEFAULT_BUDGET_S, DEFAULT_MIN_TRIALS
     config = RunConfig(
         storages=names,
@@ -174,8 +190,19 @@ def main(args: argparse.Namespace) -> int:
         batch=args.batch,
         profile_dir=args.profile,
     )
+    return config, explicit
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios.bench import runner
+
+    config, explicit = run_config(args)
     check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
+    if args.counts:
+        from scenarios.counts import launch
+
+        return launch.main(args, config)
     check_profile_dir(config, args.force)
 
     result = runner.run(config, progress(args))

@@ -105,6 +105,21 @@ verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
         checked), "violations": {kind: count over the points},
         "scenarios": [{"name", "verdict": "ok", "violation" or "not run",
         "detail"}], "points": [a scale point, format 2]}]}
+
+counts (vfab-bench run --counts --json; COUNTS,
+        scenarios.counts.model.CountRun):
+  1 -- {"schema_version": 1, "kind": "counts", "metadata": {... as a run's,
+        "counts": {"valgrind", "strace" (versions), "hash_seed",
+        "wall_s", "served": the storages that talk to a server}},
+        "results": [{"storage", "size", "phase", "samples":
+        [{"instructions": the client process's instructions in the phase
+        (every thread), "server_instructions": a server's the run started
+        (runzeo) or null, "syscalls": {"fsync", "read", "write", "seek",
+        "send", "recv": the client's I/O system calls in the phase},
+        "server_syscalls": the same for the server processes, or null}]}],
+        "trials": as a run's, one per counted trial}; a sample per counted
+        trial, in run order.  A run file (no "kind") is not a counts file:
+        readers tell them apart by "kind" and refuse a mixed pair.
 """
 
 from __future__ import annotations
@@ -239,6 +254,7 @@ def _scale_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 SCALE = Format("scale", 2, {1: _scale_v1_to_v2})
 VERIFY = Format("verify", 1)
+COUNTS = Format("counts", 1)
 
 
 def malformed(what: str, error: Exception) -> ResultsError:

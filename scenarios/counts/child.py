@@ -1,0 +1,129 @@
+"""The counted process: one storage's trials under valgrind or strace.
+
+`python -P -m scenarios.counts.child JOB STORAGE MODE OUT` (started by
+scenarios.counts.launch, never by hand): JOB is a JSON file holding the
+vfab-bench arguments of the run (the same RunConfig is built from them),
+MODE "native" (the same trials uncounted, first: they fill the bytecode
+cache and check that the storage works), "callgrind" or "strace", OUT the
+JSON this writes: every counted phase's label in order, the threads and
+servers seen, the trials' summaries.
+
+Like the runner, it enters the storage's running() once, runs the warmup
+trials, freezes the collector's view of what is alive, then runs the
+counted trials; each phase's prepare runs outside the marks.  One storage
+per process: a storage's counts do not depend on which others the run
+measures (what ran before in a process moves its memory layout).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scenarios.counts import fixed
+
+# Before anything imports the storages (RelStorage binds perf_counter).
+if __name__ == "__main__":
+    fixed.fix_process()
+
+import gc  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+MODES = ("native", "callgrind", "strace")
+
+
+def run(job: Path, storage: str, mode: str, out: Path) -> None:
+    import storages
+    from scenarios.bench.phases import Phase, TrialState
+    from scenarios.bench.runner import _json_safe, run_trial
+
+    fixed.fix_trial_keys(Path(os.environ["TMPDIR"]).parent)
+    from scenarios.cli import build_parser
+    from scenarios.cli.run import run_config
+    from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
+
+    config, _ = run_config(build_parser().parse_args(json.loads(job.read_text())))
+    factory = storages.get(storage, config.storage_options)
+    meter: Meter
+    if mode == "callgrind":
+        from scenarios.counts import build
+
+        meter = CallgrindMeter(build.load(), servers=factory.starts_server)
+    else:  # strace; natively, the markers are two failed access() calls
+        meter = StraceMeter(servers=factory.starts_server)
+    phases = config.phases
+    plan: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
+    trial_no = 0
+
+    def measure(phase: Phase, state: TrialState, store: storages.Store) -> str:
+        gc.collect()
+        if phase.prepare is not None:
+            phase.prepare(state)
+        label = f"t{trial_no}p{len(plan)}"
+        meter.begin(label)
+        phase.run(state)
+        meter.end(label)
+        plan.append({"trial": trial_no, "phase": phase.name, "label": label})
+        return label
+
+    def say(text: str) -> None:
+        if mode != "native":
+            print(f"{storage} ({mode}): {text}", file=sys.stderr, flush=True)
+
+    with factory.running():
+        for w in range(config.warmups):
+            say(f"warmup {w + 1}")
+            run_trial(factory, config, phases)
+        gc.collect()
+        gc.freeze()
+        meter.start()
+        for t in range(config.repeat):
+            trial_no = t + 1
+            say(f"counted trial {trial_no}")
+            trial = run_trial(factory, config, phases, measure=measure)
+            summaries.append(_json_safe(trial.summary.to_json()))
+    result = {
+        "storage": storage,
+        "mode": mode,
+        "phases": plan,
+        "client_tids": sorted(meter.client_tids),
+        "server_pids": sorted(meter.server_pids),
+        "trials": summaries,
+    }
+    out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    from scenarios.cli.interrupts import defer_interrupts
+    from scenarios.errors import one_line
+
+    if len(argv) != 4 or argv[2] not in MODES:
+        print(
+            "usage: python -m scenarios.counts.child JOB STORAGE MODE OUT",
+            file=sys.stderr,
+        )
+        return 2
+    # SIGTERM from the launcher cleans up as Ctrl-C does (servers stopped).
+    defer_interrupts()
+    # The fixed clock starts at the same instant in every process: a
+    # database an earlier process wrote (the callgrind child's, for the
+    # strace child; a --storage-config one) holds "future" transactions.
+    logging.getLogger("ZODB.FileStorage").addFilter(
+        lambda record: "in the future" not in record.getMessage()
+    )
+    try:
+        run(Path(argv[0]), argv[1], argv[2], Path(argv[3]))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line for the launcher
+        print(f"{argv[1]}: {one_line(e)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

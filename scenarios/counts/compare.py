@@ -1,0 +1,279 @@
+"""Two count files, cell by cell: no statistics, a threshold per cell.
+
+A cell (storage, side, row and what is counted) differs between OLD and NEW
+when its value changed by more than its tolerance: the threshold for exact
+cells (2% by default: below that CPython's memory layout moves single
+phases between builds of the same code paths), else the larger spread of
+the two files' trials and at least model.NOT_EXACT_FLOOR, and by more than
+NOT_EXACT_MIN_CHANGE instructions.  Receives depend on timing: shown, never
+compared.  Words as the time
+comparison's: "97.78 M -> 103.05 M: 1.05x more (+5.4%)", "same",
+"within spread (±8.0%)".
+
+--fail-above PCT gates on the cells that grew by more than PCT and more
+than their tolerance.  A time file against a count file is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
+from scenarios.counts.report import millions
+from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
+from scenarios.results.files import ResultsError
+
+#: The relative change an exact cell may show before it differs.
+EXACT_THRESHOLD = 0.02
+
+#: The instructions a cell that is not exact may move by, whatever its
+#: spread: a ZEO client's pack row (about 0.2 M instructions, the client
+#: waits for the server) moved 11% between two runs of the same code.
+NOT_EXACT_MIN_CHANGE = 100_000
+
+
+@dataclasses.dataclass(frozen=True)
+class CountDifference:
+    """One cell of OLD against the same cell of NEW."""
+
+    column: str
+    row: str
+    what: str
+    old: Cell
+    new: Cell
+    tolerance: float
+    #: The absolute change below which the cell never differs (a cell that
+    #: is not exact: NOT_EXACT_MIN_CHANGE instructions).
+    floor: int = 0
+
+    @property
+    def timing(self) -> bool:
+        """A count that depends on timing (receives): shown, never gated."""
+        return self.what in TIMING_GROUPS
+
+    @property
+    def change(self) -> float | None:
+        """new / old - 1, or None when old is 0 (and new is not)."""
+        if self.old.value == 0:
+            return 0.0 if self.new.value == 0 else None
+        return self.new.value / self.old.value - 1
+
+    @property
+    def differs(self) -> bool:
+        if self.timing or abs(self.new.value - self.old.value) <= self.floor:
+            return False
+        change = self.change
+        return change is None or abs(change) > self.tolerance
+
+    def above(self, threshold: float) -> bool:
+        """Grew by more than *threshold* and than its tolerance."""
+        if not self.differs:
+            return False
+        change = self.change
+        return change is None or change > threshold
+
+    def fmt(self, n: int) -> str:
+        return millions(n) if self.what == INSTRUCTIONS else str(n)
+
+    @property
+    def verdict(self) -> str:
+        change = self.change
+        if change is None:
+            return f"new (was 0, now {self.fmt(self.new.value)})"
+        if change == 0:
+            return "same"
+        if self.timing:
+            return "depends on timing, not compared"
+        if not self.differs:
+            return f"within spread (±{self.tolerance * 100:.1f}%)"
+        ratio = self.new.value / self.old.value
+        if ratio >= 1:
+            words = f"{ratio:.2f}x more"
+        else:
+            words = f"{1 / ratio:.2f}x fewer" if ratio > 0 else "none left"
+        return f"{words} ({change * 100:+.1f}%)"
+
+    @property
+    def line(self) -> str:
+        what = "" if self.what == INSTRUCTIONS else f"{self.what} calls "
+        return (
+            f"{what}{self.fmt(self.old.value)} -> {self.fmt(self.new.value)}: "
+            f"{self.verdict}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "row": self.row,
+            "what": self.what,
+            "old": self.old.value,
+            "new": self.new.value,
+            "change": self.change,
+            "tolerance": self.tolerance,
+            "exact": self.old.exact and self.new.exact,
+            "differs": self.differs,
+            "verdict": self.verdict,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class CountComparison:
+    title: str
+    trials: tuple[int, int]
+    cells: tuple[CountDifference, ...]
+    exact_threshold: float
+    unmatched: tuple[str, ...] = ()
+
+    def differing(self) -> list[CountDifference]:
+        return [c for c in self.cells if c.differs]
+
+    def above(self, threshold: float) -> list[CountDifference]:
+        return [c for c in self.cells if c.above(threshold)]
+
+    def heading(self) -> str:
+        a, b = self.trials
+        return (
+            f"{self.title}: instructions and I/O system calls per phase, counted "
+            f"({a} -> {b} counted trials); a cell differs when it moved by more "
+            f"than {self.exact_threshold:.0%} where exact, by more than its "
+            "spread where not (≈)"
+        )
+
+    def summary(self) -> str:
+        n = len(self.cells)
+        diff = self.differing()
+        more = [c for c in diff if (c.change is None or c.change > 0)]
+        line = (
+            f"Summary: {n} cells; {len(more)} more, {len(diff) - len(more)} fewer, "
+            f"{n - len(diff)} same or within spread"
+        )
+        if more:
+            worst = max(
+                more, key=lambda c: float("inf") if c.change is None else c.change
+            )
+            line += f"; most: {worst.column} {worst.row}, {worst.line}"
+        return line + "."
+
+    def text(self) -> str:
+        parts = [self.heading()]
+        columns = list(dict.fromkeys(c.column for c in self.cells))
+        for column in columns:
+            rows = [
+                c for c in self.cells if c.column == column and c.what == INSTRUCTIONS
+            ]
+            calls = [
+                c
+                for c in self.cells
+                if c.column == column and c.what != INSTRUCTIONS and c.differs
+            ]
+            if not rows and not calls:
+                continue
+            width = max(len(c.row) for c in rows + calls)
+            lines = [f"{column}:"]
+            lines += [f"  {c.row.ljust(width)}  {c.line}" for c in rows + calls]
+            parts.append("\n".join(lines))
+        if self.unmatched:
+            parts.append(
+                f"In one file only ({len(self.unmatched)}): "
+                + "; ".join(self.unmatched)
+            )
+        parts.append(self.summary())
+        return "\n\n".join(parts) + "\n"
+
+    def markdown(self) -> str:
+        lines = [f"# {self.heading()}", "", "| column | task | old | new | change |"]
+        lines.append("|---|---|---:|---:|---|")
+        for c in self.cells:
+            if c.what == INSTRUCTIONS or c.differs:
+                what = "" if c.what == INSTRUCTIONS else f" ({c.what} calls)"
+                lines.append(
+                    f"| {c.column} | {c.row}{what} | {c.fmt(c.old.value)} | "
+                    f"{c.fmt(c.new.value)} | {c.verdict} |"
+                )
+        return "\n".join(lines) + "\n\n" + self.summary() + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "counts",
+            "title": self.title,
+            "exact_threshold": self.exact_threshold,
+            "cells": [c.to_json() for c in self.cells],
+            "unmatched": list(self.unmatched),
+            "summary": self.summary(),
+        }
+
+
+def _identity(run: CountRun) -> dict[str, Any]:
+    config = run.metadata.get("config", {})
+    return {
+        "size": sorted(run.sizes),
+        "scale": config.get("scale"),
+        "seed": config.get("seed"),
+        "rows": config.get("rows"),
+    }
+
+
+def cells(run: CountRun) -> dict[tuple[str, str, str], Cell]:
+    """(column, row, what) -> cell, for every side and everything counted."""
+    several = len(run.sizes) > 1
+    out: dict[tuple[str, str, str], Cell] = {}
+    for r in run.results:
+        row = f"{r.phase} [{r.size}]" if several else r.phase
+        for side in ("client", "server"):
+            column = r.storage if side == "client" else f"{r.storage} (server)"
+            for what in (INSTRUCTIONS, *GROUPS):
+                cell = run.cell(r.storage, r.phase, side, what, r.size)
+                if cell is not None:
+                    out[(column, row, what)] = cell
+    return out
+
+
+def compare_counts(
+    old: CountRun,
+    new: CountRun,
+    old_name: str = "OLD",
+    new_name: str = "NEW",
+    exact_threshold: float = EXACT_THRESHOLD,
+) -> CountComparison:
+    a, b = _identity(old), _identity(new)
+    for key in a:
+        if a[key] != b[key]:
+            raise ResultsError(
+                f"{old_name} and {new_name} differ in {key} ({a[key]} vs {b[key]}): "
+                "they counted different work"
+            )
+    ca, cb = cells(old), cells(new)
+    out = []
+    for cell_key, cell in ca.items():
+        if cell_key in cb:
+            other = cb[cell_key]
+            exact = cell.exact and other.exact
+            tolerance = (
+                exact_threshold
+                if exact
+                else max(
+                    cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
+                )
+            )
+            column, row, what = cell_key
+            floor = 0 if exact or what != INSTRUCTIONS else NOT_EXACT_MIN_CHANGE
+            out.append(
+                CountDifference(column, row, what, cell, other, tolerance, floor)
+            )
+    if not out:
+        raise ResultsError(f"{old_name} and {new_name} have no cell in common")
+    unmatched = sorted(
+        {f"{k[0]} {k[1]}" for k in ca.keys() ^ cb.keys() if k[2] == INSTRUCTIONS}
+    )
+    trials = (
+        max((c.trials for c in ca.values()), default=0),
+        max((c.trials for c in cb.values()), default=0),
+    )
+    return CountComparison(
+        title=f"{old_name} -> {new_name}",
+        trials=trials,
+        cells=tuple(out),
+        exact_threshold=exact_threshold,
+        unmatched=tuple(unmatched),
+    )

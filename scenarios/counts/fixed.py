@@ -1,0 +1,173 @@
+"""The sources of run-to-run variation a count run removes, so that the
+same code counts the same instructions on any run and any load.
+
+Measured here (docs/counts.md): string hash randomization; RelStorage's
+psutil reads of /proc/PID/smaps_rollup (its local cache branches on the
+value); importlib re-listing sys.path[0] when files appear in it; the
+runner's own /proc/self reads for RSS; time.time (it makes tids), the
+performance counter (RelStorage's pack batches end on it), the random
+module (perfmetrics samples with it); temporary file names; the lengths of
+paths; whether imports read compiled bytecode or compile and write it.
+Garbage collection and address layout were not sources.
+
+Two halves: child_environment() and private_directory() are what the
+launcher gives the re-executed process; fix_process() is what that process
+does to itself first thing, before the storages are imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+#: The hash seed of every count run.
+HASH_SEED = "0"
+
+#: time.time() in a count run: this instant (2030-01-01 UTC, later than any
+#: real clock a ZEO server stamps its transactions with, so "pack to now"
+#: packs what it does natively), one CLOCK_TICK_S later at every call.
+CLOCK_START_S = 1_893_456_000.0
+CLOCK_TICK_S = 1e-3
+#: time.perf_counter() in a count run: 0, one COUNTER_TICK_S per call.
+COUNTER_TICK_S = 1e-6
+
+#: The private directory's name: fixed, so paths have the same text (and
+#: length) every run; a second count run at the same time takes the next
+#: free slot (same length: DIRECTORY_SLOTS at most).
+DIRECTORY_NAME = "vfab-counts"
+DIRECTORY_SLOTS = 10
+
+#: Environment variables a count run passes on (the rest is left out: a
+#: variable's text, like the terminal's or the current directory's, differs
+#: between shells and lands in os.environ).
+KEPT_VARIABLES = ("PATH", "HOME", "USER", "LOGNAME", "PYTHONPATH")
+KEPT_PREFIXES = ("VFAB_", "PG", "MYSQL", "VALGRIND_LIB")
+
+
+def child_environment(private: Path, write_bytecode: bool = False) -> dict[str, str]:
+    """The environment of the re-executed run: fixed hash seed, TMPDIR in
+    the private directory, nothing that varies by shell, and the compiled
+    bytecode of every module in the private directory's own cache.
+
+    Whether an import reads a .pyc or compiles the source (and writes the
+    .pyc) changes what the heap holds when the counting starts, and with it
+    the counts (by 0.7% on a small loop): the launcher first runs the same
+    trials natively with *write_bytecode* (filling the private cache), then
+    the counted runs read that cache and write nothing."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in KEPT_VARIABLES or k.startswith(KEPT_PREFIXES)
+    }
+    env.pop("VFAB_DEBUG", None)
+    if not write_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(
+        PYTHONHASHSEED=HASH_SEED,
+        TMPDIR=str(private / "tmp"),
+        PYTHONPYCACHEPREFIX=str(private / "pycache"),
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
+    return env
+
+
+@contextlib.contextmanager
+def private_directory(base: Path | None = None) -> Iterator[Path]:
+    """A directory of a fixed name (DIRECTORY_NAME-N, N the first free slot)
+    in *base* (the system's temporary directory), emptied, locked for this
+    run, and removed at its end.  Refuses (RuntimeError) when every slot is
+    taken."""
+    base = Path(base or tempfile.gettempdir())
+    for slot in range(DIRECTORY_SLOTS):
+        lock_path = base / f".{DIRECTORY_NAME}-{slot}.lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        path = base / f"{DIRECTORY_NAME}-{slot}"
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir(mode=0o700)
+            (path / "tmp").mkdir()
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            os.close(fd)
+        return
+    raise RuntimeError(f"{DIRECTORY_SLOTS} count runs are already running in {base}")
+
+
+class Clock:
+    """A clock that moves by a fixed step at each reading, from a fixed
+    start: the same readings in the same order on every run."""
+
+    def __init__(self, start: float, step: float) -> None:
+        self._calls = itertools.count()
+        self.start = start
+        self.step = step
+
+    def __call__(self) -> float:
+        return self.start + next(self._calls) * self.step
+
+
+class Names:
+    """tempfile's candidate names, in a fixed order (its own are random)."""
+
+    def __init__(self) -> None:
+        self._n = itertools.count()
+
+    def __iter__(self) -> Names:
+        return self
+
+    def __next__(self) -> str:
+        return f"tmp{next(self._n):05d}"
+
+
+def fix_process() -> None:
+    """Remove, in this process, the sources a fresh environment cannot:
+    clocks, randomness, temporary names and psutil.  Call it before the
+    storages are imported (RelStorage binds perf_counter at import).
+    time.monotonic stays real: asyncio and threading wait on it."""
+    # RelStorage's cache sizes itself by psutil's reading of this process's
+    # memory when psutil imports; without it, by its options alone.
+    sys.modules["psutil"] = None  # type: ignore[assignment]
+    random.seed(0)
+    time.time = Clock(CLOCK_START_S, CLOCK_TICK_S)  # type: ignore[assignment]
+    time.perf_counter = Clock(0.0, COUNTER_TICK_S)  # type: ignore[assignment]
+    real_gmtime = time.gmtime
+    time.gmtime = lambda secs=None: real_gmtime(  # type: ignore[assignment]
+        time.time() if secs is None else secs
+    )
+    tempfile._name_sequence = Names()  # type: ignore[attr-defined]
+    tempfile.tempdir = None  # read TMPDIR again
+
+
+def fix_trial_keys(private: Path) -> None:
+    """Trial keys on a database the suite did not create (--storage-config,
+    --storage-uri, --zeo-address) hold the real time, the pid and a random
+    part (storages.base.new_trial_key); a count run's are
+    "trial-counts-N-000001", ... (N: the private directory's slot, so that
+    two count runs at once never share one)."""
+    import storages.configured
+    import storages.zeo.factory
+
+    slot = private.name.rsplit("-", 1)[-1]
+    numbers = itertools.count(1)
+
+    def new_trial_key() -> str:
+        return f"trial-counts-{slot}-{next(numbers):06d}"
+
+    for module in (storages.configured, storages.zeo.factory):
+        module.new_trial_key = new_trial_key  # type: ignore[attr-defined]

@@ -1,0 +1,194 @@
+"""A count run's results: per phase and storage, the raw counts of every
+counted trial (CountSample), never a summary alone.
+
+A cell's value is the median of its trials (the lower of two); its spread
+is (max - min) / value over the trials.  Trials of one run differ a little
+(0-3%: the second trial runs in a process the first has shaped), but trial
+k of one run counts exactly what trial k of another run counts, where the
+cell is exact (docs/counts.md): the client's instructions on a storage with
+no server of its own, and fsync, read, write, seek and send calls on every
+storage.  A ZEO client's and server's instructions (asyncio batches
+messages by timing) and receives are not exact, and carry at least the
+spread measured here (NOT_EXACT_FLOOR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from scenarios.counts.syscalls import TIMING_GROUPS
+from scenarios.results.files import COUNTS, malformed
+from scenarios.results.model import TrialSummary
+
+#: The two sides a cell can count: the client process and the servers.
+SIDES = ("client", "server")
+
+#: What a cell can count: instructions, or a group of system calls
+#: (scenarios.counts.syscalls.GROUPS).
+INSTRUCTIONS = "instructions"
+
+#: The spread assumed for a cell that cannot be exact, whatever its trials
+#: showed: ZEO's commit rows moved 2-8% run to run (client and server).
+NOT_EXACT_FLOOR = 0.08
+
+
+@dataclasses.dataclass(frozen=True)
+class CountSample:
+    """One counted phase of one trial."""
+
+    instructions: int
+    server_instructions: int | None = None
+    #: {group: calls} of the client process (scenarios.counts.syscalls).
+    syscalls: dict[str, int] | None = None
+    server_syscalls: dict[str, int] | None = None
+
+    def value(self, side: str, what: str) -> int | None:
+        """Instructions or one group of system calls, of one side."""
+        if what == INSTRUCTIONS:
+            return self.instructions if side == "client" else self.server_instructions
+        calls = self.syscalls if side == "client" else self.server_syscalls
+        return None if calls is None else calls.get(what)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One storage's count in one row: the median of its trials, their
+    spread, and whether it may differ run to run (not exact)."""
+
+    value: int
+    spread: float
+    exact: bool
+    trials: int
+
+    def tolerance(self, exact_threshold: float) -> float:
+        """The relative change this cell may show between two runs of the
+        same code: *exact_threshold* where exact, else its trials' spread
+        and NOT_EXACT_FLOOR at least."""
+        if self.exact:
+            return exact_threshold
+        return max(self.spread, NOT_EXACT_FLOOR)
+
+
+@dataclasses.dataclass(frozen=True)
+class CountResult:
+    """All counted trials of one phase on one storage at one size."""
+
+    storage: str
+    size: str
+    phase: str
+    samples: tuple[CountSample, ...]
+
+    def values(self, side: str, what: str) -> list[int]:
+        return [v for s in self.samples if (v := s.value(side, what)) is not None]
+
+    def cell(self, side: str, what: str, exact_here: bool = True) -> Cell | None:
+        """The cell, or None when nothing was counted.  *exact_here*: whether
+        the storage's client can count exactly (no server of its own)."""
+        values = sorted(self.values(side, what))
+        if not values:
+            return None
+        value = values[(len(values) - 1) // 2]
+        spread = (values[-1] - values[0]) / value if value else float(values[-1] > 0)
+        if what == INSTRUCTIONS:
+            exact = exact_here and side == "client"
+        else:
+            exact = what not in TIMING_GROUPS
+        return Cell(value, spread, exact, len(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class CountRun:
+    """One `run --counts`: metadata, every phase's counts, the trials."""
+
+    metadata: dict[str, Any]
+    results: tuple[CountResult, ...]
+    trials: tuple[TrialSummary, ...] = ()
+
+    @property
+    def storages(self) -> list[str]:
+        return list(dict.fromkeys(r.storage for r in self.results))
+
+    @property
+    def phases(self) -> list[str]:
+        return list(dict.fromkeys(r.phase for r in self.results))
+
+    @property
+    def sizes(self) -> list[str]:
+        return list(dict.fromkeys(r.size for r in self.results))
+
+    def get(
+        self, storage: str, phase: str, size: str | None = None
+    ) -> CountResult | None:
+        for r in self.results:
+            if r.storage == storage and r.phase == phase and size in (None, r.size):
+                return r
+        return None
+
+    def has_server(self, storage: str) -> bool:
+        """Whether *storage* talks to a server (metadata "counts" "served"),
+        or its counts include a server's."""
+        if storage in self.metadata.get("counts", {}).get("served", ()):
+            return True
+        return any(
+            s.server_instructions is not None or s.server_syscalls is not None
+            for r in self.results
+            if r.storage == storage
+            for s in r.samples
+        )
+
+    def cell(
+        self, storage: str, phase: str, side: str, what: str, size: str | None = None
+    ) -> Cell | None:
+        r = self.get(storage, phase, size)
+        if r is None:
+            return None
+        return r.cell(side, what, exact_here=not self.has_server(storage))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **COUNTS.header(),
+            "metadata": self.metadata,
+            "results": [
+                {
+                    "storage": r.storage,
+                    "size": r.size,
+                    "phase": r.phase,
+                    "samples": [s.to_json() for s in r.samples],
+                }
+                for r in self.results
+            ],
+            "trials": [t.to_json() for t in self.trials],
+        }
+
+    def dump(self, path: Path) -> None:
+        with open(path, "x", encoding="utf-8") as f:
+            json.dump(self.to_json(), f, indent=1)
+            f.write("\n")
+
+    @classmethod
+    def from_json(cls, data: Any) -> CountRun:
+        data = COUNTS.migrate(data)
+        try:
+            results = tuple(
+                CountResult(
+                    storage=r["storage"],
+                    size=r["size"],
+                    phase=r["phase"],
+                    samples=tuple(CountSample(**s) for s in r["samples"]),
+                )
+                for r in data["results"]
+            )
+            trials = tuple(TrialSummary(**t) for t in data.get("trials", []))
+        except (KeyError, TypeError) as e:
+            raise malformed("counts file", e) from None
+        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
+
+    @classmethod
+    def load(cls, path: Path) -> CountRun:
+        return cls.from_json(COUNTS.read(path))

@@ -1,0 +1,166 @@
+"""pytest-benchmark under counts: run the benchmarks under callgrind, and
+compare two saved sets by instructions.
+
+    python -m scenarios.counts.pytest_counts run --benchmark-json=A.json \\
+        tests/benchmarks/test_phases.py --storage file --size small
+    python -m scenarios.counts.pytest_counts compare A.json B.json \\
+        --fail-above 2%
+
+`run` runs pytest natively once (filling the private bytecode cache, see
+scenarios.counts.fixed), then under valgrind --tool=callgrind with
+scenarios.counts.pytest_plugin, which puts each benchmark's instructions in
+its extra_info; pytest-benchmark writes them in --benchmark-json or
+--benchmark-save files as usual (its times are valgrind's, not the
+machine's).  `compare` reads two such files: a benchmark differs when its
+instructions moved by more than 2%; --fail-above exits 1 naming those that
+grew by more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scenarios.counts import fixed
+from scenarios.counts.compare import EXACT_THRESHOLD
+from scenarios.counts.launch import check_tools, reap, stop
+from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
+
+#: What benchmarks need under counts: measured (the suite's addopts
+#: disable them), one round where the test does not choose, no warmup.
+BENCHMARK_OPTIONS = (
+    "--benchmark-enable",
+    "--benchmark-min-rounds=1",
+    "--benchmark-max-time=0",
+    "--benchmark-warmup=off",
+    # The fixed clock replaces time.perf_counter, pytest-benchmark's timer.
+    "--benchmark-timer=time.process_time",
+)
+
+
+def _run(command: list[str], env: dict[str, str], private: Path) -> int:
+    process = subprocess.Popen(command, env=env, start_new_session=True)
+    try:
+        return process.wait()
+    finally:
+        try:
+            stop(process)
+        finally:
+            reap(private)
+
+
+def run(pytest_args: list[str]) -> int:
+    check_tools()
+    with fixed.private_directory() as private:
+        (private / "pycache").mkdir()
+        dumps = private / "callgrind"
+        dumps.mkdir()
+        native = [sys.executable, "-P", "-m", "pytest", "-q", "--benchmark-disable"]
+        env = fixed.child_environment(private, write_bytecode=True)
+        code = _run(
+            [*native, *(a for a in pytest_args if "json" not in a)], env, private
+        )
+        if code != 0:
+            return code
+        env = fixed.child_environment(private)
+        env[DUMPS_VARIABLE] = str(dumps)
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={dumps}/callgrind.out.%p",
+            f"--log-file={private}/valgrind.%p.log",
+            sys.executable,
+            "-P",
+            "-m",
+            "pytest",
+            "-p",
+            "scenarios.counts.pytest_plugin",
+            *BENCHMARK_OPTIONS,
+            *pytest_args,
+        ]
+        return _run(command, env, private)
+
+
+def instructions(path: Path) -> dict[str, int]:
+    try:
+        data = json.loads(path.read_text())
+        return {
+            b["fullname"]: b["extra_info"]["instructions"]
+            for b in data["benchmarks"]
+            if "instructions" in b.get("extra_info", {})
+        }
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(
+            f"pytest_counts: cannot read counts from {path}: {e}"
+        ) from None
+
+
+def compare(old: Path, new: Path, fail_above: float | None) -> int:
+    a, b = instructions(old), instructions(new)
+    if not a or not b:
+        empty = old if not a else new
+        print(
+            f"pytest_counts: {empty} holds no instructions (run it with "
+            "`python -m scenarios.counts.pytest_counts run`)",
+            file=sys.stderr,
+        )
+        return 2
+    grew: list[str] = []
+    for name in a:
+        if name not in b:
+            continue
+        change = b[name] / a[name] - 1 if a[name] else 0.0
+        differs = abs(change) > EXACT_THRESHOLD
+        verdict = (
+            f"{change * 100:+.1f}%"
+            if differs
+            else "same"
+            if change == 0
+            else f"{change * 100:+.2f}%, within 2%"
+        )
+        print(f"{name}: {a[name]:,} -> {b[name]:,}: {verdict}")
+        if fail_above is not None and differs and change > fail_above:
+            grew.append(f"{name} ({change * 100:+.1f}%)")
+    if grew:
+        print(
+            f"pytest_counts: {len(grew)} benchmark(s) grew above "
+            f"{fail_above:.0%}: {'; '.join(grew)}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:
+        return run(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m scenarios.counts.pytest_counts")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="pytest ARGS... under callgrind")
+    c = sub.add_parser("compare", help="two --benchmark-json files by instructions")
+    c.add_argument("old", type=Path)
+    c.add_argument("new", type=Path)
+    c.add_argument("--fail-above", type=percentage, metavar="PCT")
+    args = parser.parse_args(argv)
+    return compare(args.old, args.new, args.fail_above)
+
+
+def percentage(text: str) -> float:
+    from scenarios.cli.compare import percentage as parse
+
+    return parse(text)
+
+
+if __name__ == "__main__":
+    from scenarios.errors import ConfigError
+
+    try:
+        sys.exit(main())
+    except ConfigError as e:
+        print(f"pytest_counts: {e}", file=sys.stderr)
+        sys.exit(2)

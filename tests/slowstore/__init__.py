@@ -1,0 +1,45 @@
+"""A FileStorage that does deliberate extra work in every store(), for the
+tests of `compare` on count files (tests/test_counts.py): a ZConfig section
+type a --storage-config file names after "%import tests.slowstore".
+
+    %import tests.slowstore
+    <zodb slow>
+      <slowfilestorage>
+        path /tmp/x/Data.fs
+        extra 300
+      </slowfilestorage>
+    </zodb>
+
+*extra* is the iterations of a small loop per store() (0: none); test code
+only, never installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ZODB.config import BaseConfig
+from ZODB.FileStorage import FileStorage
+
+
+class SlowFileStorage(FileStorage):
+    """FileStorage, but store() first spins *extra* iterations."""
+
+    def __init__(self, path: str, extra: int = 0, **options: Any) -> None:
+        super().__init__(path, **options)
+        self._extra = extra
+
+    def store(
+        self, oid: bytes, oldserial: bytes, data: bytes, version: str, transaction: Any
+    ) -> Any:  # noqa: E501
+        total = 0
+        for i in range(self._extra):
+            total += i
+        return super().store(oid, oldserial, data, version, transaction)
+
+
+class SlowFileStorageConfig(BaseConfig):
+    """Datatype of <slowfilestorage> (component.xml)."""
+
+    def open(self) -> SlowFileStorage:
+        return SlowFileStorage(self.config.path, extra=self.config.extra)
