@@ -25,6 +25,7 @@ FORWARDED: tuple[str, ...] = (
     "check",
     "preflight",
     "check_existing",
+    "recover_existing",
     "running",
 )
 
@@ -52,6 +53,11 @@ class CompositeFactory(StorageFactory):
 
     def check_existing(self, directory: Path) -> None:
         self.base_factory.check_existing(directory)
+
+    def recover_existing(self, directory: Path) -> str | None:
+        # The base's files are the ones a crash cut (zlib+file: FileStorage
+        # drops a cut transaction by its headers, never decoding a record).
+        return self.base_factory.recover_existing(directory)
 
     def running(self) -> contextlib.AbstractContextManager[Any]:
         return self.base_factory.running()
