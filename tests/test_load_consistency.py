@@ -28,7 +28,7 @@ from ZODB.utils import get_pickle_metadata
 from scenarios.bench.phases import FAB_KEY
 from scenarios.load import consistency
 from scenarios.load.history import Event, History, settle
-from scenarios.load.mix import LoadConfig
+from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session
 from storages import ROOT_KEY
 from vfab import generate, operations
@@ -218,8 +218,10 @@ class KeepsFailedWrites(MappingStorage):
 
 class DropsAWrite(MappingStorage):
     """Acknowledges a commit but drops the store of one *kind* of record
-    (the Nth change of an existing record of that kind, once the data set
-    is in: *armed*): a lost write, or a stale index."""
+    (the Nth change of an existing record of that kind once *armed*: by
+    load(), for its finale of sequential price changes, so that the drop
+    does not depend on what the threads happened to do): a lost write, or
+    a stale index."""
 
     armed = False
 
@@ -304,8 +306,9 @@ def load(
     storage: Any, users: int = 4, ops: int = 60, rival: bool = False
 ) -> consistency.ConsistencyReport:
     """Populate *storage*, run *users* sessions in threads (*ops* operations
-    each; before them, with *rival*, reprice_against_a_rival), then check the data
-    through a fresh connection."""
+    each; before them, with *rival*, reprice_against_a_rival; after them six
+    price changes in a row), then check the data through a fresh
+    connection."""
     db = ZODB.DB(storage, pool_size=users + 2)
     try:
         tm = transaction.TransactionManager()
@@ -313,7 +316,6 @@ def load(
         container = conn.root()[ROOT_KEY] = PersistentMapping()
         container[FAB_KEY] = generate.build(DataSpec.for_size("small"))
         tm.commit()
-        storage.armed = True
         baseline = consistency.Baseline.read(container[FAB_KEY])
         conn.close()
         config = LoadConfig.from_values("127.0.0.1:1", weights=WRITES, retries=20)
@@ -337,6 +339,21 @@ def load(
             t.start()
         for t in threads:
             t.join()
+        # The finale: six price changes one after another (a storage that
+        # drops a write is armed for them).
+        storage.armed = True
+        for cid in range(1, 7):
+            op = Operation(
+                "change_price",
+                1,
+                True,
+                lambda s, cid=cid: operations.change_price(s.fab, cid, s.rng),
+                "",
+            )
+            try:
+                sessions[0].run(op)
+            except Exception:  # a broken storage's index: failed, in the history
+                pass
         for s in sessions:
             s.close()
         tm = transaction.TransactionManager()
