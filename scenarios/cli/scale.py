@@ -220,6 +220,19 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
     return config, target
 
 
+def refuse_unavailable(
+    names: tuple[str, ...], options: storages.StorageOptions
+) -> None:
+    """ConfigError for the first of *names* (registry names; "target" for
+    --target) that cannot run here, saying why (scale and verify)."""
+    for name in names:
+        if name == "target":
+            continue
+        reason = storages.get(name, options).unavailable()
+        if reason is not None:
+            raise ConfigError(f"storage {name!r} is not available: {reason}")
+
+
 def main(args: argparse.Namespace) -> int:
     from scenarios.results import metadata
     from scenarios.scale import report, runner
@@ -227,12 +240,7 @@ def main(args: argparse.Namespace) -> int:
 
     config, target = config_from(args)
     options = storages.options_from_args(args)
-    for name in config.storages:
-        if name == runner.TARGET:
-            continue
-        reason = storages.get(name, options).unavailable()
-        if reason is not None:
-            raise ConfigError(f"storage {name!r} is not available: {reason}")
+    refuse_unavailable(config.storages, options)
     if config.fault is not None and config.fault.kind == "kill-server":
         for name in config.storages:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:

@@ -20,7 +20,12 @@ from scenarios.cli.outputs import (
     write_json,
     write_with,
 )
-from scenarios.cli.scale import client_counts, shared_storages, storage_names
+from scenarios.cli.scale import (
+    client_counts,
+    refuse_unavailable,
+    shared_storages,
+    storage_names,
+)
 from scenarios.errors import (
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
@@ -144,15 +149,7 @@ def main(args: argparse.Namespace) -> int:
 
     config, target = config_from(args)
     options = storages.options_from_args(args)
-    for name in config.storages:
-        if name == scale_runner.TARGET:
-            continue
-        factory = storages.get(name, options)
-        if not factory.shared:
-            raise ConfigError(f"{name} cannot be shared by several processes")
-        reason = factory.unavailable()
-        if reason is not None:
-            raise ConfigError(f"storage {name!r} is not available: {reason}")
+    refuse_unavailable(config.storages, options)
     check_memory(max(config.clients))
     check_outputs(args)
     meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
