@@ -32,7 +32,7 @@ allowed either way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from scenarios.load.checker import Checker
@@ -44,7 +44,6 @@ from scenarios.load.violations import (
     Violation,
     not_checked,
 )
-from vfab import operations
 from vfab.model import VirtualFab
 
 __all__ = [
@@ -60,11 +59,15 @@ __all__ = [
 
 
 def check(
-    fab: VirtualFab, baseline: Baseline, events: Iterable[Any]
+    fab: VirtualFab,
+    baseline: Baseline,
+    events: Iterable[Any],
+    prefetch: Callable[[list[Any]], None] | None = None,
 ) -> ConsistencyReport:
     """Check *fab* (read through a fresh client) against *baseline* and the
-    run's history *events* (scenarios.load.history.Event)."""
-    checker = Checker(fab, baseline, settle(events))
+    run's history *events* (scenarios.load.history.Event); *prefetch*: the
+    client's connection.prefetch, for the sequences read in batches."""
+    checker = Checker(fab, baseline, settle(events), prefetch)
     checker.run()
     order = {k: i for i, k in enumerate(KINDS)}
     checker.report.violations.sort(key=lambda v: order[v.kind])
@@ -100,7 +103,7 @@ def verify(
     with short_connection(target) as connection:
         fab = fab_of(connection, _where(target))
         _prefetch(connection, fab)
-        report = check(fab, baseline, events)
+        report = check(fab, baseline, events, connection.prefetch)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -112,10 +115,7 @@ def _where(target: str | tuple[str, int]) -> str:
 
 
 def _prefetch(connection: Any, fab: VirtualFab) -> None:
-    library = fab.library
-    connection.prefetch(list(library.capabilities.values()))
+    """What the check reads whole: the library and the labs (the sequences
+    and their steps come in batches: Checker)."""
+    connection.prefetch(list(fab.library.capabilities.values()))
     connection.prefetch(list(fab.catalogue.labs.values()))
-    sequences = list(fab.sequences.values())
-    connection.prefetch(sequences)
-    made = fab.sequences.values(min=operations.FIRST_ORDER_ID)
-    connection.prefetch([step for s in made for step in s.steps])
