@@ -187,10 +187,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
-def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
+def target_of(args: argparse.Namespace) -> str | None:
+    """--target as a client spec (None without one); ConfigError beside
+    --storage (scale and verify)."""
     target = normalize(args.target) if args.target else None
     if target is not None and args.storage:
         raise ConfigError("give --storage or --target, not both")
+    return target
+
+
+def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
+    target = target_of(args)
     names = ["target"] if target is not None else (args.storage or ["zeo"])
     if target is not None and args.fault and args.fault.kind == "kill-server":
         raise ConfigError("--fault kill-server needs a server this run starts")

@@ -25,16 +25,16 @@ from scenarios.cli.scale import (
     refuse_unavailable,
     shared_storages,
     storage_names,
+    target_of,
 )
 from scenarios.errors import (
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_OK,
     EXIT_VIOLATIONS,
-    ConfigError,
 )
 from scenarios.load.history import Parts, write_history
-from scenarios.load.target import add_target_option, normalize
+from scenarios.load.target import add_target_option
 from scenarios.scale.config import check_memory
 from scenarios.verify.run import (
     CONTENTION_SKEW,
@@ -116,9 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
-    target = normalize(args.target) if args.target else None
-    if target is not None and args.storage:
-        raise ConfigError("give --storage or --target, not both")
+    target = target_of(args)
     if target is not None:
         names = ["target"]
     elif args.storage:
