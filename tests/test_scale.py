@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -301,6 +302,14 @@ def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
              "--users", "2", "--processes", "2", "--duration", "1"],
             capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
         )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert "consistency: 0 violations" in proc.stdout
     assert "checked 0 attempts" not in proc.stdout
+    if name == "relstorage-sqlite" and proc.returncode == 1:
+        # RelStorage 4.3.0 on SQLite writes the rows of a transaction that
+        # failed at vote (docs/relstorage-sqlite.md); four clients meet that
+        # now and then.  The verdict must then say so, and its damage is
+        # writes that should not exist, never an acknowledged write lost.
+        assert re.search(r"consistency: [1-9]\d* violations", proc.stdout), proc.stdout
+        assert "lost write" not in proc.stdout, proc.stdout
+        return
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "consistency: 0 violations" in proc.stdout
