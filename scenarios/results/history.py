@@ -1,0 +1,386 @@
+"""History across saved runs: each cell's trend over many run files, ordered
+by the versions their metadata recorded, with the steps marked, as asv
+marks them across commits.
+
+A cell is one storage and one row (a phase; "phase [size]" when the runs
+hold several sizes).  The runs are put in order by the version of one
+package as each run recorded it in its metadata ("versions"; ZODB unless
+told otherwise), compared as versions (PEP 440: 6.10 after 6.9), then by
+date; or by date alone (scenarios.results.history_files).
+
+A step is a change between two consecutive runs of a cell that `compare`
+would call significant: the same statistic, the same permutation test
+(scenarios.results.significance.difference) and the same adjustment of the
+p-values across the cells of the pair (significance.adjust), so that a
+pair of neighbours shows exactly the steps `compare OLD NEW` reports for
+it.  A change the samples cannot decide at all (too few trials a side for
+any split to reach significance) is marked as undecided, never as "no
+change".
+
+Runs must have measured the same data set (scale and seed) to be put in
+one history; cells present in one run only are shown without a step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scenarios.results import significance
+from scenarios.results.compare import format_time
+from scenarios.results.files import ResultsError
+from scenarios.results.history_files import (
+    BY_DATE,
+    BY_PYTHON,
+    DEFAULT_BY,
+    Point,
+    order,
+    read_runs,
+    recorded_version,
+)
+from scenarios.results.model import RunResult
+from scenarios.results.significance import Difference, Statistic
+
+__all__ = [
+    "BY_DATE",
+    "BY_PYTHON",
+    "DEFAULT_BY",
+    "History",
+    "Point",
+    "Step",
+    "build",
+    "read_runs",
+    "recorded_version",
+]
+
+#: (storage, row)
+Cell = tuple[str, str]
+
+#: Marks after a value: a significant slowdown or speed-up from the previous
+#: run, a change the samples cannot decide, no mark.
+SLOWER, FASTER, UNDECIDED, SAME = "▲", "▼", "?", " "
+#: A cell a run does not have.
+MISSING = "-"
+
+
+def least_p(m: int, n: int) -> float:
+    """The smallest p-value the permutation test can give for *m* and *n*
+    trials (significance.permutation_p): the observed split is one of
+    C(m + n, m), and with m == n its mirror image ties it; beyond
+    EXACT_SPLITS the random splits count the observed one."""
+    if m == 0 or n == 0:
+        return 1.0
+    splits = math.comb(m + n, m)
+    if splits > significance.EXACT_SPLITS:
+        return 1 / (significance.PERMUTATIONS + 1)
+    return (2 if m == n else 1) / splits
+
+
+def trials_needed() -> int:
+    """The fewest trials a side with which a step can be found at all."""
+    n = 1
+    while least_p(n, n) >= significance.ALPHA:
+        n += 1
+    return n
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """The change of one cell from run *before* to run *after* (indexes of
+    History.points): compare's Difference, adjusted with the pair's other
+    cells."""
+
+    cell: Cell
+    before: int
+    after: int
+    difference: Difference
+
+    @property
+    def mark(self) -> str:
+        d = self.difference
+        if d.slower:
+            return SLOWER
+        if d.faster:
+            return FASTER
+        if least_p(d.old.n, d.new.n) >= significance.ALPHA:
+            return UNDECIDED
+        return SAME
+
+    @property
+    def verdict(self) -> str:
+        d = self.difference
+        if d.significant:
+            return d.words()
+        if self.mark == UNDECIDED:
+            return (
+                f"undecided ({d.old.n} vs {d.new.n} trials; at least "
+                f"{trials_needed()} a side needed)"
+            )
+        return "not significant"
+
+
+@dataclasses.dataclass(frozen=True)
+class History:
+    by: str
+    statistic: Statistic
+    metric: str
+    points: tuple[Point, ...]
+    storages: tuple[str, ...]
+    rows: tuple[str, ...]
+    #: cell -> {point index: raw samples}
+    samples: dict[Cell, dict[int, tuple[float, ...]]]
+    #: cell -> {index of the later run: the step into it}
+    steps: dict[Cell, dict[int, Step]]
+    #: Files of another kind found in a directory, and left out.
+    skipped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def estimate(self, cell: Cell, i: int) -> float | None:
+        values = self.samples.get(cell, {}).get(i)
+        return None if values is None else self.statistic(values)
+
+    def interval(self, cell: Cell, i: int) -> significance.Interval | None:
+        values = self.samples.get(cell, {}).get(i)
+        return None if values is None else significance.interval(values, self.statistic)
+
+    def step(self, cell: Cell, i: int) -> Step | None:
+        return self.steps.get(cell, {}).get(i)
+
+    def marked(self) -> list[Step]:
+        """The steps: significant changes, in cell then run order."""
+        return [
+            s
+            for cell in self.cells()
+            for s in self.steps.get(cell, {}).values()
+            if s.difference.significant
+        ]
+
+    def undecided(self) -> list[Step]:
+        return [
+            s
+            for cell in self.cells()
+            for s in self.steps.get(cell, {}).values()
+            if s.mark == UNDECIDED
+        ]
+
+    def cells(self) -> list[Cell]:
+        return [
+            (s, r) for r in self.rows for s in self.storages if (s, r) in self.samples
+        ]
+
+    def ordered_by(self) -> str:
+        if self.by == BY_DATE:
+            return "date"
+        return f"{self.by} version"
+
+    def heading(self) -> str:
+        return (
+            f"History of {len(self.points)} runs, ordered by {self.ordered_by()}"
+            f"{'' if self.by == BY_DATE else ', then date'}: "
+            f"{self.metric} time, {self.statistic.label} of the trials.  A step "
+            f"({SLOWER} slower, {FASTER} faster) is a change from the previous run "
+            f"that compare calls significant (permutation test of the "
+            f"{self.statistic.label}, false discovery rate {significance.ALPHA} "
+            f"over the cells of each pair); {UNDECIDED}: too few trials to decide; "
+            f"{MISSING}: not in that run."
+        )
+
+    def step_line(self, step: Step) -> str:
+        storage, row = step.cell
+        d = step.difference
+        a, b = self.points[step.before], self.points[step.after]
+        q = "" if d.q_value is None else f", q {d.q_value:.3g}"
+        return (
+            f"{storage}  {row}  {a.label} -> {b.label}: "
+            f"{format_time(d.old.estimate)} -> {format_time(d.new.estimate)}: "
+            f"{step.verdict} (p {d.p_value:.3g}{q})"
+        )
+
+    def text(self) -> str:
+        parts = [self.heading(), *self.notes]
+        if self.skipped:
+            parts.append(
+                f"Left out ({len(self.skipped)}, not run files): "
+                + "; ".join(self.skipped)
+            )
+        parts.append("\n".join(self._run_lines()))
+        parts.append(self._table())
+        marked = self.marked()
+        if marked:
+            lines = [f"Steps ({len(marked)}):"]
+            lines += [f"  {self.step_line(s)}" for s in marked]
+            parts.append("\n".join(lines))
+        else:
+            parts.append("Steps: none (no change between consecutive runs was "
+                         "significant).")  # fmt: skip
+        undecided = self.undecided()
+        if undecided:
+            parts.append(
+                f"Undecided: {len(undecided)} changes between runs with fewer than "
+                f"{trials_needed()} trials a side; run more trials (--repeat) to "
+                "tell."
+            )
+        return "\n\n".join(parts) + "\n"
+
+    def _run_lines(self) -> list[str]:
+        width = max(len(p.label) for p in self.points)
+        out = []
+        for i, p in enumerate(self.points, 1):
+            line = (
+                f"{i:>3}  {p.label.ljust(width)}  {p.when}  {p.path}  "
+                f"({p.trials} trials)"
+            )
+            if p.changed:
+                line += "; also changed: " + ", ".join(p.changed)
+            out.append(line)
+        return out
+
+    def cell_values(self, cell: Cell) -> list[str]:
+        """The cell's value in each run with its mark, "-" where absent."""
+        out = []
+        for i in range(len(self.points)):
+            value = self.estimate(cell, i)
+            if value is None:
+                out.append(MISSING)
+                continue
+            step = self.step(cell, i)
+            out.append(format_time(value) + (step.mark if step else SAME))
+        return out
+
+    def _table(self) -> str:
+        header = ["task", *self.storages]
+        body = []
+        for row in self.rows:
+            cells = []
+            for storage in self.storages:
+                if (storage, row) not in self.samples:
+                    cells.append(MISSING)
+                    continue
+                values = self.cell_values((storage, row))
+                cells.append("  ".join(v.rjust(9) for v in values))
+            body.append([row, *cells])
+        # Under each storage, the runs' numbers over their values.
+        numbers = "  ".join(
+            f"{i}".rjust(8) + " " for i in range(1, len(self.points) + 1)
+        )
+        body.insert(0, ["", *(numbers for _ in self.storages)])
+        widths = [max(len(r[c]) for r in [header, *body]) for c in range(len(header))]
+        lines = [
+            "  ".join(
+                h.ljust(w) if c == 0 else h.center(w)
+                for c, (h, w) in enumerate(zip(header, widths, strict=True))
+            )
+        ]
+        for r in body:
+            lines.append(
+                "  ".join(
+                    v.ljust(w) if c == 0 else v.rjust(w)
+                    for c, (v, w) in enumerate(zip(r, widths, strict=True))
+                )
+            )
+        return "\n".join(line.rstrip() for line in lines)
+
+
+def _identity(run: RunResult) -> tuple[Any, Any]:
+    config = run.metadata.get("config") or {}
+    return config.get("scale"), config.get("seed")
+
+
+def chosen_statistic(
+    points: Sequence[Point], name: str | None
+) -> tuple[Statistic, str]:
+    """The statistic asked for, else the one every run recorded (its
+    config's "statistic"), else significance's default; and a note when
+    the runs disagreed."""
+    if name is not None:
+        return significance.statistic(name), ""
+    recorded = {(p.run.metadata.get("config") or {}).get("statistic") for p in points}
+    if len(recorded) == 1:
+        only = recorded.pop()
+        if only in significance.STATISTICS:
+            return significance.statistic(only), ""
+    default = significance.statistic(significance.DEFAULT_STATISTIC)
+    names = ", ".join(sorted(str(r) for r in recorded))
+    return default, (
+        f"The runs recorded different statistics ({names}): showing the "
+        f"{default.label} (choose with --statistic)."
+    )
+
+
+def build(
+    inputs: Sequence[Path],
+    by: str = DEFAULT_BY,
+    stat: str | None = None,
+    cpu: bool = False,
+    read: tuple[list[tuple[Path, RunResult]], list[str]] | None = None,
+) -> History:
+    """The history of the run files in *inputs* (files and directories;
+    *read*: what read_runs() gave for them, when the caller read them)."""
+    runs, skipped = read if read is not None else read_runs(inputs)
+    if not runs:
+        named = ", ".join(str(p) for p in inputs)
+        raise ResultsError(f"no run file (*.json of vfab-bench run) in {named}")
+    if len(runs) < 2:
+        raise ResultsError(
+            f"a history needs two or more run files; found one ({runs[0][0]})"
+        )
+    points = order(runs, by)
+    first = points[0]
+    for p in points[1:]:
+        if _identity(p.run) != _identity(first.run):
+            raise ResultsError(
+                f"{first.path} and {p.path} measured different data sets "
+                f"(scale, seed {_identity(first.run)} vs {_identity(p.run)})"
+            )
+    statistic, note = chosen_statistic(points, stat)
+    several = len({r.size for p in points for r in p.run.results}) > 1
+    samples: dict[Cell, dict[int, tuple[float, ...]]] = {}
+    storages: dict[str, None] = {}
+    rows: dict[str, None] = {}
+    for i, p in enumerate(points):
+        for r in p.run.results:
+            row = f"{r.phase} [{r.size}]" if several else r.phase
+            values = tuple(s.cpu_s if cpu else s.wall_s for s in r.samples)
+            samples.setdefault((r.storage, row), {})[i] = values
+            storages.setdefault(r.storage)
+            rows.setdefault(row)
+    if not any(len(by_run) > 1 for by_run in samples.values()):
+        raise ResultsError(
+            "the run files have no cell in common (no storage and row measured "
+            "in two of them)"
+        )
+    return History(
+        by=by,
+        statistic=statistic,
+        metric="CPU" if cpu else "wall",
+        points=tuple(points),
+        storages=tuple(storages),
+        rows=tuple(rows),
+        samples=samples,
+        steps=_steps(samples, statistic),
+        skipped=tuple(skipped),
+        notes=(note,) if note else (),
+    )
+
+
+def _steps(
+    samples: dict[Cell, dict[int, tuple[float, ...]]], statistic: Statistic
+) -> dict[Cell, dict[int, Step]]:
+    """Every cell's change from each run that has it to the next that has
+    it, the p-values adjusted across the cells of each pair of runs, as
+    compare adjusts the cells of one comparison."""
+    by_pair: dict[tuple[int, int], list[tuple[Cell, Difference]]] = {}
+    for cell, by_run in samples.items():
+        present = sorted(by_run)
+        for before, after in zip(present, present[1:], strict=False):
+            d = significance.difference(by_run[before], by_run[after], statistic)
+            by_pair.setdefault((before, after), []).append((cell, d))
+    out: dict[Cell, dict[int, Step]] = {}
+    for (before, after), found in by_pair.items():
+        adjusted = significance.adjust([d for _, d in found])
+        for (cell, _), d in zip(found, adjusted, strict=True):
+            out.setdefault(cell, {})[after] = Step(cell, before, after, d)
+    return out

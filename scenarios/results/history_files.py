@@ -1,0 +1,190 @@
+"""The run files of a history (scenarios.results.history): found in the
+directories named, read and checked through the suite's one reader, and put
+in order by the version of a package each run recorded (PEP 440 order,
+packaging.version: 6.10 after 6.9), then by date; or by date alone.
+
+The version is what the run's metadata recorded ("versions", from the
+distribution metadata found first on sys.path: a ZODB installed with
+`pip install --target DIR` and put first on PYTHONPATH records its own
+version; a source checkout without metadata records the installed one's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from scenarios.results.files import ResultsError, read_json
+from scenarios.results.model import RunResult
+
+DEFAULT_BY = "ZODB"
+#: --by values that are not package names.
+BY_DATE = "date"
+BY_PYTHON = "python"
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One run in the history: its file, its result, the version it is
+    ordered by (None: by date) and its label on the x axis."""
+
+    path: Path
+    run: RunResult
+    version: str | None
+    date: str
+    label: str = ""
+    #: Other recorded versions that differ from the previous run's,
+    #: "ZEO 6.1 -> 6.2".
+    changed: tuple[str, ...] = ()
+
+    @property
+    def when(self) -> str:
+        """The run's date as "2026-11-25 06:14:06" (UTC), or "?"."""
+        if not self.date:
+            return "?"
+        date = _date_key(self.date)
+        if date.year == 1:
+            return self.date
+        return date.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+    @property
+    def trials(self) -> int:
+        return max((len(r.samples) for r in self.run.results), default=0)
+
+
+def read_runs(inputs: Sequence[Path]) -> tuple[list[tuple[Path, RunResult]], list[str]]:
+    """The run files named or found in the directories named (their *.json,
+    by name); and the files of another kind found in a directory, left out.
+    A file named on its own must be a run file; any malformed file is a
+    ResultsError naming it."""
+    found: list[tuple[Path, RunResult]] = []
+    skipped: list[str] = []
+    for source in inputs:
+        if source.is_dir():
+            names = sorted(p for p in source.glob("*.json") if p.is_file())
+            for path in names:
+                run = _read(path, in_directory=True)
+                if isinstance(run, str):
+                    skipped.append(f"{path} ({run})")
+                else:
+                    found.append((path, run))
+            continue
+        run = _read(source, in_directory=False)
+        assert not isinstance(run, str)
+        found.append((source, run))
+    return found, skipped
+
+
+def _read(path: Path, in_directory: bool) -> RunResult | str:
+    """The run file at *path*; in a directory, a file of another kind
+    gives what it is instead."""
+    data = read_json(path)
+    other = data.get("kind") if isinstance(data, dict) else None
+    if other is not None:
+        if in_directory:
+            return f"a {other} file"
+        raise ResultsError(
+            f"{path} is a {other} file, not a run file (vfab-bench run --json)"
+        )
+    try:
+        return RunResult.from_json(data)
+    except ResultsError as e:
+        raise ResultsError(f"{path}: {e}") from None
+
+
+def _normal(name: str) -> str:
+    """A distribution name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def recorded_version(run: RunResult, by: str) -> str | None:
+    """The version of *by* (a package, or "python") the run recorded."""
+    meta = run.metadata
+    if _normal(by) == BY_PYTHON:
+        return (meta.get("python") or {}).get("version")
+    versions = meta.get("versions") or {}
+    for name, version in versions.items():
+        if _normal(name) == _normal(by):
+            return version
+    return None
+
+
+def _date_key(text: str) -> datetime.datetime:
+    """A run's ISO 8601 date (naive: UTC); the earliest date when it is not
+    one, so that such runs come first rather than fail."""
+    if text.endswith("Z"):  # Python 3.10's fromisoformat does not read it
+        text = text[:-1] + "+00:00"
+    try:
+        date = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
+    if date.tzinfo is None:
+        date = date.replace(tzinfo=datetime.timezone.utc)
+    return date
+
+
+def order(runs: Iterable[tuple[Path, RunResult]], by: str) -> list[Point]:
+    """*runs* as points in the order of the version of *by* (then date), or
+    of date alone (*by* "date"), labelled for the x axis."""
+    points = []
+    for path, run in runs:
+        date = str(run.metadata.get("date") or "")
+        version = None
+        if by != BY_DATE:
+            version = recorded_version(run, by)
+            if version is None:
+                recorded = sorted(run.metadata.get("versions") or {})
+                raise ResultsError(
+                    f"{path} records no version of {by} (it records: "
+                    f"{', '.join(recorded) or 'none'}, and python; or use --by date)"
+                )
+            try:
+                Version(version)
+            except InvalidVersion:
+                raise ResultsError(
+                    f"{path}: {by} version {version!r} is not a version (PEP 440)"
+                ) from None
+        points.append(Point(path, run, version, date))
+    points.sort(
+        key=lambda p: (
+            Version(p.version) if p.version is not None else Version("0"),
+            _date_key(p.date),
+            str(p.path),
+        )
+    )
+    return _labelled(points, by)
+
+
+def _labelled(points: list[Point], by: str) -> list[Point]:
+    """Labels ("ZODB 6.4", or the date; a version met twice gets its date
+    too) and what else changed since the previous run."""
+    seen: dict[str | None, int] = {}
+    for p in points:
+        seen[p.version] = seen.get(p.version, 0) + 1
+    out = []
+    previous: dict[str, Any] = {}
+    for p in points:
+        if p.version is None:
+            label = p.when if p.date else p.path.name
+        else:
+            label = f"{by} {p.version}"
+            if seen[p.version] > 1:
+                label += f" ({p.when if p.date else p.path.name})"
+        versions = dict(p.run.metadata.get("versions") or {})
+        python = (p.run.metadata.get("python") or {}).get("version")
+        if python:
+            versions["python"] = python
+        changed = tuple(
+            f"{name} {previous.get(name)} -> {v}"
+            for name, v in versions.items()
+            if previous and _normal(name) != _normal(by) and previous.get(name) != v
+        )
+        previous = versions
+        out.append(dataclasses.replace(p, label=label, changed=changed))
+    return out
