@@ -103,6 +103,10 @@ def test_runs_are_in_version_order_not_name_or_date(runs: dict[str, Path]) -> No
     assert [p.label for p in h.points] == ["ZODB 6.2", "ZODB 6.9", "ZODB 6.10"]
     by_date = history.build([runs["6.10"].parent], by="date")
     assert [p.path for p in by_date.points] == [runs["6.10"], runs["6.9"], runs["6.2"]]
+    # the label is the date: shown once, in the text and on the page
+    assert "2026-01-01 00:00:00  " + str(runs["6.10"]) in by_date.text()
+    assert history_html.section(by_date).count("<th>date (UTC)</th>") == 1
+    assert history_html.section(h).count("<th>date (UTC)</th>") == 1
 
 
 def test_labels_name_what_else_changed_and_repeated_versions(

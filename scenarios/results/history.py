@@ -229,9 +229,9 @@ class History:
         width = max(len(p.label) for p in self.points)
         out = []
         for i, p in enumerate(self.points, 1):
+            when = "" if self.by == BY_DATE else f"{p.when}  "
             line = (
-                f"{i:>3}  {p.label.ljust(width)}  {p.when}  {p.path}  "
-                f"({p.trials} trials)"
+                f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}  ({p.trials} trials)"
             )
             if p.changed:
                 line += "; also changed: " + ", ".join(p.changed)
