@@ -143,6 +143,15 @@ def test_the_statistic_is_the_runs_own_unless_they_disagree(
     assert recorded_there["statistic"] != "median"
     assert mixed.statistic.name == "p25"
     assert "The runs recorded different statistics" in mixed.notes[0]
+    assert not [n for n in mixed.notes if "different speeds" in n]
+    slow = json.loads(runs["6.9"].read_text())
+    probes = slow["metadata"]["environment"]["speed_probes_s"]
+    slow["metadata"]["environment"]["speed_probes_s"] = [2 * p for p in probes]
+    (tmp_path / "6.9.json").write_text(json.dumps(slow))
+    speeds = [n for n in history.build([tmp_path]).notes if "different speeds" in n]
+    assert len(speeds) == 2  # 6.2 -> 6.9 and 6.9 -> 6.10
+    assert "the speed probe's median was" in speeds[0]
+    assert "ZODB 6.2" in speeds[0] and "ZODB 6.10" in speeds[1]
     cpu = history.build([tmp_path], cpu=True)
     assert "CPU time" in cpu.text()
     cell = ("file", "commit processes")
@@ -231,6 +240,7 @@ def test_bad_input_is_one_line(
     base = json.loads(runs["6.2"].read_text())
     empty = tmp_path / "empty"
     empty.mkdir()
+    assert_bad_input(run_cli(capsys, "history"), "required: DIR_OR_FILE")
     assert_bad_input(run_cli(capsys, "history", str(empty)), "no run file")
     assert_bad_input(run_cli(capsys, "history", a), "two or more run files")
     assert_bad_input(

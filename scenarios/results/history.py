@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import significance
+from scenarios.results import environment, significance
 from scenarios.results.compare import format_time
 from scenarios.results.files import ResultsError
 from scenarios.results.history_files import (
@@ -362,8 +362,25 @@ def build(
         samples=samples,
         steps=_steps(samples, statistic),
         skipped=tuple(skipped),
-        notes=(note,) if note else (),
+        notes=(*([note] if note else []), *_speed_warnings(points)),
     )
+
+
+def _speed_warnings(points: Sequence[Point]) -> list[str]:
+    """compare's warning for each pair of neighbours whose machines ran at
+    different speeds (environment.speed_warning): a step there may be the
+    machine's."""
+    out = []
+    for a, b in zip(points, points[1:], strict=False):
+        warning = environment.speed_warning(
+            a.run.metadata.get("environment") or {},
+            b.run.metadata.get("environment") or {},
+            a.label,
+            b.label,
+        )
+        if warning:
+            out.append(warning)
+    return out
 
 
 def _steps(
