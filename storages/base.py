@@ -408,9 +408,10 @@ class StorageFactory(abc.ABC):
         if it will not do.  Cheap: no server is started here."""
 
 
-#: Names whose home moved to storages.zodbstore, still importable from here
-#: (other packages' storages import ZODBStore from storages.base), loaded
-#: on first use so that this module imports no storage.
+#: Names kept in storages.zodbstore and importable from here too, since a
+#: storage module (another package's as well) finds the whole contract in
+#: storages.base; loaded on first use, so that this module imports no
+#: storage.
 _EXPORTS = {
     "ZODBStore": "storages.zodbstore",
     "Wrap": "storages.zodbstore",

@@ -1,4 +1,5 @@
-"""MariaDB (MySQL) for RelStorage: a server the suite starts, or the user's.
+"""MariaDB (MySQL) for RelStorage: relstorage-mysql and relstorage-mysql-hp
+(FACTORIES), on a server the suite starts, or the user's (--mysql-dsn).
 
 MariaDBServer runs Debian's MariaDB 10.11: mariadb-install-db --no-defaults
 into a temporary directory, then ``mariadbd --no-defaults`` (first
@@ -26,14 +27,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from storages.base import StorageError
+from storages.base import StorageError, URIScheme
+from storages.ports import LOCALHOST
 from storages.relstorage import drivers
-from storages.relstorage.servers import (
-    LOCALHOST,
-    ServerProcess,
-    TrialDatabases,
-    run_tool,
-)
+from storages.relstorage.factory import _ServerFactory
+from storages.relstorage.servers import ServerProcess, TrialDatabases, run_tool
 
 #: Seconds a statement waits for a lock (metadata and InnoDB rows).
 LOCK_WAIT_TIMEOUT = 10
@@ -299,3 +297,62 @@ class MySQLDatabases(TrialDatabases):
             self.drop_all()
         finally:
             self.close()
+
+
+class RelStorageMySQLFactory(_ServerFactory):
+    name = "relstorage-mysql"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
+    )
+    backend = "mysql"
+    uri_schemes = (URIScheme("mysql", default_port=3306, read_only=True),)
+    product = "MySQL"
+
+    def _user_server(self) -> str | None:
+        return self._options().mysql_dsn
+
+    def _port(self) -> int:
+        return self._options().mysql_port
+
+    def _driver(self) -> str | None:
+        return self._options().mysql_driver
+
+    def _server_missing(self) -> str | None:
+        reason = available()
+        return f"{reason}; or give --mysql-dsn" if reason else None
+
+    def _server(self) -> MariaDBServer:
+        return MariaDBServer(port=self._port())
+
+    def _user_databases(self, dsn: str) -> MySQLDatabases:
+        return MySQLDatabases.for_url(dsn)
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        return {"params": databases.adapter_params(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.uri import relstorage_uri
+
+        params = databases.adapter_params(database)
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=params.get("host"),
+            port=params.get("port"),
+            user=params.get("user"),
+            password=params.get("passwd") or params.get("password"),
+            database=database,
+        )
+
+
+class RelStorageMySQLHPFactory(RelStorageMySQLFactory):
+    name = "relstorage-mysql-hp"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-preserving"
+    )
+    keep_history = True
+
+
+#: This backend's storages, history-free first (backends.py orders them).
+FACTORIES = (RelStorageMySQLFactory, RelStorageMySQLHPFactory)

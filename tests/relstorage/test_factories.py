@@ -27,11 +27,11 @@ import storages
 from scenarios.bench import runner
 from scenarios.bench.config import RunConfig
 from storages import StorageOptions
+from storages.ports import free_port
 from storages.relstorage import mysql, postgresql
-from storages.relstorage.factory import RelStorageOptions, redact
 from storages.relstorage.mysql import MariaDBServer
+from storages.relstorage.options import RelStorageOptions, redact
 from storages.relstorage.postgresql import PostgreSQLServer
-from storages.relstorage.servers import free_port
 from tests.conftest import factory_or_skip as usable_or_skip
 from tests.relstorage.conftest import server_pids, wait_gone
 
