@@ -111,6 +111,8 @@ def _paths_in(text: str) -> list[Path]:
     """Local paths a URI, NAME=URI or a file name given as text names."""
     from urllib.parse import parse_qs, urlsplit
 
+    from storages.named import URISource
+
     _, sep, rest = text.partition("=")
     candidates = [text, rest] if sep and "://" in rest else [text]
     out = []
@@ -120,12 +122,13 @@ def _paths_in(text: str) -> list[Path]:
                 out.append(Path(candidate))
             continue
         parts = urlsplit(candidate)
-        if parts.path and parts.scheme.endswith("file"):
+        # The schemes whose path is a file or directory here, as their
+        # storages declare them (URIScheme.local).
+        scheme, _ = URISource(candidate).entry()
+        if parts.path and scheme.local:
             out.append(Path(parts.path))
         for key in ("data_dir", "path", "envdir"):
             out.extend(Path(v) for v in parse_qs(parts.query).get(key, ()))
-        if parts.scheme.endswith("bdb") and parts.path:
-            out.append(Path(parts.path))
     return out
 
 
