@@ -314,6 +314,15 @@ class StorageFactory(abc.ABC):
         unless *read_only* (a reader may look).  The default checks nothing."""
 
     @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        """What the existing file *path* is when it belongs to one of this
+        storage's databases ("a FileStorage"), from *head* (its first 16
+        bytes) or its name beside the database; None otherwise.  An output
+        (--json...) is never written over such a file, --force or not.
+        None by default."""
+        return None
+
+    @classmethod
     def held_at(cls, path: Path) -> bool:
         """Another process has the database at *path* (as check_at names
         it) open for writing (a ZEO server): a read-only look sees it as it

@@ -181,6 +181,22 @@ def not_storage() -> tuple[str, ...]:
 ZODBURI_SCHEMES = (URIScheme("demo"), URIScheme("zconfig", local=True))
 
 
+def file_kind(path: Path) -> str | None:
+    """What database file *path* is, as the storage whose file it is says
+    (StorageFactory.file_kind: "a FileStorage", "a SQLite database"), or
+    None: not one of theirs, or missing."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    for factory in REGISTRY.values():
+        kind = factory.file_kind(Path(path), head)
+        if kind is not None:
+            return kind
+    return None
+
+
 def schemes() -> dict[str, tuple[URIScheme, type[StorageFactory] | None]]:
     """Scheme name -> (its URIScheme, the factory declaring it, or None for
     zodburi's own): the one scheme table, from the registry."""

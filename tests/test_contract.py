@@ -294,8 +294,16 @@ def test_the_walkthroughs_storage_reaches_every_command_through_the_registry(
             assert "vfab-loadtest" in conn.root()
     finally:
         target.close()
-    # An output never replaces it: foo:// names a local file (URIScheme.local).
+    # An output never replaces it: foo:// names a local file (URIScheme.local),
+    # and a file the storage says is one of its databases (file_kind).
     assert db in command_inputs(argparse.Namespace(uri=f"foo://{db}", outputs=()))
+    other = tmp_path / "other.foo"
+    other.write_bytes(b"FOO1" + bytes(60))
+    assert_bad_input(
+        run_cli(capsys, "census", f"foo://{db}", "--json", str(other), "--force"),
+        "is a Foo database",
+    )
+    assert other.read_bytes() == b"FOO1" + bytes(60)
 
 
 def test_the_walkthroughs_storage_refuses_its_damaged_database(

@@ -69,6 +69,10 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
     def unavailable(self) -> str | None:
         return relstorage_missing()
 
+    @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        return "a SQLite database" if head == b"SQLite format 3\0" else None
+
     def check_existing(self, directory: Path) -> None:
         check_sqlite_dir(Path(directory) / "relstorage")
 
