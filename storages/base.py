@@ -314,6 +314,14 @@ class StorageFactory(abc.ABC):
         unless *read_only* (a reader may look).  The default checks nothing."""
 
     @classmethod
+    def report_note(cls, stats: dict[str, Any]) -> str | None:
+        """One clause for the report's note on how this storage was set
+        up, read from a trial's jar_stats() (RelStorage: "history-free,
+        postgresql, psycopg2"); None when there is nothing to say (the
+        default)."""
+        return None
+
+    @classmethod
     def file_kind(cls, path: Path, head: bytes) -> str | None:
         """What the existing file *path* is when it belongs to one of this
         storage's databases ("a FileStorage"), from *head* (its first 16

@@ -181,6 +181,16 @@ def not_storage() -> tuple[str, ...]:
 ZODBURI_SCHEMES = (URIScheme("demo"), URIScheme("zconfig", local=True))
 
 
+def report_note(name: str, stats: dict[str, Any] | None) -> str | None:
+    """The report's clause on how storage *name* was set up, from a trial's
+    jar_stats() (StorageFactory.report_note); None for a name the registry
+    does not hold (a configured column) or nothing to say."""
+    factory = REGISTRY.get(name)
+    if factory is None or not stats:
+        return None
+    return factory.report_note(stats)
+
+
 def file_kind(path: Path) -> str | None:
     """What database file *path* is, as the storage whose file it is says
     (StorageFactory.file_kind: "a FileStorage", "a SQLite database"), or

@@ -98,6 +98,16 @@ class _RelStorageFactory(StorageFactory):
 
         return lambda: open_uri(uri, read_only=read_only)
 
+    @classmethod
+    def report_note(cls, stats: dict[str, Any]) -> str | None:
+        """ "history-free, postgresql, psycopg2" from RelStorageStore's
+        jar_stats (the backend and driver named once when they agree)."""
+        if "history" not in stats:
+            return None
+        parts = [f"history-{stats['history']}"]
+        parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
+        return ", ".join(dict.fromkeys(parts))
+
     @property
     def history(self) -> str:
         return "preserving" if self.keep_history else "free"

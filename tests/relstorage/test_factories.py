@@ -118,6 +118,19 @@ def test_registered_with_capabilities() -> None:
     assert not set(SERVER_NAMES) & set(storages.DEFAULT_STORAGES)
 
 
+def test_the_report_note_comes_from_the_storage(tmp_path: Path) -> None:
+    """registry.report_note(): what a trial's jar_stats say of a RelStorage
+    (history mode, backend, driver), in the factory's words; nothing for a
+    storage with nothing to say or a name the registry does not hold."""
+    factory = usable_or_skip("relstorage-sqlite-hp")
+    with factory.open(tmp_path) as store:
+        stats = store.jar_stats()
+    note = storages.registry.report_note("relstorage-sqlite-hp", stats)
+    assert note == "history-preserving, sqlite3", stats
+    assert storages.registry.report_note("file", {"history": "free"}) is None
+    assert storages.registry.report_note("theirs", stats) is None
+
+
 def test_passwords_stay_out_of_the_json() -> None:
     options = RelStorageOptions(
         pg_dsn="host=db user=me password=secret dbname=x",
