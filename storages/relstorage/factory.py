@@ -41,7 +41,7 @@ from storages.base import (
 )
 from storages.process import ServedShared
 from storages.relstorage.drivers import DRIVERS, pip_name
-from storages.relstorage.options import EXTRA, RelStorageOptions, relstorage_missing
+from storages.relstorage.options import EXTRA, relstorage_missing
 from storages.zodbstore import ZODBStore
 
 
@@ -79,10 +79,7 @@ class RelStorageShared(ServedShared):
 class _RelStorageFactory(StorageFactory):
     """What the six relstorage-* factories share."""
 
-    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (
-        DBOptions,
-        RelStorageOptions,
-    )
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions,)
     shared = True
     #: RelStorage's backend name (open_relstorage's first argument).
     backend: ClassVar[str]
@@ -157,9 +154,6 @@ class _ServerFactory(_RelStorageFactory):
         super().__init__(*args, **kwargs)
         self._databases: Any = None  # TrialDatabases while running()
         self._server_process: Any = None  # the server running() started
-
-    def _options(self) -> RelStorageOptions:
-        return self.options.get(RelStorageOptions)
 
     # -- what subclasses provide --------------------------------------------
 

@@ -18,6 +18,8 @@ or on one the user names with a libpq DSN.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import glob
 import os
 import pwd
@@ -26,19 +28,66 @@ import signal
 import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from storages.base import StorageError, URIScheme
+from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
 from storages.ports import LOCALHOST
 from storages.relstorage import drivers
+from storages.relstorage.drivers import driver_type
 from storages.relstorage.dsn import format_dsn, parse_dsn
 from storages.relstorage.factory import _ServerFactory
+from storages.relstorage.options import port_type, redact
 from storages.relstorage.servers import ServerProcess, TrialDatabases, run_tool
 
 #: The superuser initdb creates (-U), and the role RelStorage connects as.
 SUPERUSER = "postgres"
 #: The operating-system account that runs the server when the suite is root.
 OS_USER = "postgres"
+
+
+@dataclasses.dataclass(frozen=True)
+class PGOptions(OptionGroup):
+    """Options of relstorage-pg and relstorage-pg-hp.
+
+    pg_dsn: a libpq DSN (key=value or postgresql://) of a PostgreSQL server
+        to use instead of starting one; a role allowed to CREATE DATABASE.
+    pg_port: port of the server the suite starts (0: a free one).
+    pg_driver: psycopg2 or pg8000 (None: psycopg2 when installed).
+    """
+
+    title: ClassVar[str] = "RelStorage on PostgreSQL (relstorage-pg, -pg-hp)"
+
+    pg_dsn: str | None = None
+    pg_port: int = 0
+    pg_driver: str | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        group.add_argument(
+            "--pg-dsn",
+            metavar="DSN",
+            help="use this PostgreSQL server (libpq DSN or postgresql:// URI; a "
+            "role allowed to CREATE DATABASE) instead of starting one; the suite "
+            "creates and drops only databases named vfab_<8 hex>_*",
+        )
+        group.add_argument(
+            "--pg-port",
+            type=port_type,
+            default=0,
+            metavar="N",
+            help="port of the PostgreSQL the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        group.add_argument(
+            "--pg-driver",
+            type=driver_type("postgresql"),
+            metavar="psycopg2|pg8000",
+            help="PostgreSQL driver (default: psycopg2 when installed)",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values, the password masked."""
+        return {**dataclasses.asdict(self), "pg_dsn": redact(self.pg_dsn)}
 
 
 def find_bindir() -> Path:
@@ -379,17 +428,18 @@ class RelStoragePGFactory(_ServerFactory):
         "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
     )
     backend = "postgresql"
+    option_groups = (DBOptions, PGOptions)
     uri_schemes = (URIScheme("postgres", default_port=5432, read_only=True),)
     product = "PostgreSQL"
 
     def _user_server(self) -> str | None:
-        return self._options().pg_dsn
+        return self.options.get(PGOptions).pg_dsn
 
     def _port(self) -> int:
-        return self._options().pg_port
+        return self.options.get(PGOptions).pg_port
 
     def _driver(self) -> str | None:
-        return self._options().pg_driver
+        return self.options.get(PGOptions).pg_driver
 
     def _server_missing(self) -> str | None:
         reason = available()
