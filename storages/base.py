@@ -314,6 +314,23 @@ class StorageFactory(abc.ABC):
         unless *read_only* (a reader may look).  The default checks nothing."""
 
     @classmethod
+    def report_note(cls, stats: dict[str, Any]) -> str | None:
+        """One clause for the report's note on how this storage was set
+        up, read from a trial's jar_stats() (RelStorage: "history-free,
+        postgresql, psycopg2"); None when there is nothing to say (the
+        default)."""
+        return None
+
+    @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        """What the existing file *path* is when it belongs to one of this
+        storage's databases ("a FileStorage"), from *head* (its first 16
+        bytes) or its name beside the database; None otherwise.  An output
+        (--json...) is never written over such a file, --force or not.
+        None by default."""
+        return None
+
+    @classmethod
     def held_at(cls, path: Path) -> bool:
         """Another process has the database at *path* (as check_at names
         it) open for writing (a ZEO server): a read-only look sees it as it
@@ -408,9 +425,10 @@ class StorageFactory(abc.ABC):
         if it will not do.  Cheap: no server is started here."""
 
 
-#: Names whose home moved to storages.zodbstore, still importable from here
-#: (other packages' storages import ZODBStore from storages.base), loaded
-#: on first use so that this module imports no storage.
+#: Names kept in storages.zodbstore and importable from here too, since a
+#: storage module (another package's as well) finds the whole contract in
+#: storages.base; loaded on first use, so that this module imports no
+#: storage.
 _EXPORTS = {
     "ZODBStore": "storages.zodbstore",
     "Wrap": "storages.zodbstore",

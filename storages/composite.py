@@ -5,8 +5,9 @@ zeo+bdb (storages.zeo, storages.bdb) serve their base's storage through a
 runzeo.  A composite holds its base's factory, never subclasses it, and
 forwards every hook a caller asks before it opens anything (FORWARDED): a
 composite that skipped one would let a caller open a database its base
-refuses (zlib+file once passed a truncated Data.fs that file refused, and
-opened read-write, FileStorage cuts such a file short without a word).
+refuses (zlib+file skipping file's check_existing would open a truncated
+Data.fs read-write, and FileStorage cuts such a file short without a
+word).
 tests/test_composites.py runs every composite against a damaged base.
 """
 

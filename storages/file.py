@@ -408,6 +408,16 @@ class FileFactory(StorageFactory):
         return lock_held(Path(f"{path}.lock"))
 
     @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        if head[:4] in (b"FS21", b"FS30"):  # Python 3's and 2's FileStorage
+            return "a FileStorage"
+        # Its index, lock, scratch file, a pack's .old, a recovery's .trN.
+        stem, dot, _ = path.name.rpartition(".")
+        if dot and stem.endswith(".fs") and (path.parent / stem).is_file():
+            return f"a file of the FileStorage {stem}"
+        return None
+
+    @classmethod
     def path_uri(cls, path: Path) -> str | None:
         fs_path = path / "Data.fs" if path.is_dir() else path
         if not fs_path.is_file():

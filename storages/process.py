@@ -3,8 +3,10 @@
 
 ServerProcess starts a child (a port the user named must be free; a port
 picked here and lost to a race is picked again, three times), waits until
-it answers, stops it (its own way, then SIGKILL after a grace period), and
-can be started again on the same port (a restart after kill).  The child
+it answers, stops it (its own way, then SIGKILL after a grace period),
+kills it as a crash would (kill()) and starts it again on the same data
+and port (restart()).  ServedShared is the storages.base.Shared of such a
+server: what `vfab-bench scale` kills and restarts.  The child
 runs in its own session, so that Ctrl-C at the terminal reaches the suite
 only, and Linux sends it a signal if the suite dies without cleaning up.
 Subclasses say what to run and how to tell it is ready.
@@ -12,6 +14,8 @@ Subclasses say what to run and how to tell it is ready.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -20,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from storages.base import StorageError
+from storages.base import Shared, StorageError
 from storages.ports import LOCALHOST, check_port_free, free_port
 
 _S = TypeVar("_S", bound="ServerProcess")
@@ -217,6 +221,25 @@ class ServerProcess:
             self.timings["stop"] = time.perf_counter() - started
         self._after_stop()
 
+    def kill(self) -> None:
+        """SIGKILL the server and every process of its session (PostgreSQL's
+        backends), as a crash would: no shutdown, its data left as they are.
+        Its directory stays, for restart()."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            # The child leads its own session (start_new_session), so its
+            # process group is its pid.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def restart(self: _S, timeout: float = 60.0) -> _S:
+        """Start the server again on the same data and the same port, where
+        its clients look for it (StorageError if that port was taken
+        meanwhile)."""
+        self.requested_port = self.port
+        return self.start(timeout)
+
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -230,3 +253,34 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ServedShared(Shared):
+    """A database other processes open (*client*) on a ServerProcess the
+    suite started: its pid (children counted with it), kill (a crash) and
+    restart (same data, same port).  Subclasses add what a kill breaks on
+    this side in _after_kill()."""
+
+    can_kill = True
+
+    def __init__(self, client: str, server: ServerProcess) -> None:
+        super().__init__(client)
+        self.server = server
+
+    def server_pids(self) -> list[int]:
+        pid = self.server.pid
+        return [pid] if pid else []
+
+    def kill_server(self) -> None:
+        self.server.kill()
+        self._after_kill()
+
+    def _after_kill(self) -> None:
+        """What the kill left to clean up here (an admin connection)."""
+
+    def restart_server(self) -> None:
+        self.server.restart()
+
+    @property
+    def server_running(self) -> bool:
+        return self.server.running

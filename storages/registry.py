@@ -181,6 +181,32 @@ def not_storage() -> tuple[str, ...]:
 ZODBURI_SCHEMES = (URIScheme("demo"), URIScheme("zconfig", local=True))
 
 
+def report_note(name: str, stats: dict[str, Any] | None) -> str | None:
+    """The report's clause on how storage *name* was set up, from a trial's
+    jar_stats() (StorageFactory.report_note); None for a name the registry
+    does not hold (a configured column) or nothing to say."""
+    factory = REGISTRY.get(name)
+    if factory is None or not stats:
+        return None
+    return factory.report_note(stats)
+
+
+def file_kind(path: Path) -> str | None:
+    """What database file *path* is, as the storage whose file it is says
+    (StorageFactory.file_kind: "a FileStorage", "a SQLite database"), or
+    None: not one of theirs, or missing."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    for factory in REGISTRY.values():
+        kind = factory.file_kind(Path(path), head)
+        if kind is not None:
+            return kind
+    return None
+
+
 def schemes() -> dict[str, tuple[URIScheme, type[StorageFactory] | None]]:
     """Scheme name -> (its URIScheme, the factory declaring it, or None for
     zodburi's own): the one scheme table, from the registry."""

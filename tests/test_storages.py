@@ -156,3 +156,31 @@ def test_corrupt_filestorage_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="not a usable FileStorage"):
         storages.get("file").open(tmp_path)
     assert data.read_bytes() == b"this is not a FileStorage"
+
+
+@pytest.mark.parametrize("name", ["file", "bdb", "relstorage-sqlite"])
+def test_each_storage_names_its_own_files(name: str, tmp_path: Path) -> None:
+    """registry.file_kind(): every file a storage's open() leaves is named
+    as that storage's by the storage itself (an output is never written
+    over one); a file of no storage is not."""
+    factory = factory_or_skip(name)
+    with factory.open(tmp_path) as store:
+        store.root()["x"] = PersistentMapping(v=1)
+        store.commit()
+    kinds = {
+        p.name: storages.registry.file_kind(p)
+        for p in tmp_path.rglob("*")
+        if p.is_file() and p.stat().st_size
+    }
+    databases = {n for n, kind in kinds.items() if kind is not None}
+    assert databases, kinds
+    expected = {
+        "file": {"Data.fs", "Data.fs.index"},
+        "bdb": {"zodb.db"},
+        "relstorage-sqlite": {"main.sqlite3"},
+    }[name]
+    assert expected <= databases, kinds
+    plain = tmp_path / "notes.txt"
+    plain.write_text("not a database, 16 bytes or more\n")
+    assert storages.registry.file_kind(plain) is None
+    assert storages.registry.file_kind(tmp_path / "missing") is None

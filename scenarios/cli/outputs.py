@@ -111,6 +111,8 @@ def _paths_in(text: str) -> list[Path]:
     """Local paths a URI, NAME=URI or a file name given as text names."""
     from urllib.parse import parse_qs, urlsplit
 
+    from storages.named import URISource
+
     _, sep, rest = text.partition("=")
     candidates = [text, rest] if sep and "://" in rest else [text]
     out = []
@@ -120,12 +122,13 @@ def _paths_in(text: str) -> list[Path]:
                 out.append(Path(candidate))
             continue
         parts = urlsplit(candidate)
-        if parts.path and parts.scheme.endswith("file"):
+        # The schemes whose path is a file or directory here, as their
+        # storages declare them (URIScheme.local).
+        scheme, _ = URISource(candidate).entry()
+        if parts.path and scheme.local:
             out.append(Path(parts.path))
         for key in ("data_dir", "path", "envdir"):
             out.extend(Path(v) for v in parse_qs(parts.query).get(key, ()))
-        if parts.scheme.endswith("bdb") and parts.path:
-            out.append(Path(parts.path))
     return out
 
 
@@ -154,38 +157,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-#: The first bytes of a database file, at offset 0 (FileStorage, SQLite)
-#: or 12 (Berkeley DB's btree, hash, queue and recno files, either byte
-#: order): an existing output holding one is never replaced.
-_FILESTORAGE_MAGIC = (b"FS21", b"FS30")
-_SQLITE_MAGIC = b"SQLite format 3\0"
-_BDB_MAGIC = (0x053162, 0x061561, 0x042253, 0x040988)
-
-
 def database_kind(path: Path) -> str | None:
-    """What database *path* (an existing file) is, or None: sniffed from its
-    first bytes, or its name beside a FileStorage (Data.fs.index, .lock,
-    .tmp, .trN) or in a Berkeley DB environment (__db.NNN, log.NNN)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError:
-        return None
-    if head[:4] in _FILESTORAGE_MAGIC:
-        return "a FileStorage"
-    if head == _SQLITE_MAGIC:
-        return "a SQLite database"
-    if len(head) == 16:
-        for order in ("little", "big"):
-            if int.from_bytes(head[12:16], order) in _BDB_MAGIC:
-                return "a Berkeley DB file"
-    name = path.name
-    stem, dot, _ = name.rpartition(".")
-    if dot and stem.endswith(".fs") and (path.parent / stem).is_file():
-        return f"a file of the FileStorage {stem}"
-    if name.startswith(("__db.", "log.")) and name.split(".", 1)[1].isdigit():
-        return "a Berkeley DB environment's file"
-    return None
+    """What database *path* (an existing file) is, or None, as the storage
+    whose file it is says (storages.registry.file_kind: from its first
+    bytes, or its name beside a database)."""
+    from storages.registry import file_kind
+
+    return file_kind(path)
 
 
 def _is_device(path: Path) -> bool:

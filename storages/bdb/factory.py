@@ -116,6 +116,10 @@ class BDBStore(ZODBStore):
             super().pack()
 
 
+#: The magic numbers of Berkeley DB's btree, hash, queue and recno files.
+BDB_MAGIC = (0x053162, 0x061561, 0x042253, 0x040988)
+
+
 class BDBFactory(StorageFactory):
     name = "bdb"
     description = "BDBStorage: Berkeley DB transactional B-trees on local disk"
@@ -144,6 +148,20 @@ class BDBFactory(StorageFactory):
         from storages.bdb.check import check_environment
 
         check_environment(path)
+
+    @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        # Berkeley DB's btree, hash, queue and recno magic at offset 12, in
+        # either byte order; its environment's region and log files by name.
+        if len(head) == 16 and any(
+            int.from_bytes(head[12:16], order) in BDB_MAGIC
+            for order in ("little", "big")
+        ):
+            return "a Berkeley DB file"
+        name = path.name
+        if name.startswith(("__db.", "log.")) and name.split(".", 1)[1].isdigit():
+            return "a Berkeley DB environment's file"
+        return None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

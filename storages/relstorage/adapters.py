@@ -7,8 +7,8 @@ history mode) into a one-line StorageError.
 
 RelStorage 4.3 fails twice on MariaDB 10.11 (the only MySQL Debian 12
 ships); both are worked around here, for MySQL adapters only, and each has
-a test in tests/test_relstorage_servers.py that fails the day RelStorage
-no longer needs the workaround:
+a test in tests/relstorage/test_mariadb_workarounds.py that fails the day
+RelStorage no longer needs the workaround:
 
 1. MariaDBVersionDetector: RelStorage reads "10.11.x-MariaDB" as MySQL
    >= 8.0.19 and sends ``INSERT ... VALUES (...) AS EXCLUDED ON DUPLICATE
@@ -32,12 +32,12 @@ from typing import Any
 
 from storages.base import StorageError
 from storages.errors import one_line
-
-# Re-exported: their home is storages.relstorage.drivers.
-from storages.relstorage.drivers import DRIVER_ALIASES as DRIVER_ALIASES
-from storages.relstorage.drivers import DRIVER_MODULES as DRIVER_MODULES
-from storages.relstorage.drivers import DRIVERS as DRIVERS
-from storages.relstorage.drivers import all_modules
+from storages.relstorage.drivers import (
+    DRIVER_ALIASES,
+    DRIVER_MODULES,
+    DRIVERS,
+    all_modules,
+)
 
 BACKENDS = ("sqlite3", "postgresql", "mysql")
 
@@ -232,7 +232,7 @@ def open_relstorage(
 
 
 def _pg_where(dsn: str) -> str:
-    from storages.relstorage.postgresql import parse_dsn
+    from storages.relstorage.dsn import parse_dsn
 
     parts = parse_dsn(dsn)
     return (

@@ -1,25 +1,15 @@
-"""The relstorage-* factories, in the registry's order: one per backend
-(sqlite.py; PostgreSQL and MariaDB in factory.py) and history mode."""
+"""The relstorage-* factories in the registry's order: every backend's
+history-free storage, then every history-preserving one.  Each backend
+module (sqlite.py, postgresql.py, mysql.py) names its two in FACTORIES,
+history-free first; a new backend is one module and one line here."""
 
 from __future__ import annotations
 
 from storages.base import StorageFactory
-from storages.relstorage.factory import (
-    RelStorageMySQLFactory,
-    RelStorageMySQLHPFactory,
-    RelStoragePGFactory,
-    RelStoragePGHPFactory,
-)
-from storages.relstorage.sqlite import (
-    RelStorageSQLiteFactory,
-    RelStorageSQLiteHPFactory,
-)
+from storages.relstorage import mysql, postgresql, sqlite
 
-FACTORIES: tuple[type[StorageFactory], ...] = (
-    RelStorageSQLiteFactory,
-    RelStoragePGFactory,
-    RelStorageMySQLFactory,
-    RelStorageSQLiteHPFactory,
-    RelStoragePGHPFactory,
-    RelStorageMySQLHPFactory,
+BACKENDS = (sqlite, postgresql, mysql)
+
+FACTORIES: tuple[type[StorageFactory], ...] = tuple(
+    backend.FACTORIES[i] for i in (0, 1) for backend in BACKENDS
 )

@@ -1,7 +1,7 @@
-"""relstorage-*: RelStorage on SQLite, PostgreSQL and MariaDB: the factories.
-
-The SQLite factories are in sqlite.py; the six, in registry order, are
-storages.relstorage.backends.FACTORIES; their options in options.py.
+"""What the relstorage-* factories share (RelStorage on SQLite, PostgreSQL
+and MariaDB); each backend's factories live in its own module (sqlite.py,
+postgresql.py, mysql.py, each naming its two in FACTORIES), the six in
+registry order in backends.py, their options in options.py.
 
 Six names, one per backend and history mode, so that a run can set both
 modes side by side and every column says which one it measured:
@@ -27,8 +27,6 @@ and says so on stderr once per run.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,15 +38,10 @@ from storages.base import (
     Shared,
     StorageFactory,
     Store,
-    URIScheme,
 )
-
-# Re-exported: their home was this module.
+from storages.process import ServedShared
 from storages.relstorage.drivers import DRIVERS, pip_name
-from storages.relstorage.options import EXTRA as EXTRA
-from storages.relstorage.options import RelStorageOptions as RelStorageOptions
-from storages.relstorage.options import redact as redact
-from storages.relstorage.options import relstorage_missing as relstorage_missing
+from storages.relstorage.options import EXTRA, relstorage_missing
 from storages.zodbstore import ZODBStore
 
 
@@ -69,52 +62,24 @@ class RelStorageStore(ZODBStore):
         return stats
 
 
-class RelStorageShared(Shared):
+class RelStorageShared(ServedShared):
     """A RelStorage database other processes open, by its URI
-    (storages.relstorage.uri); on a server the suite started, that server's
-    pid (its children, PostgreSQL's backends, are counted with it), kill
-    (SIGKILL to the server's whole process group: a crash) and restart (the
-    same data directory and port)."""
+    (storages.relstorage.uri), on a server this run started (a user's
+    server, or SQLite's files, are a plain Shared: nothing to kill).  The
+    kill (a crash) also ends the admin connection of *databases*."""
 
-    def __init__(self, client: str, server: Any = None, databases: Any = None) -> None:
-        super().__init__(client)
-        self.server = server
+    def __init__(self, client: str, server: Any, databases: Any) -> None:
+        super().__init__(client, server)
         self.databases = databases
-        self.can_kill = server is not None
 
-    def server_pids(self) -> list[int]:
-        pid = self.server.pid if self.server is not None else None
-        return [pid] if pid else []
-
-    def kill_server(self) -> None:
-        if self.server is None:
-            raise NotImplementedError("not a server this run started")
-        process, self.server.process = self.server.process, None
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        if self.databases is not None:
-            self.databases.close()  # its connection died with the server
-
-    def restart_server(self) -> None:
-        if self.server is None:
-            raise NotImplementedError("not a server this run started")
-        self.server.requested_port = self.server.port
-        self.server.start()
-
-    @property
-    def server_running(self) -> bool:
-        return self.server is None or bool(self.server.running)
+    def _after_kill(self) -> None:
+        self.databases.close()  # its connection died with the server
 
 
 class _RelStorageFactory(StorageFactory):
     """What the six relstorage-* factories share."""
 
-    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (
-        DBOptions,
-        RelStorageOptions,
-    )
+    option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions,)
     shared = True
     #: RelStorage's backend name (open_relstorage's first argument).
     backend: ClassVar[str]
@@ -129,6 +94,16 @@ class _RelStorageFactory(StorageFactory):
         from storages.relstorage.uri import open_uri
 
         return lambda: open_uri(uri, read_only=read_only)
+
+    @classmethod
+    def report_note(cls, stats: dict[str, Any]) -> str | None:
+        """ "history-free, postgresql, psycopg2" from RelStorageStore's
+        jar_stats (the backend and driver named once when they agree)."""
+        if "history" not in stats:
+            return None
+        parts = [f"history-{stats['history']}"]
+        parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
+        return ", ".join(dict.fromkeys(parts))
 
     @property
     def history(self) -> str:
@@ -293,8 +268,11 @@ class _ServerFactory(_RelStorageFactory):
             if databases is None:
                 databases = stack.enter_context(self._serving(announce=False))
             database = databases.create()
-            shared = RelStorageShared(
-                self._uri(databases, database), self._server_process, databases
+            uri = self._uri(databases, database)
+            shared = (
+                Shared(uri)
+                if self._server_process is None
+                else RelStorageShared(uri, self._server_process, databases)
             )
             try:
                 yield shared
@@ -342,132 +320,3 @@ class _ServerFactory(_RelStorageFactory):
             "server": "user" if self._user_server() is not None else "suite",
         }
         return store
-
-
-class RelStoragePGFactory(_ServerFactory):
-    name = "relstorage-pg"
-    description = (
-        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
-    )
-    backend = "postgresql"
-    uri_schemes = (URIScheme("postgres", default_port=5432, read_only=True),)
-    product = "PostgreSQL"
-
-    def _options(self) -> RelStorageOptions:
-        return self.options.get(RelStorageOptions)
-
-    def _user_server(self) -> str | None:
-        return self._options().pg_dsn
-
-    def _port(self) -> int:
-        return self._options().pg_port
-
-    def _driver(self) -> str | None:
-        return self._options().pg_driver
-
-    def _server_missing(self) -> str | None:
-        from storages.relstorage import postgresql
-
-        reason = postgresql.available()
-        return f"{reason}; or give --pg-dsn" if reason else None
-
-    def _server(self) -> Any:
-        from storages.relstorage.postgresql import PostgreSQLServer
-
-        return PostgreSQLServer(port=self._port())
-
-    def _user_databases(self, dsn: str) -> Any:
-        from storages.relstorage.postgresql import PostgreSQLDatabases
-
-        return PostgreSQLDatabases(dsn)
-
-    def _where(self, databases: Any, database: str) -> dict[str, Any]:
-        return {"dsn": databases.dsn(database)}
-
-    def _uri(self, databases: Any, database: str) -> str:
-        from storages.relstorage.postgresql import parse_dsn
-        from storages.relstorage.uri import relstorage_uri
-
-        parts = parse_dsn(databases.dsn(database))
-        return relstorage_uri(
-            self.backend,
-            self.keep_history,
-            self._named_driver(),
-            host=parts.get("host"),
-            port=int(parts["port"]) if parts.get("port") else None,
-            user=parts.get("user"),
-            password=parts.get("password"),
-            database=database,
-        )
-
-
-class RelStoragePGHPFactory(RelStoragePGFactory):
-    name = "relstorage-pg-hp"
-    description = (
-        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-preserving"
-    )
-    keep_history = True
-
-
-class RelStorageMySQLFactory(_ServerFactory):
-    name = "relstorage-mysql"
-    description = (
-        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
-    )
-    backend = "mysql"
-    uri_schemes = (URIScheme("mysql", default_port=3306, read_only=True),)
-    product = "MySQL"
-
-    def _options(self) -> RelStorageOptions:
-        return self.options.get(RelStorageOptions)
-
-    def _user_server(self) -> str | None:
-        return self._options().mysql_dsn
-
-    def _port(self) -> int:
-        return self._options().mysql_port
-
-    def _driver(self) -> str | None:
-        return self._options().mysql_driver
-
-    def _server_missing(self) -> str | None:
-        from storages.relstorage import mysql
-
-        reason = mysql.available()
-        return f"{reason}; or give --mysql-dsn" if reason else None
-
-    def _server(self) -> Any:
-        from storages.relstorage.mysql import MariaDBServer
-
-        return MariaDBServer(port=self._port())
-
-    def _user_databases(self, dsn: str) -> Any:
-        from storages.relstorage.mysql import MySQLDatabases
-
-        return MySQLDatabases.for_url(dsn)
-
-    def _where(self, databases: Any, database: str) -> dict[str, Any]:
-        return {"params": databases.adapter_params(database)}
-
-    def _uri(self, databases: Any, database: str) -> str:
-        from storages.relstorage.uri import relstorage_uri
-
-        params = databases.adapter_params(database)
-        return relstorage_uri(
-            self.backend,
-            self.keep_history,
-            self._named_driver(),
-            host=params.get("host"),
-            port=params.get("port"),
-            user=params.get("user"),
-            password=params.get("passwd") or params.get("password"),
-            database=database,
-        )
-
-
-class RelStorageMySQLHPFactory(RelStorageMySQLFactory):
-    name = "relstorage-mysql-hp"
-    description = (
-        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-preserving"
-    )
-    keep_history = True

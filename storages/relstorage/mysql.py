@@ -1,4 +1,5 @@
-"""MariaDB (MySQL) for RelStorage: a server the suite starts, or the user's.
+"""MariaDB (MySQL) for RelStorage: relstorage-mysql and relstorage-mysql-hp
+(FACTORIES), on a server the suite starts, or the user's (--mysql-dsn).
 
 MariaDBServer runs Debian's MariaDB 10.11: mariadb-install-db --no-defaults
 into a temporary directory, then ``mariadbd --no-defaults`` (first
@@ -16,6 +17,8 @@ on one the user names with a mysql://USER:PASSWORD@HOST:PORT URL.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
 import pwd
 import shutil
@@ -23,20 +26,64 @@ import signal
 import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
-from storages.base import StorageError
+from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
+from storages.ports import LOCALHOST
 from storages.relstorage import drivers
-from storages.relstorage.servers import (
-    LOCALHOST,
-    ServerProcess,
-    TrialDatabases,
-    run_tool,
-)
+from storages.relstorage.drivers import driver_type
+from storages.relstorage.factory import _ServerFactory
+from storages.relstorage.options import port_type, redact
+from storages.relstorage.servers import ServerProcess, TrialDatabases, run_tool
 
 #: Seconds a statement waits for a lock (metadata and InnoDB rows).
 LOCK_WAIT_TIMEOUT = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class MySQLOptions(OptionGroup):
+    """Options of relstorage-mysql and relstorage-mysql-hp.
+
+    mysql_dsn: mysql://USER:PASSWORD@HOST:PORT of a MySQL/MariaDB server to
+        use instead of starting one.
+    mysql_port: port of the server the suite starts (0: a free one).
+    mysql_driver: MySQLdb (mysqlclient) or PyMySQL (None: mysqlclient when
+        installed).
+    """
+
+    title: ClassVar[str] = "RelStorage on MariaDB (relstorage-mysql, -mysql-hp)"
+
+    mysql_dsn: str | None = None
+    mysql_port: int = 0
+    mysql_driver: str | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        group.add_argument(
+            "--mysql-dsn",
+            metavar="mysql://USER:PASSWORD@HOST:PORT",
+            help="use this MySQL/MariaDB server instead of starting one; the "
+            "suite creates and drops only databases named vfab_<8 hex>_*",
+        )
+        group.add_argument(
+            "--mysql-port",
+            type=port_type,
+            default=0,
+            metavar="N",
+            help="port of the MariaDB the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        group.add_argument(
+            "--mysql-driver",
+            type=driver_type("mysql"),
+            metavar="mysqlclient|PyMySQL",
+            help="MySQL driver (default: mysqlclient when installed)",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values, the password masked."""
+        return {**dataclasses.asdict(self), "mysql_dsn": redact(self.mysql_dsn)}
 
 
 def find_tool(name: str) -> str:
@@ -299,3 +346,63 @@ class MySQLDatabases(TrialDatabases):
             self.drop_all()
         finally:
             self.close()
+
+
+class RelStorageMySQLFactory(_ServerFactory):
+    name = "relstorage-mysql"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-free"
+    )
+    backend = "mysql"
+    option_groups = (DBOptions, MySQLOptions)
+    uri_schemes = (URIScheme("mysql", default_port=3306, read_only=True),)
+    product = "MySQL"
+
+    def _user_server(self) -> str | None:
+        return self.options.get(MySQLOptions).mysql_dsn
+
+    def _port(self) -> int:
+        return self.options.get(MySQLOptions).mysql_port
+
+    def _driver(self) -> str | None:
+        return self.options.get(MySQLOptions).mysql_driver
+
+    def _server_missing(self) -> str | None:
+        reason = available()
+        return f"{reason}; or give --mysql-dsn" if reason else None
+
+    def _server(self) -> MariaDBServer:
+        return MariaDBServer(port=self._port())
+
+    def _user_databases(self, dsn: str) -> MySQLDatabases:
+        return MySQLDatabases.for_url(dsn)
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        return {"params": databases.adapter_params(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.uri import relstorage_uri
+
+        params = databases.adapter_params(database)
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=params.get("host"),
+            port=params.get("port"),
+            user=params.get("user"),
+            password=params.get("passwd") or params.get("password"),
+            database=database,
+        )
+
+
+class RelStorageMySQLHPFactory(RelStorageMySQLFactory):
+    name = "relstorage-mysql-hp"
+    description = (
+        "RelStorage on MariaDB (a server per run, or --mysql-dsn), history-preserving"
+    )
+    keep_history = True
+
+
+#: This backend's storages, history-free first (backends.py orders them).
+FACTORIES = (RelStorageMySQLFactory, RelStorageMySQLHPFactory)

@@ -1,4 +1,5 @@
-"""PostgreSQL for RelStorage: a server the suite starts, or the user's.
+"""PostgreSQL for RelStorage: relstorage-pg and relstorage-pg-hp
+(FACTORIES), on a server the suite starts, or the user's (--pg-dsn).
 
 PostgreSQLServer runs Debian's PostgreSQL (the binaries under
 /usr/lib/postgresql/*/bin, newest first; VFAB_PG_BINDIR overrides) in a
@@ -17,6 +18,8 @@ or on one the user names with a libpq DSN.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import glob
 import os
 import pwd
@@ -25,22 +28,66 @@ import signal
 import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import Any, ClassVar
 
-from storages.base import StorageError
+from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
+from storages.ports import LOCALHOST
 from storages.relstorage import drivers
-from storages.relstorage.servers import (
-    LOCALHOST,
-    ServerProcess,
-    TrialDatabases,
-    run_tool,
-)
+from storages.relstorage.drivers import driver_type
+from storages.relstorage.dsn import format_dsn, parse_dsn
+from storages.relstorage.factory import _ServerFactory
+from storages.relstorage.options import port_type, redact
+from storages.relstorage.servers import ServerProcess, TrialDatabases, run_tool
 
 #: The superuser initdb creates (-U), and the role RelStorage connects as.
 SUPERUSER = "postgres"
 #: The operating-system account that runs the server when the suite is root.
 OS_USER = "postgres"
+
+
+@dataclasses.dataclass(frozen=True)
+class PGOptions(OptionGroup):
+    """Options of relstorage-pg and relstorage-pg-hp.
+
+    pg_dsn: a libpq DSN (key=value or postgresql://) of a PostgreSQL server
+        to use instead of starting one; a role allowed to CREATE DATABASE.
+    pg_port: port of the server the suite starts (0: a free one).
+    pg_driver: psycopg2 or pg8000 (None: psycopg2 when installed).
+    """
+
+    title: ClassVar[str] = "RelStorage on PostgreSQL (relstorage-pg, -pg-hp)"
+
+    pg_dsn: str | None = None
+    pg_port: int = 0
+    pg_driver: str | None = None
+
+    @classmethod
+    def add_arguments(cls, group: argparse._ArgumentGroup) -> None:
+        group.add_argument(
+            "--pg-dsn",
+            metavar="DSN",
+            help="use this PostgreSQL server (libpq DSN or postgresql:// URI; a "
+            "role allowed to CREATE DATABASE) instead of starting one; the suite "
+            "creates and drops only databases named vfab_<8 hex>_*",
+        )
+        group.add_argument(
+            "--pg-port",
+            type=port_type,
+            default=0,
+            metavar="N",
+            help="port of the PostgreSQL the suite starts on 127.0.0.1 "
+            "(default: a free port)",
+        )
+        group.add_argument(
+            "--pg-driver",
+            type=driver_type("postgresql"),
+            metavar="psycopg2|pg8000",
+            help="PostgreSQL driver (default: psycopg2 when installed)",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON values, the password masked."""
+        return {**dataclasses.asdict(self), "pg_dsn": redact(self.pg_dsn)}
 
 
 def find_bindir() -> Path:
@@ -253,43 +300,6 @@ class PostgreSQLServer(ServerProcess):
         )
 
 
-def parse_dsn(dsn: str) -> dict[str, str]:
-    """A libpq DSN, key=value pairs or a postgresql:// URI, as a dict."""
-    dsn = dsn.strip()
-    if dsn.startswith(("postgresql://", "postgres://")):
-        url = urlsplit(dsn)
-        parts: dict[str, str] = {}
-        if url.hostname:
-            parts["host"] = url.hostname
-        if url.port:
-            parts["port"] = str(url.port)
-        if url.username:
-            parts["user"] = unquote(url.username)
-        if url.password:
-            parts["password"] = unquote(url.password)
-        if url.path.strip("/"):
-            parts["dbname"] = unquote(url.path.strip("/"))
-        for item in filter(None, url.query.split("&")):
-            key, _, value = item.partition("=")
-            parts[key] = unquote(value)
-        return parts
-    parts = {}
-    for item in dsn.split():
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise StorageError(f"bad PostgreSQL DSN {dsn!r}: expected key=value pairs")
-        parts[key] = value.strip("'\"")
-    return parts
-
-
-def format_dsn(parts: Mapping[str, str]) -> str:
-    for key, value in parts.items():
-        if not value or any(c.isspace() or c in "'\"\\" for c in value):
-            # RelStorage's pg8000 driver splits the DSN on spaces, unquoted.
-            raise StorageError(f"PostgreSQL DSN value for {key} must be one plain word")
-    return " ".join(f"{key}={value}" for key, value in parts.items())
-
-
 def admin_connect(dsn: str) -> Any:
     """An autocommit connection (psycopg2, else pg8000); StorageError with
     the server's one-line reason when it cannot connect."""
@@ -410,3 +420,63 @@ class PostgreSQLDatabases(TrialDatabases):
             self.drop_all()
         finally:
             self.close()
+
+
+class RelStoragePGFactory(_ServerFactory):
+    name = "relstorage-pg"
+    description = (
+        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-free"
+    )
+    backend = "postgresql"
+    option_groups = (DBOptions, PGOptions)
+    uri_schemes = (URIScheme("postgres", default_port=5432, read_only=True),)
+    product = "PostgreSQL"
+
+    def _user_server(self) -> str | None:
+        return self.options.get(PGOptions).pg_dsn
+
+    def _port(self) -> int:
+        return self.options.get(PGOptions).pg_port
+
+    def _driver(self) -> str | None:
+        return self.options.get(PGOptions).pg_driver
+
+    def _server_missing(self) -> str | None:
+        reason = available()
+        return f"{reason}; or give --pg-dsn" if reason else None
+
+    def _server(self) -> PostgreSQLServer:
+        return PostgreSQLServer(port=self._port())
+
+    def _user_databases(self, dsn: str) -> PostgreSQLDatabases:
+        return PostgreSQLDatabases(dsn)
+
+    def _where(self, databases: Any, database: str) -> dict[str, Any]:
+        return {"dsn": databases.dsn(database)}
+
+    def _uri(self, databases: Any, database: str) -> str:
+        from storages.relstorage.uri import relstorage_uri
+
+        parts = parse_dsn(databases.dsn(database))
+        return relstorage_uri(
+            self.backend,
+            self.keep_history,
+            self._named_driver(),
+            host=parts.get("host"),
+            port=int(parts["port"]) if parts.get("port") else None,
+            user=parts.get("user"),
+            password=parts.get("password"),
+            database=database,
+        )
+
+
+class RelStoragePGHPFactory(RelStoragePGFactory):
+    name = "relstorage-pg-hp"
+    description = (
+        "RelStorage on PostgreSQL (a server per run, or --pg-dsn), history-preserving"
+    )
+    keep_history = True
+
+
+#: This backend's storages, history-free first (backends.py orders them).
+FACTORIES = (RelStoragePGFactory, RelStoragePGHPFactory)

@@ -28,11 +28,7 @@ from typing import Any, TypeVar
 
 from storages import process
 from storages.base import StorageError
-
-# Re-exported: their home is storages.process and storages.ports.
-from storages.ports import LOCALHOST as LOCALHOST
-from storages.ports import free_port as free_port
-from storages.process import die_with_parent as die_with_parent
+from storages.ports import LOCALHOST
 from storages.process import last_line
 
 _D = TypeVar("_D", bound="TrialDatabases")

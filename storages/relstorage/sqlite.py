@@ -16,11 +16,7 @@ from pathlib import Path
 from storages.base import DamagedStorage, Shared, StorageError, Store, URIScheme
 from storages.errors import one_line
 from storages.file import directory_size
-from storages.relstorage.factory import (
-    RelStorageShared,
-    RelStorageStore,
-    _RelStorageFactory,
-)
+from storages.relstorage.factory import RelStorageStore, _RelStorageFactory
 from storages.relstorage.options import relstorage_missing
 
 #: How a damaged SQLite file is repaired; on a copy, the original kept.
@@ -73,6 +69,10 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
     def unavailable(self) -> str | None:
         return relstorage_missing()
 
+    @classmethod
+    def file_kind(cls, path: Path, head: bytes) -> str | None:
+        return "a SQLite database" if head == b"SQLite format 3\0" else None
+
     def check_existing(self, directory: Path) -> None:
         check_sqlite_dir(Path(directory) / "relstorage")
 
@@ -95,7 +95,7 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
 
         data_dir = directory / "relstorage"
         data_dir.mkdir(parents=True, exist_ok=True)
-        yield RelStorageShared(
+        yield Shared(
             relstorage_uri(
                 self.backend, self.keep_history, "sqlite3", data_dir=data_dir
             )
@@ -106,3 +106,7 @@ class RelStorageSQLiteHPFactory(RelStorageSQLiteFactory):
     name = "relstorage-sqlite-hp"
     description = "RelStorage on SQLite files (sqlite3, no server), history-preserving"
     keep_history = True
+
+
+#: This backend's storages, history-free first (backends.py orders them).
+FACTORIES = (RelStorageSQLiteFactory, RelStorageSQLiteHPFactory)

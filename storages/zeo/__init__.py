@@ -16,14 +16,14 @@ server instead and starts nothing.
 - factory: ZEOFactory (zeo; zeo+bdb builds on it), open_client(), ZEOStore
   and ZEOShared.
 
-Every name below can be imported from ``storages.zeo``, as when it was one
-module.
+Every name below can be imported from ``storages.zeo``: callers (serve,
+census, the load, the tests) need ZEO's names, not where each is kept.
 """
 
 from __future__ import annotations
 
-# Not defined here, and imported from storages.zeo by `vfab-bench serve` and
-# the tests since it was one module; their home is storages.ports.
+# Kept in storages.ports (every server the suite starts needs them), and
+# here with the rest of what a ZEO client or server is given.
 from storages.ports import LOCALHOST, check_port_free, free_port
 from storages.zeo.factory import (
     STARTED_SERVER_WAIT_TIMEOUT_S,

@@ -31,6 +31,7 @@ from storages.base import (
 )
 from storages.composite import CompositeFactory
 from storages.file import FileFactory, directory_size
+from storages.process import ServedShared
 from storages.zeo.options import ZEO_URI_PORT, ZEOOptions, check_reachable, uri_address
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
 from storages.zeo.server import SERVER_FILES, ZEOServer
@@ -113,38 +114,16 @@ class ZEOStore(ZODBStore):
         return stats
 
 
-class ZEOShared(Shared):
+class ZEOShared(ServedShared):
     """A runzeo the suite started for other processes: ``zeo://HOST:PORT``.
 
     kill_server() SIGKILLs runzeo (its FileStorage index is then rebuilt on
     the next start, as after a crash); restart_server() starts it again on
     the same data and port, where ZEO clients reconnect by themselves."""
 
-    can_kill = True
-
     def __init__(self, server: ZEOServer) -> None:
         host, port = server.address
-        super().__init__(f"zeo://{host}:{port}")
-        self.server = server
-
-    def server_pids(self) -> list[int]:
-        process = self.server.process
-        return [process.pid] if process is not None else []
-
-    def kill_server(self) -> None:
-        process, self.server.process = self.server.process, None
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait()
-
-    def restart_server(self) -> None:
-        # The same port, so that clients find it again.
-        self.server.requested_port = self.server.port
-        self.server.start()
-
-    @property
-    def server_running(self) -> bool:
-        return self.server.running
+        super().__init__(f"zeo://{host}:{port}", server)
 
 
 class ZEOFactory(CompositeFactory):

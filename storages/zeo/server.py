@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from storages.ports import LOCALHOST
-from storages.process import ServerProcess
+from storages.process import ServerProcess, last_line
 
 #: Files of a runzeo the suite starts, beside the served storage's: its
 #: config, its log and its stderr (not the storage: left out of its size).
@@ -106,14 +106,14 @@ class ZEOServer(ServerProcess):
             return False
 
     def last_log_line(self) -> str:
+        # A Python error goes to stderr, the server's own words to its log.
         for name in ("zeo.stderr", "zeo.log"):
             try:
-                lines = (self.directory / name).read_text(errors="replace").splitlines()
+                text = (self.directory / name).read_text(errors="replace")
             except OSError:
                 continue
-            lines = [ln for ln in lines if ln.strip()]
-            if lines:
-                return lines[-1].strip()
+            if text.strip():
+                return last_line(text)
         return "no output"
 
     def start(self, timeout: float = 30.0) -> ZEOServer:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from storages.base import StorageError
+from storages.ports import free_port
 from storages.relstorage.adapters import (
     available_drivers,
     choose_driver,
@@ -18,7 +19,6 @@ from storages.relstorage.adapters import (
 )
 from storages.relstorage.mysql import MariaDBServer, MySQLDatabases
 from storages.relstorage.postgresql import PostgreSQLDatabases, PostgreSQLServer
-from storages.relstorage.servers import free_port
 
 pytest.importorskip("relstorage", reason="RelStorage is not installed")
 

@@ -27,11 +27,11 @@ import storages
 from scenarios.bench import runner
 from scenarios.bench.config import RunConfig
 from storages import StorageOptions
+from storages.ports import free_port
 from storages.relstorage import mysql, postgresql
-from storages.relstorage.factory import RelStorageOptions, redact
-from storages.relstorage.mysql import MariaDBServer
-from storages.relstorage.postgresql import PostgreSQLServer
-from storages.relstorage.servers import free_port
+from storages.relstorage.mysql import MariaDBServer, MySQLOptions
+from storages.relstorage.options import redact
+from storages.relstorage.postgresql import PGOptions, PostgreSQLServer
 from tests.conftest import factory_or_skip as usable_or_skip
 from tests.relstorage.conftest import server_pids, wait_gone
 
@@ -118,12 +118,26 @@ def test_registered_with_capabilities() -> None:
     assert not set(SERVER_NAMES) & set(storages.DEFAULT_STORAGES)
 
 
+def test_the_report_note_comes_from_the_storage(tmp_path: Path) -> None:
+    """registry.report_note(): what a trial's jar_stats say of a RelStorage
+    (history mode, backend, driver), in the factory's words; nothing for a
+    storage with nothing to say or a name the registry does not hold."""
+    factory = usable_or_skip("relstorage-sqlite-hp")
+    with factory.open(tmp_path) as store:
+        stats = store.jar_stats()
+    note = storages.registry.report_note("relstorage-sqlite-hp", stats)
+    assert note == "history-preserving, sqlite3", stats
+    assert storages.registry.report_note("file", {"history": "free"}) is None
+    assert storages.registry.report_note("theirs", stats) is None
+
+
 def test_passwords_stay_out_of_the_json() -> None:
-    options = RelStorageOptions(
-        pg_dsn="host=db user=me password=secret dbname=x",
-        mysql_dsn="mysql://me:secret@db:3306",
+    options = StorageOptions(
+        PGOptions(pg_dsn="host=db user=me password=secret dbname=x"),
+        MySQLOptions(mysql_dsn="mysql://me:secret@db:3306"),
     )
-    text = json.dumps(options.to_json())
+    text = json.dumps(storages.options_json(options))
+    assert "pg_dsn" in text and "mysql_dsn" in text
     assert "secret" not in text
     assert redact("postgresql://me:pw@h:5/x") == "postgresql://me:***@h:5/x"
 
@@ -234,9 +248,9 @@ def test_a_failing_trial_leaves_no_server(
 
 def _user_server_options(name: str, server: Any) -> StorageOptions:
     if name == "relstorage-pg":
-        return StorageOptions(RelStorageOptions(pg_dsn=server.dsn()))
+        return StorageOptions(PGOptions(pg_dsn=server.dsn()))
     host, port = server.address
-    return StorageOptions(RelStorageOptions(mysql_dsn=f"mysql://root:@{host}:{port}"))
+    return StorageOptions(MySQLOptions(mysql_dsn=f"mysql://root:@{host}:{port}"))
 
 
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
@@ -282,7 +296,9 @@ def test_an_unreachable_server_is_one_line(
     option: str, fragment: str, tmp_path: Path
 ) -> None:
     name = "relstorage-pg" if "pg-dsn" in option else "relstorage-mysql"
-    usable_or_skip(name, StorageOptions(RelStorageOptions(pg_dsn="x", mysql_dsn="x")))
+    usable_or_skip(
+        name, StorageOptions(PGOptions(pg_dsn="x"), MySQLOptions(mysql_dsn="x"))
+    )
     port = free_port()
     proc = vfab_bench(
         "run",
