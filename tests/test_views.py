@@ -235,17 +235,24 @@ def test_pyperf_reads_an_exported_run(
     )
 
 
-def test_report_reads_scale_and_sweep_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    scale, sweep = tmp_path / "scale.json", tmp_path / "sweep.json"
+@pytest.fixture(scope="module")
+def scale_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("scale") / "scale.json"
     done = subprocess.run(
         [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "1,2",
          "--duration", "1", "--warmup", "0.5", "--size", "small",
-         "--json", str(scale), "-q"],
+         "--json", str(path), "-q"],
         capture_output=True, text=True, timeout=300, env=env(), cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    yield path
+
+
+def test_report_reads_scale_and_sweep_files(
+    scale_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scale, sweep = tmp_path / "scale.json", tmp_path / "sweep.json"
+    shutil.copy(scale_file, scale)
     data = json.loads(scale.read_text())
     assert data["schema_version"] == 3
     summary = data["points"][0]["summary"]
@@ -289,31 +296,51 @@ def test_compare_html_page(
 
 
 def test_chromium_draws_the_compare_and_scale_views(
-    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_file: Path,
+    scale_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     chromium = Path("/usr/bin/chromium")
-    if not chromium.exists() or shutil.which("chromium") is None:
+    if not chromium.exists():
         pytest.skip(f"no chromium at {chromium}")
     sync = pytest.importorskip("playwright.sync_api")
-    out = tmp_path / "c.html"
-    assert (
-        run_cli(
-            capsys, "compare", str(run_file), str(run_file), "--html", str(out)
-        ).status
-        == 0
-    )
+    out, whole = tmp_path / "c.html", tmp_path / "r.html"
+    r = run_cli(capsys, "compare", str(run_file), str(run_file), "--html", str(out))
+    assert r.status == 0, r.err
+    r = run_cli(
+        capsys, "report", str(run_file), "--html", str(whole),
+        "--scale", str(scale_file),
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    run = RunResult.load(run_file)
     with sync.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=str(chromium), args=["--no-sandbox"]
         )
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            requests: list[str] = []
+            page.on("request", lambda req: requests.append(req.url))
             page.goto(out.resolve().as_uri())
             charts = page.locator("svg.chart")
             assert charts.count() == 2
             box = charts.first.bounding_box()
             assert box is not None and box["width"] > 300
-            assert page.locator("line.trial").count() >= 2 * 2 * 3
-            page.screenshot(path=str(tmp_path / "compare.png"))
+            assert page.locator("line.trial").count() == 2 * sum(
+                len(r.samples) for r in run.results
+            )
+            page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+            page.goto(whole.resolve().as_uri())
+            curves = page.locator("h2:has-text('Concurrent clients') + div svg.chart")
+            assert curves.count() == 2
+            for i in range(2):
+                box = curves.nth(i).bounding_box()
+                assert box is not None and box["height"] > 100
+            # every trial of every cell drawn in the run's charts
+            trials = sum(len(r.samples) for r in run.results)
+            assert page.locator("line.trial").count() == trials
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+            assert all(u.startswith("file:") for u in requests), requests
         finally:
             browser.close()

@@ -22,6 +22,7 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
+from scenarios.results.compare import check_same
 from scenarios.results.files import ResultsError
 
 #: The relative change an exact cell may show before it differs.
@@ -236,13 +237,13 @@ def compare_counts(
     new_name: str = "NEW",
     exact_threshold: float = EXACT_THRESHOLD,
 ) -> CountComparison:
-    a, b = _identity(old), _identity(new)
-    for key in a:
-        if a[key] != b[key]:
-            raise ResultsError(
-                f"{old_name} and {new_name} differ in {key} ({a[key]} vs {b[key]}): "
-                "they counted different work"
-            )
+    check_same(
+        _identity(old),
+        _identity(new),
+        old_name,
+        new_name,
+        "they counted different work",
+    )
     ca, cb = cells(old), cells(new)
     out = []
     for cell_key, cell in ca.items():

@@ -90,12 +90,23 @@ def check_comparable(
             f"{old_name} is a {kind(old)} result and {new_name} a {kind(new)} "
             "result; compare files of one kind"
         )
-    a, b = _identity(old), _identity(new)
+    check_same(_identity(old), _identity(new), old_name, new_name)
+
+
+def check_same(
+    a: dict[str, Any],
+    b: dict[str, Any],
+    old_name: str,
+    new_name: str,
+    meaning: str = "they measured different data sets",
+) -> None:
+    """ResultsError naming the first of *a*'s keys whose value *b* does not
+    share (two files' identities: size, scale, seed...)."""
     for key in a:
-        if a[key] != b[key]:
+        if a[key] != b.get(key):
             raise ResultsError(
                 f"{old_name} and {new_name} differ in {key} ({a[key]} vs "
-                f"{b[key]}): they measured different data sets"
+                f"{b.get(key)}): {meaning}"
             )
 
 
