@@ -38,7 +38,7 @@ def run_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = d / "r.json"
     quietly(
         "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
-        "--json", str(path), "--quiet",
+        "--json", str(path), "--pyperf", str(d / "r.pyperf.json"), "--quiet",
     )  # fmt: skip
     yield path
 
@@ -211,6 +211,8 @@ def test_pyperf_reads_an_exported_run(
     slow_file.write_text(json.dumps(slow))
     assert run_cli(capsys, "report", str(slow_file), "--pyperf", str(b)).status == 0
     data = json.loads(a.read_text())
+    # run --pyperf wrote the same suite report --pyperf writes from its file
+    assert json.loads(run_file.with_name("r.pyperf.json").read_text()) == data
     names = [bench["metadata"]["name"] for bench in data["benchmarks"]]
     assert "file: commit processes" in names and "mapping: query sequences" in names
 

@@ -26,6 +26,7 @@ figure { margin: 14px 0 22px; }
 svg.chart { display: block; max-width: 100%; height: auto; }
 .pair { display: flex; flex-wrap: wrap; gap: 12px; }
 .pair figure { flex: 1 1 480px; margin: 8px 0; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #e3e7ec; }
 th { background: #f1f4f8; text-align: right; font-weight: 600; }

@@ -55,7 +55,8 @@ def scale_section(run: ScaleRun) -> str:
         "<h2>Concurrent clients (scale)</h2>"
         f'<div class="pair">{"".join(figures)}</div>'
         + "".join(
-            f"<h3>{escape(t.title)}</h3>{htmlbase.table(t.header, t.rows)}"
+            f"<h3>{escape(t.title)}</h3>"
+            f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
             for t in tables
         )
         + f"<pre>{escape(chr(10).join(scale_report.notes(run)))}</pre>"
