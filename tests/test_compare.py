@@ -17,12 +17,14 @@ import pytest
 from scenarios.cli import main
 from scenarios.results import compare
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
-from tests.cli_helpers import assert_bad_input, run_cli
+from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
 
 
 def vfab_bench(*args: str) -> int:
     """vfab-bench in this process, its output discarded (for fixtures)."""
-    with contextlib.redirect_stdout(io.StringIO()):
+    # A module-scoped fixture runs outside the per-test restoring fixture:
+    # put back the signal handlers and hooks main() installs.
+    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
         with contextlib.redirect_stderr(io.StringIO()) as err:
             status = main(list(args))
     assert status == 0, err.getvalue()

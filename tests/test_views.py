@@ -21,12 +21,14 @@ import pytest
 from scenarios.cli import main
 from scenarios.results import compare, formatter, power, significance
 from scenarios.results.model import RunResult
-from tests.cli_helpers import assert_bad_input, run_cli
+from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
 from tests.served import ROOT, env
 
 
 def quietly(*args: str) -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
+    # A module-scoped fixture runs outside the per-test restoring fixture:
+    # put back the signal handlers and hooks main() installs.
+    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
         with contextlib.redirect_stderr(io.StringIO()) as err:
             status = main(list(args))
     assert status == 0, err.getvalue()
@@ -283,6 +285,33 @@ def test_report_reads_scale_and_sweep_files(
     census = tmp_path / "census.json"
     census.write_text(json.dumps({"schema_version": 1, "kind": "census"}))
     assert_bad_input(run_cli(capsys, "report", str(census)), "kind 'census'")
+
+
+def test_compare_scale_files_gives_ratios_and_no_verdict(
+    scale_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    slower = json.loads(scale_file.read_text())
+    for p in slower["points"]:
+        p["window_s"] *= 2  # half the operations per second
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(slower))
+    out = tmp_path / "c.json"
+    r = run_cli(capsys, "compare", str(scale_file), str(new), "--json", str(out))
+    assert r.status == 0, r.err
+    assert "no test of significance is possible" in r.out
+    assert "significant" not in r.out.replace("no test of significance", "")
+    lines = [x for x in r.out.splitlines() if "client(s)" in x]
+    assert len(lines) == 2 and all("(0.50x)" in x for x in lines), lines
+    data = json.loads(out.read_text())
+    assert [p["ops_ratio"] for p in data["points"]] == [0.5, 0.5]
+    r = run_cli(capsys, "compare", str(scale_file), str(new), "--fail-above", "5%")
+    assert_bad_input(r, "--fail-above does not apply to scale files")
+    other = json.loads(scale_file.read_text())
+    other["metadata"]["config"]["seed"] = 7
+    new.write_text(json.dumps(other))
+    assert_bad_input(
+        run_cli(capsys, "compare", str(scale_file), str(new)), "differ in seed"
+    )
 
 
 def test_compare_html_page(

@@ -39,7 +39,8 @@ percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "compare",
-        help="compare two --json files (run or sweep), or storages against one",
+        help="compare two --json files (run, sweep, scale or counts), or "
+        "storages against one",
         description="Compare each cell (storage x phase; sweep: storage, "
         "variant and objects per transaction) of NEW with OLD, or of each "
         "storage of FILE with --baseline's: '3.47 ms -> 4.34 ms: 1.25x slower "
@@ -48,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"{significance.ALPHA} across the cells); 'inconclusive (5 vs 5 "
         "trials; at least 7 needed)' when the trials are too few for the "
         "test to decide.  Files must be of one kind, data set size and "
-        "seed.  Two count files (run --counts --json) compare counts "
+        "seed.  Two scale files compare throughput and p99 per point as "
+        "ratios, with no test (one window per point).  Two count files "
+        "(run --counts --json) compare counts "
         "instead: a cell differs when it moved by more than 2% where "
         "exact, by more than its measured spread where not; --fail-above "
         "gates on them.",
@@ -111,6 +114,8 @@ def main(args: argparse.Namespace) -> int:
             raise ConfigError("--html compares times; count files have none")
         return counts.compare_main(args)  # run --counts files
     check_outputs(args)
+    if compare.is_scale(args.old) or (args.new and compare.is_scale(args.new)):
+        return _scale(args)
     old = compare.load(args.old)
     if args.new is not None:
         new = compare.load(args.new)
@@ -145,4 +150,31 @@ def main(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_SLOWER
+    return 0
+
+
+#: Options that mean nothing for scale files (one window per point).
+NOT_FOR_SCALE = ("baseline", "cpu", "statistic", "fail_above", "pvalues", "changed")
+
+
+def _scale(args: argparse.Namespace) -> int:
+    """Two scale files: throughput and p99 per point, as ratios."""
+    from scenarios.results import scale_compare
+    from scenarios.scale.results import ScaleRun
+
+    for name in NOT_FOR_SCALE:
+        if getattr(args, name) not in (None, False):
+            option = "--" + name.replace("_", "-")
+            raise ConfigError(f"{option} does not apply to scale files")
+    if args.html is not None:
+        raise ConfigError("--html compares run or sweep files")
+    assert args.new is not None  # --baseline refused above
+    result = scale_compare.compare_scale(
+        ScaleRun.read(args.old), ScaleRun.read(args.new), str(args.old), str(args.new)
+    )
+    print(result.text(), end="")
+    if args.json is not None:
+        write_text(args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force)
+    if args.markdown is not None:
+        write_text(args.markdown, result.markdown(), args.force)
     return 0

@@ -30,14 +30,24 @@ from scenarios.sweep.results import SweepRun
 Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
+def is_scale(path: Path) -> bool:
+    """Whether *path* is a scale file; read errors are left to the reader
+    that follows."""
+    try:
+        data = read_json(path)
+    except ResultsError:
+        return False
+    return isinstance(data, dict) and data.get("kind") == "scale"
+
+
 def load(path: Path) -> RunResult | SweepRun:
     """A run or sweep result file, told apart by its "kind"."""
     data = read_json(path)
     found = data.get("kind") if isinstance(data, dict) else None
     if found in ("scale", "verify", "census"):
         raise ResultsError(
-            f"{path} is a {found} result: compare takes run, sweep or count "
-            f"files (`vfab-bench report {path}` prints it)"
+            f"{path} is a {found} result: compare takes run, sweep, scale or "
+            f"count files, two of one kind (`vfab-bench report {path}` prints it)"
         )
     try:
         if isinstance(data, dict) and data.get("kind") == "sweep":

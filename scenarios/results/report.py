@@ -189,6 +189,17 @@ def _stat(trials: list[TrialSummary], *path: str) -> str:
     return "-" if m is None else f"{m:.0f}"
 
 
+def zodb_cache_size() -> int:
+    """ZODB.DB's own default connection cache target (400 objects), read from
+    ZODB rather than repeated here."""
+    import inspect
+
+    import ZODB
+
+    default = inspect.signature(ZODB.DB.__init__).parameters["cache_size"].default
+    return int(default)
+
+
 def summary_table(run: RunResult, size: str) -> Table | None:
     """One column per storage: what the run left behind."""
     storages = [s for s in run.storages if run.trials_of(s, size)]
@@ -197,7 +208,7 @@ def summary_table(run: RunResult, size: str) -> Table | None:
     by = {s: run.trials_of(s, size) for s in storages}
 
     options = run.metadata.get("config", {}).get("options", {})
-    cache_target = str(options.get("cache_size") or "400")
+    cache_target = str(options.get("cache_size") or zodb_cache_size())
 
     def row(label: str, cell: Callable[[str], str]) -> list[str]:
         return [label, *(cell(s) for s in storages)]
