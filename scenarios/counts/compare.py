@@ -22,7 +22,7 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
-from scenarios.results.compare import check_same
+from scenarios.results.compare import check_same, column_block, unmatched_line
 from scenarios.results.files import ResultsError
 
 #: The relative change an exact cell may show before it differs.
@@ -170,15 +170,9 @@ class CountComparison:
             ]
             if not rows and not calls:
                 continue
-            width = max(len(c.row) for c in rows + calls)
-            lines = [f"{column}:"]
-            lines += [f"  {c.row.ljust(width)}  {c.line}" for c in rows + calls]
-            parts.append("\n".join(lines))
+            parts.append(column_block(column, [[c.row, c.line] for c in rows + calls]))
         if self.unmatched:
-            parts.append(
-                f"In one file only ({len(self.unmatched)}): "
-                + "; ".join(self.unmatched)
-            )
+            parts.append(unmatched_line(self.unmatched))
         parts.append(self.summary())
         return "\n\n".join(parts) + "\n"
 

@@ -17,6 +17,7 @@ listed, not compared.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -284,21 +285,19 @@ class Comparison:
             rows = [c for c in shown if c.column == column]
             if not rows:
                 continue
-            width = max(len(c.row) for c in rows)
-            trials = [f"{c.trials[0]} vs {c.trials[1]}" for c in rows]
-            tw = max(len(t) for t in trials)
-            lines = [f"{column}:"]
-            for c, t in zip(rows, trials, strict=True):
-                line = f"  {c.row.ljust(width)}  {t.rjust(tw)}  {c.line}"
-                lines.append(line + (f"  ({c.pvalues()})" if pvalues else ""))
-            parts.append("\n".join(lines))
+            lines = [
+                [
+                    c.row,
+                    f"{c.trials[0]} vs {c.trials[1]}",
+                    c.line + (f"  ({c.pvalues()})" if pvalues else ""),
+                ]
+                for c in rows
+            ]
+            parts.append(column_block(column, lines))
         if changed and not shown:
             parts.append("No cell changed and every cell was decided.")
         if self.unmatched:
-            parts.append(
-                f"In one file only ({len(self.unmatched)}): "
-                + "; ".join(self.unmatched)
-            )
+            parts.append(unmatched_line(self.unmatched))
         parts.append("\n".join(["Summary:", *(f"  {s}" for s in self.summary())]))
         return "\n\n".join(parts) + "\n"
 
@@ -347,6 +346,23 @@ class Comparison:
             "warnings": list(self.warnings),
             "summary": self.summary(),
         }
+
+
+def column_block(column: str, rows: Sequence[Sequence[str]]) -> str:
+    """ "column:" and a line per row, indented: the first field left-aligned,
+    the middle ones right-aligned, each to its widest, the last as it is
+    (the layout of compare's text, count files' too)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = [f"{column}:"]
+    for row in rows:
+        fields = [row[0].ljust(widths[0])]
+        fields += [f.rjust(w) for f, w in zip(row[1:-1], widths[1:], strict=True)]
+        lines.append("  " + "  ".join([*fields, row[-1]]))
+    return "\n".join(lines)
+
+
+def unmatched_line(unmatched: Sequence[str]) -> str:
+    return f"In one file only ({len(unmatched)}): " + "; ".join(unmatched)
 
 
 def _adjusted(out: list[CellComparison], stat: Statistic) -> tuple[CellComparison, ...]:
