@@ -17,12 +17,14 @@ import pytest
 from scenarios.cli import main
 from scenarios.results import compare
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
-from tests.cli_helpers import assert_bad_input, run_cli
+from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
 
 
 def vfab_bench(*args: str) -> int:
     """vfab-bench in this process, its output discarded (for fixtures)."""
-    with contextlib.redirect_stdout(io.StringIO()):
+    # A module-scoped fixture runs outside the per-test restoring fixture:
+    # put back the signal handlers and hooks main() installs.
+    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
         with contextlib.redirect_stderr(io.StringIO()) as err:
             status = main(list(args))
     assert status == 0, err.getvalue()
@@ -100,10 +102,13 @@ def test_the_same_code_shows_no_significant_change(
         capsys, "compare", str(runs["a"]), str(runs["b"]), "--fail-above", "10%"
     )
     assert r.status == 0, r.out + r.err
-    assert "25th percentile of 8 -> 8 trials" in r.out
+    assert "the minimum of each cell's trials" in r.out  # the runs' statistic
     assert "mapping:" in r.out and "file:" in r.out
     assert "commit processes" in r.out and "not significant" in r.out
-    assert r.out.rstrip().splitlines()[-1].startswith(f"Summary: {n} cells; ")
+    assert "  8 vs 8  " in r.out  # each row's trials
+    summary = r.out.rstrip().split("\n\n")[-1].splitlines()
+    assert summary[0] == "Summary:" and len(summary) == 3
+    assert summary[1].startswith(f"  mapping: {n // 2} cells; ")
 
 
 def test_a_slowed_storage_is_found_and_fails_the_gate(
@@ -135,11 +140,12 @@ def test_a_slowed_storage_is_found_and_fails_the_gate(
     # a line as pyperf writes it: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)"
     assert any(" -> " in line and "x slower (+" in line for line in r.out.splitlines())
     data = json.loads(out_json.read_text())
-    assert data["kind"] == "run" and data["statistic"] == "p25"
+    assert data["kind"] == "run" and data["statistic"] == "min"
     assert {c["column"] for c in data["cells"]} == {"mapping", "file"}
     cell = data["cells"][0]
     assert {"row", "verdict", "ratio", "p_value", "q_value", "old", "new"} <= set(cell)
-    assert "| task | old | new | change |" in out_md.read_text()
+    assert cell["trials"] == [8, 8] and cell["inconclusive"] is False
+    assert "| task | trials | old | new | change |" in out_md.read_text()
 
     # a threshold above the slowdown passes
     r = run_cli(
@@ -156,7 +162,7 @@ def test_cpu_time_and_another_statistic(
         "--statistic", "median",
     )  # fmt: skip
     assert r.status == 0, r.err
-    assert "CPU time, median of 8 -> 8 trials" in r.out
+    assert "CPU time, the median of each cell's trials" in r.out
 
 
 def test_storages_against_a_baseline(

@@ -112,7 +112,7 @@ def test_run_writes_a_valid_self_contained_page(outputs: dict[str, Path]) -> Non
     assert checker.counts["svg"] == len(groups)
     # the 2000 table beside today's
     assert "2000 (MEMS Exchange)" in text and "260.00" in text and "207.00" in text
-    assert "today, size small (25th percentile of 3 trial(s))" in text
+    assert "today, size small (minimum of 3 trial(s))" in text
     # every phase in the tables, metadata at the end
     for phase in run.phases:
         assert f"<td>{phase}</td>" in text.replace("&#x27;", "'")

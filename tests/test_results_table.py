@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scenarios.results.stats import Stats
-from scenarios.results.table import Table, markdown, spread_cell, text
+from scenarios.results.table import Table, markdown, text
 
 
 def test_text_aligns_labels_left_and_numbers_right() -> None:
@@ -36,8 +35,3 @@ def test_markdown_and_documents() -> None:
     doc = markdown([t], ["# head"], "legend")
     assert doc == f"# head\n\n{t.markdown()}\n\nlegend\n"
     assert text([t, t]) == f"{t.text()}\n\n{t.text()}\n"
-
-
-def test_spread_cell_marks_noise() -> None:
-    assert spread_cell("1.00", Stats.of([1.0, 1.0])) == "1.00 ±0% "
-    assert spread_cell("2.00", Stats.of([1.0, 3.0])) == "2.00 ±71%!"

@@ -81,7 +81,7 @@ def test_permutation_p_exact_and_sampled() -> None:
     old, new = [1.0, 1.1, 1.2, 1.3, 1.4], [2.0, 2.1, 2.2, 2.3, 2.4]
     assert S.permutation_p(old, new, "min") == pytest.approx(2 / 252)
     # the 25th percentile (the 2nd lowest of 5) moves in 8 splits of 252
-    assert S.permutation_p(old, new) == pytest.approx(8 / 252)
+    assert S.permutation_p(old, new, "p25") == pytest.approx(8 / 252)
     assert S.permutation_p(old, old) == 1.0
     rng = random.Random(4)
     a, b = noisy(rng, 15, 1.0, 0.2), noisy(rng, 15, 2.0, 0.2)

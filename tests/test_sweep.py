@@ -55,7 +55,7 @@ def test_sweep_on_three_storages_with_json_and_plot(
     )  # fmt: skip
     assert r.status == 0, r.err
     assert len(r.err.strip().splitlines()) == 3 * 2 * 2  # a progress line a point
-    assert "commit wall time per object (us), median of 1" in r.out
+    assert "commit wall time per object (µs), minimum of 1" in r.out
     assert "mapping btree" in r.out and "zeo list" in r.out
     assert "200 / 50" in r.out
 

@@ -10,7 +10,7 @@ import storages
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.phases import PHASES, PHASES_2000, Phase
 from scenarios.errors import ConfigError
-from scenarios.results.significance import STATISTICS
+from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 from storages import DBOptions, StorageOptions
 from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 
@@ -38,7 +38,7 @@ class RunConfig:
     #: "all" rows, or "2000": only the eight rows of the 2000 table.
     rows: str = "all"
     #: The statistic the tables show (scenarios.results.significance).
-    statistic: str = "min"
+    statistic: str = DEFAULT_STATISTIC
     seed: int = DEFAULT_SEED
     options: StorageOptions = StorageOptions()
     #: Objects per transaction while building the data set; 0: one

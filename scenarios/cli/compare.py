@@ -39,17 +39,22 @@ percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "compare",
-        help="compare two --json files (run or sweep), or storages against one",
+        help="compare two --json files (run, sweep, scale or counts), or "
+        "storages against one",
         description="Compare each cell (storage x phase; sweep: storage, "
         "variant and objects per transaction) of NEW with OLD, or of each "
         "storage of FILE with --baseline's: '3.47 ms -> 4.34 ms: 1.25x slower "
-        "(+25%%)', or 'not significant' when a permutation test of the "
-        "statistic finds no difference at p < "
-        f"{significance.ALPHA}.  Files must be of one kind, data set size "
-        "and seed.  Use 5 or more trials per run.  Two count files (run "
-        "--counts --json) compare counts instead: a cell differs when it "
-        "moved by more than 2%% where exact, by more than its measured "
-        "spread where not; --fail-above gates on them.",
+        "(+25%)'; 'not significant' when a permutation test of the "
+        "statistic finds no difference (false discovery rate "
+        f"{significance.ALPHA} across the cells); 'inconclusive (5 vs 5 "
+        "trials; at least 7 needed)' when the trials are too few for the "
+        "test to decide.  Files must be of one kind, data set size and "
+        "seed.  Two scale files compare throughput and p99 per point as "
+        "ratios, with no test (one window per point).  Two count files "
+        "(run --counts --json) compare counts "
+        "instead: a cell differs when it moved by more than 2% where "
+        "exact, by more than its measured spread where not; --fail-above "
+        "gates on them.",
     )
     p.add_argument("old", type=argtypes.path, metavar="OLD.json", help="the reference")
     p.add_argument(
@@ -68,9 +73,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--statistic",
         choices=list(significance.STATISTICS),
-        default=significance.DEFAULT_STATISTIC,
-        help="what to compare (default: p25, the 25th percentile: noise here "
-        "only slows trials down)",
+        help="what to compare (default: the statistic the files record, "
+        f"run --statistic; {significance.DEFAULT_STATISTIC} for files that "
+        "record none)",
+    )
+    p.add_argument(
+        "--pvalues",
+        action="store_true",
+        help="show each cell's p-value and its q-value (adjusted across the cells)",
+    )
+    p.add_argument(
+        "--changed",
+        action="store_true",
+        help="show only the cells that changed or that the trials could not "
+        "decide (the summary still counts every cell)",
     )
     p.add_argument(
         "--fail-above",
@@ -78,7 +94,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="PCT",
         help="exit 1 when a significant slowdown exceeds PCT (e.g. 10%%)",
     )
-    add_output_options(p, json="write cells as JSON", markdown="write Markdown")
+    add_output_options(
+        p,
+        json="write cells as JSON",
+        markdown="write Markdown",
+        html="write a page: per storage, a chart of old and new (each trial "
+        "drawn) and the verdicts",
+    )
     p.set_defaults(handler=main)
 
 
@@ -88,8 +110,12 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.counts import commands as counts
 
     if counts.is_counts(args.old) or (args.new and counts.is_counts(args.new)):
+        if args.html is not None:
+            raise ConfigError("--html compares times; count files have none")
         return counts.compare_main(args)  # run --counts files
     check_outputs(args)
+    if compare.is_scale(args.old) or (args.new and compare.is_scale(args.new)):
+        return _scale(args)
     old = compare.load(args.old)
     if args.new is not None:
         new = compare.load(args.new)
@@ -100,12 +126,18 @@ def main(args: argparse.Namespace) -> int:
         result = compare.compare_baseline(
             old, args.baseline, str(args.old), args.cpu, args.statistic
         )
-    print(result.text(), end="")
+    print(result.text(args.pvalues, args.changed), end="")
     if args.json is not None:
         text = json.dumps(result.to_json(), indent=1) + "\n"
         write_text(args.json, text, args.force)
     if args.markdown is not None:
-        write_text(args.markdown, result.markdown(), args.force)
+        write_text(
+            args.markdown, result.markdown(args.pvalues, args.changed), args.force
+        )
+    if args.html is not None:
+        from scenarios.results import pages
+
+        write_text(args.html, pages.compare_page(result, args.changed), args.force)
     if args.fail_above is not None:
         failed = result.slowdowns_above(args.fail_above)
         if failed:
@@ -118,4 +150,31 @@ def main(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_SLOWER
+    return 0
+
+
+#: Options that mean nothing for scale files (one window per point).
+NOT_FOR_SCALE = ("baseline", "cpu", "statistic", "fail_above", "pvalues", "changed")
+
+
+def _scale(args: argparse.Namespace) -> int:
+    """Two scale files: throughput and p99 per point, as ratios."""
+    from scenarios.results import scale_compare
+    from scenarios.scale.results import ScaleRun
+
+    for name in NOT_FOR_SCALE:
+        if getattr(args, name) not in (None, False):
+            option = "--" + name.replace("_", "-")
+            raise ConfigError(f"{option} does not apply to scale files")
+    if args.html is not None:
+        raise ConfigError("--html compares run or sweep files")
+    assert args.new is not None  # --baseline refused above
+    result = scale_compare.compare_scale(
+        ScaleRun.read(args.old), ScaleRun.read(args.new), str(args.old), str(args.new)
+    )
+    print(result.text(), end="")
+    if args.json is not None:
+        write_text(args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force)
+    if args.markdown is not None:
+        write_text(args.markdown, result.markdown(), args.force)
     return 0

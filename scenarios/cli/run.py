@@ -34,7 +34,7 @@ from scenarios.cli.outputs import (
 )
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
-from scenarios.results.significance import STATISTICS
+from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 
 ABOUT = "\n\n".join(
     textwrap.fill(paragraph, 79)
@@ -64,7 +64,6 @@ ABOUT = "\n\n".join(
 DEFAULT_BUDGET_S = 17.0
 DEFAULT_MIN_TRIALS = 5
 DEFAULT_MAX_TRIALS = 100
-DEFAULT_STATISTIC = "min"
 #: The most trials per storage, and objects per batch (--batch).
 MAX_TRIALS = 10_000
 MAX_BATCH = 10**9
@@ -154,6 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         json="write raw samples and metadata as JSON",
         html="write a self-contained HTML page: tables, charts, metadata",
         markdown="write the tables as Markdown",
+        pyperf="write the trials as a pyperf JSON suite (pyperf compare_to)",
     )
     add_progress_option(run)
     storages.add_storage_options(run)
@@ -199,6 +199,8 @@ def main(args: argparse.Namespace) -> int:
     config, explicit = run_config(args)
     check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
+    if args.counts and args.pyperf is not None:
+        raise ConfigError("--pyperf writes times; a --counts run has none")
     if args.counts:
         from scenarios.counts import launch
 
@@ -215,6 +217,10 @@ def main(args: argparse.Namespace) -> int:
         from scenarios.results import html
 
         write_text(args.html, html.page(result), args.force)
+    if args.pyperf is not None:
+        from scenarios.results import pyperf_suite
+
+        write_text(args.pyperf, pyperf_suite.text(result), args.force)
     return EXIT_OK
 
 

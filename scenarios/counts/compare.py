@@ -22,6 +22,7 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
+from scenarios.results.compare import check_same, column_block, unmatched_line
 from scenarios.results.files import ResultsError
 
 #: The relative change an exact cell may show before it differs.
@@ -169,15 +170,9 @@ class CountComparison:
             ]
             if not rows and not calls:
                 continue
-            width = max(len(c.row) for c in rows + calls)
-            lines = [f"{column}:"]
-            lines += [f"  {c.row.ljust(width)}  {c.line}" for c in rows + calls]
-            parts.append("\n".join(lines))
+            parts.append(column_block(column, [[c.row, c.line] for c in rows + calls]))
         if self.unmatched:
-            parts.append(
-                f"In one file only ({len(self.unmatched)}): "
-                + "; ".join(self.unmatched)
-            )
+            parts.append(unmatched_line(self.unmatched))
         parts.append(self.summary())
         return "\n\n".join(parts) + "\n"
 
@@ -236,13 +231,13 @@ def compare_counts(
     new_name: str = "NEW",
     exact_threshold: float = EXACT_THRESHOLD,
 ) -> CountComparison:
-    a, b = _identity(old), _identity(new)
-    for key in a:
-        if a[key] != b[key]:
-            raise ResultsError(
-                f"{old_name} and {new_name} differ in {key} ({a[key]} vs {b[key]}): "
-                "they counted different work"
-            )
+    check_same(
+        _identity(old),
+        _identity(new),
+        old_name,
+        new_name,
+        "they counted different work",
+    )
     ca, cb = cells(old), cells(new)
     out = []
     for cell_key, cell in ca.items():

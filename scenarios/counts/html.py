@@ -7,7 +7,7 @@ from html import escape
 
 from scenarios.counts import report
 from scenarios.counts.model import CountRun
-from scenarios.results.html import CSS, _metadata, _table
+from scenarios.results import htmlbase
 
 
 def page(run: CountRun) -> str:
@@ -24,13 +24,8 @@ def page(run: CountRun) -> str:
         "<h2>Tables</h2>",
     ]
     for t in report.tables(run):
-        body.append(f"<h3>{escape(t.title)}</h3>{_table(t.header, t.rows)}")
+        body.append(f"<h3>{escape(t.title)}</h3>{htmlbase.table(t.header, t.rows)}")
     body.append("<h2>Metadata</h2>")
-    body.append(_metadata("run", meta))
+    body.append(htmlbase.metadata("run", meta))
     title = f"vfab-loadtest counts {meta.get('date', '')}".strip()
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
-    )
+    return htmlbase.document(title, body)

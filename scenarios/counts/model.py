@@ -15,13 +15,12 @@ spread measured here (NOT_EXACT_FLOOR).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
 from scenarios.results.files import COUNTS, malformed
-from scenarios.results.model import TrialSummary
+from scenarios.results.model import PhaseRows, TrialSummary
 
 #: The two sides a cell can count: the client process and the servers.
 SIDES = ("client", "server")
@@ -103,32 +102,12 @@ class CountResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class CountRun:
+class CountRun(PhaseRows[CountResult]):
     """One `run --counts`: metadata, every phase's counts, the trials."""
 
     metadata: dict[str, Any]
     results: tuple[CountResult, ...]
     trials: tuple[TrialSummary, ...] = ()
-
-    @property
-    def storages(self) -> list[str]:
-        return list(dict.fromkeys(r.storage for r in self.results))
-
-    @property
-    def phases(self) -> list[str]:
-        return list(dict.fromkeys(r.phase for r in self.results))
-
-    @property
-    def sizes(self) -> list[str]:
-        return list(dict.fromkeys(r.size for r in self.results))
-
-    def get(
-        self, storage: str, phase: str, size: str | None = None
-    ) -> CountResult | None:
-        for r in self.results:
-            if r.storage == storage and r.phase == phase and size in (None, r.size):
-                return r
-        return None
 
     def has_server(self, storage: str) -> bool:
         """Whether *storage* talks to a server (metadata "counts" "served"),
@@ -165,11 +144,6 @@ class CountRun:
             ],
             "trials": [t.to_json() for t in self.trials],
         }
-
-    def dump(self, path: Path) -> None:
-        with open(path, "x", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, indent=1)
-            f.write("\n")
 
     @classmethod
     def from_json(cls, data: Any) -> CountRun:

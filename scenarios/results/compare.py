@@ -1,6 +1,8 @@
 """Compare two result files, or the storages of one file against one of them,
 cell by cell, in the words pyperf and the RelStorage maintainers use:
-"3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not significant".
+"3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not significant"; and, where
+the trials are too few for the test to decide, "inconclusive (5 vs 5
+trials; at least 7 needed)" (scenarios.results.power).
 
 A cell is one storage and one row: a phase of a run file (wall or CPU
 seconds per trial) or a transaction size of a sweep file (seconds per
@@ -15,11 +17,11 @@ listed, not compared.
 from __future__ import annotations
 
 import dataclasses
-import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import environment, significance
+from scenarios.results import environment, formatter, power, significance
 from scenarios.results.files import ResultsError, read_json
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
@@ -29,9 +31,25 @@ from scenarios.sweep.results import SweepRun
 Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
+def is_scale(path: Path) -> bool:
+    """Whether *path* is a scale file; read errors are left to the reader
+    that follows."""
+    try:
+        data = read_json(path)
+    except ResultsError:
+        return False
+    return isinstance(data, dict) and data.get("kind") == "scale"
+
+
 def load(path: Path) -> RunResult | SweepRun:
     """A run or sweep result file, told apart by its "kind"."""
     data = read_json(path)
+    found = data.get("kind") if isinstance(data, dict) else None
+    if found in ("scale", "verify", "census"):
+        raise ResultsError(
+            f"{path} is a {found} result: compare takes run, sweep, scale or "
+            f"count files, two of one kind (`vfab-bench report {path}` prints it)"
+        )
     try:
         if isinstance(data, dict) and data.get("kind") == "sweep":
             return SweepRun.from_json(data)
@@ -83,53 +101,107 @@ def check_comparable(
             f"{old_name} is a {kind(old)} result and {new_name} a {kind(new)} "
             "result; compare files of one kind"
         )
-    a, b = _identity(old), _identity(new)
+    check_same(_identity(old), _identity(new), old_name, new_name)
+
+
+def check_same(
+    a: dict[str, Any],
+    b: dict[str, Any],
+    old_name: str,
+    new_name: str,
+    meaning: str = "they measured different data sets",
+) -> None:
+    """ResultsError naming the first of *a*'s keys whose value *b* does not
+    share (two files' identities: size, scale, seed...)."""
     for key in a:
-        if a[key] != b[key]:
+        if a[key] != b.get(key):
             raise ResultsError(
                 f"{old_name} and {new_name} differ in {key} ({a[key]} vs "
-                f"{b[key]}): they measured different data sets"
+                f"{b.get(key)}): {meaning}"
             )
 
 
-def format_time(value: float) -> str:
-    """Seconds as pyperf writes them: "3.47 ms", "812 us", "1.20 sec"."""
-    if value == 0:
-        return "0 sec"
-    units = (("sec", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
-    unit, scale = next(((u, s) for u, s in units if abs(value) >= s), units[-1])
-    v = value / scale
-    digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
-    return f"{v:.{digits}f} {unit}"
+#: The name history (scenarios.results.history) imports: formatter.duration.
+format_time = formatter.duration
 
 
 @dataclasses.dataclass(frozen=True)
 class CellComparison:
     """One cell of the comparison: *column* (a storage, "storage variant" or,
-    against a baseline, "file vs mapping") at *row*."""
+    against a baseline, "file vs mapping") at *row*, compared by *statistic*
+    among *cells* cells tested together."""
 
     column: str
     row: str
     difference: Difference
+    statistic: str = significance.DEFAULT_STATISTIC
+    cells: int = 1
+    #: The raw samples (old, new), for views that draw each trial.
+    samples: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+
+    @property
+    def trials(self) -> tuple[int, int]:
+        """The trials on each side of this cell (rows may differ: the 2000
+        rows' top-up trials)."""
+        return self.difference.old.n, self.difference.new.n
+
+    @property
+    def inconclusive(self) -> bool:
+        """Not significant because the trials are too few to decide: either
+        no samples of these sizes could be significant even alone, or the
+        cell alone would be (p < ALPHA) but a change that moved alone among
+        this many cells needs more trials.  A cell whose samples show no
+        difference even alone, with trials that could have, is "not
+        significant"."""
+        d = self.difference
+        if d.significant:
+            return False
+        m, n = self.trials
+        if not power.decidable(m, n, self.statistic):
+            return True
+        return d.p_value < significance.ALPHA and not power.decidable(
+            m, n, self.statistic, self.cells
+        )
+
+    @property
+    def changed(self) -> bool:
+        """Significant, or the samples could not decide (--changed shows
+        these)."""
+        return self.difference.significant or self.inconclusive
 
     @property
     def verdict(self) -> str:
         d = self.difference
         if d.significant:
             return d.words()
+        if self.inconclusive:
+            m, n = self.trials
+            return power.inconclusive_words(m, n, self.statistic, self.cells)
         return "not significant"
 
     @property
-    def line(self) -> str:
+    def times(self) -> str:
         d = self.difference
-        times = f"{format_time(d.old.estimate)} -> {format_time(d.new.estimate)}"
-        return f"{times}: {self.verdict}"
+        old, new = d.old.estimate, d.new.estimate
+        return f"{formatter.duration(old)} -> {formatter.duration(new)}"
+
+    @property
+    def line(self) -> str:
+        return f"{self.times}: {self.verdict}"
+
+    def pvalues(self) -> str:
+        """ "p 0.0079, q 0.36" (q: adjusted across the cells)."""
+        d = self.difference
+        q = "" if d.q_value is None else f", q {d.q_value:.2g}"
+        return f"p {d.p_value:.2g}{q}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "column": self.column,
             "row": self.row,
             "verdict": self.verdict,
+            "trials": list(self.trials),
+            "inconclusive": self.inconclusive,
             **self.difference.to_json(),
         }
 
@@ -143,7 +215,6 @@ class Comparison:
     title: str
     metric: str
     statistic: Statistic
-    trials: tuple[int, int]
     cells: tuple[CellComparison, ...]
     unmatched: tuple[str, ...] = ()
     #: Lines to print before the cells (the machines' speeds differed).
@@ -159,6 +230,9 @@ class Comparison:
     def faster(self) -> list[CellComparison]:
         return [c for c in self.cells if c.difference.faster]
 
+    def inconclusive(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.inconclusive]
+
     def slowdowns_above(self, threshold: float) -> list[CellComparison]:
         """Significant slowdowns by more than *threshold* (0.10: +10%)."""
         return [
@@ -167,74 +241,97 @@ class Comparison:
             if (change := c.difference.change) is not None and change > threshold
         ]
 
-    def summary(self) -> str:
-        n = len(self.cells)
-        slower, faster = self.slower(), self.faster()
-        parts = [
-            f"{len(slower)} significantly slower",
-            f"{len(faster)} faster",
-            f"{n - len(slower) - len(faster)} not significant",
-        ]
-        line = f"Summary: {n} cells; " + ", ".join(parts)
+    def column_summary(self, column: str) -> str:
+        """ "file: 23 cells; 3 slower, 1 faster, 5 inconclusive, 14 not
+        significant; worst: commit processes, 2.10x slower (+110%)"."""
+        cells = [c for c in self.cells if c.column == column]
+        slower = [c for c in cells if c.difference.slower]
+        faster = [c for c in cells if c.difference.faster]
+        unsure = [c for c in cells if c.inconclusive]
+        quiet = len(cells) - len(slower) - len(faster) - len(unsure)
+        line = (
+            f"{column}: {len(cells)} cells; {len(slower)} slower, {len(faster)} "
+            f"faster, {len(unsure)} inconclusive, {quiet} not significant"
+        )
         if slower:
             worst = max(slower, key=lambda c: c.difference.ratio or 0)
-            line += f"; worst: {worst.column} {worst.row}, {worst.verdict}"
-        ratios = [
-            c.difference.ratio
-            for c in self.cells
-            if c.difference.ratio is not None and c.difference.ratio > 0
-        ]
-        if ratios:
-            mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            line += f"; geometric mean {significance.ratio_words(mean)}"
-        return line + "."
+            line += f"; worst: {worst.row}, {worst.verdict}"
+        return line
+
+    def summary(self) -> list[str]:
+        """One line per column (storage): never a mean across storages,
+        whose cells measure different things."""
+        return [self.column_summary(column) for column in self.columns]
 
     def heading(self) -> str:
-        a, b = self.trials
         unit = " per object" if self.kind == "sweep" else ""
         return (
-            f"{self.title}: {self.metric} time{unit}, {self.statistic.label} of "
-            f"{a} -> {b} trials; significant: permutation test of the "
-            f"{self.statistic.label}, false discovery rate {significance.ALPHA}"
+            f"{self.title}: {self.metric} time{unit}, the {self.statistic.label} "
+            f"of each cell's trials; significant: permutation test of the "
+            f"{self.statistic.label}, false discovery rate {significance.ALPHA} "
+            f"across the {len(self.cells)} cells"
         )
 
-    def text(self) -> str:
+    def _shown(self, changed: bool) -> list[CellComparison]:
+        return [c for c in self.cells if c.changed or not changed]
+
+    def text(self, pvalues: bool = False, changed: bool = False) -> str:
+        """Per column, a line per cell: trials, the two values, the verdict
+        (and p and q with *pvalues*); only the changed and undecided cells
+        with *changed*."""
         parts = [self.heading(), *self.warnings]
-        if min(self.trials) < 4:
-            parts.append(
-                "Fewer than 4 trials on a side: no difference can be significant."
-            )
+        shown = self._shown(changed)
         for column in self.columns:
-            rows = [c for c in self.cells if c.column == column]
-            width = max(len(c.row) for c in rows)
-            lines = [f"{column}:"]
-            lines += [f"  {c.row.ljust(width)}  {c.line}" for c in rows]
-            parts.append("\n".join(lines))
+            rows = [c for c in shown if c.column == column]
+            if not rows:
+                continue
+            lines = [
+                [
+                    c.row,
+                    f"{c.trials[0]} vs {c.trials[1]}",
+                    c.line + (f"  ({c.pvalues()})" if pvalues else ""),
+                ]
+                for c in rows
+            ]
+            parts.append(column_block(column, lines))
+        if changed and not shown:
+            parts.append("No cell changed and every cell was decided.")
         if self.unmatched:
-            parts.append(
-                f"In one file only ({len(self.unmatched)}): "
-                + "; ".join(self.unmatched)
-            )
-        parts.append(self.summary())
+            parts.append(unmatched_line(self.unmatched))
+        parts.append("\n".join(["Summary:", *(f"  {s}" for s in self.summary())]))
         return "\n\n".join(parts) + "\n"
 
-    def markdown(self) -> str:
+    def markdown(self, pvalues: bool = False, changed: bool = False) -> str:
         parts = [f"# {self.heading()}", *self.warnings]
+        shown = self._shown(changed)
+        extra = " p | q |" if pvalues else ""
         for column in self.columns:
-            lines = [f"## {column}", "", "| task | old | new | change |"]
-            lines.append("|---|---:|---:|---|")
-            for c in self.cells:
-                if c.column != column:
-                    continue
+            rows = [c for c in shown if c.column == column]
+            if not rows:
+                continue
+            lines = [
+                f"## {column}",
+                "",
+                f"| task | trials | old | new | change |{extra}",
+            ]
+            lines.append("|---|---:|---:|---:|---|" + ("---:|---:|" if pvalues else ""))
+            for c in rows:
                 d = c.difference
-                lines.append(
-                    f"| {c.row} | {format_time(d.old.estimate)} | "
-                    f"{format_time(d.new.estimate)} | {c.verdict} |"
-                )
+                cells = [
+                    c.row,
+                    f"{c.trials[0]} vs {c.trials[1]}",
+                    formatter.duration(d.old.estimate),
+                    formatter.duration(d.new.estimate),
+                    c.verdict,
+                ]
+                if pvalues:
+                    q = "-" if d.q_value is None else f"{d.q_value:.2g}"
+                    cells += [f"{d.p_value:.2g}", q]
+                lines.append("| " + " | ".join(cells) + " |")
             parts.append("\n".join(lines))
         if self.unmatched:
             parts.append("In one file only: " + "; ".join(self.unmatched))
-        parts.append(self.summary())
+        parts.append("\n".join(f"- {s}" for s in self.summary()))
         return "\n\n".join(parts) + "\n"
 
     def to_json(self) -> dict[str, Any]:
@@ -251,20 +348,52 @@ class Comparison:
         }
 
 
-def _adjusted(out: list[CellComparison]) -> tuple[CellComparison, ...]:
-    """The cells with their p-values adjusted for each other."""
+def column_block(column: str, rows: Sequence[Sequence[str]]) -> str:
+    """ "column:" and a line per row, indented: the first field left-aligned,
+    the middle ones right-aligned, each to its widest, the last as it is
+    (the layout of compare's text, count files' too)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = [f"{column}:"]
+    for row in rows:
+        fields = [row[0].ljust(widths[0])]
+        fields += [f.rjust(w) for f, w in zip(row[1:-1], widths[1:], strict=True)]
+        lines.append("  " + "  ".join([*fields, row[-1]]))
+    return "\n".join(lines)
+
+
+def unmatched_line(unmatched: Sequence[str]) -> str:
+    return f"In one file only ({len(unmatched)}): " + "; ".join(unmatched)
+
+
+def _adjusted(out: list[CellComparison], stat: Statistic) -> tuple[CellComparison, ...]:
+    """The cells with their p-values adjusted for each other, each knowing
+    the statistic and how many cells were tested with it."""
     diffs = significance.adjust([c.difference for c in out])
     return tuple(
-        dataclasses.replace(c, difference=d) for c, d in zip(out, diffs, strict=True)
+        dataclasses.replace(c, difference=d, statistic=stat.name, cells=len(out))
+        for c, d in zip(out, diffs, strict=True)
     )
+
+
+def chosen_statistic(
+    stat: str | Statistic | None, *results: RunResult | SweepRun
+) -> Statistic:
+    """*stat*, or the statistic the files record (run --statistic); a
+    ResultsError when they record different ones and none was chosen."""
+    if stat is not None:
+        return significance.statistic(stat)
+    names = {significance.recorded(r.metadata) for r in results}
+    if len(names) > 1:
+        labels = " and ".join(sorted(names))
+        raise ResultsError(
+            f"the files show different statistics ({labels}); choose one "
+            "with --statistic"
+        )
+    return significance.statistic(names.pop())
 
 
 def _label(storage: str, variant: str) -> str:
     return f"{storage} {variant}" if variant else storage
-
-
-def _trials(samples: list[tuple[float, ...]]) -> int:
-    return max((len(s) for s in samples), default=0)
 
 
 def compare_files(
@@ -273,11 +402,12 @@ def compare_files(
     old_name: str = "OLD",
     new_name: str = "NEW",
     cpu: bool = False,
-    stat: str | Statistic = significance.DEFAULT_STATISTIC,
+    stat: str | Statistic | None = None,
 ) -> Comparison:
-    """Each cell of *new* against the same cell of *old*."""
+    """Each cell of *new* against the same cell of *old*, by *stat* (None:
+    the one the files record)."""
     check_comparable(old, new, old_name, new_name)
-    s = significance.statistic(stat)
+    s = chosen_statistic(stat, old, new)
     a, b = cells(old, cpu), cells(new, cpu)
     out = []
     for key, old_samples in a.items():
@@ -288,6 +418,7 @@ def compare_files(
                     _label(storage, variant),
                     row,
                     significance.difference(old_samples, b[key], s),
+                    samples=(old_samples, b[key]),
                 )
             )
     unmatched = [
@@ -308,8 +439,7 @@ def compare_files(
         title=f"{old_name} -> {new_name}",
         metric="CPU" if cpu else "wall",
         statistic=s,
-        trials=(_trials(list(a.values())), _trials(list(b.values()))),
-        cells=_adjusted(out),
+        cells=_adjusted(out, s),
         unmatched=tuple(unmatched),
         warnings=(speeds,) if speeds else (),
     )
@@ -320,10 +450,11 @@ def compare_baseline(
     baseline: str,
     name: str = "FILE",
     cpu: bool = False,
-    stat: str | Statistic = significance.DEFAULT_STATISTIC,
+    stat: str | Statistic | None = None,
 ) -> Comparison:
-    """Each other storage's cells against *baseline*'s (same variant and row)."""
-    s = significance.statistic(stat)
+    """Each other storage's cells against *baseline*'s (same variant and row),
+    by *stat* (None: the one the file records)."""
+    s = chosen_statistic(stat, result)
     all_cells = cells(result, cpu)
     storages = list(dict.fromkeys(k[0] for k in all_cells))
     if baseline not in storages:
@@ -343,15 +474,18 @@ def compare_baseline(
             unmatched.append(f"{_label(storage, variant)} {row}")
             continue
         out.append(
-            CellComparison(column, row, significance.difference(base, samples, s))
+            CellComparison(
+                column,
+                row,
+                significance.difference(base, samples, s),
+                samples=(base, samples),
+            )
         )
-    trials = _trials(list(all_cells.values()))
     return Comparison(
         kind=kind(result),
         title=f"{name}, against {baseline}",
         metric="CPU" if cpu else "wall",
         statistic=s,
-        trials=(trials, trials),
-        cells=_adjusted(out),
+        cells=_adjusted(out, s),
         unmatched=tuple(unmatched),
     )

@@ -96,6 +96,13 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         were started, and those that succeeded; 0 where not counted).  A version-1
         file reads with "what" saying its check was the older one, and no
         violation list.
+  3 -- each point also has "summary": {"ops", "ops_per_s", "commits_per_s",
+        "p50_ms", "p95_ms", "p99_ms", "max_ms" (all operations, from the
+        histograms), "client_cpu_s", "server_cpu_s", "cpu_use" (share of
+        the host's cores over the window, null when unknown)}, for jq and
+        pandas; written, never read back (the histograms stay the source).
+        A version-2 file reads the same (its summaries are computed when a
+        report asks).  verify's points carry it too.
 
 verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
   1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
@@ -252,7 +259,13 @@ def _scale_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "points": points}
 
 
-SCALE = Format("scale", 2, {1: _scale_v1_to_v2})
+def _scale_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 3 only added each point's "summary", which is derived from
+    # the rest and never read back: nothing to convert.
+    return {**data, "schema_version": 3}
+
+
+SCALE = Format("scale", 3, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3})
 VERIFY = Format("verify", 1)
 COUNTS = Format("counts", 1)
 

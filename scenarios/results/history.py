@@ -24,12 +24,11 @@ one history; cells present in one run only are shown without a step.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import environment, significance
+from scenarios.results import environment, power, significance
 from scenarios.results.compare import format_time
 from scenarios.results.files import ResultsError
 from scenarios.results.history_files import (
@@ -66,27 +65,6 @@ SLOWER, FASTER, UNDECIDED, SAME = "▲", "▼", "?", " "
 MISSING = "-"
 
 
-def least_p(m: int, n: int) -> float:
-    """The smallest p-value the permutation test can give for *m* and *n*
-    trials (significance.permutation_p): the observed split is one of
-    C(m + n, m), and with m == n its mirror image ties it; beyond
-    EXACT_SPLITS the random splits count the observed one."""
-    if m == 0 or n == 0:
-        return 1.0
-    splits = math.comb(m + n, m)
-    if splits > significance.EXACT_SPLITS:
-        return 1 / (significance.PERMUTATIONS + 1)
-    return (2 if m == n else 1) / splits
-
-
-def trials_needed() -> int:
-    """The fewest trials a side with which a step can be found at all."""
-    n = 1
-    while least_p(n, n) >= significance.ALPHA:
-        n += 1
-    return n
-
-
 @dataclasses.dataclass(frozen=True)
 class Step:
     """The change of one cell from run *before* to run *after* (indexes of
@@ -97,6 +75,9 @@ class Step:
     before: int
     after: int
     difference: Difference
+    statistic: Statistic
+    #: How many cells the pair of runs compared (the adjustment's family).
+    cells: int
 
     @property
     def mark(self) -> str:
@@ -105,7 +86,7 @@ class Step:
             return SLOWER
         if d.faster:
             return FASTER
-        if least_p(d.old.n, d.new.n) >= significance.ALPHA:
+        if not power.decidable(d.old.n, d.new.n, self.statistic, self.cells):
             return UNDECIDED
         return SAME
 
@@ -115,9 +96,8 @@ class Step:
         if d.significant:
             return d.words()
         if self.mark == UNDECIDED:
-            return (
-                f"undecided ({d.old.n} vs {d.new.n} trials; at least "
-                f"{trials_needed()} a side needed)"
+            return power.inconclusive_words(
+                d.old.n, d.new.n, self.statistic, self.cells
             )
         return "not significant"
 
@@ -165,6 +145,15 @@ class History:
             for s in self.steps.get(cell, {}).values()
             if s.mark == UNDECIDED
         ]
+
+    def trials_needed(self) -> str:
+        """How many trials a side the undecided changes needed: "at least
+        N" (compare's power module, over the largest pair of runs)."""
+        cells = max((s.cells for s in self.undecided()), default=1)
+        needed = power.trials_needed(self.statistic, cells)
+        if needed is None:
+            return f"more than {power.MOST_TRIALS}"
+        return f"at least {needed}"
 
     def cells(self) -> list[Cell]:
         return [
@@ -219,9 +208,9 @@ class History:
         undecided = self.undecided()
         if undecided:
             parts.append(
-                f"Undecided: {len(undecided)} changes between runs with fewer than "
-                f"{trials_needed()} trials a side; run more trials (--repeat) to "
-                "tell."
+                f"Undecided: {len(undecided)} changes between runs with too few "
+                f"trials ({self.trials_needed()} a side needed); run more trials "
+                "(--repeat) to tell."
             )
         return "\n\n".join(parts) + "\n"
 
@@ -399,5 +388,6 @@ def _steps(
     for (before, after), found in by_pair.items():
         adjusted = significance.adjust([d for _, d in found])
         for (cell, _), d in zip(found, adjusted, strict=True):
-            out.setdefault(cell, {})[after] = Step(cell, before, after, d)
+            step = Step(cell, before, after, d, statistic, len(found))
+            out.setdefault(cell, {})[after] = step
     return out

@@ -27,7 +27,6 @@ from scenarios.results.history import (
     Cell,
     History,
     Step,
-    trials_needed,
 )
 
 #: Colours of the step marks: slower, faster, undecided.
@@ -336,8 +335,8 @@ def section(history: History) -> str:
     if undecided:
         body.append(
             f'<p class="note undecided">{len(undecided)} changes could not be '
-            f"decided: fewer than {trials_needed()} trials a side "
-            "(run more trials with --repeat).</p>"
+            f"decided: too few trials ({history.trials_needed()} a side "
+            "needed; run more trials with --repeat).</p>"
         )
     body.append(f"<h2>Trends ({history.metric} time, {escape(s.label)})</h2>")
     figures = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from scenarios.results import schema
 from scenarios.results.files import RUN, ResultsError, malformed, read_json
@@ -134,14 +134,25 @@ class PhaseResult:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class RunResult:
-    """One run: its metadata, every phase result and every timed trial's
-    summary, in run order."""
+class Keyed(Protocol):
+    """What a row of results is found by."""
 
-    metadata: dict[str, Any]
-    results: tuple[PhaseResult, ...]
-    trials: tuple[TrialSummary, ...] = ()
+    @property
+    def storage(self) -> str: ...
+    @property
+    def size(self) -> str: ...
+    @property
+    def phase(self) -> str: ...
+
+
+R = TypeVar("R", bound=Keyed)
+
+
+class PhaseRows(Generic[R]):
+    """Storages, phases and sizes of *results* in run order, and one result
+    by storage, phase and size: what a run and a count run share."""
+
+    results: tuple[R, ...]
 
     @property
     def storages(self) -> list[str]:
@@ -155,13 +166,21 @@ class RunResult:
     def sizes(self) -> list[str]:
         return list(dict.fromkeys(r.size for r in self.results))
 
-    def get(
-        self, storage: str, phase: str, size: str | None = None
-    ) -> PhaseResult | None:
+    def get(self, storage: str, phase: str, size: str | None = None) -> R | None:
         for r in self.results:
             if r.storage == storage and r.phase == phase and size in (None, r.size):
                 return r
         return None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult(PhaseRows[PhaseResult]):
+    """One run: its metadata, every phase result and every timed trial's
+    summary, in run order."""
+
+    metadata: dict[str, Any]
+    results: tuple[PhaseResult, ...]
+    trials: tuple[TrialSummary, ...] = ()
 
     def trials_of(self, storage: str, size: str | None = None) -> list[TrialSummary]:
         return [

@@ -18,30 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from scenarios.results import environment, significance, table
+from scenarios.results import environment, formatter, significance, table
+from scenarios.results import rows as rows_model
+from scenarios.results.formatter import seconds
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
-from scenarios.results.significance import SHORT_S, seconds
+from scenarios.results.significance import SHORT_S
 from scenarios.results.stats import median, median_int
 from scenarios.results.table import Table
 from storages import registry
 
-#: The rows whose time is building and committing the data set: their sum
-#: over the objects built is the run's cost per object.
-BUILD_PHASES = (
-    "create users/groups",
-    "commit users/groups",
-    "convert processes",
-    "commit processes",
-    "generate sequences",
-    "commit sequences",
-)
 
-
-def run_statistic(run: RunResult) -> str:
-    """The statistic the run asked its tables to show (older files, which
-    did not say, get today's default)."""
-    name = run.metadata.get("config", {}).get("statistic")
-    return name if name in significance.STATISTICS else "min"
+def run_statistic(run: RunResult, stat: str | None = None) -> str:
+    """*stat*, or the statistic the run asked its tables to show (older
+    files, which did not say, get the default)."""
+    return significance.statistic(stat or significance.recorded(run.metadata)).name
 
 
 def time_cell(values: list[float], stat: str) -> str:
@@ -58,17 +48,6 @@ def time_cell(values: list[float], stat: str) -> str:
         mark = "±" + ("inf" if rel == float("inf") else f"{rel * 100:.0f}%").rjust(4)
     flag = "!" if iv.wide and iv.estimate >= SHORT_S else " "
     return f"{seconds(iv.estimate)} {mark.ljust(5)}{flag}"
-
-
-def size_cell(n: int | None) -> str:
-    """Bytes as B, KB, MB or GB (powers of 1024), signed when negative."""
-    if n is None:
-        return "-"
-    sign, n = ("-" if n < 0 else ""), abs(n)
-    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
-        if n >= scale:
-            return f"{sign}{n / scale:.1f} {unit}"
-    return f"{sign}{n} B"
 
 
 def _table(
@@ -107,8 +86,8 @@ def hits_cell(r: PhaseResult) -> str:
     return "-" if r.cache_hits is None else str(r.cache_hits)
 
 
-def phase_tables(run: RunResult, size: str) -> list[Table]:
-    stat = run_statistic(run)
+def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Table]:
+    stat = run_statistic(run, stat)
     label = significance.statistic(stat).label
     out: list[Table] = [
         Table(
@@ -125,7 +104,7 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
         out.append(
             Table(
                 f"storage size change (bytes written; negative: shrank), size {size}",
-                *_table(run, size, lambda r: size_cell(r.size_change_bytes)),
+                *_table(run, size, lambda r: formatter.size(r.size_change_bytes)),
             )
         )
     if _any(run, size, lambda r: r.rss_peak_bytes):
@@ -135,7 +114,7 @@ def phase_tables(run: RunResult, size: str) -> list[Table]:
         out.append(
             Table(
                 f"peak RSS of the client process {scope}, size {size}",
-                *_table(run, size, lambda r: size_cell(r.rss_peak_bytes)),
+                *_table(run, size, lambda r: formatter.size(r.rss_peak_bytes)),
             )
         )
     if _any(run, size, lambda r: r.cache_hits):
@@ -191,7 +170,7 @@ def cost_per_object(
     if not trials:
         return None
     objects = trials[0].objects
-    rows = [run.get(storage, p, size) for p in BUILD_PHASES]
+    rows = [run.get(storage, p, size) for p in rows_model.BUILD_PHASES]
     if not objects or any(r is None for r in rows):
         return None
     total = sum((r.cpu if cpu else r.wall).median for r in rows if r is not None)
@@ -210,6 +189,17 @@ def _stat(trials: list[TrialSummary], *path: str) -> str:
     return "-" if m is None else f"{m:.0f}"
 
 
+def zodb_cache_size() -> int:
+    """ZODB.DB's own default connection cache target (400 objects), read from
+    ZODB rather than repeated here."""
+    import inspect
+
+    import ZODB
+
+    default = inspect.signature(ZODB.DB.__init__).parameters["cache_size"].default
+    return int(default)
+
+
 def summary_table(run: RunResult, size: str) -> Table | None:
     """One column per storage: what the run left behind."""
     storages = [s for s in run.storages if run.trials_of(s, size)]
@@ -218,13 +208,13 @@ def summary_table(run: RunResult, size: str) -> Table | None:
     by = {s: run.trials_of(s, size) for s in storages}
 
     options = run.metadata.get("config", {}).get("options", {})
-    cache_target = str(options.get("cache_size") or "400")
+    cache_target = str(options.get("cache_size") or zodb_cache_size())
 
     def row(label: str, cell: Callable[[str], str]) -> list[str]:
         return [label, *(cell(s) for s in storages)]
 
     def median_size(s: str, field: str) -> str:
-        return size_cell(median_int(getattr(t, field) for t in by[s]))
+        return formatter.size(median_int(getattr(t, field) for t in by[s]))
 
     def cost(s: str, cpu: bool = False) -> str:
         c = cost_per_object(run, s, size, cpu)
@@ -237,7 +227,9 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         row("size on disk after the run", lambda s: median_size(s, "size_bytes")),
         row(
             "peak RSS of the client process",
-            lambda s: size_cell(max((t.rss_peak_bytes or 0) for t in by[s]) or None),
+            lambda s: formatter.size(
+                max((t.rss_peak_bytes or 0) for t in by[s]) or None
+            ),
         ),
         row("model objects built", lambda s: str(by[s][0].objects)),
         row("objects per transaction (batch)", lambda s: str(by[s][0].batch or "all")),
@@ -245,8 +237,8 @@ def summary_table(run: RunResult, size: str) -> Table | None:
             "connection cache target (objects)",
             lambda s: str(by[s][0].stats.get("cache_target") or cache_target),
         ),
-        row("build rows: wall us per object built", cost),
-        row("build rows: CPU us per object built", lambda s: cost(s, cpu=True)),
+        row("build rows: wall µs per object built", cost),
+        row("build rows: CPU µs per object built", lambda s: cost(s, cpu=True)),
     ]
     # Each storage declares its rows (StorageFactory.summary_rows).
     for label, path in registry.summary_rows():
@@ -256,19 +248,20 @@ def summary_table(run: RunResult, size: str) -> Table | None:
     return Table(f"after the run, size {size}", ["", *storages], rows)
 
 
-def tables(run: RunResult) -> list[Table]:
-    """Each table of the report, in order."""
+def tables(run: RunResult, stat: str | None = None) -> list[Table]:
+    """Each table of the report, in order, time cells by *stat* (None: the
+    run's statistic)."""
     out = []
     for size in run.sizes:
-        out += phase_tables(run, size)
+        out += phase_tables(run, size, stat)
         summary = summary_table(run, size)
         if summary is not None:
             out.append(summary)
     return out
 
 
-def legend(run: RunResult) -> str:
-    stat = significance.statistic(run_statistic(run))
+def legend(run: RunResult, name: str | None = None) -> str:
+    stat = significance.statistic(run_statistic(run, name))
     return (
         f"A time cell is the {stat.label} of the trials; ± is half the width "
         f"of its {1 - significance.ALPHA:.0%} bootstrap interval as % of it; ! "
@@ -303,12 +296,12 @@ def storage_notes(run: RunResult) -> str:
     return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
-def text(run: RunResult) -> str:
+def text(run: RunResult, stat: str | None = None) -> str:
     """Plain-text tables, columns aligned."""
-    return table.text(tables(run), legend(run))
+    return table.text(tables(run, stat), legend(run, stat))
 
 
-def markdown(run: RunResult) -> str:
+def markdown(run: RunResult, stat: str | None = None) -> str:
     """The same tables in GitHub Markdown, with the run's versions."""
     meta = run.metadata
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
@@ -317,4 +310,4 @@ def markdown(run: RunResult) -> str:
         f"{meta.get('date', '')}; Python {meta.get('python', {}).get('version', '?')}; "
         f"{versions}; {meta.get('host', {}).get('cpu_count', '?')} CPUs.",
     ]
-    return table.markdown(tables(run), preamble, legend(run))
+    return table.markdown(tables(run, stat), preamble, legend(run, stat))

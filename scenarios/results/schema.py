@@ -317,6 +317,7 @@ _SCALE_POINT = Object(
         "notes": ListOf(Text),
         "arrivals": Count,
         "served": Count,
+        "summary": MapOf(Optional(Number)),
     },
     required=(
         "storage",

@@ -8,9 +8,13 @@ The minimum (or a low percentile) estimates what the code costs; the median
 moves with the share of slow-mode trials (with 20 trials the minimum's run
 to run range was 8%, the median's 21%).  So:
 
-- the statistic shown is a parameter (STATISTICS: min, p10, p25, median).
-  The default is the 25th percentile: the low end, but not one lucky trial.
-  With four jobs on the two cores a cell's trials spread 2-5x, and the
+- the statistic shown is a parameter (STATISTICS: min, p10, p25, median),
+  chosen when a run is made (run --statistic), recorded in its file, and
+  used by every view of it (text, Markdown, HTML, compare) unless one is
+  told otherwise (recorded()).  The default is the minimum: noise here
+  only ever slows a trial down.  The 25th percentile is the low end without
+  resting on one lucky trial, and found more under heavy load: with four
+  jobs on the two cores a cell's trials spread 2-5x, and the
   minimum rests on the one trial that met a quiet moment: two halves of one
   16-trial run, one side's file samples scaled 2x, the test below found 18
   of 23 slowed cells with the 25th percentile, 15 with the U test, 4 with
@@ -40,8 +44,9 @@ alongside) in 34% of pairs, by the permutation test of the median 33%, of
 the 25th percentile 28%, of the minimum 16%; a real 1.5x slowdown was found
 by U in 47%, the 25th percentile 32%, the minimum 58%.  On real files under
 heavy load (above) the 25th percentile found the most.  No choice wins
-everywhere: p25 is the default because heavy load is what these shared
-machines had when measured; `--statistic min` suits a quiet machine.  A
+everywhere: `--statistic p25` suits a shared machine under heavy load; the
+minimum (the default) a quiet one, and it needs fewer trials to decide
+(scenarios.results.power: 7 a side among 46 cells, p25 9).  A
 change in the share of slow trials between two runs is the machine, not
 the code: interleave the runs.  The bootstrap interval of the ratio is
 shown but not used as a test: the minimum's bootstrap is too narrow (14-33%
@@ -59,7 +64,9 @@ import functools
 import itertools
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+from scenarios.results.formatter import seconds
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05
@@ -118,7 +125,7 @@ STATISTICS: dict[str, Statistic] = {
         Statistic("median", "median", 0.50),
     )
 }
-DEFAULT_STATISTIC = "p25"
+DEFAULT_STATISTIC = "min"
 
 
 def statistic(name: str | Statistic) -> Statistic:
@@ -131,6 +138,14 @@ def statistic(name: str | Statistic) -> Statistic:
         raise ValueError(
             f"unknown statistic {name!r}; choose from {', '.join(STATISTICS)}"
         ) from None
+
+
+def recorded(metadata: Mapping[str, object]) -> str:
+    """The statistic a file's run chose (its metadata's config), or the
+    default for files that did not say."""
+    config = metadata.get("config")
+    name = config.get("statistic") if isinstance(config, Mapping) else None
+    return name if isinstance(name, str) and name in STATISTICS else DEFAULT_STATISTIC
 
 
 def _resampled(
@@ -213,17 +228,6 @@ def interval(
         max(estimate, percentile(boot, 1 - ALPHA / 2)),
         len(ordered),
     )
-
-
-def seconds(value: float) -> str:
-    """Seconds with precision that suits the magnitude (as report.seconds)."""
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.4f}"
 
 
 def cell_text(

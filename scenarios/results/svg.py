@@ -13,6 +13,8 @@ import math
 from collections.abc import Callable, Sequence
 from html import escape
 
+from scenarios.results import formatter
+
 #: Tableau 10: distinct for the first few series, readable when printed.
 PALETTE = (
     "#4e79a7",
@@ -32,12 +34,14 @@ FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif"'
 
 @dataclasses.dataclass(frozen=True)
 class Mark:
-    """A value with its interval (low == high: none), and its hover text."""
+    """A value with its interval (low == high: none), its hover text, and
+    the raw values it summarises (each trial, drawn as a tick)."""
 
     value: float
     low: float
     high: float
     note: str = ""
+    trials: tuple[float, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,12 +54,8 @@ class Series:
     shape: str = "diamond"
 
 
-def time_tick(seconds: float) -> str:
-    """1e-3 -> "1 ms", 2e-5 -> "20 µs", 5 -> "5 s"."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if seconds >= scale * 0.999:
-            return f"{seconds / scale:g} {unit}"
-    return f"{seconds:g} s"
+#: A round axis tick (the formatter's; the name stays for callers).
+time_tick = formatter.axis_seconds
 
 
 def _f(x: float) -> str:
@@ -130,7 +130,9 @@ def dot_chart(
     legend, legend_y = _legend(series, x0, 14, x1)
     top = int(legend_y) + 20
     height = top + band * len(rows) + bottom
-    lo, hi = _log_domain([v for m in marks.values() for v in (m.low, m.high)])
+    lo, hi = _log_domain(
+        [v for m in marks.values() for v in (m.low, m.high, *m.trials)]
+    )
 
     def x(v: float) -> float:
         v = min(max(v, lo), hi)
@@ -187,6 +189,13 @@ def dot_chart(
                 out.append(f'<g class="reference">{title}{marker}</g>')
                 continue
             parts = [title]
+            for t in m.trials:
+                if t > 0:
+                    parts.append(
+                        f'<line class="trial" x1="{_f(x(t))}" y1="{_f(cy - 5)}" '
+                        f'x2="{_f(x(t))}" y2="{_f(cy + 5)}" stroke="{s.colour}" '
+                        'stroke-width="1" stroke-opacity="0.55"/>'
+                    )
             if m.high > m.low:
                 parts.append(
                     f'<line x1="{_f(x(m.low))}" y1="{_f(cy)}" x2="{_f(x(m.high))}" '

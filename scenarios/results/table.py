@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from scenarios.results.stats import Stats
-
 
 @dataclasses.dataclass(frozen=True)
 class Table:
@@ -56,13 +54,6 @@ class Table:
         ]
         lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in self.rows]
         return "\n".join(lines)
-
-
-def spread_cell(value: str, stats: Stats) -> str:
-    """*value* (the median, formatted) with the spread: the standard
-    deviation as % of the mean, marked "!" when noisy."""
-    mark = "!" if stats.noisy else " "
-    return f"{value} ±{stats.rsd * 100:.0f}%{mark}"
 
 
 def text(tables: list[Table], legend: str = "") -> str:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scenarios.results import formatter
 from scenarios.results.table import Table
 from scenarios.scale import hist
 from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
-
-
-def _ms(value: float) -> str:
-    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def _cpu(value: float | None) -> str:
@@ -54,7 +51,12 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
         use = (
             f"{cpu / (p.window_s * cores) * 100:.0f}%" if cores and p.window_s else "-"
         )
-        row += [_ms(s["p50"]), _ms(s["p95"]), _ms(s["p99"]), _ms(s["max"])]
+        row += [
+            formatter.ms(s["p50"]),
+            formatter.ms(s["p95"]),
+            formatter.ms(s["p99"]),
+            formatter.ms(s["max"]),
+        ]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
         row += [str(sum(p.errors.values())), violations_cell(p.invariants)]
         row += [_cpu(p.client_cpu_s)]
@@ -75,17 +77,27 @@ def operations_table(points: list[ScalePoint]) -> Table:
                 continue
             rows.append(
                 [p.storage, str(p.clients), name, str(s["count"])]
-                + [_ms(s["p50"]), _ms(s["p95"]), _ms(s["p99"]), _ms(s["max"])]
+                + [
+                    formatter.ms(s["p50"]),
+                    formatter.ms(s["p95"]),
+                    formatter.ms(s["p99"]),
+                    formatter.ms(s["max"]),
+                ]
             )
     return Table("latency per operation", header, rows)
 
 
 def text(run: ScaleRun) -> str:
     points = list(run.points)
-    cores = run.metadata.get("host", {}).get("cpu_count")
-    parts = [points_table(points, cores).text(), operations_table(points).text()]
+    parts = [points_table(points, run.cores).text(), operations_table(points).text()]
+    return "\n\n".join(parts + ["\n".join(notes(run)), LEGEND]) + "\n"
+
+
+def notes(run: ScaleRun) -> list[str]:
+    """What the tables do not say, a line each: rates not honoured, errors,
+    faults, the consistency check, the load average."""
     lines = []
-    for p in points:
+    for p in run.points:
         where = f"{p.storage}, {p.clients} client(s)"
         if p.rate is not None and not p.honoured:
             lines.append(
@@ -112,17 +124,19 @@ def text(run: ScaleRun) -> str:
         if load:
             loads = " ".join(f"{x:.2f}" for x in load)
             lines.append(f"load average {when} the run: {loads}")
-    legend = (
-        "ops/s and commits/s: successful operations and commits per second of the "
-        "window; latency from each operation's start (open loop: its arrival), "
-        "retries included; retries: conflicting attempts retried; failed: retries "
-        "ran out; violations: what the consistency check found in the data after "
-        "the point (0: checked, none; -: not checked); CPU use: client + server "
-        "CPU over the window and all cores "
-        "(near 100%: the machine, not the storage, is the limit); "
-        "'!': offered rate not honoured."
-    )
-    return "\n\n".join(parts + ["\n".join(lines), legend]) + "\n"
+    return lines
+
+
+LEGEND = (
+    "ops/s and commits/s: successful operations and commits per second of the "
+    "window; latency from each operation's start (open loop: its arrival), "
+    "retries included; retries: conflicting attempts retried; failed: retries "
+    "ran out; violations: what the consistency check found in the data after "
+    "the point (0: checked, none; -: not checked); CPU use: client + server "
+    "CPU over the window and all cores "
+    "(near 100%: the machine, not the storage, is the limit); "
+    "'!': offered rate not honoured."
+)
 
 
 def fault_line(fault: dict[str, object]) -> str:

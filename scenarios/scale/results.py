@@ -101,9 +101,31 @@ class ScalePoint:
             return self.backlog == 0 and self.ops_per_s >= 0.9 * self.rate
         return self.served >= 0.9 * (self.arrivals + self.backlog)
 
-    def to_json(self) -> dict[str, Any]:
+    def summary(self, cores: int | None = None) -> dict[str, float | int | None]:
+        """What a reader of the JSON wants without decoding histograms:
+        operations and commits per second of the window, all operations'
+        latency percentiles (ms), CPU seconds and, given the machine's
+        *cores*, the share of them the point used."""
+        s = hist.summary_ms(self.histogram())
+        cpu = self.client_cpu_s + (self.server_cpu_s or 0.0)
+        use = cpu / (self.window_s * cores) if cores and self.window_s else None
+        return {
+            "ops": self.ops,
+            "ops_per_s": round(self.ops_per_s, 3),
+            "commits_per_s": round(self.commits_per_s, 3),
+            "p50_ms": s["p50"],
+            "p95_ms": s["p95"],
+            "p99_ms": s["p99"],
+            "max_ms": s["max"],
+            "client_cpu_s": self.client_cpu_s,
+            "server_cpu_s": self.server_cpu_s,
+            "cpu_use": None if use is None else round(use, 4),
+        }
+
+    def to_json(self, cores: int | None = None) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["notes"] = list(self.notes)
+        out["summary"] = self.summary(cores)
         return out
 
     @classmethod
@@ -124,11 +146,16 @@ class ScaleRun:
     def storages(self) -> list[str]:
         return list(dict.fromkeys(p.storage for p in self.points))
 
+    @property
+    def cores(self) -> int | None:
+        cores = self.metadata.get("host", {}).get("cpu_count")
+        return cores if isinstance(cores, int) else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             **SCALE.header(),
             "metadata": self.metadata,
-            "points": [p.to_json() for p in self.points],
+            "points": [p.to_json(self.cores) for p in self.points],
         }
 
     @classmethod

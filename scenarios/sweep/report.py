@@ -5,66 +5,77 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenarios.results import table
+from scenarios.results import significance, table
 from scenarios.results.stats import Stats
-from scenarios.results.table import Table, spread_cell
+from scenarios.results.table import Table
 from scenarios.sweep.config import VARIANTS
-from scenarios.sweep.results import SweepRun
+from scenarios.sweep.results import SweepPoint, SweepRun
 
 
-def _cell(stats: Stats) -> str:
-    return spread_cell(f"{stats.median:.1f}", stats)
+def _per_object_us(point: SweepPoint, cpu: bool) -> list[float]:
+    return [(s.cpu_s if cpu else s.wall_s) * 1e6 / point.objects for s in point.samples]
 
 
-def tables(run: SweepRun) -> list[Table]:
-    """Wall and CPU cost per object, objects stored."""
+def _micros(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def tables(run: SweepRun, stat: str | None = None) -> list[Table]:
+    """Wall and CPU cost per object (the run's statistic, or *stat*, with its
+    interval), objects stored."""
+    s = significance.statistic(stat or significance.recorded(run.metadata))
     columns = run.columns
     header = ["objects/txn", *(f"{s} {v}" for s, v in columns)]
     n_trials = max((len(p.samples) for p in run.points), default=0)
     out: list[Table] = []
-    for title, stat in (
-        (f"commit wall time per object (us), median of {n_trials}", "wall_us"),
-        ("commit CPU time per object (us), this process", "cpu_us"),
+    for title, cpu in (
+        (f"commit wall time per object (µs), {s.label} of {n_trials}", False),
+        (f"commit CPU time per object (µs), this process, {s.label}", True),
     ):
         rows = []
         for n in run.sizes:
             row = [f"{n:,}"]
-            for s, v in columns:
-                p = run.get(s, v, n)
-                row.append(_cell(getattr(p, stat)) if p else "-")
+            for storage, v in columns:
+                p = run.get(storage, v, n)
+                cell = "-"
+                if p is not None:
+                    cell = significance.cell_text(_per_object_us(p, cpu), s, _micros)
+                row.append(cell)
             rows.append(row)
         if len(run.sizes) > 1:
             row = [f"{run.sizes[-1]:,} / {run.sizes[0]:,}"]
-            for s, v in columns:
-                lo, hi = run.get(s, v, run.sizes[0]), run.get(s, v, run.sizes[-1])
+            for storage, v in columns:
+                lo = run.get(storage, v, run.sizes[0])
+                hi = run.get(storage, v, run.sizes[-1])
                 if lo is None or hi is None:
                     row.append("-")
                     continue
-                a, b = getattr(lo, stat).median, getattr(hi, stat).median
+                a, b = s(_per_object_us(lo, cpu)), s(_per_object_us(hi, cpu))
                 row.append(f"x{b / a:.1f} " if a > 0 else "-")
             rows.append(row)
         out.append(Table(title, header, rows, label_left=False))
     rows = []
     for n in run.sizes:
         row = [f"{n:,}"]
-        for s, v in columns:
-            p = run.get(s, v, n)
+        for storage, v in columns:
+            p = run.get(storage, v, n)
             row.append("-" if p is None or p.stores is None else f"{p.stores:,}")
         rows.append(row)
     out.append(Table("objects stored by the commit", header, rows, label_left=False))
     return out
 
 
-def text(run: SweepRun) -> str:
+def text(run: SweepRun, stat: str | None = None) -> str:
     variants = "; ".join(
         f"{v.name}: {v.description}"
         for v in VARIANTS.values()
         if any(p.variant == v.name for p in run.points)
     )
     return table.text(
-        tables(run),
-        f"{variants}.  ± is the standard deviation as % of the mean (! above "
-        "10%); the last row of a cost table is its growth from the smallest "
+        tables(run, stat),
+        f"{variants}.  "
+        + significance.legend(stat or significance.recorded(run.metadata))
+        + "  The last row of a cost table is its growth from the smallest "
         "to the largest transaction.",
     )
 

@@ -1,0 +1,377 @@
+"""One truth in every view: for one real run, the text table, the HTML page
+and compare show the same number of the same statistic; compare says
+"inconclusive" where the trials cannot decide; report reads every file the
+suite writes; a run exports to pyperf and pyperf's own CLI reads it."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scenarios.cli import main
+from scenarios.results import compare, formatter, power, significance
+from scenarios.results.model import RunResult
+from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
+from tests.served import ROOT, env
+
+
+def quietly(*args: str) -> None:
+    # A module-scoped fixture runs outside the per-test restoring fixture:
+    # put back the signal handlers and hooks main() installs.
+    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            status = main(list(args))
+    assert status == 0, err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    d = tmp_path_factory.mktemp("views")
+    path = d / "r.json"
+    quietly(
+        "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
+        "--json", str(path), "--pyperf", str(d / "r.pyperf.json"), "--quiet",
+    )  # fmt: skip
+    yield path
+
+
+def _floats(text: str) -> list[str]:
+    out = []
+    for token in text.split():
+        with contextlib.suppress(ValueError):
+            float(token)
+            out.append(token)
+    return out
+
+
+def test_every_view_shows_the_same_number_of_the_same_statistic(
+    run_file: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run = RunResult.load(run_file)
+    stat = significance.statistic(significance.recorded(run.metadata))
+    assert stat.name == "min"  # the run's default, recorded in its file
+    page = tmp_path / "r.html"
+    text = run_cli(capsys, "report", str(run_file), "--html", str(page))
+    assert text.status == 0, text.err
+    same = run_cli(capsys, "compare", str(run_file), str(run_file))
+    assert same.status == 0, same.err
+    html = page.read_text().replace("&#x27;", "'")
+
+    block = text.out.split(f"wall time (s), size small, {stat.label} of")[1]
+    block = block.split("\n\n")[0]
+    html_block = html.split(f"wall time (s), size small, {stat.label} of")[1]
+    html_block = html_block.split("</table>")[0]
+    assert f"the {stat.label} of each cell's trials" in same.out
+    assert f"today, size small ({stat.label} of" in html
+    checked = 0
+    for phase in run.phases:
+        expected = [
+            formatter.seconds(stat(r.wall_values))
+            for storage in run.storages
+            if (r := run.get(storage, phase)) is not None
+        ]
+        line = next(x for x in block.splitlines() if x.startswith(phase + "  "))
+        assert _floats(line[len(phase) :]) == expected, (phase, line)
+        row = re.search(rf"<td>{re.escape(phase)}</td>(.*?)</tr>", html_block)
+        assert row is not None, phase
+        cells = re.findall(r"<td[^>]*>(?:<span[^>]*>)?([^ <]+)", row.group(1))
+        assert cells == expected, (phase, cells)
+        for storage in run.storages:
+            r = run.get(storage, phase)
+            assert r is not None
+            v = formatter.duration(stat(r.wall_values))
+            assert re.search(
+                rf"{re.escape(phase)}\s.*{re.escape(f'{v} -> {v}')}", same.out
+            )
+            checked += 1
+    assert checked >= 40
+
+    # told otherwise, every view follows
+    median = run_cli(capsys, "report", str(run_file), "--statistic", "median")
+    assert "wall time (s), size small, median of" in median.out
+    r = run.get("file", "commit processes")
+    assert r is not None
+    assert (
+        formatter.seconds(significance.statistic("median")(r.wall_values)) in median.out
+    )
+
+
+def _one_cell_file(path: Path, values: list[float], statistic: str | None) -> None:
+    config = {} if statistic is None else {"statistic": statistic}
+    samples = [{"wall_s": v, "cpu_s": v} for v in values]
+    results = [
+        {"storage": "file", "size": "small", "phase": f"row {i}", "samples": samples}
+        for i in range(1)
+    ]
+    data = {
+        "schema_version": 2,
+        "metadata": {"config": config},
+        "results": results,
+        "trials": [],
+    }
+    path.write_text(json.dumps(data))
+
+
+def _file_of(path: Path, rows: dict[str, list[float]]) -> None:
+    results = [
+        {
+            "storage": "file",
+            "size": "small",
+            "phase": phase,
+            "samples": [{"wall_s": v, "cpu_s": v} for v in values],
+        }
+        for phase, values in rows.items()
+    ]
+    data = {"schema_version": 2, "metadata": {}, "results": results, "trials": []}
+    path.write_text(json.dumps(data))
+
+
+def test_a_19x_difference_with_5_trials_is_never_not_significant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = [0.00273, 0.00280, 0.00291, 0.00300, 0.00310]
+    same = {f"same {i}": [0.01 + 0.0001 * j for j in range(5)] for i in range(30)}
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    _file_of(old, {"query": base, **same})
+    _file_of(new, {"query": [v * 19 for v in base], **copy.deepcopy(same)})
+    for stat in significance.STATISTICS:
+        r = run_cli(capsys, "compare", str(old), str(new), "--statistic", stat)
+        assert r.status == 0, r.err
+        line = next(x for x in r.out.splitlines() if x.strip().startswith("query"))
+        assert "not significant" not in line, (stat, line)
+        assert "5 vs 5" in line
+        assert (
+            "19.00x slower" in line or "inconclusive (5 vs 5 trials; at least" in line
+        )
+        # the changed-only view keeps it, and drops the cells that did not move
+        changed = run_cli(
+            capsys, "compare", str(old), str(new), "--statistic", stat,
+            "--changed", "--pvalues",
+        )  # fmt: skip
+        assert "query" in changed.out and "same 3" not in changed.out
+        assert re.search(r"\(p [0-9.e-]+, q [0-9.e-]+\)", changed.out)
+    # 31 cells at 5 a side: the minimum cannot call a lone change
+    result = compare.compare_files(compare.load(old), compare.load(new))
+    cell = next(c for c in result.cells if c.row == "query")
+    assert cell.inconclusive and not cell.difference.significant
+    assert cell.verdict == "inconclusive (5 vs 5 trials; at least 7 needed)"
+    assert power.trials_needed("min", 31) == 7
+    # alone, the same 5 vs 5 decide it
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    _file_of(a, {"query": base})
+    _file_of(b, {"query": [v * 19 for v in base]})
+    alone = compare.compare_files(compare.load(a), compare.load(b))
+    assert alone.cells[0].verdict == "19.00x slower (+1800%)"
+    # summaries per storage, never a mean across them
+    assert (
+        "Summary:\n  file: 31 cells;"
+        in run_cli(capsys, "compare", str(old), str(new)).out
+    )
+    assert "geometric" not in result.text()
+
+
+def test_files_recording_different_statistics_need_a_choice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    _one_cell_file(a, [1.0, 1.1, 1.2], "min")
+    _one_cell_file(b, [1.0, 1.1, 1.2], "median")
+    assert_bad_input(run_cli(capsys, "compare", str(a), str(b)), "--statistic")
+    r = run_cli(capsys, "compare", str(a), str(b), "--statistic", "median")
+    assert r.status == 0 and "median" in r.out
+
+
+def test_compare_help_shows_percent_signs_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    r = run_cli(capsys, "compare", "--help")
+    assert "(+25%)" in r.out and "%%" not in r.out
+
+
+def test_pyperf_reads_an_exported_run(
+    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyperf")
+    a, b = tmp_path / "a.pyperf.json", tmp_path / "b.pyperf.json"
+    r = run_cli(capsys, "report", str(run_file), "--pyperf", str(a))
+    assert r.status == 0, r.err
+    slow = json.loads(run_file.read_text())
+    for res in slow["results"]:
+        for s in res["samples"]:
+            s["wall_s"] *= 3
+    slow_file = tmp_path / "slow.json"
+    slow_file.write_text(json.dumps(slow))
+    assert run_cli(capsys, "report", str(slow_file), "--pyperf", str(b)).status == 0
+    data = json.loads(a.read_text())
+    # run --pyperf wrote the same suite report --pyperf writes from its file
+    assert json.loads(run_file.with_name("r.pyperf.json").read_text()) == data
+    names = [bench["metadata"]["name"] for bench in data["benchmarks"]]
+    assert "file: commit processes" in names and "mapping: query sequences" in names
+
+    def pyperf(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pyperf", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    compared = pyperf("compare_to", str(a), str(b))
+    assert "file: commit processes" in compared and "slower" in compared
+    assert "Total duration" in pyperf("stats", str(a))
+    assert pyperf("hist", str(a)).strip()
+    # a count run has no times
+    assert_bad_input(
+        run_cli(capsys, "run", "--counts", "--pyperf", str(tmp_path / "c.json")),
+        "--pyperf",
+    )
+
+
+@pytest.fixture(scope="module")
+def scale_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("scale") / "scale.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "1,2",
+         "--duration", "1", "--warmup", "0.5", "--size", "small",
+         "--json", str(path), "-q"],
+        capture_output=True, text=True, timeout=300, env=env(), cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    yield path
+
+
+def test_report_reads_scale_and_sweep_files(
+    scale_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scale, sweep = tmp_path / "scale.json", tmp_path / "sweep.json"
+    shutil.copy(scale_file, scale)
+    data = json.loads(scale.read_text())
+    assert data["schema_version"] == 3
+    summary = data["points"][0]["summary"]
+    assert summary["ops_per_s"] > 0 and summary["p99_ms"] >= summary["p50_ms"] > 0
+    assert {"commits_per_s", "p95_ms", "max_ms", "client_cpu_s"} <= set(summary)
+    page = tmp_path / "scale.html"
+    r = run_cli(capsys, "report", str(scale), "--html", str(page))
+    assert r.status == 0, r.err
+    assert "throughput and latency by client count" in r.out
+    assert page.read_text().count('<svg class="chart"') == 2
+    # a version-2 file (no summaries) still reads
+    old = {**data, "schema_version": 2}
+    old["points"] = [
+        {k: v for k, v in p.items() if k != "summary"} for p in data["points"]
+    ]
+    scale.write_text(json.dumps(old))
+    assert run_cli(capsys, "report", str(scale)).status == 0
+
+    quietly(
+        "sweep", "--storage", "mapping", "--objects", "50,200", "--repeat", "3",
+        "--warmups", "0", "--json", str(sweep), "--quiet",
+    )  # fmt: skip
+    r = run_cli(capsys, "report", str(sweep), "--html", str(tmp_path / "s.html"))
+    assert r.status == 0, r.err
+    assert "commit wall time per object (µs), minimum of 3" in r.out
+    census = tmp_path / "census.json"
+    census.write_text(json.dumps({"schema_version": 1, "kind": "census"}))
+    assert_bad_input(run_cli(capsys, "report", str(census)), "kind 'census'")
+
+
+def test_compare_scale_files_gives_ratios_and_no_verdict(
+    scale_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    slower = json.loads(scale_file.read_text())
+    for p in slower["points"]:
+        p["window_s"] *= 2  # half the operations per second
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(slower))
+    out = tmp_path / "c.json"
+    r = run_cli(capsys, "compare", str(scale_file), str(new), "--json", str(out))
+    assert r.status == 0, r.err
+    assert "no test of significance is possible" in r.out
+    assert "significant" not in r.out.replace("no test of significance", "")
+    lines = [x for x in r.out.splitlines() if "client(s)" in x]
+    assert len(lines) == 2 and all("(0.50x)" in x for x in lines), lines
+    data = json.loads(out.read_text())
+    assert [p["ops_ratio"] for p in data["points"]] == [0.5, 0.5]
+    r = run_cli(capsys, "compare", str(scale_file), str(new), "--fail-above", "5%")
+    assert_bad_input(r, "--fail-above does not apply to scale files")
+    other = json.loads(scale_file.read_text())
+    other["metadata"]["config"]["seed"] = 7
+    new.write_text(json.dumps(other))
+    assert_bad_input(
+        run_cli(capsys, "compare", str(scale_file), str(new)), "differ in seed"
+    )
+
+
+def test_compare_html_page(
+    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c.html"
+    r = run_cli(capsys, "compare", str(run_file), str(run_file), "--html", str(out))
+    assert r.status == 0, r.err
+    text = out.read_text()
+    assert text.count('<svg class="chart"') == 2  # mapping, file
+    assert 'class="trial"' in text  # each trial drawn
+    assert "<script" not in text and "http" not in text.split("<main>")[1]
+
+
+def test_chromium_draws_the_compare_and_scale_views(
+    run_file: Path,
+    scale_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"no chromium at {chromium}")
+    sync = pytest.importorskip("playwright.sync_api")
+    out, whole = tmp_path / "c.html", tmp_path / "r.html"
+    r = run_cli(capsys, "compare", str(run_file), str(run_file), "--html", str(out))
+    assert r.status == 0, r.err
+    r = run_cli(
+        capsys, "report", str(run_file), "--html", str(whole),
+        "--scale", str(scale_file),
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    run = RunResult.load(run_file)
+    with sync.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(chromium), args=["--no-sandbox"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            requests: list[str] = []
+            page.on("request", lambda req: requests.append(req.url))
+            page.goto(out.resolve().as_uri())
+            charts = page.locator("svg.chart")
+            assert charts.count() == 2
+            box = charts.first.bounding_box()
+            assert box is not None and box["width"] > 300
+            assert page.locator("line.trial").count() == 2 * sum(
+                len(r.samples) for r in run.results
+            )
+            page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+            page.goto(whole.resolve().as_uri())
+            curves = page.locator("h2:has-text('Concurrent clients') + div svg.chart")
+            assert curves.count() == 2
+            for i in range(2):
+                box = curves.nth(i).bounding_box()
+                assert box is not None and box["height"] > 100
+            # every trial of every cell drawn in the run's charts
+            trials = sum(len(r.samples) for r in run.results)
+            assert page.locator("line.trial").count() == trials
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+            assert all(u.startswith("file:") for u in requests), requests
+        finally:
+            browser.close()
