@@ -183,12 +183,17 @@ ZODBURI_SCHEMES = (URIScheme("demo"), URIScheme("zconfig", local=True))
 
 def report_note(name: str, stats: dict[str, Any] | None) -> str | None:
     """The report's clause on how storage *name* was set up, from a trial's
-    jar_stats() (StorageFactory.report_note); None for a name the registry
-    does not hold (a configured column) or nothing to say."""
-    factory = REGISTRY.get(name)
-    if factory is None or not stats:
+    jar_stats() (StorageFactory.report_note); None when there is nothing to
+    say.  A column the registry does not hold (a --storage-uri or
+    --storage-config one) gets the first clause a registered storage reads
+    in its stats: the same stats come from the same storage classes."""
+    if not stats:
         return None
-    return factory.report_note(stats)
+    factory = REGISTRY.get(name)
+    if factory is not None:
+        return factory.report_note(stats)
+    notes = (f.report_note(stats) for f in REGISTRY.values())
+    return next((n for n in notes if n), None)
 
 
 def file_kind(path: Path) -> str | None:

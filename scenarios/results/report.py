@@ -283,16 +283,16 @@ def speed_note(run: RunResult) -> str:
 
 
 def storage_notes(run: RunResult) -> str:
-    """What the trials' stats say of how a storage was set up (a RelStorage's
-    history mode and driver), one clause per storage; "" when none say."""
+    """What the trials' stats say of how each storage was set up (a
+    RelStorage's history mode and driver: the storage's report_note), one
+    clause per storage; "" when none say."""
     notes: dict[str, str] = {}
     for trial in run.trials:
-        stats = trial.stats or {}
-        if trial.storage in notes or "history" not in stats:
+        if trial.storage in notes:
             continue
-        parts = [f"history-{stats['history']}"]
-        parts += [str(stats[k]) for k in ("backend", "driver") if stats.get(k)]
-        notes[trial.storage] = f"{trial.storage}: {', '.join(dict.fromkeys(parts))}"
+        note = registry.report_note(trial.storage, trial.stats)
+        if note:
+            notes[trial.storage] = f"{trial.storage}: {note}"
     return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
