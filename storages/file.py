@@ -123,7 +123,8 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
     nothing after them; zc.zlibstorage's compressed records are
     decompressed first).  A short last transaction is the damage FileStorage
     calls "truncated, possibly due to damaged records" (and would cut off
-    when opened read-write).  *in_use*: another process has the file open
+    when opened read-write).  Its index file, when there is one, must load
+    and match it (storages.fsindex).  *in_use*: another process has the file open
     for writing (a ZEO server); a short last transaction is then a commit
     in progress, not damage.
     """
@@ -134,7 +135,7 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
     with f:
         try:
             size = os.fstat(f.fileno()).st_size
-            return _check_transactions(f, size, in_use)
+            count = _check_transactions(f, size, in_use)
         except _CrashCut as c:
             raise CrashCutStorage(
                 str(path),
@@ -150,6 +151,11 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
             ) from None
         except OSError as e:
             raise StorageError(f"cannot read {path}: {e.strerror}") from None
+    if not in_use:  # a server's index is its own, saved when it stops
+        from storages.fsindex import check_index
+
+        check_index(path)
+    return count
 
 
 def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
@@ -392,6 +398,11 @@ class FileFactory(StorageFactory):
         Missing: fine unless *must_exist* (opening it read-write creates
         it).  Locked by another process: StorageError, unless *read_only*
         (a short last transaction is then a commit in progress)."""
+        if path.is_symlink() and not path.exists():
+            raise StorageError(
+                f"{path} is a symbolic link that leads nowhere (a loop, or a "
+                "missing target): no FileStorage to open"
+            )
         if not path.exists():
             if must_exist:
                 raise StorageError(f"no FileStorage at {path}")

@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import storages
 from scenarios.data.datadir import check_path_storage, read_marker
@@ -95,8 +96,11 @@ def open_uri(uri: str) -> Source:
     storage's own opener (ZEO's client checks first)."""
     source = URISource(uri)
     scheme = uri.partition("://")[0]
+    if scheme == "zconfig":
+        return open_zconfig_uri(uri)
     if "://" not in uri:
         raise StorageError(f"not a URI: {uri!r} (e.g. file:///abs/Data.fs)")
+    scheme = source.scheme  # zlib+file:// is file:// through zc.zlibstorage
     if scheme not in uri_schemes():
         raise StorageError(
             f"no resolver for {scheme}:// URIs; choose from "
@@ -115,6 +119,7 @@ def open_config(path: Path, database: str | None = None) -> Source:
     it where there are several), read-only wherever its storage sections
     have a read-only mode (filestorage, zeoclient, relstorage)."""
     source = zconfig_source(path, database)
+    source.check_files(must_exist=True, read_only=True)
     storage = source.open_read_only()
     directory = None
     warning = None
@@ -124,3 +129,40 @@ def open_config(path: Path, database: str | None = None) -> Source:
         if source.held_elsewhere():
             warning = IN_USE.format(path=local)
     return Source(storage, source.describe(), directory, warning, storage.close)
+
+
+def open_zconfig_uri(uri: str) -> Source:
+    """The storage a zconfig:// URI names (a storage or <zodb> section of
+    the file, the one named after '#' or the first), read-only wherever its
+    sections have a read-only mode: zodburi itself would open it for
+    writing.  What it names here is checked whole first."""
+    from storages.checks import parse_storage_config
+    from storages.named import open_one_line, storage_sections
+
+    source = URISource(uri)
+    parts = urlsplit(uri)
+    path = Path(unquote(parts.path))
+    name = parts.fragment or None
+    source.check_files(must_exist=True, read_only=True)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise StorageError(f"cannot read {path}: {e.strerror}") from None
+    config = parse_storage_config(text)
+    candidates = [*config.databases, *config.storages]
+    chosen = [s for s in candidates if name is None or s.name == name]
+    if not chosen:
+        raise StorageError(
+            f"no section {name!r} in {path}" if name else f"{path} holds no storage"
+        )
+    section = chosen[0]
+    storage = getattr(section.config, "storage", None) or section
+    directory = None
+    for inner in storage_sections(storage):
+        if hasattr(inner.config, "read_only"):
+            inner.config.read_only = True
+        local = getattr(inner.config, "path", None)
+        if directory is None and isinstance(local, str):
+            directory = Path(local).parent
+    opened = open_one_line(storage.open, source)
+    return Source(opened, uri, directory, None, opened.close)

@@ -14,10 +14,21 @@ single process), or a ZConfig file holding a ``<zodb>`` section (or that
 text itself, as StorageFactory.share() may yield).  open_target() turns
 any of them into one ZODB.DB, with the pool size the caller asks; every
 user then takes its own transaction manager and connection from it.
+
+Before the first open, what the target names on this machine (a Data.fs, a
+BDB environment, RelStorage's SQLite files; in a URI or in the ZConfig
+text, wrappers included) is checked whole without writing (check_target:
+storages.checks, the factories' check_at), as every database a user names:
+a damaged or foreign one is refused, one line, before anything opens it
+for writing.  Checked once per run: the processes a command starts after
+its check inherit the note that it was (the environment variable
+CHECKED_ENV), and do not read the files again while others write them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +55,32 @@ def normalize(text: str) -> str:
         except OSError as e:
             raise StorageError(f"cannot read target {path}: {e.strerror}") from None
     return address_uri(parse_address(text))
+
+
+#: Targets already checked (digests, comma-separated): set by
+#: check_target() in this process, inherited by the client processes it
+#: starts afterwards.
+CHECKED_ENV = "VFAB_CHECKED_TARGETS"
+
+
+def check_target(spec: str) -> None:
+    """Check, writing nothing, every database on this machine the target
+    *spec* names (a file:// or sqlite:// URI, a ZConfig text's sections):
+    DamagedStorage or StorageError, one line, for a damaged or foreign one.
+    Once per run (CHECKED_ENV); a server's database is its server's."""
+    digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
+    checked = os.environ.get(CHECKED_ENV, "").split(",")
+    if digest in checked:
+        return
+    if is_zconfig(spec):
+        from storages.checks import check_config
+
+        check_config(spec, must_exist=True)
+    else:
+        source = URISource(spec)
+        source.validate()
+        source.check_files(must_exist=True)
+    os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, digest]))
 
 
 def is_zconfig(spec: str) -> bool:
@@ -73,6 +110,7 @@ def open_target(
     ever); ZConfig text through ZODB.config."""
     import ZODB
 
+    check_target(spec)
     if is_zconfig(spec):
         try:
             import ZODB.config
