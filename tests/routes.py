@@ -274,7 +274,7 @@ KINDS = [
 #: must leave it byte for byte.
 CONTROLS = [
     Kind(f"whole {family}", family, lambda base, data: copy_set(base, data), 0)
-    for family in ("file", "zlib+file", "sqlite")
+    for family in ("file", "zlib+file", "sqlite", "bdb")
 ]
 
 

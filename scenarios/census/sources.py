@@ -21,6 +21,8 @@ Berkeley DB would create one there.
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,12 +74,21 @@ def open_path(name: str, path: Path) -> Source:
         )
     factory = storages.get(name)
     factory.check_existing(path)
-    store = factory.open(path)
+    cleanup: Callable[[], None] = lambda: None  # noqa: E731
+    where = path
+    if not any(scheme.read_only for scheme in factory.uri_schemes):
+        where, cleanup = private_copy(path)
+    try:
+        store = factory.open(where)
+    except BaseException:
+        cleanup()
+        raise
     db = getattr(store, "db", None)
     if db is None:
         store.close()
+        cleanup()
         raise StorageError(f"storage {name!r} has no ZODB database to census")
-    return Source(db.storage, str(path), directory=path, close=store.close)
+    return Source(db.storage, str(path), path, None, _closing(store.close, cleanup))
 
 
 def open_zeo(address: tuple[str, int]) -> Source:
@@ -109,9 +120,23 @@ def open_uri(uri: str) -> Source:
     source.check_files(must_exist=True, read_only=True)
     path = source.existing_path()
     warning = IN_USE.format(path=path) if source.held_elsewhere() else None
-    storage = source.open(read_only=True)
     directory = None if path is None else (path if path.is_dir() else path.parent)
-    return Source(storage, uri, directory, warning, storage.close)
+    declared, _ = source.entry()
+    if path is None or declared.read_only:
+        storage = source.open(read_only=True)
+        return Source(storage, uri, directory, warning, storage.close)
+    # No read-only mode (bdb://): its copy is opened, the original untouched.
+    copy, cleanup = private_copy(path)
+    rest = source.base_uri.partition("://")[2]
+    query = rest.partition("?")[2]
+    prefix = "zlib+" if source.zlib else ""
+    copied = f"{prefix}{source.scheme}://{copy}" + (f"?{query}" if query else "")
+    try:
+        storage = URISource(copied).open(read_only=True)
+    except BaseException:
+        cleanup()
+        raise
+    return Source(storage, uri, directory, warning, _closing(storage.close, cleanup))
 
 
 def open_config(path: Path, database: str | None = None) -> Source:
@@ -120,7 +145,8 @@ def open_config(path: Path, database: str | None = None) -> Source:
     have a read-only mode (filestorage, zeoclient, relstorage)."""
     source = zconfig_source(path, database)
     source.check_files(must_exist=True, read_only=True)
-    storage = source.open_read_only()
+    source.reach()
+    storage, close = open_sections(source.section().config.storage, source)
     directory = None
     warning = None
     local = source.existing_path()
@@ -128,7 +154,7 @@ def open_config(path: Path, database: str | None = None) -> Source:
         directory = local if local.is_dir() else local.parent
         if source.held_elsewhere():
             warning = IN_USE.format(path=local)
-    return Source(storage, source.describe(), directory, warning, storage.close)
+    return Source(storage, source.describe(), directory, warning, close)
 
 
 def open_zconfig_uri(uri: str) -> Source:
@@ -137,7 +163,7 @@ def open_zconfig_uri(uri: str) -> Source:
     sections have a read-only mode: zodburi itself would open it for
     writing.  What it names here is checked whole first."""
     from storages.checks import parse_storage_config
-    from storages.named import open_one_line, storage_sections
+    from storages.named import storage_sections
 
     source = URISource(uri)
     parts = urlsplit(uri)
@@ -159,10 +185,74 @@ def open_zconfig_uri(uri: str) -> Source:
     storage = getattr(section.config, "storage", None) or section
     directory = None
     for inner in storage_sections(storage):
-        if hasattr(inner.config, "read_only"):
-            inner.config.read_only = True
         local = getattr(inner.config, "path", None)
         if directory is None and isinstance(local, str):
             directory = Path(local).parent
-    opened = open_one_line(storage.open, source)
-    return Source(opened, uri, directory, None, opened.close)
+    opened, close = open_sections(storage, source)
+    return Source(opened, uri, directory, None, close)
+
+
+def private_copy(path: Path) -> tuple[Path, Callable[[], None]]:
+    """A copy of the file or directory *path* in a new temporary directory,
+    and what removes it: a storage with no read-only mode (Berkeley DB
+    writes its region files and a checkpoint whenever it opens) is
+    censused on its copy, the original left byte for byte."""
+    scratch = Path(tempfile.mkdtemp(prefix="vfab-census-"))
+    copy = scratch / path.name
+    try:
+        if path.is_dir():
+            shutil.copytree(path, copy, symlinks=True)
+        else:
+            shutil.copy2(path, copy)
+    except OSError as e:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise StorageError(
+            f"cannot copy {path} to read it untouched: {e.strerror}"
+        ) from None
+    return copy, lambda: shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _closing(
+    close: Callable[[], None], cleanup: Callable[[], None]
+) -> Callable[[], None]:
+    def both() -> None:
+        try:
+            close()
+        finally:
+            cleanup()
+
+    return both
+
+
+def open_sections(storage: Any, source: Any) -> tuple[Any, Callable[[], None]]:
+    """Open the storage section *storage* (a ZConfig datatype, parsed for
+    this open only) for a census: read-only wherever a section has a
+    read-only mode, on a private copy where a section of a storage on this
+    machine has none (<bdbstorage>).  (the storage, what closes it and
+    removes the copies)"""
+    from storages import registry
+    from storages.named import open_one_line, section_type, storage_sections
+
+    cleanups: list[Callable[[], None]] = []
+    local = registry.section_factories()
+
+    def cleanup() -> None:
+        for one in cleanups:
+            one()
+
+    try:
+        for inner in storage_sections(storage):
+            if hasattr(inner.config, "read_only"):
+                inner.config.read_only = True
+                continue
+            path = getattr(inner.config, "path", None)
+            if section_type(inner) in local and isinstance(path, str):
+                if Path(path).exists():
+                    copy, remove = private_copy(Path(path))
+                    cleanups.append(remove)
+                    inner.config.path = str(copy)
+        opened = open_one_line(storage.open, source)
+    except BaseException:
+        cleanup()
+        raise
+    return opened, _closing(opened.close, cleanup)
