@@ -98,7 +98,10 @@ class _CrashCut(_Damage):
 
 #: How --recover keeps the bytes it drops: beside the file, as FileStorage
 #: does when it cuts a transaction off (Data.fs.tr0, .tr1, ...).
-FS_RECOVERY = "--recover drops it, keeping its bytes in {path}.trN"
+FS_RECOVERY = (
+    "serve or populate --recover on its directory drops it, keeping its "
+    "bytes in {path}.trN"
+)
 
 
 def _tr_name(path: Path) -> Path:
