@@ -276,15 +276,27 @@ def recover_filestorage(path: Path) -> str | None:
     file was whole; DamagedStorage, nothing changed, for any other damage."""
     from ZODB.FileStorage.FileStorage import _truncate
 
+    from storages.fsindex import check_index, saved_position
+
     try:
         check_filestorage(path)
     except CrashCutStorage as cut:
         kept = _tr_name(path)
+        index = Path(f"{path}.index")
+        # An index saved with the cut transaction in it is stale once it
+        # is dropped (FileStorage would ignore and rebuild it): set aside
+        # beside the bytes.  Any other fault of the index: refused first.
+        saved = saved_position(path)
+        stale = saved is not None and saved > cut.offset
+        if not stale:
+            check_index(path)
         try:
             with open(path, "r+b") as f:
                 _truncate(f, str(path), cut.offset)
                 f.flush()
                 os.fsync(f.fileno())
+            if stale:
+                os.replace(index, f"{kept}.index")
         except OSError as e:
             raise StorageError(f"cannot recover {path}: {e.strerror}") from None
         check_filestorage(path)
@@ -292,6 +304,7 @@ def recover_filestorage(path: Path) -> str | None:
             f"{path}: dropped transaction {cut.transaction}, cut by a crash "
             f"({cut.nbytes} bytes at byte {cut.offset}; {cut.what}); its bytes "
             f"are kept in {kept}"
+            + (f", its stale index in {kept}.index" if stale else "")
         )
     return None
 

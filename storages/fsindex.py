@@ -69,6 +69,17 @@ def _boundaries(f: Any, size: int) -> set[int]:
     return out
 
 
+def saved_position(path: Path) -> int | None:
+    """The position *path*.index was saved at (None: no index, or one
+    that does not load)."""
+    from ZODB.fsIndex import fsIndex
+
+    try:
+        return int(fsIndex.load(f"{path}.index")["pos"])
+    except Exception:  # missing or damaged: check_index says which
+        return None
+
+
 def check_index(path: Path) -> None:
     """DamagedStorage, nothing changed, when *path*.index exists and does
     not load or does not match the FileStorage *path* (checked whole
