@@ -63,11 +63,13 @@ def normalize(text: str) -> str:
 CHECKED_ENV = "VFAB_CHECKED_TARGETS"
 
 
-def check_target(spec: str) -> None:
+def check_target(spec: str, must_exist: bool = True) -> None:
     """Check, writing nothing, every database on this machine the target
     *spec* names (a file:// or sqlite:// URI, a ZConfig text's sections):
     DamagedStorage or StorageError, one line, for a damaged or foreign one.
-    Once per run (CHECKED_ENV); a server's database is its server's."""
+    Once per run (CHECKED_ENV); a server's database is its server's.
+    *must_exist*: false for a database the command itself makes (a fresh
+    shared one it populates through a client)."""
     digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
     checked = os.environ.get(CHECKED_ENV, "").split(",")
     if digest in checked:
@@ -75,11 +77,11 @@ def check_target(spec: str) -> None:
     if is_zconfig(spec):
         from storages.checks import check_config
 
-        check_config(spec, must_exist=True)
+        check_config(spec, must_exist=must_exist)
     else:
         source = URISource(spec)
         source.validate()
-        source.check_files(must_exist=True)
+        source.check_files(must_exist=must_exist)
     os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, digest]))
 
 
@@ -99,7 +101,10 @@ def describe(spec: str) -> str:
 
 
 def open_target(
-    spec: str, pool_size: int = 7, wait_timeout: float | None = None
+    spec: str,
+    pool_size: int = 7,
+    wait_timeout: float | None = None,
+    must_exist: bool = True,
 ) -> Any:
     """One ZODB.DB on the target *spec* (see normalize()), or StorageError.
 
@@ -107,10 +112,11 @@ def open_target(
     client checks that its server answers, then waits for it at most
     *wait_timeout* seconds, 10 by default, so that an operation while the
     server is away fails with ClientDisconnected instead of waiting for
-    ever); ZConfig text through ZODB.config."""
+    ever); ZConfig text through ZODB.config.  What it names here is
+    checked first (check_target; *must_exist*: see there)."""
     import ZODB
 
-    check_target(spec)
+    check_target(spec, must_exist)
     if is_zconfig(spec):
         try:
             import ZODB.config
@@ -151,14 +157,15 @@ def add_target_option(parser: Any, help: str | None = None) -> None:
 
 def open_store(spec: str) -> Any:
     """A storages Store (root, commit, close) over one connection to the
-    target: what populating it through a client takes."""
+    target: what populating it through a client takes (a new database may
+    be made there: a fresh shared one the command started)."""
     from storages.zodbstore import ZODBStore
 
     class TargetStore(ZODBStore):
         def _open(self) -> None:
             import transaction
 
-            self.db = open_target(spec, pool_size=1)
+            self.db = open_target(spec, pool_size=1, must_exist=False)
             self._opened_cache_size = self.db.getCacheSize()
             self.transaction_manager = transaction.TransactionManager()
             self.connection = self.db.open(self.transaction_manager)
