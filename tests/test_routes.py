@@ -24,7 +24,8 @@ import concurrent.futures
 
 import pytest
 
-from tests.routes import Case, Result, cases, make_bases, run_case
+from tests.damaged_databases import make_bases
+from tests.routes import Case, Result, cases, run_case
 
 pytestmark = pytest.mark.slow
 

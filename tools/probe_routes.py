@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.routes import cases, make_bases, run_case  # noqa: E402
+from tests.damaged_databases import make_bases  # noqa: E402
+from tests.routes import cases, run_case  # noqa: E402
 
 
 def main() -> int:
