@@ -70,9 +70,7 @@ def check_target(spec: str, must_exist: bool = True) -> None:
     Once per run (CHECKED_ENV); a server's database is its server's.
     *must_exist*: false for a database the command itself makes (a fresh
     shared one it populates through a client)."""
-    digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
-    checked = os.environ.get(CHECKED_ENV, "").split(",")
-    if digest in checked:
+    if _digest(spec) in os.environ.get(CHECKED_ENV, "").split(","):
         return
     if is_zconfig(spec):
         from storages.checks import check_config
@@ -82,7 +80,23 @@ def check_target(spec: str, must_exist: bool = True) -> None:
         source = URISource(spec)
         source.validate()
         source.check_files(must_exist=must_exist)
-    os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, digest]))
+    _note_checked(spec)
+
+
+def _digest(spec: str) -> str:
+    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def _note_checked(spec: str) -> None:
+    checked = os.environ.get(CHECKED_ENV, "").split(",")
+    os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, _digest(spec)]))
+
+
+def trust_target(spec: str) -> None:
+    """*spec* names a fresh database the command itself made (a share):
+    nothing of the user's to check, and it may not exist before its first
+    client opens it."""
+    _note_checked(spec)
 
 
 def is_zconfig(spec: str) -> bool:
