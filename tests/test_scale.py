@@ -122,8 +122,7 @@ def test_share_gives_a_fresh_database_others_open(name: str, tmp_path: Path) -> 
     factory = storages.get(name)
     with factory.running(), factory.share(tmp_path) as shared:
         for value in (None, 1):
-            # A fresh database: not there until the first client opens it.
-            db = open_target(shared.client, pool_size=1, must_exist=False)
+            db = open_target(shared.client, pool_size=1)
             try:
                 tm = transaction.TransactionManager()
                 root = db.open(tm).root()

@@ -92,13 +92,6 @@ def _note_checked(spec: str) -> None:
     os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, _digest(spec)]))
 
 
-def trust_target(spec: str) -> None:
-    """*spec* names a fresh database the command itself made (a share):
-    nothing of the user's to check, and it may not exist before its first
-    client opens it."""
-    _note_checked(spec)
-
-
 def is_zconfig(spec: str) -> bool:
     return spec.lstrip().startswith(("<", "%"))
 

@@ -26,7 +26,6 @@ from scenarios.errors import ConfigError
 from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
-from scenarios.load.target import trust_target
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.results import ScalePoint
@@ -189,7 +188,6 @@ def _database(name: str, options: StorageOptions, target: str | None) -> Iterato
             data = scratch / "data"
             data.mkdir()
             with factory.share(data) as shared:
-                trust_target(shared.client)  # fresh: made here, not the user's
                 yield shared.client
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

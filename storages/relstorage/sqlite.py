@@ -72,11 +72,12 @@ def check_sqlite_file(path: Path) -> None:
 
 def check_sqlite_dir(data_dir: Path, must_exist: bool = False) -> None:
     """Check every SQLite database RelStorage keeps in *data_dir* (none
-    there: nothing to check, unless *must_exist*)."""
+    there: nothing to check).  *must_exist*: the directory must (RelStorage
+    makes its files in an existing one: an empty one is a new database)."""
     if data_dir.exists() and not data_dir.is_dir():
         raise StorageError(f"{data_dir} is not a directory (RelStorage's data_dir)")
-    if must_exist and not (data_dir / "main.sqlite3").is_file():
-        raise StorageError(f"no RelStorage SQLite database in {data_dir}")
+    if must_exist and not data_dir.is_dir():
+        raise StorageError(f"no RelStorage SQLite data directory {data_dir}")
     if not data_dir.is_dir():
         return
     for path in sorted(data_dir.glob("*.sqlite3")):
