@@ -8,8 +8,11 @@ every database on this machine the URI or configuration opens (inside
 wrappers too: <zlibstorage>, <demostorage>, a <zodb> database) and ask the
 storage that declares its scheme (``uri_schemes``, ``local``) or its
 section type (``config_sections``) to check it whole without writing
-(its factory's check_at()).  Other storages (ZEO, RelStorage, a mapping)
-have no file to check here: their servers own their data.
+(its factory's check_at()).  A URI's ``data_dir`` query key and a
+<relstorage> section's adapter with a ``data-dir`` (RelStorage's SQLite)
+name a directory here too: the storage of that scheme checks it.  Other
+storages (ZEO, RelStorage on a server, a mapping) have no file to check
+here: their servers own their data.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import io
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from storages import registry
 from storages.base import StorageError
@@ -42,10 +45,17 @@ def check_uri(uri: str, must_exist: bool = False, read_only: bool = False) -> No
         check_config(text, must_exist, read_only, name=parts.fragment or None)
         return
     declared, factory = registry.schemes().get(scheme, (None, None))
-    if declared is None or factory is None or not declared.local:
+    if declared is None or factory is None:
+        return
+    query = rest.partition("?")[2]
+    read_only = read_only or "read_only=1" in query
+    data_dir = parse_qs(query).get("data_dir")
+    if data_dir:  # a directory here named in the query (sqlite://?data_dir=)
+        factory.check_at(Path(os.path.normpath(data_dir[0])), must_exist, read_only)
+        return
+    if not declared.local:
         return
     path = Path(os.path.normpath(unquote(rest.partition("?")[0])))
-    read_only = read_only or "read_only=1" in rest.partition("?")[2]
     factory.check_at(path, must_exist, read_only)
 
 
@@ -59,6 +69,19 @@ _SCHEMA = b"""
 """
 
 
+def parse_storage_config(text: str) -> Any:
+    """The ZConfig *text* as zodburi's zconfig:// resolver reads it (its
+    ``storages`` and ``databases``); StorageError for text ZConfig refuses."""
+    import ZConfig
+
+    try:
+        schema = ZConfig.loadSchemaFile(io.BytesIO(_SCHEMA))
+        config, _ = ZConfig.loadConfigFile(schema, io.StringIO(text))
+    except ZConfig.ConfigurationError as e:
+        raise StorageError(f"bad storage configuration: {e}".splitlines()[0]) from None
+    return config
+
+
 def check_config(
     text: str,
     must_exist: bool = False,
@@ -68,13 +91,7 @@ def check_config(
     """Check every database on this machine the ZConfig *text* (storage
     or <zodb> sections, %import lines allowed) opens; *name*: only the
     section of that name.  StorageError for text ZConfig refuses."""
-    import ZConfig
-
-    try:
-        schema = ZConfig.loadSchemaFile(io.BytesIO(_SCHEMA))
-        config, _ = ZConfig.loadConfigFile(schema, io.StringIO(text))
-    except ZConfig.ConfigurationError as e:
-        raise StorageError(f"bad storage configuration: {e}".splitlines()[0]) from None
+    config = parse_storage_config(text)
     for section in [*config.databases, *config.storages]:
         if name is None or section.name == name:
             _check_section(section, must_exist, read_only)
@@ -94,9 +111,31 @@ def _check_section(section: Any, must_exist: bool, read_only: bool) -> None:
     if isinstance(section, ZODBDatabase):
         _check_section(config.storage, must_exist, read_only)
         return
+    adapter = getattr(config, "adapter", None)
+    data_dir = getattr(getattr(adapter, "config", None), "data_dir", None)
+    if isinstance(data_dir, str):
+        # <relstorage> over a backend keeping its files here (<sqlite3>):
+        # the storage whose URI scheme names that backend checks them.
+        _check_adapter(adapter, Path(data_dir), must_exist, read_only)
+        return
     # A wrapper (zlibstorage, demostorage, blobstorage...): its sections.
     for attribute in config.getSectionAttributes():
         value = getattr(config, attribute, None)
         for inner in value if isinstance(value, list) else [value]:
             if hasattr(inner, "config") and hasattr(inner, "open"):
                 _check_section(inner, must_exist, read_only)
+
+
+def _check_adapter(
+    adapter: Any, data_dir: Path, must_exist: bool, read_only: bool
+) -> None:
+    """The files of a <relstorage> section's adapter section in *data_dir*,
+    checked by the storage declaring that backend's URI scheme."""
+    from storages.relstorage.uri import RELSTORAGE_SCHEMES
+
+    backend = adapter.config.getSectionType()
+    for scheme, name in RELSTORAGE_SCHEMES.items():
+        if name == backend:
+            _, factory = registry.schemes().get(scheme, (None, None))
+            if factory is not None:
+                factory.check_at(data_dir, must_exist, read_only)

@@ -98,7 +98,10 @@ class _CrashCut(_Damage):
 
 #: How --recover keeps the bytes it drops: beside the file, as FileStorage
 #: does when it cuts a transaction off (Data.fs.tr0, .tr1, ...).
-FS_RECOVERY = "--recover drops it, keeping its bytes in {path}.trN"
+FS_RECOVERY = (
+    "serve or populate --recover on its directory drops it, keeping its "
+    "bytes in {path}.trN"
+)
 
 
 def _tr_name(path: Path) -> Path:
@@ -123,7 +126,8 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
     nothing after them; zc.zlibstorage's compressed records are
     decompressed first).  A short last transaction is the damage FileStorage
     calls "truncated, possibly due to damaged records" (and would cut off
-    when opened read-write).  *in_use*: another process has the file open
+    when opened read-write).  Its index file, when there is one, must load
+    and match it (storages.fsindex).  *in_use*: another process has the file open
     for writing (a ZEO server); a short last transaction is then a commit
     in progress, not damage.
     """
@@ -134,7 +138,7 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
     with f:
         try:
             size = os.fstat(f.fileno()).st_size
-            return _check_transactions(f, size, in_use)
+            count = _check_transactions(f, size, in_use)
         except _CrashCut as c:
             raise CrashCutStorage(
                 str(path),
@@ -150,6 +154,11 @@ def check_filestorage(path: Path, in_use: bool = False) -> int:
             ) from None
         except OSError as e:
             raise StorageError(f"cannot read {path}: {e.strerror}") from None
+    if not in_use:  # a server's index is its own, saved when it stops
+        from storages.fsindex import check_index
+
+        check_index(path)
+    return count
 
 
 def _check_transactions(f: io.BufferedReader, size: int, in_use: bool) -> int:
@@ -267,15 +276,27 @@ def recover_filestorage(path: Path) -> str | None:
     file was whole; DamagedStorage, nothing changed, for any other damage."""
     from ZODB.FileStorage.FileStorage import _truncate
 
+    from storages.fsindex import check_index, saved_position
+
     try:
         check_filestorage(path)
     except CrashCutStorage as cut:
         kept = _tr_name(path)
+        index = Path(f"{path}.index")
+        # An index saved with the cut transaction in it is stale once it
+        # is dropped (FileStorage would ignore and rebuild it): set aside
+        # beside the bytes.  Any other fault of the index: refused first.
+        saved = saved_position(path)
+        stale = saved is not None and saved > cut.offset
+        if not stale:
+            check_index(path)
         try:
             with open(path, "r+b") as f:
                 _truncate(f, str(path), cut.offset)
                 f.flush()
                 os.fsync(f.fileno())
+            if stale:
+                os.replace(index, f"{kept}.index")
         except OSError as e:
             raise StorageError(f"cannot recover {path}: {e.strerror}") from None
         check_filestorage(path)
@@ -283,6 +304,7 @@ def recover_filestorage(path: Path) -> str | None:
             f"{path}: dropped transaction {cut.transaction}, cut by a crash "
             f"({cut.nbytes} bytes at byte {cut.offset}; {cut.what}); its bytes "
             f"are kept in {kept}"
+            + (f", its stale index in {kept}.index" if stale else "")
         )
     return None
 
@@ -392,6 +414,11 @@ class FileFactory(StorageFactory):
         Missing: fine unless *must_exist* (opening it read-write creates
         it).  Locked by another process: StorageError, unless *read_only*
         (a short last transaction is then a commit in progress)."""
+        if path.is_symlink() and not path.exists():
+            raise StorageError(
+                f"{path} is a symbolic link that leads nowhere (a loop, or a "
+                "missing target): no FileStorage to open"
+            )
         if not path.exists():
             if must_exist:
                 raise StorageError(f"no FileStorage at {path}")

@@ -217,14 +217,14 @@ def zconfig_source(path: Path, name: str | None = None) -> ZConfigSource:
     return ZConfigSource(path, names.index(name))
 
 
-def _storage_sections(storage: Any) -> Iterator[Any]:
+def storage_sections(storage: Any) -> Iterator[Any]:
     """A storage section's datatype and those of the sections it wraps
     (<zlibstorage>, <blobstorage>, <demostorage>)."""
     yield storage
     config = getattr(storage, "config", None)
     for child in (getattr(config, "base", None), *(getattr(config, "factories", ()))):
         if child is not None and hasattr(child, "open"):
-            yield from _storage_sections(child)
+            yield from storage_sections(child)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,7 +251,7 @@ class ZConfigSource:
     def _storage(self, read_only: bool) -> Any:
         storage = self.section().config.storage
         if read_only:
-            for section in _storage_sections(storage):
+            for section in storage_sections(storage):
                 if hasattr(section.config, "read_only"):
                     section.config.read_only = True
         return storage
@@ -260,7 +260,7 @@ class ZConfigSource:
         """(factory, path) of each section a storage declares (its
         config_sections): the databases on this machine."""
         table = registry.section_factories()
-        for section in _storage_sections(self.section().config.storage):
+        for section in storage_sections(self.section().config.storage):
             factory = table.get(section_type(section))
             path = getattr(section.config, "path", None)
             if factory is not None and isinstance(path, str):
@@ -275,7 +275,7 @@ class ZConfigSource:
         return any(f.held_at(p) for f, p in self._local() if p.exists())
 
     def reach(self) -> None:
-        for section in _storage_sections(self.section().config.storage):
+        for section in storage_sections(self.section().config.storage):
             for address in getattr(section.config, "server", None) or ():
                 where = getattr(address, "address", address)
                 if isinstance(where, tuple):
@@ -293,7 +293,7 @@ class ZConfigSource:
 
     def read_only_opener(self) -> Callable[[], Any] | None:
         storage = self.section().config.storage
-        sections = list(_storage_sections(storage))
+        sections = list(storage_sections(storage))
         if not all(hasattr(s.config, "read_only") for s in sections[-1:]):
             return None  # the innermost storage has no read-only mode
         if any(not path.exists() for _, path in self._local()):

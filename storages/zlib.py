@@ -57,6 +57,13 @@ class ZlibFactory(CompositeFactory):
     def unavailable(self) -> str | None:
         return zlibstorage_missing() or self.base_factory.unavailable()
 
+    @classmethod
+    def path_uri(cls, path: Path) -> str | None:
+        """The base's URI with zlib+ in front (storages.named opens it
+        through zc.zlibstorage, read-only where the base's scheme is)."""
+        uri = cls.base.path_uri(path)
+        return None if uri is None else PREFIX + uri
+
     def open(self, directory: Path) -> Store:
         reason = self.unavailable()
         if reason:

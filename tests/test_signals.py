@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +147,126 @@ def test_a_zeoloop_client_killed_by_someone_else_is_a_lost_client() -> None:
     assert "1 client process(es) sent no result (killed or stuck)" in err
     # its history (appended as it went) was checked with the others'
     assert "consistency: 0 violations" in out
+
+
+#: python -c: vfab-bench as `python -m scenarios.cli run` starts it, held
+#: in the middle of its imports (at the first import of ZODB) until a line
+#: comes on stdin, after saying so on stdout.
+HELD_IN_IMPORTS = """
+import importlib.abc, runpy, sys
+
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "ZODB":
+            sys.meta_path.remove(self)
+            print("importing ZODB", flush=True)
+            sys.stdin.readline()
+        return None
+
+sys.meta_path.insert(0, Hold())
+sys.argv = ["-m", "run", "--storage", "mapping", "--preset", "quick"]
+runpy._run_module_as_main("scenarios.cli")
+"""
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
+)
+def test_a_signal_while_the_command_line_imports_exits_silently(
+    signum: signal.Signals,
+) -> None:
+    """Ctrl-C in the first moments (the imports take most of a second):
+    128 + the signal, nothing on stderr, rather than KeyboardInterrupt's
+    traceback from whatever import it landed in (issue 21, item 5)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HELD_IN_IMPORTS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "importing ZODB\n"
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == STATUS[signum], err
+    assert err == ""
+    assert out == ""
+
+
+def test_an_import_alone_installs_no_handler() -> None:
+    """Only the program exits early on a signal: a library import of the
+    command line (tests, locust) leaves the handlers as they were."""
+    code = (
+        "import signal, scenarios.cli; "
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+        "signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+    )
+    assert proc.stdout.split() == ["True", "True"], proc.stderr
+
+
+#: Each command at work, and what tells that it is (its first line on
+#: stderr): the signal then lands in the middle of the work.
+AT_WORK = {
+    "run": ["run", "--storage", "file,zeo", "--size", "medium", "--repeat", "3"],
+    "sweep": ["sweep", "--storage", "file,zeo", "--objects", "1000,10000,50000"],
+    "verify": ["verify", "--storage", "zeo", "--clients", "2", "--budget", "30"],
+    "serve": ["serve", "--storage", "file", "--size", "medium", "--port", "0"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
+)
+@pytest.mark.parametrize("command", sorted(AT_WORK))
+def test_every_command_exits_128_plus_the_signal(
+    command: str, signum: signal.Signals
+) -> None:
+    """run, sweep, verify and serve (while it populates) at work, the
+    signal sent to the whole process group as a terminal does: 128 + the
+    signal, its stop line last, no traceback from any process, nothing
+    left running."""
+    before = runzeo_pids()
+    process = start(*AT_WORK[command])
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first, "the command ended before saying anything"
+    os.killpg(process.pid, signum)
+    out, rest = process.communicate(timeout=120)
+    err = first + rest
+    assert "Traceback" not in out + err, err
+    assert process.returncode == STATUS[signum], err
+    assert err.strip().splitlines()[-1] == LAST_LINE[signum], err
+    wait_for("the process group to end", lambda: group_gone(process.pid), 10)
+    assert not runzeo_pids() - before
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
+)
+def test_populate_exits_128_plus_the_signal_leaving_nothing(
+    signum: signal.Signals, tmp_path: Path
+) -> None:
+    """populate stopped while it writes (its Data.fs exists): 128 + the
+    signal, no traceback, and the directory it created is gone."""
+    path = tmp_path / "data"
+    process = start(
+        "populate", "--storage", "file", "--size", "large", "--path", str(path)
+    )
+    wait_for("the Data.fs", lambda: (path / "Data.fs").exists())
+    os.killpg(process.pid, signum)
+    out, err = process.communicate(timeout=60)
+    assert "Traceback" not in out + err, err
+    assert process.returncode == STATUS[signum], err
+    assert err.strip().splitlines()[-1] == LAST_LINE[signum], err
+    assert list(tmp_path.iterdir()) == []

@@ -13,11 +13,15 @@ before the input has been checked.
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Sequence
+from scenarios.cli.early import exit_on_signals_while_starting
 
-from scenarios.cli import (
+exit_on_signals_while_starting()  # before the imports below, which take a moment
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+from scenarios.cli import (  # noqa: E402
     census,
     compare,
     edge,
@@ -33,15 +37,15 @@ from scenarios.cli import (
     verify,
     zeoloop,
 )
-from scenarios.cli.args import Parser, show_bounds
-from scenarios.cli.interrupts import (
+from scenarios.cli.args import Parser, show_bounds  # noqa: E402
+from scenarios.cli.interrupts import (  # noqa: E402
     defer_interrupts,
     exit_status,
     forget_interrupts,
     signal_of,
     stop_line,
 )
-from scenarios.errors import EXIT_BAD_INPUT
+from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (

@@ -14,10 +14,21 @@ single process), or a ZConfig file holding a ``<zodb>`` section (or that
 text itself, as StorageFactory.share() may yield).  open_target() turns
 any of them into one ZODB.DB, with the pool size the caller asks; every
 user then takes its own transaction manager and connection from it.
+
+Before the first open, what the target names on this machine (a Data.fs, a
+BDB environment, RelStorage's SQLite files; in a URI or in the ZConfig
+text, wrappers included) is checked whole without writing (check_target:
+storages.checks, the factories' check_at), as every database a user names:
+a damaged or foreign one is refused, one line, before anything opens it
+for writing.  Checked once per run: the processes a command starts after
+its check inherit the note that it was (the environment variable
+CHECKED_ENV), and do not read the files again while others write them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +57,41 @@ def normalize(text: str) -> str:
     return address_uri(parse_address(text))
 
 
+#: Targets already checked (digests, comma-separated): set by
+#: check_target() in this process, inherited by the client processes it
+#: starts afterwards.
+CHECKED_ENV = "VFAB_CHECKED_TARGETS"
+
+
+def check_target(spec: str, must_exist: bool = True) -> None:
+    """Check, writing nothing, every database on this machine the target
+    *spec* names (a file:// or sqlite:// URI, a ZConfig text's sections):
+    DamagedStorage or StorageError, one line, for a damaged or foreign one.
+    Once per run (CHECKED_ENV); a server's database is its server's.
+    *must_exist*: false for a database the command itself makes (a fresh
+    shared one it populates through a client)."""
+    if _digest(spec) in os.environ.get(CHECKED_ENV, "").split(","):
+        return
+    if is_zconfig(spec):
+        from storages.checks import check_config
+
+        check_config(spec, must_exist=must_exist)
+    else:
+        source = URISource(spec)
+        source.validate()
+        source.check_files(must_exist=must_exist)
+    _note_checked(spec)
+
+
+def _digest(spec: str) -> str:
+    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def _note_checked(spec: str) -> None:
+    checked = os.environ.get(CHECKED_ENV, "").split(",")
+    os.environ[CHECKED_ENV] = ",".join(filter(None, [*checked, _digest(spec)]))
+
+
 def is_zconfig(spec: str) -> bool:
     return spec.lstrip().startswith(("<", "%"))
 
@@ -62,7 +108,10 @@ def describe(spec: str) -> str:
 
 
 def open_target(
-    spec: str, pool_size: int = 7, wait_timeout: float | None = None
+    spec: str,
+    pool_size: int = 7,
+    wait_timeout: float | None = None,
+    must_exist: bool = True,
 ) -> Any:
     """One ZODB.DB on the target *spec* (see normalize()), or StorageError.
 
@@ -70,9 +119,11 @@ def open_target(
     client checks that its server answers, then waits for it at most
     *wait_timeout* seconds, 10 by default, so that an operation while the
     server is away fails with ClientDisconnected instead of waiting for
-    ever); ZConfig text through ZODB.config."""
+    ever); ZConfig text through ZODB.config.  What it names here is
+    checked first (check_target; *must_exist*: see there)."""
     import ZODB
 
+    check_target(spec, must_exist)
     if is_zconfig(spec):
         try:
             import ZODB.config
@@ -113,14 +164,15 @@ def add_target_option(parser: Any, help: str | None = None) -> None:
 
 def open_store(spec: str) -> Any:
     """A storages Store (root, commit, close) over one connection to the
-    target: what populating it through a client takes."""
+    target: what populating it through a client takes (a new database may
+    be made there: a fresh shared one the command started)."""
     from storages.zodbstore import ZODBStore
 
     class TargetStore(ZODBStore):
         def _open(self) -> None:
             import transaction
 
-            self.db = open_target(spec, pool_size=1)
+            self.db = open_target(spec, pool_size=1, must_exist=False)
             self._opened_cache_size = self.db.getCacheSize()
             self.transaction_manager = transaction.TransactionManager()
             self.connection = self.db.open(self.transaction_manager)

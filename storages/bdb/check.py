@@ -124,7 +124,8 @@ def _check_in_child(path: Path, copy: Path) -> int:
                 f"{path} was not closed: a crash left work for Berkeley DB's "
                 f"recovery (its log holds changes {DATA_FILE} lacks, "
                 f"{answer['transactions']} transactions once recovered); nothing "
-                "was changed (--recover runs the recovery)",
+                "was changed (serve or populate --recover on its directory runs "
+                "the recovery)",
             )
         if "transactions" in answer:
             return int(answer["transactions"])

@@ -22,6 +22,10 @@ from storages.relstorage.options import relstorage_missing
 #: How a damaged SQLite file is repaired; on a copy, the original kept.
 SQLITE_REPAIR = "sqlite3 {path} .recover | sqlite3 {path}.recovered"
 
+#: The table each file RelStorage keeps in its data_dir holds: a file of
+#: that name with tables but not this one is another application's.
+RELSTORAGE_TABLES = {"main.sqlite3": "object_state", "oids.sqlite3": "new_oid"}
+
 
 def check_sqlite_file(path: Path) -> None:
     """Check the SQLite database *path* whole without writing anything:
@@ -32,6 +36,12 @@ def check_sqlite_file(path: Path) -> None:
         raise StorageError(f"cannot read {path}: {e}") from None
     try:
         rows = connection.execute("PRAGMA integrity_check").fetchall()
+        tables = [
+            str(name)
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            )
+        ]
     except sqlite3.DatabaseError as e:
         what = one_line(e, with_type=False)
         raise DamagedStorage(
@@ -47,11 +57,23 @@ def check_sqlite_file(path: Path) -> None:
             f"integrity_check: {first}",
             SQLITE_REPAIR.format(path=path),
         )
+    expected = RELSTORAGE_TABLES.get(path.name)
+    if expected and tables and expected not in tables:
+        raise StorageError(
+            f"{path} is not a RelStorage database (it holds the tables "
+            f"{', '.join(sorted(tables)[:5])}, not {expected}): another "
+            "application's file, left as it is"
+        )
 
 
-def check_sqlite_dir(data_dir: Path) -> None:
+def check_sqlite_dir(data_dir: Path, must_exist: bool = False) -> None:
     """Check every SQLite database RelStorage keeps in *data_dir* (none
-    there: nothing to check)."""
+    there: nothing to check).  *must_exist*: the directory must (RelStorage
+    makes its files in an existing one: an empty one is a new database)."""
+    if data_dir.exists() and not data_dir.is_dir():
+        raise StorageError(f"{data_dir} is not a directory (RelStorage's data_dir)")
+    if must_exist and not data_dir.is_dir():
+        raise StorageError(f"no RelStorage SQLite data directory {data_dir}")
     if not data_dir.is_dir():
         return
     for path in sorted(data_dir.glob("*.sqlite3")):
@@ -72,6 +94,13 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
     @classmethod
     def file_kind(cls, path: Path, head: bytes) -> str | None:
         return "a SQLite database" if head == b"SQLite format 3\0" else None
+
+    @classmethod
+    def check_at(
+        cls, path: Path, must_exist: bool = False, read_only: bool = False
+    ) -> None:
+        """*path*: the data_dir a sqlite:// URI or a <sqlite3> section names."""
+        check_sqlite_dir(path, must_exist)
 
     def check_existing(self, directory: Path) -> None:
         check_sqlite_dir(Path(directory) / "relstorage")

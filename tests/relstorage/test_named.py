@@ -46,3 +46,48 @@ def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> No
                 source.storage.tpc_begin(object())
         finally:
             source.close()
+
+
+def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) -> None:
+    """--storage-config and zconfig:// (issue 21): the <relstorage> section
+    is opened read-only, as a postgres:// URI is."""
+    from urllib.parse import unquote, urlsplit
+
+    from ZODB.POSException import ReadOnlyError
+
+    factory = factory_or_skip("relstorage-pg")
+    with factory.running(), factory.share(tmp_path) as shared:
+        store = open_store(shared.client)
+        try:
+            store.root()["x"] = PersistentMapping(v=1)
+            store.commit()
+        finally:
+            store.close()
+        url = urlsplit(shared.client)
+        dsn = {
+            "host": url.hostname,
+            "port": url.port,
+            "user": unquote(url.username or ""),
+            "dbname": unquote(url.path.lstrip("/")),
+        }
+        dsn_text = " ".join(f"{k}={v}" for k, v in dsn.items() if v)
+        section = (
+            "<relstorage>\n  keep-history false\n"
+            f"  <postgresql>\n    dsn {dsn_text}\n  </postgresql>\n</relstorage>\n"
+        )
+        conf = tmp_path / "db.conf"
+        conf.write_text(f"%import relstorage\n<zodb>\n{section}</zodb>\n")
+        bare = tmp_path / "bare.conf"
+        bare.write_text(f"%import relstorage\n{section}")
+        for source in (
+            sources.open_config(conf),
+            sources.open_uri(f"zconfig://{bare}"),
+        ):
+            try:
+                assert source.storage.isReadOnly()
+                census = walk.take(source.storage, source.name, source.directory)
+                assert census.to_json()["classes"]
+                with pytest.raises(ReadOnlyError):
+                    source.storage.tpc_begin(object())
+            finally:
+                source.close()
