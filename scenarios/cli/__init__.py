@@ -33,7 +33,7 @@ from scenarios.cli import (
     verify,
     zeoloop,
 )
-from scenarios.cli.args import Parser, show_bounds
+from scenarios.cli.args import Parser, show_bounds, show_defaults
 from scenarios.cli.interrupts import (
     defer_interrupts,
     exit_status,
@@ -72,6 +72,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
+    show_defaults(parser)
     show_bounds(parser)
     for subparser in sub.choices.values():
         # After the subcommand too; SUPPRESS keeps the top-level value.

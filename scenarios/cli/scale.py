@@ -127,13 +127,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         + "); each client is a process",
     )
     add_data_set_options(p)
-    p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
+    p.add_argument(
+        "--duration",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="measured seconds of each point, after --warmup",
+    )
     p.add_argument(
         "--warmup",
         type=non_negative_float,
         default=3.0,
         metavar="SECONDS",
-        help="unmeasured seconds before each window (default: 3)",
+        help="unmeasured seconds before each window",
     )
     p.add_argument(
         "--rate",
