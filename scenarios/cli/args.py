@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 import storages
 from scenarios.argtypes import at_least, bounds_text, seed
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from scenarios.progress import TICK_S, Progress
 from storages import StorageOptions
 
 #: The largest --scale (about 800 GB of memory: does_not_fit() refuses what
@@ -235,15 +235,23 @@ def add_recover_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:
-    """-q/--quiet: no progress lines on stderr (progress() reads it)."""
+    """-q/--quiet: no progress on stderr (progress() reads it)."""
     p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress lines on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (a live bar on a terminal, else one line per step)",
     )
 
 
-def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Where progress lines go: stderr, or nowhere with --quiet."""
-    return None if args.quiet else (lambda line: print(line, file=sys.stderr))
+def progress(args: argparse.Namespace, what: str = "", tick: bool = True) -> Progress:
+    """The command's progress (scenarios.progress): a live bar on a
+    terminal, plain lines on stderr otherwise, nothing with --quiet; named
+    *what* on the bar, redrawn every second unless not *tick* (then on
+    events only).  Callable with a line, as a `say` function is; close it
+    (a with block) when the command is done."""
+    say = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    return Progress(say, what=what, tick_s=TICK_S if tick else None)
 
 
 def selected_storages(args: argparse.Namespace) -> list[str] | None:

@@ -210,7 +210,10 @@ def main(args: argparse.Namespace) -> int:
         return launch.main(args, config)
     check_profile_dir(config, args.force)
 
-    result = runner.run(config, progress(args))
+    # Below xlarge, redrawn on events only: a ticker thread would wake
+    # inside the timed phases, and the phases change often enough.
+    with progress(args, "run", tick=config.xlarge) as shown:
+        result = runner.run(config, shown)
     print(report.text(result), end="")
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)

@@ -269,11 +269,11 @@ def main(args: argparse.Namespace) -> int:
     check_outputs(args)
     meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
 
-    say = progress(args)
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
     try:
-        points = runner.run(config, options, target, say, history)
+        with progress(args, "scale") as shown:
+            points = runner.run(config, options, target, shown, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
     meta["load_average_after"] = list(os.getloadavg())
