@@ -24,6 +24,7 @@ from scenarios.cli import (
     history,
     list_storages,
     populate,
+    release,
     report,
     run,
     scale,
@@ -58,6 +59,7 @@ COMMANDS = (
     scale,
     verify,
     status,
+    release,
 )
 
 
