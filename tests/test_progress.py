@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from scenarios.progress import Progress, duration
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -235,3 +237,33 @@ def test_a_real_command_draws_its_bar_on_a_terminal(tmp_path: Path) -> None:
     )
     assert "mapping btree 50 objects:" in err  # a point's line, above the bar
     assert b"commit wall time per object" in out
+
+
+def test_populate_counts_its_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """populate's progress: a step per builder, the objects counted as they
+    are built (the total planned from the spec, never below what was
+    built), and from LINES_FROM_SCALE up a plain line per builder."""
+    import storages
+    from scenarios.data import dataset
+    from vfab.generate import DataSpec, load_catalogue
+
+    monkeypatch.setattr(dataset, "LINES_FROM_SCALE", 1)
+    lines: list[str] = []
+    p = Progress(lines.append, bar=False, unit="objects")
+    spec = DataSpec.for_size("small")
+    with storages.get("mapping").open(tmp_path) as store:
+        dataset.populate(store, spec, 1, progress=p)
+        built = len(store.db.storage)
+    assert [line.split(" (")[0] for line in lines] == [
+        "populating: users and groups",
+        "populating: processes",
+        "populating: sequences",
+    ]
+    assert all(re.search(r"/[\d,]+ objects, ETA ", line) for line in lines), lines
+    # The objects the generator reported (BTree nodes aside), near what the
+    # plan expected from the spec.
+    expected = dataset.expected_objects(spec, load_catalogue())
+    assert abs(p.done - expected) < 0.05 * expected and p.done < built
+    assert p.total >= p.done
