@@ -146,7 +146,7 @@ def micro_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """(storages, rows): one row per benchmark, the median seconds per
     round on each storage ("-" where it did not run), as pytest-benchmark's
     JSON has them."""
-    from scenarios.results.html import time_units
+    from scenarios.results.formatter import duration
 
     cells: dict[str, dict[str, float]] = {}
     names: list[str] = []
@@ -157,7 +157,7 @@ def micro_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         if storage not in names:
             names.append(storage)
     rows = [
-        [test] + [time_units(row[s]) if s in row else "-" for s in names]
+        [test] + [duration(row[s]) if s in row else "-" for s in names]
         for test, row in cells.items()
     ]
     return names, rows
