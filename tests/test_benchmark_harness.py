@@ -118,3 +118,24 @@ def test_a_failing_benchmark_stops_its_server(tmp_path: Path) -> None:
     assert "a benchmark broke" in done.stdout
     assert "1 failed" in done.stdout, done.stdout
     assert gone_file.read_text() == "True"
+
+
+def test_benchmark_histogram_works_after_bootstrap(tmp_path: Path) -> None:
+    """./bootstrap installs the histogram extra (pygal): --benchmark-histogram,
+    as docs/benchmarks.md shows it, writes one SVG per group."""
+    prefix = tmp_path / "bench"
+    done = pytest_run(
+        "tests/benchmarks/test_micro.py",
+        "-k",
+        "new_oid",
+        "--benchmark-only",
+        "--storage",
+        "mapping",
+        "--benchmark-min-rounds=3",
+        "--benchmark-max-time=0.01",
+        f"--benchmark-histogram={prefix}",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    svgs = list(tmp_path.glob("bench*.svg"))
+    assert svgs, done.stdout
+    assert all(p.read_text().lstrip().startswith("<?xml") for p in svgs)

@@ -61,7 +61,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_running_is_entered_once_around_every_trial(counted: list[str]) -> None:
-    runner.run(RunConfig(storages=("counted",), repeat=2, warmups=1))
+    runner.run(RunConfig(storages=("counted",), repeat=2, warmups=1, budget_s=0))
     assert counted == ["enter", "trial", "trial", "trial", "exit"]
 
 
@@ -78,7 +78,7 @@ def test_running_is_left_when_a_trial_fails(
 
     monkeypatch.setattr(runner, "run_trial", interrupted_second)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(RunConfig(storages=("counted",), repeat=3, warmups=0))
+        runner.run(RunConfig(storages=("counted",), repeat=3, warmups=0, budget_s=0))
     assert counted == ["enter", "trial", "trial", "exit"]
 
 

@@ -132,12 +132,35 @@ def test_broken_invariants_fail_the_run(
     assert "sequence 12345 created by liar#1" in output
 
 
+@pytest.mark.slow
+def test_locusts_host_is_the_target(
+    served: Served, tmp_path: Path, no_leaked_servers: None
+) -> None:
+    """locust's own --host (the web UI's Host field) names the database when
+    no --target is given: the users work on it, from every worker process,
+    and the data are checked there."""
+    out = tmp_path / "out"
+    proc = locust(
+        "-u", "2", "-r", "2", "-t", "2s", "--processes", "2",
+        "--host", served.address, "--csv", str(out),
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-3000:]
+    assert "consistency: 0 violations" in output, output[-3000:]
+    with open(f"{out}_stats.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Type"] == "zodb"]
+    assert sum(int(r["Request Count"]) for r in rows) > 0
+    assert all(int(r["Failure Count"]) == 0 for r in rows), rows
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--weight-lookup", "-1"], "weight of lookup must be 0 or more"),
         (["--processes", "2", "--zeo-address", "127.0.0.1:PORT"], "cannot reach"),
         (["--target", "127.0.0.1:PORT"], "cannot reach"),
+        # locust's Host replaces --zeo-address (which the test adds)
+        (["--host", "127.0.0.1:PORT"], "cannot reach"),
         (["--target", "sqlite://?keep_history=false"], "needs ?data_dir"),
     ],
 )

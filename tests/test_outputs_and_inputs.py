@@ -265,3 +265,34 @@ def test_stdout_and_dev_null_stay_outputs(results: Path) -> None:
         )
         assert proc.returncode == 0, (target, proc.stderr)
     assert "mapping" in proc.stdout
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_outputs_get_the_users_umask(
+    results: Path, tmp_path: Path, umask: int, mode: int
+) -> None:
+    """An output is written through a temporary file and a rename, and gets
+    the mode a new file gets under the user's umask (not mkstemp's 0600):
+    a published report is readable by others under umask 022."""
+    import subprocess
+    import sys
+
+    from tests.test_failure_paths import ROOT
+
+    html, cells = tmp_path / "page.html", tmp_path / "cells.json"
+    for args in (
+        ["report", str(results / "run.json"), "--html", str(html)],
+        ["compare", str(results / "run.json"), "--baseline", "mapping"]
+        + ["--json", str(cells)],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            preexec_fn=lambda: os.umask(umask),
+        )
+        assert proc.returncode == 0, proc.stderr
+    for path in (html, cells):
+        assert path.stat().st_mode & 0o777 == mode, oct(path.stat().st_mode)

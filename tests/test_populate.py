@@ -165,7 +165,7 @@ def test_overwrite_refused_while_a_server_holds_it(
 def test_interrupted_populate_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(*args: object) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(dataset, "populate", interrupted)

@@ -57,7 +57,9 @@ def timed_two_trials() -> tuple[RunResult, float]:
     the wall seconds the whole run took."""
     before = runzeo_pids()
     t0 = time.perf_counter()
-    result = runner.run(RunConfig(storages=tuple(available()), repeat=2, warmups=0))
+    result = runner.run(
+        RunConfig(storages=tuple(available()), repeat=2, warmups=0, budget_s=0)
+    )
     elapsed = time.perf_counter() - t0
     assert runzeo_pids() <= before, "runzeo left running"
     return result, elapsed
@@ -254,6 +256,20 @@ def test_config_validation() -> None:
         RunConfig(storages=("file", "file"))
     with pytest.raises(ConfigError, match="--batch"):
         RunConfig(batch=-1)
+
+
+def test_run_config_defaults_are_the_commands() -> None:
+    """RunConfig() is what `vfab-bench run` runs without options: each
+    default (rounds, warmups, budget, trials, statistic, rows) is defined
+    once (scenarios.bench.config) and used by both."""
+    from scenarios.cli import build_parser
+    from scenarios.cli.run import run_config
+
+    config, _ = run_config(build_parser().parse_args(["run"]))
+    default = RunConfig()
+    for field in ("repeat", "warmups", "budget_s", "max_trials", "statistic", "rows"):
+        assert getattr(config, field) == getattr(default, field), field
+    assert (default.repeat, default.budget_s) == (5, 17.0)
 
 
 def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:

@@ -110,6 +110,10 @@ def test_web_ui_runs_a_swarm(
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url)
 
+        # The target in effect is locust's Host: no "no host" banner.
+        assert page.locator("input[name=host]").input_value() == served.address
+        assert page.get_by_text("has no host attribute set").count() == 0
+
         # Our options are in the form, with the command line's values.
         page.get_by_text("Custom parameters").click()
         assert page.locator("input[name=zeoAddress]").input_value() == served.address

@@ -17,6 +17,17 @@ from vfab.generate import DEFAULT_SEED, SIZES, DataSpec
 #: --rows: which phases a run times.
 ROWS: dict[str, tuple[Phase, ...]] = {"all": PHASES, "2000": PHASES_2000}
 
+#: The default run, here once for RunConfig and `vfab-bench run`:
+#: DEFAULT_REPEAT interleaved rounds of every row after DEFAULT_WARMUPS
+#: warmup rounds, then rounds of the 2000 rows while DEFAULT_BUDGET_S (timed
+#: rounds only) lasts, up to DEFAULT_MAX_TRIALS per storage; see
+#: docs/results.md for why.  The tables show DEFAULT_STATISTIC (defined
+#: once, in scenarios.results.significance).
+DEFAULT_REPEAT = 5
+DEFAULT_WARMUPS = 1
+DEFAULT_BUDGET_S = 17.0
+DEFAULT_MAX_TRIALS = 100
+
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
@@ -26,15 +37,15 @@ class RunConfig:
     scale: int = 1
     #: Timed rounds of every row (one trial per storage each): exactly this
     #: many, or with a *budget_s* this many before the top-up rounds.
-    repeat: int = 3
+    repeat: int = DEFAULT_REPEAT
     #: Warmup rounds (one untimed trial of every storage each) before them.
-    warmups: int = 1
+    warmups: int = DEFAULT_WARMUPS
     #: Seconds the timed rounds may take: after the *repeat* rounds, top-up
     #: rounds time the 2000 rows of the storages whose minimums have not
     #: settled while the next round fits, up to *max_trials* per storage
     #: (0: no budget, exactly *repeat* rounds; see scenarios.bench.runner).
-    budget_s: float = 0.0
-    max_trials: int = 100
+    budget_s: float = DEFAULT_BUDGET_S
+    max_trials: int = DEFAULT_MAX_TRIALS
     #: "all" rows, or "2000": only the eight rows of the 2000 table.
     rows: str = "all"
     #: The statistic the tables show (scenarios.results.significance).

@@ -47,8 +47,8 @@ from scenarios.bench.phases import (
     TrialState,
     digest,
 )
-from scenarios.bench.progress import RunProgress
 from scenarios.errors import RunFailure, one_line
+from scenarios.progress import Progress, progress_of
 from scenarios.results import environment as machine
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
@@ -56,7 +56,7 @@ from scenarios.results.significance import SHORT_S
 from storages import Store
 from vfab.generate import load_catalogue
 
-Progress = Callable[[str], None]
+Say = Callable[[str], None]
 
 #: {phase name -> profile}, for one storage.
 Profiles = dict[str, cProfile.Profile]
@@ -260,7 +260,7 @@ def _json_safe(value: Any) -> Any:
 
 
 def available(
-    names: Sequence[str], options: storages.StorageOptions, say: Progress
+    names: Sequence[str], options: storages.StorageOptions, say: Say
 ) -> Iterator[tuple[str, storages.StorageFactory]]:
     """(name, factory) of each storage of *names* that can run here; the
     others are skipped, saying why."""
@@ -309,10 +309,10 @@ def settled(samples: Sequence[Sample]) -> bool:
     return sum(w <= low * (1 + SETTLE_TOLERANCE) for w in walls) >= SETTLE_COUNT
 
 
-def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
+def run(config: RunConfig, progress: Progress | Say | None = None) -> RunResult:
     """Every storage of *config*: warmup rounds, then timed rounds of one
     trial per storage, interleaved (see _rounds)."""
-    shown = RunProgress(progress)
+    shown = progress_of(progress, "run", "trials")
     factories = list(available(config.storages, config.storage_options, shown.line))
     phases = config.phases
     trials: dict[str, list[Timed]] = {name: [] for name, _ in factories}
@@ -357,7 +357,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> RunResult:
     metadata["environment"] = machine.finish(environment)
     metadata["environment"]["speed_probes_s"] = probes
     for warning in metadata["environment"].get("warnings", []):
-        shown.say(f"warning: {warning}")
+        shown.line(f"warning: {warning}")
     return RunResult(metadata=metadata, results=tuple(results), trials=tuple(summaries))
 
 
@@ -366,7 +366,7 @@ def _rounds(
     factories: list[tuple[str, storages.StorageFactory]],
     trials: dict[str, list[Timed]],
     profiles: dict[str, Profiles] | None,
-    shown: RunProgress,
+    shown: Progress,
     probes: list[float],
     scratch: Path | None = None,
 ) -> None:
@@ -392,15 +392,19 @@ def _rounds(
     collection before each phase costs microseconds, not milliseconds."""
     phases = config.phases
     n = len(factories)
-    shown.plan(n * (config.warmups + config.repeat))
+    # The budget includes the full rounds: until they start, count it whole
+    # on top (an ETA too high, which only counts down), then as a floor.
+    shown.plan(n * (config.warmups + config.repeat), extra_s=config.budget_s)
     for w in range(config.warmups):
         for name, factory in _turned(factories, w):
-            shown.trial(name, f"warmup {w + 1}")
-            run_trial(factory, config, phases, scratch, on_phase=shown.phase)
-            shown.trial_done()
+            shown.step(f"warmup {w + 1} {name}")
+            run_trial(factory, config, phases, scratch, on_phase=shown.status)
+            shown.advance()
     gc.collect()
     gc.freeze()
     probes += (machine.probe() for _ in range(PROBES))
+    if config.budget_s > 0:
+        shown.not_before(config.budget_s)
     started = time.perf_counter()
     rounds = 0
     done = n * config.warmups
@@ -419,8 +423,9 @@ def _rounds(
             if not todo or sum(last_s[name] for name, _ in todo) > left:
                 return
         round_started = time.perf_counter()
+        shown.plan(done + len(todo))  # a top-up round adds its trials
         for name, factory in todo:
-            shown.trial(name, f"trial {len(trials[name]) + 1}")
+            shown.step(f"trial {len(trials[name]) + 1} {name}")
             profile = profiles[name] if profiles is not None else None
             trial_started = time.perf_counter()
             trial = run_trial(
@@ -429,12 +434,12 @@ def _rounds(
                 phases if full else PHASES_2000,
                 scratch,
                 profiles=profile,
-                on_phase=shown.phase,
+                on_phase=shown.status,
             )
             summary = trial.summary if full or phases == PHASES_2000 else None
             trials[name].append(Timed(trial.samples, summary))
             del trial
-            shown.trial_done()
+            shown.advance()
             last_s[name] = time.perf_counter() - trial_started
         done += len(todo)
         rounds += 1
@@ -447,14 +452,11 @@ def _rounds(
         kind = "" if full else " (2000 rows)"
         shown.line(
             f"round {rounds}{kind} of {config.size}: {phases_s} in the phases "
-            f"(round {now - round_started:.1f} s, elapsed {now - started:.1f} s)"
+            f"(round {now - round_started:.1f} s, elapsed {now - started:.1f} s)",
+            counted=True,
         )
         if config.budget_s <= 0 and rounds >= config.repeat:
             return
-        if rounds >= config.repeat:
-            # Plan what fits at this round's pace.
-            left = max(0.0, config.budget_s - (now - started))
-            shown.plan(done + int(left // max(now - round_started, 1e-9)) * len(todo))
 
 
 def _settled(done: list[Timed]) -> bool:

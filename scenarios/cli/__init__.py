@@ -28,6 +28,7 @@ from scenarios.cli import (  # noqa: E402
     history,
     list_storages,
     populate,
+    release,
     report,
     run,
     scale,
@@ -37,7 +38,7 @@ from scenarios.cli import (  # noqa: E402
     verify,
     zeoloop,
 )
-from scenarios.cli.args import Parser, show_bounds  # noqa: E402
+from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
 from scenarios.cli.interrupts import (  # noqa: E402
     defer_interrupts,
     exit_status,
@@ -62,6 +63,7 @@ COMMANDS = (
     scale,
     verify,
     status,
+    release,
 )
 
 
@@ -76,6 +78,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
+    show_defaults(parser)
     show_bounds(parser)
     for subparser in sub.choices.values():
         # After the subcommand too; SUPPRESS keeps the top-level value.

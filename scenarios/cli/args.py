@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 import storages
 from scenarios.argtypes import at_least, bounds_text, seed
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from scenarios.progress import TICK_S, Progress
 from storages import StorageOptions
 
 #: The largest --scale (about 800 GB of memory: does_not_fit() refuses what
@@ -53,6 +53,45 @@ def show_bounds(parser: argparse.ArgumentParser) -> None:
         if action.help and text in action.help:
             continue
         action.help = f"{action.help} ({text})" if action.help else text
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append "(default: X)" to the help of every option of *parser* and of
+    its subcommands that has a default value its help does not state (flags
+    and empty defaults aside), so every --help shows what an option left
+    out means; run it before show_bounds, so the range comes last."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                show_defaults(sub)
+            continue
+        text = default_text(action)
+        if text is None or action.help == argparse.SUPPRESS:
+            continue
+        if action.help and "default" in action.help:
+            continue
+        action.help = f"{action.help} ({text})" if action.help else text
+
+
+def default_text(action: argparse.Action) -> str | None:
+    """ "default: X" for an option whose default is a value (not a flag's,
+    not None, not empty), else None."""
+    default = action.default
+    if (
+        not action.option_strings
+        or action.nargs == 0
+        or default is None
+        or default is argparse.SUPPRESS
+        or default in ("", (), [])
+    ):
+        return None
+    if isinstance(default, float):
+        shown = f"{default:g}"
+    elif isinstance(default, (list, tuple)):
+        shown = ",".join(str(v) for v in default)
+    else:
+        shown = str(default)
+    return f"default: {shown}".replace("%", "%%")
 
 
 def storage_list(text: str) -> list[str]:
@@ -116,10 +155,16 @@ def data_set_scale(args: argparse.Namespace, directory: Path) -> int:
     return scale
 
 
-def add_trial_options(p: argparse.ArgumentParser, what: str, warmups: str) -> None:
+def add_trial_options(
+    p: argparse.ArgumentParser,
+    what: str,
+    warmups: str,
+    defaults: tuple[int, int] = DEFAULT_TRIALS,
+) -> None:
     """--repeat, --warmups and --preset: how many trials of *what*, and the
-    untimed *warmups* before them; trials() reads them."""
-    repeat, warmup = DEFAULT_TRIALS
+    untimed *warmups* before them (*defaults*: (repeat, warmups) as the
+    command's help states them); trials() reads them."""
+    repeat, warmup = defaults
     g = p.add_argument_group("trials")
     g.add_argument(
         "--repeat",
@@ -143,9 +188,12 @@ def add_trial_options(p: argparse.ArgumentParser, what: str, warmups: str) -> No
     )
 
 
-def trials(args: argparse.Namespace) -> tuple[int, int]:
-    """(repeat, warmups): the preset's, or the defaults, unless given."""
-    repeat, warmups = PRESETS.get(args.preset, DEFAULT_TRIALS)
+def trials(
+    args: argparse.Namespace, defaults: tuple[int, int] = DEFAULT_TRIALS
+) -> tuple[int, int]:
+    """(repeat, warmups): the preset's, or the command's *defaults*, unless
+    given."""
+    repeat, warmups = PRESETS.get(args.preset, defaults)
     return (
         args.repeat if args.repeat is not None else repeat,
         args.warmups if args.warmups is not None else warmups,
@@ -187,15 +235,23 @@ def add_recover_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:
-    """-q/--quiet: no progress lines on stderr (progress() reads it)."""
+    """-q/--quiet: no progress on stderr (progress() reads it)."""
     p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress lines on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (a live bar on a terminal, else one line per step)",
     )
 
 
-def progress(args: argparse.Namespace) -> Callable[[str], None] | None:
-    """Where progress lines go: stderr, or nowhere with --quiet."""
-    return None if args.quiet else (lambda line: print(line, file=sys.stderr))
+def progress(args: argparse.Namespace, what: str = "", tick: bool = True) -> Progress:
+    """The command's progress (scenarios.progress): a live bar on a
+    terminal, plain lines on stderr otherwise, nothing with --quiet; named
+    *what* on the bar, redrawn every second unless not *tick* (then on
+    events only).  Callable with a line, as a `say` function is; close it
+    (a with block) when the command is done."""
+    say = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    return Progress(say, what=what, tick_s=TICK_S if tick else None)
 
 
 def selected_storages(args: argparse.Namespace) -> list[str] | None:

@@ -17,7 +17,8 @@ socket, a block device): --force means "replace my old output", never
 done.
 
 write_text() and write_with() then write through a temporary file in the
-same directory and a rename, so a full disk or a crash leaves either the
+same directory (with the mode a new file gets under the user's umask) and a
+rename, so a full disk or a crash leaves either the
 old file or the new one, never half of one; a device (/dev/stdout,
 /dev/null, /dev/full) is written directly.  A failure is one OutputError
 line; for a result file (write_json) the data are first saved to a fallback
@@ -277,9 +278,14 @@ def write_with(path: Path, force: bool, writer: Callable[[Path], None]) -> None:
         return
     parent = path.parent if str(path.parent) else Path(".")
     fd, name = tempfile.mkstemp(prefix=".vfab-", suffix=path.suffix, dir=parent)
-    os.close(fd)
     tmp = Path(name)
     try:
+        try:
+            # mkstemp makes the file 0600; an output is meant to be read (a
+            # published report): the mode open() would give it, the umask's.
+            os.fchmod(fd, 0o666 & ~current_umask())
+        finally:
+            os.close(fd)
         writer(tmp)
         if force:
             os.replace(tmp, path)
@@ -292,6 +298,13 @@ def write_with(path: Path, force: bool, writer: Callable[[Path], None]) -> None:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def current_umask() -> int:
+    """This process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path: Path, text: str, force: bool) -> None:

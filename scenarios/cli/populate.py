@@ -61,22 +61,22 @@ def main(args: argparse.Namespace) -> int:
     spec = DataSpec.for_scale(data_set_scale(args, path))
     # Bad input: before any work.
     replaced = datadir.plan(args.storage, path, args.overwrite)
-    say = progress(args)
     checked = False
     if replaced and args.recover:
         dropped = datadir.check_data_set(args.storage, path, recover=True)
         if dropped is not None:
             print(f"vfab-bench populate: {dropped}", file=sys.stderr)
         checked = True
-    marker = datadir.populate(
-        args.storage,
-        path,
-        spec,
-        args.seed,
-        args.overwrite,
-        progress=say,
-        checked=checked,
-    )
+    with progress(args, "populate") as shown:
+        marker = datadir.populate(
+            args.storage,
+            path,
+            spec,
+            args.seed,
+            args.overwrite,
+            progress=shown,
+            checked=checked,
+        )
     objects = marker.get("objects")
     print(
         f"{path}: {spec.name} data set (seed {args.seed}) with {args.storage}, "

@@ -12,7 +12,14 @@ import storages
 from scenarios import argtypes
 from scenarios.argtypes import at_least
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
-from scenarios.bench.config import ROWS, RunConfig
+from scenarios.bench.config import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_MAX_TRIALS,
+    DEFAULT_REPEAT,
+    DEFAULT_WARMUPS,
+    ROWS,
+    RunConfig,
+)
 from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
@@ -58,12 +65,8 @@ ABOUT = "\n\n".join(
 )
 
 
-#: The default run: DEFAULT_MIN_TRIALS interleaved rounds of every row, then
-#: rounds of the 2000 rows while the budget (timed rounds only) lasts; see
-#: docs/results.md for why.
-DEFAULT_BUDGET_S = 17.0
-DEFAULT_MIN_TRIALS = 5
-DEFAULT_MAX_TRIALS = 100
+#: (repeat, warmups) without --repeat, --warmups or --preset.
+RUN_TRIALS = (DEFAULT_REPEAT, DEFAULT_WARMUPS)
 #: The most trials per storage, and objects per batch (--batch).
 MAX_TRIALS = 10_000
 MAX_BATCH = 10**9
@@ -87,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"choices: {', '.join(storages.REGISTRY)})",
     )
     add_data_set_options(run)
-    add_trial_options(run, "per storage", "rounds before them")
+    add_trial_options(run, "per storage", "rounds before them", RUN_TRIALS)
     g = run.add_argument_group("how long a run measures")
     g.add_argument(
         "--budget",
@@ -97,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "row (one trial of every storage each, interleaved), then rounds of "
         "the eight 2000 rows only, of the storages whose minimums have not "
         "settled, while the next one fits (default: "
-        f"{DEFAULT_BUDGET_S:g} s after {DEFAULT_MIN_TRIALS} full rounds; "
+        f"{DEFAULT_BUDGET_S:g} s after {DEFAULT_REPEAT} full rounds; "
         "with --repeat or --preset and no --budget: exactly that many "
         "trials)",
     )
@@ -166,7 +169,7 @@ def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
     trials (default COUNT_TRIALS; see scenarios.counts)."""
     options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, storages.DEFAULT_STORAGES)
-    repeat, warmups = trials(args)
+    repeat, warmups = trials(args, RUN_TRIALS)
     budget = args.budget
     if getattr(args, "counts", False):
         from scenarios.counts import COUNT_TRIALS
@@ -175,7 +178,7 @@ def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
             repeat = COUNT_TRIALS
         budget = None
     elif budget is None and args.repeat is None and args.preset is None:
-        budget, repeat = DEFAULT_BUDGET_S, DEFAULT_MIN_TRIALS
+        budget = DEFAULT_BUDGET_S
     config = RunConfig(
         storages=names,
         scale=data_set_scale(args, Path(tempfile.gettempdir())),
@@ -207,7 +210,10 @@ def main(args: argparse.Namespace) -> int:
         return launch.main(args, config)
     check_profile_dir(config, args.force)
 
-    result = runner.run(config, progress(args))
+    # Below xlarge, redrawn on events only: a ticker thread would wake
+    # inside the timed phases, and the phases change often enough.
+    with progress(args, "run", tick=config.xlarge) as shown:
+        result = runner.run(config, shown)
     print(report.text(result), end="")
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)

@@ -127,13 +127,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         + "); each client is a process",
     )
     add_data_set_options(p)
-    p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
+    p.add_argument(
+        "--duration",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="measured seconds of each point, after --warmup",
+    )
     p.add_argument(
         "--warmup",
         type=non_negative_float,
         default=3.0,
         metavar="SECONDS",
-        help="unmeasured seconds before each window (default: 3)",
+        help="unmeasured seconds before each window",
     )
     p.add_argument(
         "--rate",
@@ -263,11 +269,11 @@ def main(args: argparse.Namespace) -> int:
     check_outputs(args)
     meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
 
-    say = progress(args)
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
     try:
-        points = runner.run(config, options, target, say, history)
+        with progress(args, "scale") as shown:
+            points = runner.run(config, options, target, shown, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
     meta["load_average_after"] = list(os.getloadavg())

@@ -125,7 +125,8 @@ def main(args: argparse.Namespace) -> int:
                 "--plot needs matplotlib: install the 'plot' extra"
             ) from None
 
-    result = runner.run(config, progress(args))
+    with progress(args, "sweep") as shown:
+        result = runner.run(config, shown)
     print(report.text(result), end="")
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)

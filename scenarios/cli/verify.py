@@ -153,7 +153,8 @@ def main(args: argparse.Namespace) -> int:
     meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
     history: Parts | None = [] if args.history is not None else None
     try:
-        verdicts = run.run(config, options, target, progress(args), history)
+        with progress(args, "verify") as shown:
+            verdicts = run.run(config, options, target, shown, history)
     except scale_runner.ScaleInterrupted:
         print("vfab-bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

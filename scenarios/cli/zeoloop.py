@@ -52,9 +52,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--processes", type=at_least(1, MAX_PROCESSES), default=1, metavar="P"
     )
-    p.add_argument("--duration", type=positive_float, default=10.0, metavar="SECONDS")
+    p.add_argument(
+        "--duration",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds the users run",
+    )
     add_load_options(p)
-    p.add_argument("--seed", type=seed, help="seed the users' random streams")
+    p.add_argument(
+        "--seed", type=seed, help="seed the users' random streams (default: unseeded)"
+    )
     add_output_options(
         p,
         json="write the rows and the check as JSON",

@@ -30,6 +30,7 @@ from typing import Any
 import storages
 from scenarios.data import dataset
 from scenarios.errors import ConfigError
+from scenarios.progress import Progress, progress_of
 from scenarios.results import metadata
 from storages import StorageError
 from vfab.generate import DataSpec
@@ -183,7 +184,7 @@ def populate(
     seed: int,
     overwrite: bool = False,
     options: storages.StorageOptions | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | Callable[[str], None] | None = None,
     checked: bool = False,
 ) -> dict[str, Any]:
     """Write the data set of *spec* and *seed* with *storage* in the
@@ -195,7 +196,7 @@ def populate(
 
     On failure or Ctrl-C, what this call created is removed (the directory
     too if it made it) and the exception propagates."""
-    say = progress or (lambda line: None)
+    say = shown = progress_of(progress, "populate", "objects")
     old_entries = plan(storage, path, overwrite)
     factory = storages.get(storage, options)
     reason = factory.unavailable()
@@ -227,7 +228,7 @@ def populate(
     try:
         _write_marker(path, marker)
         with factory.open(path) as store:
-            dataset.populate(store, spec, seed)
+            dataset.populate(store, spec, seed, progress=shown)
             db = getattr(store, "db", None)
             objects = len(db.storage) if db is not None else None
         created = _entries(path) - before

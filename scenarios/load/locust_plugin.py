@@ -15,6 +15,11 @@ conflicting attempt is one request of type "conflict" under the same name,
 so the UI shows the conflict rate beside the operation.  Only an operation
 whose retries ran out is a failure.
 
+The target is --target, else locust's own Host (--host, LOCUST_HOST, the
+web UI's Host field), which then replaces --zeo-address, else --zeo-address
+(default: the server `vfab-bench serve` starts).  The target in effect is
+shown as locust's Host, so the web UI shows it and no "no host" banner.
+
 When a test starts, the master (or the single local process) reads the
 data set's baseline (scenarios.load.consistency).  When a test stops, each
 worker stops its users and sends the master the history of every attempt
@@ -27,6 +32,7 @@ EXIT_INVARIANTS (scenarios.errors) when the data could not be checked.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import os
@@ -51,7 +57,7 @@ from scenarios.errors import (
 from scenarios.load import consistency
 from scenarios.load.history import History, write_history
 from scenarios.load.mix import LoadConfig
-from scenarios.load.options import add_load_options, config_from
+from scenarios.load.options import add_load_options, config_from, target_of
 from scenarios.load.session import Session, open_database, preflight
 from storages import StorageError
 
@@ -117,6 +123,43 @@ class ProcessClient:
         #: workers asked for their history, and those that sent it
         self.flushing: set[str] = set()
         self.flushed: set[str] = set()
+        #: the Host this process showed (the target in effect), to tell it
+        #: from one the user typed into the web UI's Host field
+        self.host_shown: str | None = None
+        self.host_chosen = False
+
+    def load_config(self, environment: Environment) -> LoadConfig:
+        """The options' LoadConfig, with locust's Host as the target when no
+        --target is given and the Host is not the one this process showed
+        (the user gave --host or typed one in the web UI); the target in
+        effect then becomes locust's Host."""
+        options = environment.parsed_options
+        host = str(environment.host or getattr(options, "host", "") or "").strip()
+        given = str(getattr(options, "target", "") or "").strip()
+        # The Host names the target when the user gave or typed it (it is
+        # not the one shown, or the one shown came from the user), and on a
+        # worker, whose Host is the master's target in effect.
+        chosen = bool(
+            options is not None
+            and host
+            and not given
+            and (
+                host != self.host_shown
+                or self.host_chosen
+                or isinstance(environment.runner, WorkerRunner)
+            )
+        )
+        if chosen:
+            options = argparse.Namespace(
+                **{**vars(options), "target": host, "zeo_address": ""}
+            )
+        config = config_from(options)
+        shown = target_of(options)
+        environment.host = shown
+        if environment.parsed_options is not None:
+            environment.parsed_options.host = shown
+        self.host_shown, self.host_chosen = shown, chosen
+        return config
 
     # -- events ---------------------------------------------------------------
 
@@ -133,7 +176,7 @@ class ProcessClient:
             runner.register_message(FINAL, self.on_final)
         options = environment.parsed_options
         try:
-            config = config_from(options)
+            config = self.load_config(environment)
         except (ConfigError, StorageError) as e:
             log.error("%s", e)
             end_forked_workers()
@@ -156,7 +199,7 @@ class ProcessClient:
         self.tested = True
         self.error = None
         try:
-            self.config = config_from(environment.parsed_options)
+            self.config = self.load_config(environment)
         except (ConfigError, StorageError) as e:
             self.error = str(e)
             log.error("%s", e)

@@ -34,6 +34,7 @@ from scenarios.load.history import Event, History, read_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
+from scenarios.progress import Progress, progress_of
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
@@ -42,7 +43,11 @@ from scenarios.scale.worker import ClientPlan, run_client
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec
 
-Progress = Callable[[str], None]
+Say = Callable[[str], None]
+
+#: Seconds a point takes beyond its window (populating, starting the
+#: clients, the check), assumed until the first point has ended.
+POINT_OVERHEAD_S = 5.0
 
 #: The pseudo-storage name of a run against --target.
 TARGET = "target"
@@ -61,12 +66,17 @@ def run(
     config: ScaleConfig,
     options: StorageOptions,
     target: str | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Say | None = None,
     history: list[tuple[dict[str, Any], list[Event]]] | None = None,
 ) -> list[ScalePoint]:
-    """Every point, storage by storage, client counts in order.  *history*:
-    where each checked point's (context, events) is appended."""
-    say = progress or (lambda line: None)
+    """Every point, storage by storage, client counts in order, each a step
+    of the progress.  *history*: where each checked point's (context,
+    events) is appended."""
+    say = progress_of(progress, "scale", "points")
+    say.plan(
+        len(config.storages) * len(config.clients),
+        unit_s=config.warmup_s + config.duration_s + POINT_OVERHEAD_S,
+    )
     points: list[ScalePoint] = []
     spec = DataSpec.for_scale(config.scale)
     try:
@@ -80,15 +90,18 @@ def run(
                 held = factory.running()
             with held:
                 for clients in config.clients:
-                    say(f"{name}: {clients} client(s)")
+                    say.step(f"{name}: {clients} client(s)")
+                    say.line(f"{name}: {clients} client(s)", counted=True)
                     with _shared(factory, target) as (shared, fresh):
                         if fresh:
+                            say.status("populating")
                             _populate(shared.client, spec, config.seed)
                         else:
                             preflight(
                                 dataclasses.replace(config.load, target=shared.client)
                             )
                         point = run_point(config, name, clients, shared, say, history)
+                    say.advance()
                     if point.interrupted:
                         # A point whose clients never started work is not one.
                         raise ScaleInterrupted(points + [point] * bool(point.started))
@@ -167,6 +180,7 @@ def run_point(
     try:
         with ClientProcesses(run_client, [(p,) for p in plans]) as procs:
             try:
+                say.status("starting the clients")
                 procs.start()
                 ready = procs.wait_ready(timeout=30 + 3 * clients)
                 if ready < clients:
@@ -174,7 +188,9 @@ def run_point(
                 start_at = procs.go(0.1)
                 measure_at = start_at + config.warmup_s
                 end_at = measure_at + config.duration_s
+                say.status("warmup")
                 _sleep_until(measure_at)
+                say.status("measuring")
                 meter.start()
                 if fault is not None:
                     _sleep_until(measure_at + fault.at_s)
@@ -224,6 +240,7 @@ def run_point(
                 killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
             )
         notes += _stderr_notes([p.stderr_path for p in plans])
+        say.status("checking the data")
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
         elif shared.server_running:

@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 
 import storages
-from scenarios.bench.runner import Progress, available
+from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
+from scenarios.progress import Progress, progress_of
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
@@ -88,35 +89,49 @@ def run_trial(
 
 
 def _sweep_storage(
-    factory: storages.StorageFactory, config: SweepConfig, say: Progress
+    factory: storages.StorageFactory, config: SweepConfig, shown: Progress
 ) -> list[SweepPoint]:
-    """Every transaction size and variant of *config* on one storage."""
+    """Every transaction size and variant of *config* on one storage; each
+    trial a step of the progress, weighing its objects."""
     name = factory.name
     points: list[SweepPoint] = []
     for variant in config.variants:
-        for _ in range(config.warmups):
+        for w in range(config.warmups):
+            shown.step(f"{name} {variant} warmup {w + 1}", min(config.objects))
             run_trial(factory, variant, min(config.objects), config.seed)
+            shown.advance()
     for n in config.objects:
         for variant in config.variants:
-            samples = tuple(
-                run_trial(factory, variant, n, config.seed)
-                for _ in range(config.repeat)
-            )
-            point = SweepPoint(name, variant, n, samples)
+            samples = []
+            for t in range(config.repeat):
+                shown.step(f"{name} {variant} {n:,} objects, trial {t + 1}", n)
+                samples.append(run_trial(factory, variant, n, config.seed))
+                shown.advance()
+            point = SweepPoint(name, variant, n, tuple(samples))
             points.append(point)
             wall = point.wall_us
-            say(
+            shown.line(
                 f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
-                f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))"
+                f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))",
+                counted=True,
             )
     return points
 
 
-def run(config: SweepConfig, progress: Progress | None = None) -> SweepRun:
+def objects_of(config: SweepConfig) -> int:
+    """Objects one storage's trials commit in all (warmups included): the
+    progress's units."""
+    warm = config.warmups * min(config.objects)
+    return len(config.variants) * (warm + config.repeat * sum(config.objects))
+
+
+def run(config: SweepConfig, progress: Progress | Say | None = None) -> SweepRun:
     """Every storage, transaction size and variant of *config*."""
-    say = progress or (lambda line: None)
+    shown = progress_of(progress, "sweep", "objects")
     points: list[SweepPoint] = []
-    for _name, factory in available(config.storages, config.options, say):
+    factories = list(available(config.storages, config.options, shown.line))
+    shown.plan(len(factories) * objects_of(config))
+    for _name, factory in factories:
         with factory.running():  # around all of this storage's trials
-            points += _sweep_storage(factory, config, say)
+            points += _sweep_storage(factory, config, shown)
     return SweepRun(metadata=collect_metadata(config), points=tuple(points))

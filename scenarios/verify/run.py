@@ -26,12 +26,13 @@ from scenarios.errors import ConfigError
 from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
+from scenarios.progress import Progress, progress_of
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.results import ScalePoint
 from storages import StorageOptions
 
-Progress = Callable[[str], None]
+Say = Callable[[str], None]
 
 #: The operation mix of the contended load: every write and the audit,
 #: few walks (they only take time from the writers).
@@ -145,17 +146,25 @@ def run(
     config: VerifyConfig,
     options: StorageOptions,
     target: str | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Say | None = None,
     history: Parts | None = None,
 ) -> list[StorageVerdict]:
-    """Every storage of *config*, in order."""
-    say = progress or (lambda line: None)
+    """Every storage of *config*, in order: its scenarios one step of the
+    progress, each load point one."""
+    say = progress_of(progress, "verify", "steps")
+    per_storage = len(config.clients) + bool(config.scenarios)
+    say.plan(
+        len(config.storages) * per_storage,
+        unit_s=config.window_s + scale_runner.POINT_OVERHEAD_S,
+    )
     out = []
     for name in config.storages:
         scenarios: list[Any] = []
         if config.scenarios:
-            say(f"{name}: scenarios")
+            say.step(f"{name}: scenarios")
+            say.line(f"{name}: scenarios", counted=True)
             scenarios = _scenarios(name, options, target)
+            say.advance()
             for s in scenarios:
                 say(f"  {s.name}: {s.verdict}")
         say(f"{name}: contended load, {config.window_s:.1f} s per point")

@@ -241,7 +241,7 @@ def test_a_failing_trial_leaves_no_server(
 
     monkeypatch.setattr(runner, "run_trial", failing)
     with pytest.raises(RuntimeError, match="boom"):
-        runner.run(RunConfig(storages=(name,), repeat=3, warmups=0))
+        runner.run(RunConfig(storages=(name,), repeat=3, warmups=0, budget_s=0))
     assert len(seen[0]) == 1 and seen[0] == seen[1]  # one server for both
     assert not wait_gone(seen[0], 20)
 

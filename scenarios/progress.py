@@ -1,0 +1,340 @@
+"""What a long command says while it runs: one module for run, scale,
+sweep, verify and populate.
+
+On a terminal (stderr is a TTY) a live bar on one line shows the command,
+the share done, the step in hand (a storage, a point, a trial), its phase,
+and an ETA, redrawn by a ticker thread so that it moves during a step that
+takes long (a scale window, a sweep's 50,000-object trial).  Where stderr
+is a file or a pipe (CI, a log), plain lines, one per step as the command
+chooses, with no control characters.  Both go to stderr, so stdout keeps
+only the tables; -q silences both.
+
+The numbers only ever move one way: the step total never decreases (work
+found on the way adds to it), the ETA never increases (each estimate is
+clamped to the last one shown), and the share done, elapsed / (elapsed +
+ETA), therefore never decreases either.  The estimate comes from what is
+known: the mean time per unit of the steps done so far (a step has a
+weight: a sweep's trial of n objects weighs n), a prior per unit before
+any step ended (scale's window), and a floor the command knows it will
+not end before (run's budget).  An ETA too low early stays low: it counts
+down to zero and waits there rather than jump back up.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+Say = Callable[[str], None]
+Clock = Callable[[], float]
+
+#: Seconds between redraws of the bar by the ticker thread.
+TICK_S = 1.0
+#: Characters of the bar itself.
+BAR_WIDTH = 20
+
+
+def duration(seconds: float | None) -> str:
+    """0:42, 12:05, 1:02:03; "?" when not known yet."""
+    if seconds is None:
+        return "?"
+    s = max(0, round(seconds))
+    hours, rest = divmod(s, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+class Progress:
+    """Progress of one command: steps of a weight out of a total, the step
+    in hand and its status, the ETA.
+
+    *say* takes plain lines (None: silent: no lines, no bar).  *bar*: draw
+    the live bar on *stream* (default: when *say* is given and stderr is a
+    terminal).  *clock* is the time source (a test passes a fake one);
+    *tick_s* the ticker's period (None: redraw only on events).
+    Callable: progress(line) is progress.line(line), so it goes wherever a
+    plain `say` function went.
+    """
+
+    def __init__(
+        self,
+        say: Say | None,
+        bar: bool | None = None,
+        *,
+        what: str = "",
+        unit: str = "",
+        stream: IO[str] | None = None,
+        clock: Clock = time.monotonic,
+        tick_s: float | None = TICK_S,
+    ) -> None:
+        self.say = say
+        self.what = what
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
+        if bar is None:
+            bar = say is not None and _isatty(self.stream)
+        self.bar = bool(bar) and say is not None
+        self.clock = clock
+        self.total = 0.0
+        self.done = 0.0
+        self.label = ""
+        self.state = ""
+        #: Seconds per unit before any step ended (None: no ETA until one has).
+        self.unit_s: float | None = None
+        #: The clock time the command will not end before (None: none known).
+        self.floor_at: float | None = None
+        #: Seconds known to follow the counted steps, not yet anchored.
+        self.extra_s = 0.0
+        self._weight = 0.0
+        self._step_at: float | None = None
+        self._first_at: float | None = None
+        self._last_end: float | None = None
+        self._started = clock()
+        self._eta: float | None = None
+        self._eta_at: float | None = None
+        self._share = 0.0
+        self._lock = threading.RLock()
+        self._drawn = False
+        self._tick_s = tick_s
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    # -- what the command tells it --------------------------------------------
+
+    def plan(
+        self,
+        total: float,
+        unit_s: float | None = None,
+        extra_s: float | None = None,
+    ) -> None:
+        """The work in all, in units (never lowered: a smaller *total* than
+        the one planned is ignored); *unit_s*: seconds per unit to assume
+        before a step has ended; *extra_s*: seconds known to follow."""
+        with self._lock:
+            self.total = max(self.total, float(total), self.done)
+            if unit_s is not None:
+                self.unit_s = unit_s
+            if extra_s is not None:
+                self.extra_s = extra_s
+            self._draw()
+
+    def not_before(self, seconds: float) -> None:
+        """The command will not end within *seconds* from now (a budget it
+        spends in full, unless it settles early); replaces extra_s."""
+        with self._lock:
+            self.floor_at = self.clock() + seconds
+            self.extra_s = 0.0
+            self._draw()
+
+    def step(self, label: str, weight: float = 1.0) -> None:
+        """A step starts (the one before, if not advanced, is done)."""
+        with self._lock:
+            if self._step_at is not None:
+                self._end_step()
+            now = self.clock()
+            self.label, self.state = label, ""
+            self._weight = weight
+            self._step_at = now
+            if self._first_at is None:
+                self._first_at = now
+            self.total = max(self.total, self.done + weight)
+            self._draw()
+        if self.bar and self._tick_s and self._ticker is None:
+            # Started with the first step, so a command that never takes
+            # one never has a thread; close() stops it.
+            self._stop = threading.Event()
+            self._ticker = threading.Thread(
+                target=self._tick,
+                args=(self._tick_s, self._stop),
+                name="progress",
+                daemon=True,
+            )
+            self._ticker.start()
+
+    def count(self, units: float) -> None:
+        """*units* of the step in hand are done (a builder's objects)."""
+        with self._lock:
+            self.done += units
+            self._weight = max(0.0, self._weight - units)
+            self.total = max(self.total, self.done)
+            self._last_end = self.clock()
+
+    def status(self, text: str) -> None:
+        """What the step is doing now (a phase): on the bar only."""
+        with self._lock:
+            self.state = text
+            self._draw()
+
+    def advance(self) -> None:
+        """The step in hand is done."""
+        with self._lock:
+            if self._step_at is not None:
+                self._end_step()
+            self._draw()
+
+    def line(self, text: str, counted: bool = False) -> None:
+        """A line worth keeping (a point's result, a skipped storage); above
+        the bar on a terminal.  *counted*: in plain lines, followed by
+        where the command is (step k of N, ETA)."""
+        if self.say is None:
+            return
+        with self._lock:
+            if self.bar:
+                self._clear()
+                self.stream.write(text + "\n")
+                self.stream.flush()
+                self._draw()
+            else:
+                self.say(f"{text} ({self.where()})" if counted else text)
+
+    __call__ = line
+
+    def close(self) -> None:
+        """Stop the ticker and take the bar off the screen."""
+        self._stop.set()
+        ticker, self._ticker = self._ticker, None
+        if ticker is not None and ticker is not threading.current_thread():
+            ticker.join()
+        with self._lock:
+            self._clear()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what it shows ----------------------------------------------------------
+
+    def eta(self) -> float | None:
+        """Seconds left, never more than the last ETA shown minus the time
+        since; None until something is known."""
+        with self._lock:
+            now = self.clock()
+            raw = self._raw_eta(now)
+            if self._eta is not None and self._eta_at is not None:
+                # what the last one shown has counted down to
+                bound = max(0.0, self._eta - (now - self._eta_at))
+                if raw is None or raw > bound:
+                    raw = bound
+            if raw is not None:
+                self._eta, self._eta_at = raw, now
+            return raw
+
+    def fraction(self) -> float:
+        """The share done, by time: elapsed / (elapsed + ETA); by steps while
+        no ETA is known."""
+        with self._lock:
+            eta = self.eta()
+            if eta is None:
+                share = self.done / self.total if self.total else 0.0
+            else:
+                elapsed = self.clock() - self._started
+                share = elapsed / (elapsed + eta) if elapsed + eta > 0 else 0.0
+            self._share = max(self._share, min(1.0, share))
+            return self._share
+
+    def where(self) -> str:
+        """ "3/10, ETA 0:42": the step in hand of the total, and the ETA."""
+        with self._lock:
+            current = self.done + (self._weight if self._step_at is not None else 0)
+            count = f"{_number(current)}/{_number(self.total)}" if self.total else ""
+            if count and self.unit:
+                count += f" {self.unit}"
+            eta = f"ETA {duration(self.eta())}"
+            return f"{count}, {eta}" if count else eta
+
+    def text(self, width: int = 100) -> str:
+        """The bar's one line, at most *width* characters."""
+        with self._lock:
+            share = self.fraction()
+            filled = round(share * BAR_WIDTH)
+            bar = "#" * filled + "-" * (BAR_WIDTH - filled)
+            doing = self.label + (f": {self.state}" if self.state else "")
+            head = f"{self.what} " if self.what else ""
+            elapsed = duration(self.clock() - self._started)
+            line = (
+                f"{head}{share * 100:3.0f}% [{bar}] {self.where()} "
+                f"({elapsed} elapsed) {doing}"
+            )
+            return line[: max(10, width - 1)]
+
+    # -- inside ---------------------------------------------------------------
+
+    def _end_step(self) -> None:
+        self.done += self._weight
+        self.total = max(self.total, self.done)
+        self._last_end = self.clock()
+        self._step_at = None
+        self._weight = 0.0
+
+    def _rate(self) -> float | None:
+        """Seconds per unit: from the steps done, else the prior."""
+        if self.done > 0 and self._first_at is not None and self._last_end is not None:
+            return (self._last_end - self._first_at) / self.done
+        return self.unit_s
+
+    def _raw_eta(self, now: float) -> float | None:
+        rate = self._rate()
+        left: float | None = None
+        if rate is not None:
+            ahead = self.total - self.done
+            current = 0.0
+            if self._step_at is not None:
+                # the step in hand: its expected time less what it has taken
+                # since it began or last counted units
+                since = max(self._step_at, self._last_end or self._step_at)
+                current = max(0.0, self._weight * rate - (now - since))
+                ahead -= self._weight
+            left = current + max(0.0, ahead) * rate + self.extra_s
+        if self.floor_at is not None:
+            floor = max(0.0, self.floor_at - now)
+            left = floor if left is None else max(left, floor)
+        return left
+
+    def _draw(self) -> None:
+        if not self.bar or self._first_at is None:
+            return
+        width = shutil.get_terminal_size((100, 24)).columns
+        self.stream.write("\r" + self.text(width) + "\x1b[K")
+        self.stream.flush()
+        self._drawn = True
+
+    def _clear(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+
+    def _tick(self, period: float, stop: threading.Event) -> None:
+        while not stop.wait(period):
+            with self._lock:
+                self._draw()
+
+
+def _number(x: float) -> str:
+    return f"{x:,.0f}" if x == int(x) else f"{x:,.1f}"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def progress_of(
+    progress: Progress | Say | None, what: str = "", unit: str = ""
+) -> Progress:
+    """A Progress for a runner's *progress* argument: the one given (named
+    *what*, counting *unit*, unless it says otherwise), plain lines to a
+    `say` function, or silence for None."""
+    if isinstance(progress, Progress):
+        progress.what = progress.what or what
+        progress.unit = progress.unit or unit
+        return progress
+    return Progress(progress, bar=False, what=what, unit=unit)

@@ -1,0 +1,230 @@
+"""Running the release's parts, each into files of the output directory.
+
+A part is one of the suite's own runners (bench, scale) or the
+pytest-benchmark micro suite in a child pytest; what it gives is a
+PartResult: its status, its text report (the command's own renderer), the
+files it wrote, and for the concurrency part the consistency verdict.  A
+part that fails (a storage error, a crash) is recorded as failed with its
+one line, and the next part runs: a release check that stops at the first
+failure hides the rest.  Ctrl-C and SIGTERM are not caught here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scenarios.bench.config import RunConfig
+from scenarios.cli.outputs import write_json, write_text, write_with
+from scenarios.errors import one_line
+from scenarios.progress import Progress
+from scenarios.release.plan import MicroPlan
+from scenarios.scale.config import ScaleConfig
+from storages import StorageOptions
+
+#: Where the micro suite lives in a source checkout.
+PROJECT = Path(__file__).resolve().parent.parent.parent
+MICRO_SUITE = PROJECT / "tests" / "benchmarks" / "test_micro.py"
+#: The longest the micro suite may take before it is stopped (seconds).
+MICRO_TIMEOUT_S = 900.0
+#: Seconds the micro suite is assumed to take per storage (the progress's
+#: ETA before it ends; measured here: 10-20 s per storage, loaded).
+MICRO_S_PER_STORAGE = 15.0
+
+
+@dataclasses.dataclass
+class PartResult:
+    """What one part gave: *status* "ok", "failed", "violations", "not
+    checked" or "not run"; *text* its report; *files* written (names in the
+    output directory); *detail* the reason for a status other than ok."""
+
+    name: str
+    title: str
+    status: str = "ok"
+    text: str = ""
+    files: list[str] = dataclasses.field(default_factory=list)
+    detail: str = ""
+    data: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "files": self.files,
+        }
+
+
+def guarded(part: PartResult, body: Callable[[], None]) -> PartResult:
+    """Run *body*; an error (not Ctrl-C) makes the part failed, in one line."""
+    try:
+        body()
+    except Exception as e:  # noqa: BLE001 - one part's failure is reported, not raised
+        part.status, part.detail = "failed", one_line(e)
+    return part
+
+
+def run_table(
+    name: str,
+    title: str,
+    config: RunConfig,
+    out: Path,
+    force: bool,
+    progress: Progress,
+) -> PartResult:
+    """A bench run (the 2000 table, the million run) into NAME.json,
+    NAME.html and NAME.txt."""
+    from scenarios.bench import runner
+    from scenarios.results import html, report
+
+    part = PartResult(name, title)
+
+    def body() -> None:
+        result = runner.run(config, progress)
+        part.data = result
+        part.text = report.text(result)
+        write_json(out / f"{name}.json", result.to_json(), force)
+        write_text(out / f"{name}.html", html.page(result), force)
+        write_text(out / f"{name}.txt", part.text, force)
+        part.files += [f"{name}.json", f"{name}.html", f"{name}.txt"]
+
+    return guarded(part, body)
+
+
+def run_micro(
+    plan: MicroPlan, out: Path, force: bool, progress: Progress
+) -> PartResult:
+    """The pytest-benchmark micro suite in a child pytest, its JSON into
+    micro.json and its output into micro.txt."""
+    part = PartResult("micro", "Micro-benchmarks (pytest-benchmark)")
+    if not MICRO_SUITE.is_file():
+        part.status = "not run"
+        part.detail = f"{MICRO_SUITE} not found: the suite ships in a source checkout"
+        return part
+
+    def body() -> None:
+        json_path = out / "micro.json"
+        if json_path.exists() and not force:
+            raise FileExistsError(f"{json_path} exists; use --force to replace it")
+        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+        argv += [str(MICRO_SUITE), *plan.pytest_args(json_path)]
+        progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages))
+        progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
+        env = dict(os.environ, PYTHONPATH=str(PROJECT))
+        env.pop("PYTEST_ADDOPTS", None)
+        done = subprocess.run(
+            argv,
+            cwd=PROJECT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=MICRO_TIMEOUT_S,
+        )
+        progress.advance()
+        write_text(out / "micro.txt", done.stdout + done.stderr, force)
+        part.files.append("micro.txt")
+        if json_path.exists():  # written by pytest-benchmark, under the umask
+            part.files.insert(0, "micro.json")
+            part.data = json.loads(json_path.read_text())
+            part.text = micro_text(part.data)
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr).strip().splitlines()[-1:]
+            part.status = "failed"
+            part.detail = f"pytest exited {done.returncode}: {' '.join(tail)}"
+
+    return guarded(part, body)
+
+
+def micro_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(storages, rows): one row per benchmark, the median seconds per
+    round on each storage ("-" where it did not run), as pytest-benchmark's
+    JSON has them."""
+    from scenarios.results.formatter import duration
+
+    cells: dict[str, dict[str, float]] = {}
+    names: list[str] = []
+    for b in data.get("benchmarks", []):
+        test = b.get("name", "?").split("[", 1)[0].removeprefix("test_")
+        storage = (b.get("params") or {}).get("storage", "?")
+        cells.setdefault(test, {})[storage] = b["stats"]["median"]
+        if storage not in names:
+            names.append(storage)
+    rows = [
+        [test] + [duration(row[s]) if s in row else "-" for s in names]
+        for test, row in cells.items()
+    ]
+    return names, rows
+
+
+def micro_text(data: dict[str, Any]) -> str:
+    from scenarios.results.table import Table
+
+    names, rows = micro_rows(data)
+    if not rows:
+        return "no benchmark ran\n"
+    table = Table("", ["benchmark (median per round)", *names], rows)
+    return "\n".join(table.lines()) + "\n"
+
+
+def run_scale(
+    config: ScaleConfig,
+    options: StorageOptions,
+    out: Path,
+    force: bool,
+    progress: Progress,
+) -> PartResult:
+    """scale with the consistency check into scale.json, scale.txt and,
+    with matplotlib, scale.svg; the status says what the check found."""
+    import scenarios.results.metadata as metadata
+    from scenarios.scale import report, runner
+    from scenarios.scale.results import ScaleRun
+
+    part = PartResult("scale", "Concurrency curve and consistency check (scale)")
+
+    def body() -> None:
+        meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+        try:
+            points = runner.run(config, options, None, progress)
+        except runner.ScaleInterrupted:
+            raise KeyboardInterrupt from None  # the release stops, as on Ctrl-C
+        meta["load_average_after"] = list(os.getloadavg())
+        run = ScaleRun(meta, tuple(points))
+        part.data = run
+        part.text = report.text(run)
+        write_json(out / "scale.json", run.to_json(), force)
+        write_text(out / "scale.txt", part.text, force)
+        part.files += ["scale.json", "scale.txt"]
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            part.detail = "no scale.svg: matplotlib is missing (the 'plot' extra)"
+        else:
+            write_with(out / "scale.svg", force, lambda p: report.plot(run, p))
+            part.files.append("scale.svg")
+        checks = [p.invariants.get("ok") for p in points]
+        if any(ok is False for ok in checks):
+            part.status = "violations"
+            part.detail = "the consistency check found violations"
+        elif any(ok is None for ok in checks):
+            part.status = "not checked"
+            part.detail = "the consistency check could not run on every point"
+
+    return guarded(part, body)
+
+
+def verdicts(part: PartResult) -> list[str]:
+    """The consistency verdict of each scale point, as scale prints it."""
+    run = part.data
+    if run is None:
+        return []
+    return [
+        f"{p.storage}, {p.clients} client(s): {p.invariants['summary']}"
+        for p in run.points
+    ]

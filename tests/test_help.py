@@ -1,0 +1,52 @@
+"""Every command's --help states what an option left out means: its
+default (scenarios.cli.args.show_defaults) and, for numbers, its range."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from scenarios.cli import build_parser
+from scenarios.cli.args import default_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+def test_every_option_with_a_default_says_it() -> None:
+    missing = []
+    for name, sub in subcommands().items():
+        for action in sub._actions:
+            if default_text(action) is None or action.help == argparse.SUPPRESS:
+                continue
+            if "default" not in (action.help or ""):
+                missing.append(f"{name} {'/'.join(action.option_strings)}")
+    assert not missing
+
+
+def test_help_shows_the_default_as_users_see_it() -> None:
+    """In the printed --help, a default the option's own text did not state
+    comes before the range, and a float shows as a number, not 10.0."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "scale", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "COLUMNS": "500", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "after --warmup (default: 10) (range: above 0" in text
+    assert "(default: 3) (range: 0 to 1,000,000)" in text  # --weight-browse
+    assert "--no-check record no history" in text
+    assert "(default: True)" not in text  # a flag has no default to state
