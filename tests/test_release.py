@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.bench.config import ROWS
 from scenarios.cli.release import FILES, exit_status
 from scenarios.errors import EXIT_FAILED, EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
+from scenarios.results import power
+from scenarios.results.significance import DEFAULT_STATISTIC
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
@@ -128,6 +131,20 @@ def test_the_plan_says_what_it_cut() -> None:
         assert f"--scale {plan.million.scale:,}" in lines[3]
     else:
         assert lines[3].startswith("million: not run")
+
+
+@pytest.mark.parametrize("count", [1, 3, 6])
+def test_two_releases_tables_can_be_compared(count: int) -> None:
+    """The 2000 table has enough rounds for compare to call a change of one
+    cell among all of two releases' cells significant (3 rounds made every
+    cell inconclusive)."""
+    names = ("mapping", "file", "zeo", "memory", "bdb", "zeo+bdb")[:count]
+    plan = release_plan.plan(names, quick=False)
+    cells = len(ROWS["2000"]) * len(names)
+    n = plan.table.repeat
+    assert power.decidable(n, n, DEFAULT_STATISTIC, cells), (n, cells)
+    twelve = release_plan.table_rounds(12)
+    assert power.decidable(twelve, twelve, DEFAULT_STATISTIC, 12 * cells // count)
 
 
 def test_no_shared_storage_means_no_concurrency_part() -> None:

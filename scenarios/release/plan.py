@@ -19,9 +19,12 @@ from scenarios.bench.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_REPEAT,
     DEFAULT_WARMUPS,
+    ROWS,
     RunConfig,
 )
 from scenarios.data.estimate import does_not_fit
+from scenarios.results import power
+from scenarios.results.significance import DEFAULT_STATISTIC
 from scenarios.scale.config import DEFAULT_CLIENTS, ScaleConfig
 from storages import DBOptions, StorageOptions
 from vfab.generate import SIZES, DataSpec, load_catalogue
@@ -127,6 +130,15 @@ class ReleasePlan:
         return lines
 
 
+def table_rounds(storages: int) -> int:
+    """Rounds of the 2000 table: enough that compare can call a change of
+    one cell significant among all of two releases' cells (power), at least
+    run's default; 10 where no number up to power's limit would do.  Three
+    rounds made every cell of two releases "inconclusive"."""
+    cells = len(ROWS["2000"]) * max(storages, 1)
+    return max(DEFAULT_REPEAT, power.trials_needed(DEFAULT_STATISTIC, cells) or 10)
+
+
 def expected_objects(scale: int) -> int:
     from scenarios.data.dataset import expected_objects as expected
 
@@ -157,7 +169,7 @@ def plan(
     table = RunConfig(
         storages=names,
         rows="2000",
-        repeat=1 if quick else 3,
+        repeat=1 if quick else table_rounds(len(names)),
         warmups=0 if quick else 1,
         budget_s=0,
         options=options,
