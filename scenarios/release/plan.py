@@ -35,9 +35,10 @@ DEFAULT_STORAGES = storages.DEFAULT_STORAGES
 #: The "million" part: the scale whose data set is nearest a million
 #: objects (nearest_million: 1,290, between large and xlarge), built in
 #: xlarge's batches, on these storages among those named (else the first
-#: named; --million-storage names others).  Measured here, loaded, the 2000
-#: rows at a million objects: file about 2 minutes, zeo about 5: only file
-#: fits the five minutes.
+#: named; --million-storage names others).  Measured here on an idle 2-core
+#: machine, that part took 65 s on file and 147 s on zeo, and the rest of a
+#: default release about a minute: file alone keeps the whole within five
+#: minutes with room for a slower machine.
 MILLION = 1_000_000
 MILLION_STORAGES = ("file",)
 
