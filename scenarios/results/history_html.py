@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from scenarios.results import significance, svg
+from scenarios.results import htmlbase, significance, svg
 from scenarios.results.compare import format_time
 from scenarios.results.history import (
     BY_DATE,
@@ -32,28 +32,16 @@ from scenarios.results.history import (
 #: Colours of the step marks: slower, faster, undecided.
 STEP_COLOURS = {SLOWER: "#b42318", FASTER: "#067647", UNDECIDED: "#8a8a8a"}
 
+#: The history page's own rules, after the style sheet every view shares.
 CSS = """
-:root { color-scheme: light; }
-body { margin: 0; background: #eef1f5; color: #1d2330;
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 28px 32px 48px;
-  background: white; box-shadow: 0 0 24px rgba(30, 40, 60, .08); }
-h1 { font-size: 26px; margin: 0 0 4px; }
-h2 { font-size: 19px; margin: 36px 0 10px; padding-bottom: 4px;
-  border-bottom: 2px solid #dfe4ea; }
+main { max-width: 1100px; }
 h3 { font-size: 14px; margin: 4px 0; }
-p.lede { color: #556; margin: 0 0 8px; }
-p.note, figcaption { color: #5a6170; font-size: 13px; }
-svg.chart { display: block; max-width: 100%; height: auto; }
 .trends { display: flex; flex-wrap: wrap; gap: 10px 18px; }
 .trends figure { flex: 1 1 500px; margin: 6px 0; }
-table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13px; }
-th, td { padding: 3px 9px; border-bottom: 1px solid #e3e7ec; }
-th { background: #f1f4f8; text-align: left; font-weight: 600; }
-th:first-child, td:first-child { text-align: left; }
-td { text-align: right; font-variant-numeric: tabular-nums; white-space: pre; }
-td:first-child, td.text { white-space: normal; text-align: left; }
-tr:nth-child(even) td { background: #fafbfc; }
+table { font-size: 13px; }
+th, td { padding: 3px 9px; }
+th { text-align: left; }
+td.text { white-space: normal; text-align: left; }
 .slower { color: #b42318; font-weight: 600; }
 .faster { color: #067647; font-weight: 600; }
 .undecided { color: #8a8a8a; }
@@ -365,10 +353,5 @@ def page(history: History) -> str:
         f"{len(history.points)} runs · storages: {', '.join(history.storages)} · "
         f"{len(history.rows)} tasks"
     )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
-        f"<body><main><h1>{escape(title)}</h1>"
-        f'<p class="lede">{escape(lede)}</p>{section(history)}</main></body></html>\n'
-    )
+    body = [f"<h1>{escape(title)}</h1>", f'<p class="lede">{escape(lede)}</p>']
+    return htmlbase.document(title, [*body, section(history)], CSS)

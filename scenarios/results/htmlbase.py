@@ -110,11 +110,12 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, json.dumps(value))]
 
 
-def document(title: str, body: list[str]) -> str:
-    """A whole HTML page around *body*."""
+def document(title: str, body: list[str], css: str = "") -> str:
+    """A whole HTML page around *body*; *css*: a view's own rules, after
+    the shared ones."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+        f"<title>{escape(title)}</title><style>{CSS}{css}</style></head>"
         f"<body><main>{''.join(body)}</main></body></html>\n"
     )
