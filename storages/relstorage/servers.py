@@ -131,7 +131,14 @@ class ServerProcess(process.ServerProcess):
     def _after_stop(self) -> None:
         """Remove the directory unless the caller gave it."""
         if self.given_directory is None and self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            # Interrupted during initdb, its own children (postgres --boot)
+            # may still write here for a moment after it was killed: a
+            # single rmtree then left the directory behind.
+            for _attempt in range(50):
+                shutil.rmtree(self.directory, ignore_errors=True)
+                if not self.directory.exists():
+                    break
+                time.sleep(0.1)
             self.directory = None
             self._initialized = False
 
