@@ -27,7 +27,14 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios.verify.child import last_line, run_child
-from scenarios.verify.clients import clients, error_line, mapping, path, prepare
+from scenarios.verify.clients import (
+    Client,
+    clients,
+    error_line,
+    mapping,
+    path,
+    prepare,
+)
 
 OK = "ok"
 VIOLATION = "violation"
@@ -104,6 +111,33 @@ def _verdict(name: str, problems: list[str], fine: str) -> ScenarioResult:
     return ScenarioResult(name, OK, fine)
 
 
+def _commit_unrelated(one: Client, name: str, failure: str) -> bytes | ScenarioResult:
+    """After its commit raised *failure*, client *one* aborts and commits
+    an unrelated change (log n = 1): the tid of that commit, or the
+    violation when it cannot."""
+    one.tm.abort()
+    log = one.area(name)["log"]
+    log["n"] = 1
+    try:
+        one.tm.commit()
+    except Exception as e:
+        return ScenarioResult(
+            name,
+            VIOLATION,
+            f"after its commit raised {failure} and it aborted, client 1 "
+            f"could not commit an unrelated change: {error_line(e)}",
+        )
+    serial: bytes = log._p_serial
+    return serial
+
+
+def _unrelated_lost(name: str, n: object) -> list[str]:
+    """The problem when a third client does not see _commit_unrelated's 1."""
+    if n == 1:
+        return []
+    return [f"{path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"]
+
+
 # -- the scenarios ----------------------------------------------------------
 
 READCURRENT = "readcurrent-then-commit"
@@ -143,19 +177,10 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
                 "it read with readCurrent, was changed by client 2's commit "
                 "before it",
             )
-        one.tm.abort()
-        log = one.area(name)["log"]
-        log["n"] = 1
-        try:
-            one.tm.commit()
-        except Exception as e:
-            return ScenarioResult(
-                name,
-                VIOLATION,
-                f"after its commit raised {failure} and it aborted, client 1 "
-                f"could not commit an unrelated change: {error_line(e)}",
-            )
-        seen = open_client().area(name, after=log._p_serial)
+        committed = _commit_unrelated(one, name, failure)
+        if isinstance(committed, ScenarioResult):
+            return committed
+        seen = open_client().area(name, after=committed)
         x, v, n = seen["b"]["x"], seen["a"]["v"], seen["log"]["n"]
     problems = []
     if x != "original":
@@ -167,10 +192,7 @@ def readcurrent_then_commit(spec: str) -> ScenarioResult:
         problems.append(
             f"{path(name, 'a', 'v')} is {v!r}: client 2's committed 1 is lost"
         )
-    if n != 1:
-        problems.append(
-            f"{path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
-        )
+    problems += _unrelated_lost(name, n)
     return _verdict(
         name,
         problems,
@@ -207,19 +229,10 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
                 "succeeded although client 2 had committed 'winner' over the "
                 "revision client 1 read (a lost update, no ConflictError)",
             )
-        one.tm.abort()
-        log = one.area(name)["log"]
-        log["n"] = 1
-        try:
-            one.tm.commit()
-        except Exception as e:
-            return ScenarioResult(
-                name,
-                VIOLATION,
-                f"after its commit raised {failure} and it aborted, client 1 "
-                f"could not commit an unrelated change: {error_line(e)}",
-            )
-        seen = open_client().area(name, after=log._p_serial)
+        committed = _commit_unrelated(one, name, failure)
+        if isinstance(committed, ScenarioResult):
+            return committed
+        seen = open_client().area(name, after=committed)
         v, n = seen["obj"]["v"], seen["log"]["n"]
     problems = []
     if v != "winner":
@@ -232,10 +245,7 @@ def conflict_at_vote_then_commit(spec: str) -> ScenarioResult:
             )
             + "; client 2 committed 'winner'"
         )
-    if n != 1:
-        problems.append(
-            f"{path(name, 'log', 'n')} is {n!r}: client 1's committed 1 is lost"
-        )
+    problems += _unrelated_lost(name, n)
     return _verdict(
         name,
         problems,

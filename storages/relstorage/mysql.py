@@ -336,17 +336,6 @@ class MySQLDatabases(TrialDatabases):
         """MySQLAdapter keywords for database *name*."""
         return {**self.params, "database": name}
 
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.drop_all()
-        finally:
-            self.close()
-
 
 class RelStorageMySQLFactory(_ServerFactory):
     name = "relstorage-mysql"

@@ -410,17 +410,6 @@ class PostgreSQLDatabases(TrialDatabases):
         """The DSN of database *name* (as RelStorage's dsn)."""
         return format_dsn({**self._parts, "dbname": name})
 
-    def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.drop_all()
-        finally:
-            self.close()
-
 
 class RelStoragePGFactory(_ServerFactory):
     name = "relstorage-pg"

@@ -277,5 +277,14 @@ class TrialDatabases:
     def __enter__(self: _D) -> _D:
         return self
 
+    def close(self) -> None:
+        """Close the administrator's connection (a later call opens another)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
     def __exit__(self, *exc: object) -> None:
-        self.drop_all()
+        try:
+            self.drop_all()
+        finally:
+            self.close()
