@@ -231,6 +231,57 @@ def test_html_page_shows_every_cell_and_step(
     assert again.status == 0, again.err
 
 
+def test_json_holds_the_same_numbers_as_the_text_and_compare(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    d = runs["6.2"].parent
+    out = d / "history.json"  # beside the runs: left out by the next history
+    r = run_cli(capsys, "history", str(d), "--json", str(out), "--statistic", "p25")
+    assert r.status == 0, r.err
+    data = json.loads(out.read_text())
+    assert data["kind"] == "history" and data["statistic"] == "p25"
+    assert [run["label"] for run in data["runs"]] == [
+        "ZODB 6.2", "ZODB 6.9", "ZODB 6.10"
+    ]  # fmt: skip
+    assert [run["run"] for run in data["runs"]] == [1, 2, 3]
+    h = history.build([d], stat="p25")
+    assert len(data["cells"]) == len(h.cells())
+    for cell in data["cells"]:
+        key = (cell["storage"], cell["row"])
+        # each value is the text's number, with its interval and samples
+        shown = h.cell_values(key)
+        for value in cell["values"]:
+            i = value["run"] - 1
+            assert compare.format_time(value["estimate"]) == shown[i].rstrip(
+                "".join(history.MARK_WORDS)
+            )
+            assert value["low"] <= value["estimate"] <= value["high"]
+            assert len(value["samples"]) == value["n"]
+        # each step is compare's cell for that pair of runs
+        for step in cell["steps"]:
+            old = RunResult.load(runs[("6.2", "6.9", "6.10")[step["from_run"] - 1]])
+            new = RunResult.load(runs[("6.2", "6.9", "6.10")[step["to_run"] - 1]])
+            (same,) = [
+                c
+                for c in compare.compare_files(old, new, stat="p25").cells
+                if (c.column, c.row) == key
+            ]
+            assert step["p_value"] == same.difference.p_value
+            assert step["q_value"] == same.difference.q_value
+            assert step["significant"] == same.difference.significant
+            assert step["mark"] in ("slower", "faster", "undecided", "same")
+    marked = [s for c in data["cells"] for s in c["steps"] if s["significant"]]
+    assert len(marked) == len(h.marked()) > 0
+    assert {s["mark"] for s in marked} <= {"slower", "faster"}
+    again = run_cli(capsys, "history", str(d))
+    assert again.status == 0, again.err
+    assert "a history file" in again.out
+    # an output that is one of the inputs is refused before any work
+    refused = run_cli(capsys, "history", str(runs["6.2"]), "--json", str(runs["6.2"]),
+                      "--force")  # fmt: skip
+    assert refused.status == 2 and refused.err.count("\n") == 1, refused.err
+
+
 def bad(tmp_path: Path, name: str, data: Any) -> Path:
     path = tmp_path / name
     path.write_text(data if isinstance(data, str) else json.dumps(data))

@@ -8,7 +8,12 @@ from __future__ import annotations
 import argparse
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
+    write_json,
+    write_text,
+)
 from scenarios.errors import EXIT_OK
 from scenarios.results import history, significance
 
@@ -50,7 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"else {significance.DEFAULT_STATISTIC})",
     )
     add_output_options(
-        p, html="also write a self-contained HTML page with a trend chart per task"
+        p,
+        html="also write a self-contained HTML page with a trend chart per task",
+        json="also write the history as JSON: the runs in order, each cell's "
+        "value, interval and samples per run, and each step with compare's "
+        "numbers (p, q, ratio)",
     )
     p.set_defaults(handler=main)
 
@@ -68,4 +77,6 @@ def main(args: argparse.Namespace) -> int:
         from scenarios.results import history_html
 
         write_text(args.html, history_html.page(result), args.force)
+    if args.json is not None:
+        write_json(args.json, result.to_json(), args.force)
     return EXIT_OK

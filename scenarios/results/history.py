@@ -63,6 +63,9 @@ Cell = tuple[str, str]
 SLOWER, FASTER, UNDECIDED, SAME = "▲", "▼", "?", " "
 #: A cell a run does not have.
 MISSING = "-"
+#: The marks in words, for JSON.
+MARK_WORDS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided",
+              SAME: "same"}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +216,62 @@ class History:
                 "(--repeat) to tell."
             )
         return "\n\n".join(parts) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        """The history as data (`history --json`): the runs in order, each
+        cell's value and interval in every run it has, and the step into
+        each run with compare's numbers.  Runs are numbered from 1, as in
+        the text."""
+        runs = [
+            {
+                "run": i,
+                "label": p.label,
+                "file": str(p.path),
+                "version": p.version,
+                "date": p.date,
+                "trials": p.trials,
+                "also_changed": list(p.changed),
+            }
+            for i, p in enumerate(self.points, 1)
+        ]
+        cells = []
+        for cell in self.cells():
+            values = []
+            for i in sorted(self.samples[cell]):
+                interval = self.interval(cell, i)
+                assert interval is not None
+                values.append(
+                    {
+                        "run": i + 1,
+                        **interval.to_json(),
+                        "samples": list(self.samples[cell][i]),
+                    }
+                )
+            steps = [
+                {
+                    "from_run": step.before + 1,
+                    "to_run": step.after + 1,
+                    "mark": MARK_WORDS[step.mark],
+                    "verdict": step.verdict,
+                    "cells_in_pair": step.cells,
+                    **step.difference.to_json(),
+                }
+                for _, step in sorted(self.steps.get(cell, {}).items())
+            ]
+            storage, row = cell
+            cells.append({"storage": storage, "row": row, "values": values,
+                          "steps": steps})  # fmt: skip
+        return {
+            "kind": "history",
+            "ordered_by": self.ordered_by(),
+            "metric": self.metric,
+            "statistic": self.statistic.name,
+            "alpha": significance.ALPHA,
+            "runs": runs,
+            "cells": cells,
+            "notes": list(self.notes),
+            "left_out": list(self.skipped),
+        }
 
     def _run_lines(self) -> list[str]:
         width = max(len(p.label) for p in self.points)
