@@ -217,7 +217,7 @@ def test_an_import_alone_installs_no_handler() -> None:
 #: Each command at work, and what tells that it is (its first line on
 #: stderr): the signal then lands in the middle of the work.
 AT_WORK = {
-    "run": ["run", "--storage", "file,zeo", "--size", "medium", "--repeat", "3"],
+    "run": ["run", "--storage", "file,zeo", "--size", "small", "--repeat", "5"],
     "sweep": ["sweep", "--storage", "file,zeo", "--objects", "1000,10000,50000"],
     "verify": ["verify", "--storage", "zeo", "--clients", "2", "--budget", "30"],
     "serve": ["serve", "--storage", "file", "--size", "medium", "--port", "0"],

@@ -80,12 +80,12 @@ def trend_chart(
     axis), log y; each point the value with its interval as an error bar;
     a point *steps* marks as a step (SLOWER, FASTER) is ringed in the
     mark's colour with the mark beside it; UNDECIDED gets the mark alone."""
-    left, right, top = 62, 16, 14
-    legend_rows = 1 + (sum(len(s.name) * 7 + 40 for s in series) // (width - left))
-    top += 18 * legend_rows
+    left, right = 62, 16
+    key, legend_y = svg.legend_marks(series, left, 16, width - right)
+    top = int(legend_y) + 16
     slanted = len(labels) > 4 or max(len(x) for x in labels) > 14
     bottom = 74 if slanted else 36
-    height += 18 * legend_rows + (bottom - 36)
+    height += top - 14 + (bottom - 36)
     x0, x1, y0, y1 = left, width - right, height - bottom, top
     values = [v for m in marks.values() for v in (m.low, m.high, m.value) if v > 0]
     lo, hi = (min(values), max(values)) if values else (1e-3, 1.0)
@@ -112,17 +112,7 @@ def trend_chart(
         f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
         'fill="#f8f9fb"/>',
     ]
-    lx, ly = left, 16
-    for s in series:
-        needed = 40 + 7 * len(s.name)
-        if lx > left and lx + needed > width - right:
-            lx, ly = left, ly + 18
-        out.append(
-            f'<line x1="{lx}" y1="{ly}" x2="{lx + 20}" y2="{ly}" stroke="{s.colour}" '
-            f'stroke-width="2"/><text x="{lx + 26}" y="{ly + 4}" font-size="12" '
-            f'fill="#333">{escape(s.name)}</text>'
-        )
-        lx += needed
+    out += key
     for v in _log_ticks(lo, hi):
         out.append(
             f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '

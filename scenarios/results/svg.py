@@ -62,10 +62,11 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def _legend(
+def legend_marks(
     series: Sequence[Series], x: float, y: float, right: float
 ) -> tuple[list[str], float]:
-    """The legend from (x, y), wrapping before *right*; and its last line's y."""
+    """The legend from (x, y), wrapping before *right*: its elements and
+    its last line's y (every chart here draws its legend with it)."""
     out = []
     start = x
     for s in series:
@@ -127,7 +128,7 @@ def dot_chart(
     band = max(24, 8 + lane * len(series))
     bottom, right = 42, 24
     x0, x1 = label_width, width - right
-    legend, legend_y = _legend(series, x0, 14, x1)
+    key, legend_y = legend_marks(series, x0, 14, x1)
     top = int(legend_y) + 20
     height = top + band * len(rows) + bottom
     lo, hi = _log_domain(
@@ -142,7 +143,7 @@ def dot_chart(
         f'<svg class="chart" role="img" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>'
     ]
-    out += legend
+    out += key
     for i, row in enumerate(rows):
         y = top + i * band
         if i % 2 == 0:
@@ -230,7 +231,7 @@ def line_chart(
     """A line per series over log-scaled x, linear y from 0, with the
     interval of each point as an error bar."""
     left, right, bottom = 64, 20, 48
-    legend, legend_y = _legend(series, left, 16, width - right)
+    key, legend_y = legend_marks(series, left, 16, width - right)
     top = int(legend_y) + 28
     height += top - 44
     x0, x1, y0, y1 = left, width - right, height - bottom, top
@@ -253,7 +254,7 @@ def line_chart(
         f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
         'fill="#f8f9fb"/>',
     ]
-    out += legend
+    out += key
     v = 0.0
     while v <= y_max + step / 1000:
         out.append(
