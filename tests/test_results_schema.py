@@ -265,7 +265,13 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
         "server_cpu_s": None,
         "log_records": 0,
         "killed_clients": 0,
-        "invariants": {"checked": False, "ok": None},
+        # as format 1 wrote a check that did not run
+        "invariants": {
+            "checked": False,
+            "ok": None,
+            "summary": "invariants not checked: not run",
+            "problems": [],
+        },
     }
     good = {"schema_version": 1, "kind": "scale", "metadata": {}, "points": [point]}
     path = tmp_path / "scale.json"
@@ -280,6 +286,30 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
         path.write_text(json.dumps({**good, "points": [{**point, key: value}]}))
         with pytest.raises(ResultsError, match=rf"{path}: .*points\[0\]\.{key}"):
             ScaleRun.read(path)
+    # what report prints of a point: the check's words and the fault's
+    # figures (a missing summary was a KeyError in report)
+    checked = point["invariants"]
+    fault = {"kind": "kill-server", "at_s": 1.0, "restart_s": None,
+             "applied_at_s": 1.0, "restarted_at_s": None, "outage_s": 0.5}  # fmt: skip
+    for field, value, named in [
+        ("invariants", {"checked": True, "ok": True},
+         "invariants: missing field 'summary'"),
+        ("invariants", {**checked, "summary": 5}, "invariants.summary"),
+        ("invariants", {**checked, "problems": "abc"}, "invariants.problems"),
+        ("invariants", {**checked, "counts": {"lost write": -1}}, "invariants.counts"),
+        ("invariants", {**checked, "ok": "yes"}, "invariants.ok"),
+        ("fault", {**fault, "outage_s": "long"}, "fault.outage_s"),
+        ("fault", {"kind": "kill-server", "at_s": 1.0, "applied_at_s": 1.0},
+         "fault: missing field 'outage_s'"),
+        ("fault", {**fault, "errors_during": {"ConflictError": 1.5}},
+         "fault.errors_during"),
+    ]:  # fmt: skip
+        path.write_text(json.dumps({**good, "points": [{**point, field: value}]}))
+        with pytest.raises(ResultsError) as raised:
+            ScaleRun.read(path)
+        assert f"points[0].{named}" in str(raised.value), raised.value
+    path.write_text(json.dumps({**good, "points": [{**point, "fault": fault}]}))
+    assert ScaleRun.read(path).points[0].fault == fault
 
 
 def test_every_sample_field_has_a_schema() -> None:

@@ -13,7 +13,7 @@ before the input has been checked.
 
 from __future__ import annotations
 
-from scenarios.cli.early import exit_on_signals_while_starting
+from scenarios.cli.early import exit_on_signals_while_starting, is_program
 
 exit_on_signals_while_starting()  # before the imports below, which take a moment
 
@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = edge.debug_wanted(getattr(args, "debug", False))
     defer_interrupts()
     try:
-        with edge.logging_to_stderr(debug):
+        with edge.logging_to_stderr(debug, keep=is_program()):
             return int(args.handler(args))
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP: cleaned up
         signum = signal_of(e)

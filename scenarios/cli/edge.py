@@ -101,10 +101,15 @@ def without_traceback(record: logging.LogRecord) -> bool:
 
 
 @contextlib.contextmanager
-def logging_to_stderr(debug: bool) -> Iterator[None]:
+def logging_to_stderr(debug: bool, keep: bool = False) -> Iterator[None]:
     """Warnings and errors of every library as one line each on stderr, for
-    as long as a command runs (the handler is removed afterwards, so an
-    in-process caller keeps its own logging)."""
+    as long as a command runs: the handler is removed afterwards, so an
+    in-process caller keeps its own logging; with *keep* (vfab-bench is the
+    program) it stays until the process exits.  What the garbage collector
+    finds after the command then reaches the same handler, never logging's
+    last resort: a ZEO request cut short by Ctrl-C leaves a future whose
+    ClientDisconnected nobody read, and asyncio logs it, traceback and all,
+    when the future is collected (a CI run saw it after "interrupted")."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(OneLineFormatter())
@@ -116,4 +121,5 @@ def logging_to_stderr(debug: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        root.removeHandler(handler)
+        if not keep:
+            root.removeHandler(handler)

@@ -97,6 +97,7 @@ Seconds = Field(
 Count = Field("a whole number from 0 to 2**63-1", whole=True, low=0, high=MAX_COUNT)
 Positive = Field("a whole number from 1 to 2**63-1", whole=True, low=1, high=MAX_COUNT)
 Whole = Field("a whole number", whole=True, low=-MAX_COUNT - 1, high=MAX_COUNT)
+Flag = Field("true or false", flag=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,6 +294,41 @@ SWEEP = Object(
 
 # -- scale ------------------------------------------------------------------
 
+#: The consistency check's JSON (scenarios.load.violations: a report's
+#: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
+_INVARIANTS = Object(
+    {
+        "checked": Flag,
+        "ok": Optional(Flag),
+        "summary": Text,
+        "what": Text,
+        "counts": MapOf(Count),
+        "problems": ListOf(Text),
+        "violations": ListOf(MapOf(ANY)),
+        "tally": MapOf(Count),
+        "seconds": Optional(Seconds),
+    },
+    required=("checked", "ok", "summary", "problems"),
+)
+
+#: A fault's report (scenarios.scale.faults.report).
+_FAULT = Object(
+    {
+        "kind": Text,
+        "at_s": Seconds,
+        "restart_s": Optional(Seconds),
+        "applied_at_s": Optional(Seconds),
+        "restarted_at_s": Optional(Seconds),
+        "outage_s": Optional(Seconds),
+        "first_commit_after_restart_s": Optional(Seconds),
+        "first_commit_after_fault_s": Optional(Seconds),
+        "errors_before": MapOf(Count),
+        "errors_during": MapOf(Count),
+        "errors_after": MapOf(Count),
+    },
+    required=("kind", "applied_at_s", "outage_s"),
+)
+
 _SCALE_POINT = Object(
     {
         "storage": Text,
@@ -311,9 +347,9 @@ _SCALE_POINT = Object(
         "server_cpu_s": Optional(Seconds),
         "log_records": Count,
         "killed_clients": Count,
-        "invariants": MapOf(ANY),
-        "fault": Optional(MapOf(ANY)),
-        "interrupted": Field("true or false", flag=True),
+        "invariants": _INVARIANTS,
+        "fault": Optional(_FAULT),
+        "interrupted": Flag,
         "notes": ListOf(Text),
         "arrivals": Count,
         "served": Count,

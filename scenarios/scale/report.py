@@ -146,7 +146,8 @@ def fault_line(fault: dict[str, object]) -> str:
     out = [f"{kind} at {fault['applied_at_s']:.1f} s"]
     if fault.get("restarted_at_s") is not None:
         out.append(f"restarted at {fault['restarted_at_s']:.1f} s")
-    out.append(f"no service for {fault['outage_s']:.2f} s")
+    if fault.get("outage_s") is not None:  # always, in a file the suite wrote
+        out.append(f"no service for {fault['outage_s']:.2f} s")
     first = fault.get("first_commit_after_restart_s")
     if first is not None:
         out.append(f"first commit {first:.2f} s after the restart")
