@@ -21,7 +21,7 @@ import functools
 import random
 from typing import Any
 
-from vfab import generate, queries
+from vfab import digests, generate, queries
 from vfab.model import (
     Lab,
     ProcessCapability,
@@ -40,52 +40,97 @@ LAST_ORDER_ID = (1 << 31) - 1
 
 @dataclasses.dataclass(frozen=True)
 class Created:
-    """Receipt of create_sequence: the sequence the transaction adds."""
+    """Receipt of create_sequence: the sequence the transaction adds, and
+    the digest of all of it (vfab.digests.sequence: its steps included)."""
 
     sequence_id: int
     owner: str  # login
     group: str
     steps: int
+    digest: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Repriced:
     """Receipt of change_price: the capability's revision and price (in
-    cents) this change read, and the ones it wrote."""
+    cents) this change read, and the ones it wrote, with the digests of the
+    whole capability as read and as written."""
 
     capability_id: int
     revision: int
     cents: int
     read_revision: int
     read_cents: int
+    digest: str = ""
+    read_digest: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Looked:
-    """Receipt of lookup_capability: the revision and price (cents) read."""
+    """Receipt of lookup_capability: the revision and price (cents) read,
+    and the digest of the whole capability read."""
 
     capability_id: int
     revision: int
     cents: int
+    digest: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Transferred:
     """Receipt of transfer_wafers: per lab (source first), the stock
-    revision and stock read, and the ones written."""
+    revision, stock and digest read, and the ones written."""
 
     wafers: int
     #: ((lab, read revision, read stock, new revision, new stock), ...)
     labs: tuple[tuple[str, int, int, int, int], ...]
+    #: ((read digest, new digest), ...), in the order of *labs*
+    digests: tuple[tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
 class Audited:
     """Receipt of audit_stock: every lab's (name, stock revision, stock) as
-    one snapshot saw them, and their sum."""
+    one snapshot saw them, their sum, and each lab's digest."""
 
     total: int
     labs: tuple[tuple[str, int, int], ...]
+    digests: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Matched:
+    """Receipt of match_price: the change of one capability's price
+    (*change*) and what it read, with readCurrent, of its rival
+    (*rival*)."""
+
+    change: Repriced
+    rival: Looked
+
+
+@dataclasses.dataclass(frozen=True)
+class RepricedPair:
+    """Receipt of reprice_pair: two price changes in one transaction."""
+
+    first: Repriced
+    second: Repriced
+
+
+@dataclasses.dataclass(frozen=True)
+class Compared:
+    """Receipt of compare_offers: two capabilities read in one snapshot."""
+
+    first: Looked
+    second: Looked
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceRead:
+    """Receipt of read_sequence: the sequence read and its digest."""
+
+    sequence_id: int
+    steps: int
+    digest: str
 
 
 # -- reads ------------------------------------------------------------------
@@ -140,6 +185,7 @@ def lookup_capability(fab: VirtualFab, capability_id: int) -> dict[str, Any]:
         "lot_size": c.lot_size,
         "turnaround_days": c.turnaround_days,
         "ranges": dict(c.ranges),
+        "digest": digests.capability(c),
     }
 
 
@@ -184,6 +230,7 @@ def read_sequence(fab: VirtualFab, sequence_id: int) -> dict[str, Any]:
             )
             for st in s.steps
         ],
+        "digest": digests.sequence(s),
     }
 
 
@@ -224,13 +271,21 @@ def create_sequence(
         }
         sequence.append(ProcessStep(cap, rng.randint(1, cap.lot_size), settings))
     fab.add_sequence(sequence)
-    return Created(sid, owner.login, group.name, len(sequence.steps))
+    return Created(
+        sid, owner.login, group.name, len(sequence.steps), digests.sequence(sequence)
+    )
 
 
 def price_range(capability: ProcessCapability) -> tuple[float, float] | None:
     """The catalogue's price range (dollars per lot) for the capability's
     process, or None for a process the shipped catalogue does not know."""
-    return _price_ranges().get(capability.process.name)
+    return price_range_of(capability.process.name)
+
+
+def price_range_of(process: str) -> tuple[float, float] | None:
+    """The catalogue's price range (dollars per lot) of the process named
+    *process*, or None for one the shipped catalogue does not know."""
+    return _price_ranges().get(process)
 
 
 @functools.cache
@@ -248,20 +303,76 @@ def change_price(fab: VirtualFab, capability_id: int, rng: random.Random) -> Rep
     The price goes through the library, which keeps its price indexes right;
     repricing different capabilities touches shared index buckets, whose
     concurrent changes BTrees resolve unless a bucket splits."""
-    library = fab.library
-    cap = library.capabilities[capability_id]
-    read_revision, read_cents = cap.price_revision, cents(cap.price)
+    cap = fab.library.capabilities[capability_id]
     low, high = price_range(cap) or (cap.price, cap.price)
-    library.reprice(cap, rng.uniform(low, high))
+    return _reprice(fab, cap, rng.uniform(low, high))
+
+
+def _reprice(fab: VirtualFab, cap: ProcessCapability, price: float) -> Repriced:
+    read_revision, read_cents = cap.price_revision, cents(cap.price)
+    read_digest = digests.capability(cap)
+    fab.library.reprice(cap, price)
     cap.price_revision += 1
     return Repriced(
-        cap.id, cap.price_revision, cents(cap.price), read_revision, read_cents
+        cap.id,
+        cap.price_revision,
+        cents(cap.price),
+        read_revision,
+        read_cents,
+        digests.capability(cap),
+        read_digest,
     )
+
+
+def match_price(fab: VirtualFab, capability_id: int, rival_id: int) -> Matched:
+    """A lab matches its offer's price to a rival offer's (kept inside its
+    own catalogue range), reading the rival with readCurrent: the commit
+    fails if the rival changed meanwhile.  Two labs matching each other's
+    offers at once write different objects and read the other's: without
+    readCurrent, snapshot isolation lets both commit (write skew); with it,
+    ZODB promises one fails."""
+    library = fab.library
+    cap, rival = library.capabilities[capability_id], library.capabilities[rival_id]
+    seen = looked_at(rival)  # loaded: readCurrent names the revision read
+    if rival._p_jar is not None:
+        rival._p_jar.readCurrent(rival)
+    low, high = price_range(cap) or (cap.price, cap.price)
+    return Matched(_reprice(fab, cap, min(max(rival.price, low), high)), seen)
+
+
+def reprice_pair(
+    fab: VirtualFab, first_id: int, second_id: int, rng: random.Random
+) -> RepricedPair:
+    """A lab reprices two offers in one transaction: a reader of both must
+    see both changes or neither."""
+    return RepricedPair(
+        change_price(fab, first_id, rng), change_price(fab, second_id, rng)
+    )
+
+
+def compare_offers(fab: VirtualFab, first_id: int, second_id: int) -> Compared:
+    """A customer compares two offers side by side, in one snapshot."""
+    capabilities = fab.library.capabilities
+    return Compared(
+        looked_at(capabilities[first_id]), looked_at(capabilities[second_id])
+    )
+
+
+def looked_at(c: ProcessCapability) -> Looked:
+    """A Looked receipt of capability *c* as this transaction sees it."""
+    return Looked(c.id, c.price_revision, cents(c.price), digests.capability(c))
 
 
 def looked(page: dict[str, Any]) -> Looked:
     """The receipt of a lookup_capability page."""
-    return Looked(page["id"], page["price_revision"], cents(page["price"]))
+    return Looked(
+        page["id"], page["price_revision"], cents(page["price"]), page["digest"]
+    )
+
+
+def sequence_read(page: dict[str, Any]) -> SequenceRead:
+    """The receipt of a read_sequence page."""
+    return SequenceRead(page["id"], len(page["steps"]), page["digest"])
 
 
 def transfer_wafers(fab: VirtualFab, rng: random.Random) -> Transferred:
@@ -275,12 +386,15 @@ def transfer_wafers(fab: VirtualFab, rng: random.Random) -> Transferred:
     source, target = labs[source_name], labs[target_name]
     wafers = rng.randint(0, min(25, source.wafer_stock))
     record = []
+    seen = []
     for lab, delta in ((source, -wafers), (target, wafers)):
         read = lab.stock_revision, lab.wafer_stock
+        read_digest = digests.lab(lab)
         lab.wafer_stock += delta
         lab.stock_revision += 1
         record.append((lab.name, *read, lab.stock_revision, lab.wafer_stock))
-    return Transferred(wafers, tuple(record))
+        seen.append((read_digest, digests.lab(lab)))
+    return Transferred(wafers, tuple(record), tuple(seen))
 
 
 def audit_stock(fab: VirtualFab) -> Audited:
@@ -288,7 +402,9 @@ def audit_stock(fab: VirtualFab) -> Audited:
     sum: a serial order of transfers never changes the sum."""
     labs: list[Lab] = list(fab.catalogue.labs.values())
     seen = tuple((lab.name, lab.stock_revision, lab.wafer_stock) for lab in labs)
-    return Audited(sum(stock for _, _, stock in seen), seen)
+    return Audited(
+        sum(stock for _, _, stock in seen), seen, tuple(map(digests.lab, labs))
+    )
 
 
 def witness(fab: VirtualFab, receipt: Any) -> Any:
@@ -300,4 +416,8 @@ def witness(fab: VirtualFab, receipt: Any) -> Any:
         return fab.library.capabilities.get(receipt.capability_id)
     if isinstance(receipt, Transferred):
         return fab.catalogue.labs.get(receipt.labs[0][0])
+    if isinstance(receipt, Matched):
+        return fab.library.capabilities.get(receipt.change.capability_id)
+    if isinstance(receipt, RepricedPair):
+        return fab.library.capabilities.get(receipt.first.capability_id)
     return None

@@ -22,12 +22,12 @@ from scenarios.cli.outputs import (
     write_with,
 )
 from scenarios.errors import (
-    EXIT_FAILED,
+    EXIT_ERRORS,
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
-    EXIT_OK,
     EXIT_VIOLATIONS,
     ConfigError,
+    check_status,
 )
 from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
@@ -100,9 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "set and checks it against the history of every attempt (lost and "
         "phantom writes, index drift, lost updates, inconsistent reads).  "
         f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
-        f"data could not be checked, {EXIT_FAILED} on failed operations or "
-        f"errors, {EXIT_INTERRUPTED} on Ctrl-C (128 + the signal: 143 on "
-        "SIGTERM, 129 on SIGHUP).",
+        f"data could not be fully checked, {EXIT_ERRORS} if they are right but "
+        f"operations failed or raised errors, {EXIT_INTERRUPTED} on Ctrl-C (128 "
+        "+ the signal: 143 on SIGTERM, 129 on SIGHUP).",
     )
     p.add_argument(
         "--storage",
@@ -297,10 +297,8 @@ def main(args: argparse.Namespace) -> int:
         write_with(args.history, args.force, lambda path: write_history(path, history))
     if interrupted:
         return exit_status(last_signal())
-    if any(p.invariants["ok"] is False for p in points):
-        return EXIT_VIOLATIONS
-    if config.check and any(p.invariants["ok"] is None for p in points):
-        return EXIT_INVARIANTS
-    if any(p.failed or p.errors for p in points) and config.fault is None:
-        return EXIT_FAILED
-    return EXIT_OK
+    return check_status(
+        any(p.invariants["ok"] is False for p in points),
+        config.check and any(p.invariants["ok"] is None for p in points),
+        any(p.failed or p.errors for p in points) and config.fault is None,
+    )

@@ -14,13 +14,14 @@ from scenarios.cli.outputs import (
     write_with,
 )
 from scenarios.errors import (
-    EXIT_FAILED,
-    EXIT_OK,
+    EXIT_ERRORS,
+    EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
+    check_status,
 )
 from scenarios.load import consistency
-from scenarios.load.history import History, write_history
+from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
@@ -45,8 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ops/s and p50/p95/p99 per operation, then read the whole data set "
         "through a fresh client and check it against the history of every "
         "attempt (lost and phantom writes, index drift, lost updates, "
-        f"inconsistent reads).  Exit {EXIT_VIOLATIONS} on any violation or if "
-        "an operation ran out of retries.\n\noperations:\n" + ops,
+        f"inconsistent reads, dependency cycles).  Exit {EXIT_VIOLATIONS} on any "
+        f"violation, {EXIT_INVARIANTS} if the data could not be fully checked, "
+        f"{EXIT_ERRORS} if they are right but an operation ran out of retries or "
+        "a client process was lost.\n\noperations:\n" + ops,
     )
     p.add_argument("--users", type=at_least(1, MAX_USERS), default=1, metavar="N")
     p.add_argument(
@@ -131,14 +134,18 @@ def main(args: argparse.Namespace) -> int:
         write_json(args.json, doc, args.force)
     if args.history is not None:
         context = {"target": config.address_text, "users": args.users}
-        parts = [(context | {"check": report.to_json()}, list(history))]
+        parts = [
+            Part(
+                context | {"check": report.to_json()},
+                list(history),
+                dict(history.sessions),
+            )
+        ]
         write_with(args.history, args.force, lambda path: write_history(path, parts))
     if interrupted:
         signum = last_signal()
         print(stop_line(signum), file=sys.stderr)
         return exit_status(signum)
-    if not report.ok:
-        return EXIT_VIOLATIONS
     lost = sum(r.lost for r in results)
     if lost:
         print(
@@ -147,5 +154,6 @@ def main(args: argparse.Namespace) -> int:
             "is, and the check covered it",
             file=sys.stderr,
         )
-        return EXIT_FAILED
-    return EXIT_FAILED if rows[-1].failures else EXIT_OK
+    return check_status(
+        report.ok is False, report.ok is None, bool(lost or rows[-1].failures)
+    )

@@ -1,423 +1,491 @@
-"""The rules of the consistency check (scenarios.load.consistency.check):
-one pass over the settled history, then the stored registers, sequences,
-reads and indexes, each violation added to the report as found."""
+"""The rules of the consistency check that need no dependency graph: the
+stored data (a FinalRead, scenarios.load.readback) against the indexed
+history (scenarios.load.index) and the baseline.  A pure function of
+them: rules(index, final) gives the violations and a tally of what was
+looked at.
+
+- lost write: an acknowledged write is not stored, or was replaced
+  although no later write was acknowledged; a sequence present before the
+  run is gone;
+- lost record: a record another object refers to cannot be loaded;
+- phantom write: a failed attempt's write is stored, or a value or
+  sequence no attempt of the run wrote;
+- corrupt value: the stored object (or what a read saw) has the revision
+  and value an attempt wrote but other fields than it wrote (digests);
+- index drift: an index disagrees with the objects, either way;
+- lost update: two committed read-modify-writes of the same version;
+- inconsistent read: an acknowledged read of a failed attempt's write
+  (G1a), of an intermediate version (G1b), of a value nobody wrote, or a
+  stock audit whose sum is not the total before the run;
+- invalid data: a BTree failing BTrees.check, a price outside its
+  catalogue range, a step whose capability is not the library's.
+"""
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from scenarios.load.violations import (
-    Baseline,
-    ConsistencyReport,
-    Register,
-    Violation,
-)
+from scenarios.load.history import Access
+from scenarios.load.index import INITIAL, Index, Register
+from scenarios.load.readback import FinalRead, Stored
+from scenarios.load.violations import Violation
 from vfab import operations
-from vfab.model import ID_BITS, ID_MASK, VirtualFab, cents, price_key
+from vfab.model import ID_BITS, ID_MASK, cents, price_key
 
 
 def _money(value: int) -> str:
     return f"${value / 100:,.2f}"
 
 
-#: Sequences prefetched at a time: a whole run's steps at once overflow a ZEO
-#: client's cache, which then evicts them before they are read (one round
-#: trip per object: 10,000 sequences took 108 s at once).
-BATCH = 500
+def describe(kind: str, key: Any, rev: int, value: Any) -> str:
+    if kind == "price":
+        return f"capability {key}'s price revision {rev} ({_money(value)})"
+    if kind == "stock":
+        return f"lab {key}'s stock revision {rev} ({value} wafers)"
+    return f"sequence {key}"
 
 
-class Checker:
-    """*prefetch*: a connection's prefetch(objects), asked before each
-    batch of sequences is read (None: nothing to ask, in-process)."""
+class Rules:
+    """One pass of the rules over *index* and *final*; violations() and
+    tally after run()."""
 
-    def __init__(
+    def __init__(self, index: Index, final: FinalRead) -> None:
+        self.index = index
+        self.final = final
+        self.found: list[Violation] = []
+        self.tally: dict[str, int] = {}
+
+    def add(
         self,
-        fab: VirtualFab,
-        baseline: Baseline,
-        events: list[Any],
-        prefetch: Callable[[list[Any]], None] | None = None,
+        kind: str,
+        text: str,
+        attempts: Iterable[int] = (),
+        tids: Iterable[str | None] = (),
+        anomaly: str | None = None,
+        foreign: bool = False,
     ) -> None:
-        self.fab = fab
-        self.prefetch = prefetch or (lambda objects: None)
-        self.baseline = baseline
-        self.events = events
-        self.report = ConsistencyReport()
-        #: register -> revision -> [(event, value)]
-        self.writers: dict[Register, dict[int, list[tuple[Any, Any]]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-        #: sequence id -> [(event, (owner, group, steps))]
-        self.creators: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
-        #: transaction id -> acknowledged events
-        self.by_tid: dict[str, list[Any]] = defaultdict(list)
-
-    def add(self, kind: str, text: str, events: Iterable[Any] = (), tids=()) -> None:
-        events = list(events)
-        self.report.violations.append(
-            Violation(
-                kind,
-                text,
-                tuple(e.name for e in events),
-                tuple(t for t in tids if t),
-            )
+        names = tuple(self.index.name(i) for i in attempts if i != INITIAL)
+        self.found.append(
+            Violation(kind, text, names, tuple(t for t in tids if t), anomaly, foreign)
         )
 
-    def run(self) -> None:
-        tally = self.report.checked
-        for e in self.events:
-            tally["attempts"] = tally.get("attempts", 0) + 1
-            tally[e.outcome] = tally.get(e.outcome, 0) + 1
-            if e.tid and e.outcome == "ok":
-                self.by_tid[e.tid].append(e)
-            for kind, key, rev, value in e.writes:
-                if kind == "sequence":
-                    self.creators[key].append((e, value))
-                else:
-                    self.writers[kind, key][rev].append((e, value))
-        self._structure()
+    def run(self) -> list[Violation]:
+        self._seen()
+        self._lost_records()
         self._registers()
         self._sequences()
         self._reads()
         self._indexes()
+        self._invalid()
+        return self.found
 
     # -- helpers --------------------------------------------------------
 
-    def _stored_by(self, tid: str) -> str:
+    def stored_by(self, tid: str) -> str:
         """'stored by transaction T' and whom T was acknowledged to."""
-        acked = self.by_tid.get(tid, [])
+        acked = self.index.by_tid.get(tid, [])
         text = f"stored by transaction {tid}"
         if acked:
-            text += ", acknowledged to " + ", ".join(e.name for e in acked[:3])
-        else:
-            text += ", acknowledged to no operation of the run"
-        return text
+            return (
+                text
+                + ", acknowledged to "
+                + ", ".join(self.index.name(i) for i in acked[:3])
+            )
+        return text + ", acknowledged to no operation of the run"
 
-    @staticmethod
-    def _describe(kind: str, key: Any, rev: int, value: Any) -> str:
-        if kind == "price":
-            return f"capability {key}'s price revision {rev} ({_money(value)})"
-        return f"lab {key}'s stock revision {rev} ({value} wafers)"
+    def _stored_as_access(self, register: Register, s: Stored) -> Access:
+        return Access(register[0], register[1], s.revision, s.value, s.digest)
 
-    # -- checks ---------------------------------------------------------
+    def _seen(self) -> None:
+        """Unknown outcomes that the stored data show committed."""
+        index = self.index
+        for register, s in self._stored():
+            source = index.source(self._stored_as_access(register, s))
+            if source.kind == "written":
+                index.observe(source.writers)
 
-    def _structure(self) -> None:
-        fab = self.fab
-        library = fab.library
-        trees = [("sequences", fab.sequences), ("library", library.capabilities)]
-        for name in ("by_category", "by_lab", "by_material", "by_process_price"):
-            tree = getattr(library, name, None)
-            if tree is not None:
-                trees.append((f"library.{name}", tree))
-        if fab.sequences_by_group is not None:
-            trees.append(("sequences_by_group", fab.sequences_by_group))
-        for name, tree in trees:
-            try:
-                tree._check()
-            except AssertionError as e:
-                self.add("invalid data", f"the {name} BTree fails its check: {e}")
-        for cap in library.capabilities.values():
-            bounds = operations.price_range(cap)
-            if bounds is not None and not bounds[0] <= cap.price <= bounds[1]:
-                self.add(
-                    "invalid data",
-                    f"capability {cap.id}: price {cap.price} outside its "
-                    f"catalogue range [{bounds[0]:g}, {bounds[1]:g}]",
-                )
+    def _stored(self) -> Iterable[tuple[Register, Stored]]:
+        yield from self.final.registers.items()
+        for sid, s in self.final.sequences.items():
+            yield ("sequence", sid), s
 
-    def _stored_registers(self) -> dict[Register, tuple[int, int, str]]:
-        stored: dict[Register, tuple[int, int, str]] = {}
-        for cap in self.fab.library.capabilities.values():
-            tid = bytes(cap._p_serial).hex()
-            stored["price", cap.id] = (cap.price_revision, cents(cap.price), tid)
-        for lab in self.fab.catalogue.labs.values():
-            tid = bytes(lab._p_serial).hex()
-            stored["stock", lab.name] = (lab.stock_revision, lab.wafer_stock, tid)
-        return stored
+    # -- records that cannot be loaded ---------------------------------
+
+    def _lost_records(self) -> None:
+        for u in self.final.unloadable:
+            text = f"{u.what} (oid 0x{u.oid}) cannot be loaded ({u.error})"
+            attempts: list[int] = []
+            tids: list[str] = []
+            if u.referrer is not None:
+                kind, key = u.referrer
+                creators = self.index.writes.get((kind, key), {}).get(1, [])
+                oks = [i for i, _ in creators if i in self.index.committed]
+                if oks:
+                    i = oks[0]
+                    e = self.index.attempts[i]
+                    text += (
+                        f": {describe(kind, key, 1, None)}, which refers to it, "
+                        f"was committed by {e.name} (transaction {e.tid})"
+                    )
+                    attempts, tids = [i], [e.tid or ""]
+                else:
+                    text += f": {describe(kind, key, 1, None)} refers to it"
+            self.add("lost record", text, attempts, tids)
+
+    # -- registers ------------------------------------------------------
 
     def _registers(self) -> None:
-        stored = self._stored_registers()
-        tally = self.report.checked
-        tally["prices"] = sum(1 for k, _ in stored if k == "price")
-        tally["labs"] = sum(1 for k, _ in stored if k == "stock")
-        for register in sorted(self.writers.keys() - stored.keys(), key=str):
-            writes = [e for lst in self.writers[register].values() for e, _ in lst]
+        index = self.index
+        stored = self.final.registers
+        self.tally["prices"] = sum(1 for k, _ in stored if k == "price")
+        self.tally["labs"] = sum(1 for k, _ in stored if k == "stock")
+        registers = {r for r in index.writes if r[0] != "sequence"}
+        for register in sorted(registers - stored.keys(), key=str):
+            if self.final.unread or self.final.unloadable:
+                break  # not every register could be read: those say so
+            oks = [
+                i
+                for revs in index.writes[register].values()
+                for i, _ in revs
+                if index.attempts[i].outcome == "ok"
+            ]
             self.add(
                 "lost write",
                 f"{register[0]} of {register[1]} was written but is not stored",
-                [e for e in writes if e.outcome == "ok"][:3],
+                oks[:3],
             )
-        for register, (rev, value, tid) in stored.items():
-            self._register(register, rev, value, tid)
+        for register, s in stored.items():
+            self._lost_update(register)
+            self._register(register, s)
 
-    def _register(self, register: Register, rev: int, value: int, tid: str) -> None:
+    def _lost_update(self, register: Register) -> None:
         kind, key = register
-        writes = self.writers.get(register, {})
-        for r, lst in sorted(writes.items()):
-            oks = [e for e, _ in lst if e.outcome == "ok"]
+        for r, lst in sorted(self.index.writes.get(register, {}).items()):
+            oks = [i for i, _ in lst if self.index.attempts[i].outcome == "ok"]
             if len(oks) > 1:
-                names = " and ".join(e.name for e in oks[:2])
+                names = " and ".join(self.index.name(i) for i in oks[:2])
                 self.add(
                     "lost update",
-                    f"{names} both made {kind} revision {r} of {key}: "
-                    "each read-modify-write built on the same revision",
+                    f"{names} both made {kind} revision {r} of {key}: each "
+                    "read-modify-write built on the same revision and both "
+                    "committed",
                     oks,
-                    [e.tid for e in oks],
+                    [self.index.attempts[i].tid for i in oks],
+                    anomaly="lost update",
                 )
-        ok_revs = [r for r, lst in writes.items() for e, _ in lst if e.outcome == "ok"]
-        top = max(ok_revs, default=None)
-        if top is not None and top > rev:
-            e, v = next((e, v) for e, v in writes[top] if e.outcome == "ok")
+
+    def _register(self, register: Register, s: Stored) -> None:
+        index = self.index
+        kind, key = register
+        writes = index.writes.get(register, {})
+        acked = [
+            r
+            for r, lst in writes.items()
+            for i, _ in lst
+            if index.attempts[i].outcome == "ok"
+        ]
+        top = max(acked, default=None)
+        if top is not None and top > s.revision:
+            i, w = next(
+                (i, w) for i, w in writes[top] if index.attempts[i].outcome == "ok"
+            )
+            e = index.attempts[i]
             self.add(
                 "lost write",
-                f"{self._describe(kind, key, top, v)} by {e.name} was "
-                f"acknowledged (transaction {e.tid}) but revision {rev} is stored "
-                f"({self._stored_by(tid)})",
-                [e],
-                [e.tid, tid],
+                f"{describe(kind, key, top, w.value)} by {e.name} was "
+                f"acknowledged (transaction {e.tid}) but revision {s.revision} is "
+                f"stored ({self.stored_by(s.serial)})",
+                [i],
+                [e.tid, s.serial],
             )
-        base = self.baseline.registers.get(register)
-        if base == (rev, value):
+        source = index.source(self._stored_as_access(register, s))
+        what = describe(kind, key, s.revision, s.value)
+        if source.kind == "written":
             return
-        here = writes.get(rev, [])
-        if any(e.outcome != "failed" and v == value for e, v in here):
+        if source.kind == "initial":
             return
-        what = self._describe(kind, key, rev, value)
-        failed = [e for e, v in here if e.outcome == "failed" and v == value]
-        if failed:
-            e = failed[0]
+        if source.kind == "corrupt":
+            self._corrupt_stored(register, s, source.writers)
+            return
+        if source.kind == "failed":
+            i = source.writers[0]
+            e = index.attempts[i]
             self.add(
                 "phantom write",
                 f"{what} is the write of {e.name}, whose commit failed "
-                f"({e.error}); {self._stored_by(tid)}",
-                [e, *self.by_tid.get(tid, [])[:1]],
-                [tid],
+                f"({e.error}); {self.stored_by(s.serial)}",
+                [i, *index.by_tid.get(s.serial, [])[:1]],
+                [s.serial],
+                anomaly="G1a",
             )
-        else:
+        else:  # nobody, or an intermediate version (a stored one is final)
+            base = index.baseline.registers.get(register)
             before = f"; before the run it was revision {base[0]}" if base else ""
             self.add(
                 "phantom write",
                 f"{what} was written by no operation of the run{before}; "
-                f"{self._stored_by(tid)}",
-                self.by_tid.get(tid, [])[:1],
-                [tid],
+                f"{self.stored_by(s.serial)}",
+                index.by_tid.get(s.serial, [])[:1],
+                [s.serial],
+                foreign=True,
             )
-        replaced = [e for e, v in here if e.outcome == "ok"]
+        replaced = [
+            i
+            for i, _ in writes.get(s.revision, [])
+            if index.attempts[i].outcome == "ok"
+        ]
         if replaced:
-            e = replaced[0]
+            e = index.attempts[replaced[0]]
             self.add(
                 "lost write",
-                f"{kind} revision {rev} of {key} acknowledged to {e.name} "
+                f"{kind} revision {s.revision} of {key} acknowledged to {e.name} "
                 f"(transaction {e.tid}) was replaced by that write",
-                [e],
-                [e.tid, tid],
+                replaced[:1],
+                [e.tid, s.serial],
             )
 
-    def _batches(self, items: Iterable[tuple[Any, Any]], steps: bool) -> Iterator[Any]:
-        """*items* ((sequence id, anything) pairs), each batch of BATCH
-        after its stored sequences (and, with *steps*, their steps) were
-        prefetched."""
-        sequences = self.fab.sequences
-        batch: list[tuple[Any, Any]] = []
-        for item in itertools.chain(items, [None]):
-            if item is not None:
-                batch.append(item)
-                if len(batch) < BATCH:
-                    continue
-            found = [s for s in (sequences.get(k) for k, _ in batch) if s is not None]
-            self.prefetch(found)
-            if steps:
-                self.prefetch([step for s in found for step in s.steps])
-            yield from batch
-            batch = []
+    def _corrupt_stored(
+        self, register: Register, s: Stored, writers: tuple[int, ...]
+    ) -> None:
+        kind, key = register
+        what = describe(kind, key, s.revision, s.value)
+        if writers == (INITIAL,):
+            self.add(
+                "corrupt value",
+                f"{what} is stored with other fields than before the run, "
+                f"although no operation of the run wrote it "
+                f"({self.stored_by(s.serial)})",
+                (),
+                [s.serial],
+                foreign=True,
+            )
+            return
+        i = writers[0]
+        e = self.index.attempts[i]
+        self.add(
+            "corrupt value",
+            f"{what} is stored with other fields than {e.name} wrote "
+            f"(transaction {e.tid}); {self.stored_by(s.serial)}",
+            [i],
+            [e.tid, s.serial],
+        )
+
+    # -- sequences --------------------------------------------------------
 
     def _sequences(self) -> None:
-        fab = self.fab
-        stored = {int(i) for i in fab.sequences.keys(min=operations.FIRST_ORDER_ID)}
-        self.report.checked["sequences"] = len(stored - self.baseline.sequences)
-        for sid in sorted(self.baseline.sequences - stored):
-            self.add("lost write", f"sequence {sid}, stored before the run, is gone")
-        for sid, lst in self._batches(sorted(self.creators.items()), steps=True):
-            oks = [e for e, _ in lst if e.outcome == "ok"]
+        index = self.index
+        stored = self.final.sequences
+        unloadable = {
+            u.referrer[1] for u in self.final.unloadable if u.referrer is not None
+        }
+        present = stored.keys() | unloadable
+        baseline = index.baseline.sequences
+        self.tally["sequences"] = len(present - baseline)
+        for sid in sorted(baseline - present):
+            if self.final.unread:
+                break  # not all of them could be read: the walk says so
+            self.add(
+                "lost write",
+                f"sequence {sid}, stored before the run, is gone",
+                foreign=True,
+            )
+        created = {
+            key: revs.get(1, [])
+            for (kind, key), revs in index.writes.items()
+            if kind == "sequence"
+        }
+        for sid, lst in sorted(created.items()):
+            oks = [i for i, _ in lst if index.attempts[i].outcome == "ok"]
             if len(oks) > 1:
                 self.add(
                     "lost update",
                     f"sequence {sid} was acknowledged as created by "
-                    f"{' and '.join(e.name for e in oks[:2])}",
+                    f"{' and '.join(index.name(i) for i in oks[:2])}",
                     oks,
-                    [e.tid for e in oks],
+                    [index.attempts[i].tid for i in oks],
+                    anomaly="lost update",
                 )
-            s = fab.sequences.get(sid)
+            if sid in unloadable:
+                continue
+            s = stored.get(sid)
             if s is None:
-                if oks:
-                    e = oks[0]
+                if oks and not self.final.unread:
+                    e = index.attempts[oks[0]]
                     self.add(
                         "lost write",
                         f"sequence {sid} created by {e.name} (transaction "
                         f"{e.tid}) was acknowledged but is not stored",
-                        [e],
+                        oks[:1],
                         [e.tid],
                     )
                 continue
-            tid = bytes(s._p_serial).hex()
-            value = (s.owner.login, s.group.name, len(s.steps))
-            if any(e.outcome != "failed" and v == value for e, v in lst):
-                self._steps(sid, s)
+            register = ("sequence", sid)
+            source = index.source(self._stored_as_access(register, s))
+            if source.kind == "written":
                 continue
-            failed = [e for e, v in lst if e.outcome == "failed" and v == value]
-            if failed:
-                e = failed[0]
+            if source.kind == "corrupt":
+                self._corrupt_stored(register, s, source.writers)
+            elif source.kind == "failed":
+                e = index.attempts[source.writers[0]]
                 self.add(
                     "phantom write",
                     f"sequence {sid} is the write of {e.name}, whose commit "
-                    f"failed ({e.error}); {self._stored_by(tid)}",
-                    [e, *self.by_tid.get(tid, [])[:1]],
-                    [tid],
+                    f"failed ({e.error}); {self.stored_by(s.serial)}",
+                    [source.writers[0], *index.by_tid.get(s.serial, [])[:1]],
+                    [s.serial],
+                    anomaly="G1a",
                 )
             elif oks:
-                e = oks[0]
+                e = index.attempts[oks[0]]
+                written = lst[0][1].value
                 self.add(
-                    "lost write",
+                    "corrupt value",
                     f"sequence {sid} acknowledged to {e.name} as "
-                    f"{'/'.join(map(str, lst[0][1]))} is stored as "
-                    f"{'/'.join(map(str, value))}; {self._stored_by(tid)}",
-                    [e],
-                    [e.tid, tid],
+                    f"{'/'.join(map(str, written or ()))} is stored as "
+                    f"{'/'.join(map(str, s.value))}; {self.stored_by(s.serial)}",
+                    oks[:1],
+                    [e.tid, s.serial],
                 )
-        for sid in sorted(stored - self.baseline.sequences - self.creators.keys()):
-            tid = bytes(fab.sequences[sid]._p_serial).hex()
+        for sid in sorted(stored.keys() - baseline - created.keys()):
+            s = stored[sid]
             self.add(
                 "phantom write",
                 f"sequence {sid} was created by no operation of the run; "
-                f"{self._stored_by(tid)}",
-                self.by_tid.get(tid, [])[:1],
-                [tid],
+                f"{self.stored_by(s.serial)}",
+                index.by_tid.get(s.serial, [])[:1],
+                [s.serial],
+                foreign=True,
             )
 
-    def _steps(self, sid: int, s: Any) -> None:
-        capabilities = self.fab.library.capabilities
-        for n, step in enumerate(s.steps, 1):
-            cap = step.capability
-            where = f"sequence {sid} step {n}"
-            if capabilities.get(cap.id) is not cap:
-                self.add(
-                    "invalid data", f"{where}: capability {cap.id} is not the library's"
-                )
-            if not 1 <= step.wafers <= cap.lot_size:
-                self.add(
-                    "invalid data",
-                    f"{where}: {step.wafers} wafers, lot size {cap.lot_size}",
-                )
-            for name, value in step.settings.items():
-                low, high = cap.ranges.get(name, (value, value))
-                if not low <= value <= high:
-                    self.add(
-                        "invalid data",
-                        f"{where}: {name}={value} outside [{low}, {high}]",
-                    )
+    # -- reads ----------------------------------------------------------
 
     def _reads(self) -> None:
         """Reads of acknowledged attempts, grouped by what they saw."""
-        total = self.baseline.stock_total
-        bad: dict[tuple[str, Any, int, Any], list[Any]] = defaultdict(list)
+        index = self.index
+        total = index.baseline.stock_total
+        bad: dict[tuple[str, Access], list[int]] = defaultdict(list)
         reads = audits = 0
-        for e in self.events:
+        for i, e in enumerate(index.attempts):
             if e.outcome != "ok":
                 continue
             for access in e.reads:
-                kind, key, rev, value = access
                 reads += 1
-                if kind == "stock total":
+                if access.kind == "stock total":
                     audits += 1
-                    if value != total:
-                        bad[access].append(e)
+                    if access.value != total:
+                        bad["sum", access].append(i)
                     continue
-                if self.baseline.registers.get((kind, key)) == (rev, value):
-                    continue
-                lst = self.writers.get((kind, key), {}).get(rev, [])
-                if not any(w.outcome != "failed" and v == value for w, v in lst):
-                    bad[access].append(e)
-        self.report.checked["reads"] = reads
-        self.report.checked["audits"] = audits
-        for (kind, key, rev, value), readers in bad.items():
+                source = index.source(access)
+                if source.kind == "written":
+                    index.observe(source.writers)
+                elif source.kind != "initial":
+                    bad[source.kind, access].append(i)
+        self.tally["reads"] = reads
+        self.tally["audits"] = audits
+        for (kind, access), readers in bad.items():
             seen = f"{len(readers)} acknowledged read{'s' * (len(readers) != 1)}"
-            first = readers[0].name
-            if kind == "stock total":
+            first = index.name(readers[0])
+            if kind == "sum":
                 self.add(
                     "inconsistent read",
-                    f"{seen} of every lab's stock summed to {value} wafers, not "
-                    f"{total} (first: {first}): transfers never change the sum, "
-                    "so the snapshot mixed states",
+                    f"{seen} of every lab's stock summed to {access.value} wafers, "
+                    f"not {total} (first: {first}): transfers never change the "
+                    "sum, so the snapshot mixed states",
                     readers[:3],
+                    foreign=True,
                 )
                 continue
-            what = self._describe(kind, key, rev, value)
-            lst = self.writers.get((kind, key), {}).get(rev, [])
-            failed = [w for w, v in lst if w.outcome == "failed" and v == value]
-            source = (
-                f"the write of {failed[0].name}, whose commit failed"
-                if failed
-                else "a value no operation of the run wrote"
-            )
-            self.add(
-                "inconsistent read",
-                f"{seen} saw {what}, {source} (first: {first})",
-                [*readers[:3], *failed[:1]],
-            )
+            what = describe(access.kind, access.key, access.revision, access.value)
+            source = index.source(access)
+            writers = list(source.writers)
+            if kind == "failed":
+                self.add(
+                    "inconsistent read",
+                    f"{seen} saw {what}, the write of {index.name(writers[0])}, "
+                    f"whose commit failed (first: {first})",
+                    [*readers[:3], *writers[:1]],
+                    anomaly="G1a",
+                )
+            elif kind == "intermediate":
+                self.add(
+                    "inconsistent read",
+                    f"{seen} saw {what}, which {index.name(writers[0])} "
+                    f"overwrote in the same transaction (first: {first})",
+                    [*readers[:3], *writers[:1]],
+                    anomaly="G1b",
+                )
+            elif kind == "corrupt":
+                by = (
+                    "the state before the run"
+                    if writers == [INITIAL]
+                    else f"what {index.name(writers[0])} wrote"
+                )
+                self.add(
+                    "corrupt value",
+                    f"{seen} saw {what} with other fields than {by} (first: {first})",
+                    [*readers[:3], *[w for w in writers[:1] if w != INITIAL]],
+                    foreign=writers == [INITIAL],
+                )
+            else:
+                self.add(
+                    "inconsistent read",
+                    f"{seen} saw {what}, a value no operation of the run wrote "
+                    f"(first: {first})",
+                    readers[:3],
+                    foreign=True,
+                )
+
+    # -- indexes and invalid data -----------------------------------------
 
     def _indexes(self) -> None:
-        fab = self.fab
-        library = fab.library
+        final = self.final
         entries = 0
-        caps = list(library.capabilities.values())
-        if library.by_category is None:
-            self.add("index drift", "the library has no indexes (never built)")
+        if "library.by_category" not in final.indexes:
+            if final.offers and "the library's indexes" not in final.unread:
+                self.add("index drift", "the library has no indexes (never built)")
         else:
             expected: dict[str, dict[Any, set[int]]] = {
-                "by_category": defaultdict(set),
-                "by_lab": defaultdict(set),
-                "by_material": defaultdict(set),
+                "library.by_category": defaultdict(set),
+                "library.by_lab": defaultdict(set),
+                "library.by_material": defaultdict(set),
+                "library.by_process_price": defaultdict(set),
             }
-            by_process: dict[str, set[int]] = defaultdict(set)
             prices: set[int] = set()
-            for c in caps:
-                expected["by_category"][c.process.category].add(c.id)
-                expected["by_lab"][c.lab.name].add(c.id)
-                expected["by_material"][c.material.name].add(c.id)
-                key = price_key(cents(c.price), c.id)
+            for cid, offer in final.offers.items():
+                expected["library.by_category"][offer.category].add(cid)
+                expected["library.by_lab"][offer.lab].add(cid)
+                expected["library.by_material"][offer.material].add(cid)
+                key = price_key(cents(offer.price), cid)
                 prices.add(key)
-                by_process[c.process.name].add(key)
+                expected["library.by_process_price"][offer.process].add(key)
             for name, want in expected.items():
+                say = _keys if name == "library.by_process_price" else _cap_ids
                 entries += self._compare_map(
-                    f"library.{name}", getattr(library, name), want, _cap_ids
+                    name, final.indexes.get(name, {}), want, say
                 )
-            entries += self._compare_set("library.by_price", library.by_price, prices)
-            entries += self._compare_map(
-                "library.by_process_price", library.by_process_price, by_process, _keys
-            )
-            if library.count is not None and library.count() != len(caps):
+            if final.by_price is not None:
+                entries += self._compare_set("library.by_price", final.by_price, prices)
+            if final.count is not None and final.count != len(final.offers):
                 self.add(
                     "index drift",
-                    f"library.count says {library.count()} capabilities, "
-                    f"the library holds {len(caps)}",
+                    f"library.count says {final.count} capabilities, the library "
+                    f"holds {len(final.offers)}",
                 )
-        if fab.sequences_by_group is None:
-            self.report.checked["index_entries"] = entries
-            return
-        groups: dict[str, set[int]] = defaultdict(set)
-        for sid, _ in self._batches(fab.sequences.items(), steps=False):
-            groups[fab.sequences[sid].group.name].add(int(sid))
-        entries += self._compare_map(
-            "sequences_by_group", fab.sequences_by_group, groups, _seq_ids
-        )
-        self.report.checked["index_entries"] = entries
+        by_group = final.indexes.get("sequences_by_group")
+        if by_group is not None:
+            groups: dict[str, set[int]] = defaultdict(set)
+            for sid, group in final.groups.items():
+                groups[group].add(sid)
+            entries += self._compare_map(
+                "sequences_by_group", by_group, groups, _seq_ids
+            )
+        self.tally["index_entries"] = entries
 
     def _compare_map(
-        self, name: str, index: Any, want: dict[Any, set[int]], say
+        self, name: str, have: dict[Any, set[int]], want: dict[Any, set[int]], say: Any
     ) -> int:
-        have = {k: set(v) for k, v in index.items()}
         n = 0
         for key in sorted(have.keys() | want.keys(), key=str):
             n += len(have.get(key, ()))
@@ -429,12 +497,25 @@ class Checker:
                 )
         return n
 
-    def _compare_set(self, name: str, index: Any, want: set[int]) -> int:
-        have = set(index)
+    def _compare_set(self, name: str, have: set[int], want: set[int]) -> int:
         missing, extra = want - have, have - want
         if missing or extra:
             self.add("index drift", f"{name}: {_drift(missing, extra, _keys)}")
         return len(have)
+
+    def _invalid(self) -> None:
+        for text in self.final.tree_problems:
+            self.add("invalid data", text)
+        for cid, offer in sorted(self.final.offers.items()):
+            bounds = operations.price_range_of(offer.process)
+            if bounds is not None and not bounds[0] <= offer.price <= bounds[1]:
+                self.add(
+                    "invalid data",
+                    f"capability {cid}: price {offer.price} outside its catalogue "
+                    f"range [{bounds[0]:g}, {bounds[1]:g}]",
+                )
+        for sid, text in self.final.bad_references:
+            self.add("invalid data", f"sequence {sid} {text}")
 
 
 def _cap_ids(ids: Iterable[int]) -> str:
@@ -451,7 +532,7 @@ def _keys(keys: Iterable[int]) -> str:
     )
 
 
-def _drift(missing: set[int], extra: set[int], say) -> str:
+def _drift(missing: set[int], extra: set[int], say: Any) -> str:
     parts = []
     if missing:
         parts.append(f"{len(missing)} missing ({say(missing)})")

@@ -1,42 +1,22 @@
-"""The consistency check after a concurrent run: the stored data set, read
-through a fresh client, against the state before the run (Baseline) and the
-history of every transaction the clients attempted (scenarios.load.history).
+"""The consistency check after a concurrent run: the baseline before it,
+the data set read back after it through a fresh client
+(scenarios.load.readback), and the judgement of both against the history
+of every attempt (scenarios.load.judge).  docs/consistency.md says what is
+checked and what cannot be seen.
 
-What it checks, by kind of violation:
-
-- lost write: an acknowledged write (a sequence created, a price, a lab's
-  stock) is missing, or was replaced although no later write was
-  acknowledged; a sequence present before the run is gone;
-- phantom write: the data holds the effect of a failed transaction, or a
-  value or sequence no transaction of the run wrote;
-- index drift: an index of the library (category, lab, material, price,
-  process price, the count) or of the sequences (by group) disagrees with
-  the objects, either way;
-- lost update: two acknowledged read-modify-writes built on the same
-  revision (two price changes, or two transfers of a lab's stock, that both
-  made revision r + 1);
-- inconsistent read: an acknowledged transaction read a value that no
-  serial order of the committed transactions produces: the write of a
-  failed transaction, a value nobody wrote, or a stock audit whose sum is
-  not the total before the run (transfers keep it);
-- invalid data: a BTree that fails its own check, a step outside its
-  capability's ranges, a price outside its catalogue range.
-
-What it cannot see: writes of operations whose records were lost (a client
-killed before its line was written: at most its last attempt), changes to
-objects the operations never write (users, groups, the generator's
-sequences' steps), and anything another program did to the database during
-the run.  Unknown outcomes (the connection was lost during the commit) are
-allowed either way.
+Reading and judging are apart: judge() is a pure function of the history,
+the baseline and the FinalRead, which the tests feed by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scenarios.load.checker import Checker
-from scenarios.load.history import settle
+from scenarios.load.clock import Clock
+from scenarios.load.judge import judge
+from scenarios.load.readback import FinalRead, read_final, read_log
 from scenarios.load.violations import (
     KINDS,
     Baseline,
@@ -50,60 +30,86 @@ __all__ = [
     "KINDS",
     "Baseline",
     "ConsistencyReport",
+    "FinalRead",
     "Violation",
     "check",
+    "judge",
     "not_checked",
     "read_baseline",
     "verify",
 ]
 
 
+def _sessions(history: Any) -> dict[str, Any]:
+    return dict(getattr(history, "sessions", {}) or {})
+
+
 def check(
     fab: VirtualFab,
     baseline: Baseline,
-    events: Iterable[Any],
-    prefetch: Callable[[list[Any]], None] | None = None,
+    history: Iterable[Any],
+    connection: Any = None,
+    lost: Mapping[str, str] | None = None,
 ) -> ConsistencyReport:
-    """Check *fab* (read through a fresh client) against *baseline* and the
-    run's history *events* (scenarios.load.history.Event); *prefetch*: the
-    client's connection.prefetch, for the sequences read in batches."""
-    checker = Checker(fab, baseline, settle(events), prefetch)
-    checker.run()
-    order = {k: i for i, k in enumerate(KINDS)}
-    checker.report.violations.sort(key=lambda v: order[v.kind])
-    return checker.report
+    """Read *fab* back (on *connection*, if it is one) and judge it against
+    *baseline* and the run's *history* (a History, with its clients'
+    session records, or plain events)."""
+    final = read_final(fab, connection)
+    return judge(list(history), baseline, final, _sessions(history), lost)
 
 
 # -- through a client ----------------------------------------------------------
 
 
-def read_baseline(target: str | tuple[str, int]) -> Baseline:
+def read_baseline(
+    target: str | tuple[str, int], clock: Clock | None = None
+) -> Baseline:
     """The Baseline of the data set at *target* (a client spec, or a ZEO
-    (host, port)), read through a client of its own before the run."""
+    (host, port)), read through a client of its own before the run, with
+    the snapshot it read at and when it ended (on *clock*)."""
+    from scenarios.load.promises import snapshot_of
     from scenarios.load.session import fab_of, short_connection
 
     with short_connection(target) as connection:
+        connection.transaction_manager.begin()
         fab = fab_of(connection, _where(target))
         connection.prefetch(list(fab.library.capabilities.values()))
-        return Baseline.read(fab)
+        tid = snapshot_of(connection)
+        baseline = Baseline.read(fab, tid)
+    return Baseline(
+        baseline.registers, baseline.sequences, tid, (clock or Clock()).now()
+    )
 
 
 def verify(
-    target: str | tuple[str, int], baseline: Baseline, events: Iterable[Any]
+    target: str | tuple[str, int],
+    baseline: Baseline,
+    history: Iterable[Any],
+    lost: Mapping[str, str] | None = None,
 ) -> ConsistencyReport:
-    """check() the data set at *target* through a fresh client, after the
-    run: what the check reads is prefetched first (a cold client would
-    wait one round trip per object, about 1 ms each on a server here)."""
-    import time
-
+    """Judge the data set at *target*, read through a fresh client after
+    the run, against *baseline* and *history*; when the verdict could
+    depend on it, the storage's transaction log since the baseline is read
+    too and the history judged again with it."""
     from scenarios.load.session import fab_of, short_connection
 
-    events = list(events)
+    events = list(history)
+    sessions = _sessions(history)
     started = time.perf_counter()
     with short_connection(target) as connection:
+        connection.transaction_manager.begin()
         fab = fab_of(connection, _where(target))
-        _prefetch(connection, fab)
-        report = check(fab, baseline, events, connection.prefetch)
+        final = read_final(fab, connection)
+        report = judge(events, baseline, final, sessions, lost)
+        if report.needs_log and baseline.tid is not None:
+            final.log, final.log_note = read_log(connection.db().storage, baseline.tid)
+            if final.log is not None:
+                report = judge(events, baseline, final, sessions, lost)
+            else:
+                report.notes.append(
+                    f"the storage's transaction log was not read: {final.log_note}; "
+                    "a writer outside the run cannot be told from a phantom write"
+                )
     report.seconds = time.perf_counter() - started
     return report
 
@@ -112,10 +118,3 @@ def _where(target: str | tuple[str, int]) -> str:
     from scenarios.load.target import describe
 
     return describe(target if isinstance(target, str) else f"{target[0]}:{target[1]}")
-
-
-def _prefetch(connection: Any, fab: VirtualFab) -> None:
-    """What the check reads whole: the library and the labs (the sequences
-    and their steps come in batches: Checker)."""
-    connection.prefetch(list(fab.library.capabilities.values()))
-    connection.prefetch(list(fab.catalogue.labs.values()))

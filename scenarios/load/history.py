@@ -1,22 +1,34 @@
 """The history of a concurrent run: every transaction a simulated user
-attempted, with its outcome and what it read and wrote.
+attempted, with its outcome, its place in real time and in the storage's
+commit order, and what it read and wrote (format version HISTORY_VERSION,
+written down in docs/history-format.md).
 
 An Event is one attempt (an operation retried after a conflict is several
 events): which client and its attempt number, the operation, the outcome,
-and its accesses.  An access is ``[kind, key, revision, value]``: a
-capability's price (kind "price", key the capability id, value in cents),
-a lab's wafer stock ("stock", the lab's name), a sequence ("sequence", its
-id, revision 1, value [owner, group, steps]), or the sum of a stock audit
-("stock total", key "*").
+its start and end on the run's shared clock (scenarios.load.clock), the
+snapshot it read at (the id of the last transaction its view holds), the
+id of the transaction that committed it, and its accesses.  An Access is
+``[kind, key, revision, value, digest]``, ``1`` appended for a read named
+with readCurrent: a capability's price ("price", the capability id, value
+in cents), a lab's wafer stock ("stock", the lab's name), a sequence
+("sequence", its id, revision 1, value [owner, group, steps]), or the sum
+of a stock audit ("stock total", key "*"); the digest covers the whole
+object (vfab.digests).
+
+A Session record says, per client, which clock its times are on, which
+storage it talked to and whether that storage promises real-time order
+(scenarios.load.promises), and the run token its transactions' notes
+carry.
 
 Outcomes, as the application was told:
 
 - ``ok``: committed and acknowledged (reads: the transaction was aborted
   after reading, as read-only work is);
-- ``failed``: the operation or its commit raised and the transaction was
-  aborted: none of its writes may appear;
-- ``unknown``: the connection to the server was lost during the commit: its
-  writes may or may not appear.
+- ``failed``: the operation raised before its commit, or its commit
+  failed at or before tpc_vote: none of its writes may appear;
+- ``unknown``: the commit failed after every data manager voted (inside
+  tpc_finish), or the connection was lost there, or the client was killed
+  inside it: its writes may or may not appear.
 
 A write's attempt is first recorded as ``pending`` just before its commit,
 then again with its outcome; settle() keeps the last record of each
@@ -24,9 +36,10 @@ attempt, and a pending one with no outcome (its client was killed inside
 the commit) becomes unknown.
 
 Histories move between processes as JSON-able lists (History.drain and
-absorb: zeoloop's children, locust's workers) or as JSON-lines files
-(FileHistory: scale's clients, whose lines survive the client being
-killed); ``--history FILE`` keeps the merged history (write_history).
+absorb: zeoloop's children, locust's workers, which send theirs with every
+stats report) or as JSON-lines files (FileHistory: scale's clients, every
+line flushed as it is made, so it survives the client being killed);
+``--history FILE`` keeps the merged history (write_history).
 """
 
 from __future__ import annotations
@@ -36,42 +49,53 @@ import json
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from scenarios.load.clock import Clock
 from vfab import operations
+
+#: The version of the format (docs/history-format.md): 1 had no times,
+#: snapshots, digests or session records; 2 has them.
+HISTORY_VERSION = 2
 
 #: The outcomes of an attempt, in the order reports list them.
 OUTCOMES = ("ok", "failed", "unknown")
 
-#: Errors that mean the connection went away, so the commit may or may not
-#: have happened.  Named, not imported: the checker never needs ZEO or the
-#: database drivers to be importable.
-_DISCONNECTED = {
-    "ClientDisconnected",
-    "DisconnectedError",
-    "ConnectionError",
-    "BrokenPipeError",
-}
-#: The drivers' error types that mean a lost connection only when their
-#: message says so (SQLite's "database is locked" is an OperationalError too,
-#: and a plain failure).
-_MAYBE_DISCONNECTED = {"OperationalError", "InterfaceError"}
-_LOST_WORDS = ("closed", "lost", "terminat", "connect", "gone away", "broken pipe")
+
+class Access(NamedTuple):
+    """One object an attempt read or wrote (see the module docstring)."""
+
+    kind: str
+    key: Any
+    revision: int
+    value: Any
+    digest: str = ""
+    #: a read named with readCurrent (its transaction's commit checks it)
+    current: bool = False
+
+    def to_json(self) -> list[Any]:
+        out = [self.kind, self.key, self.revision, _plain(self.value), self.digest]
+        return out + [1] if self.current else out
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> Access:
+        kind, key, revision, value = data[:4]
+        digest = str(data[4]) if len(data) > 4 and data[4] else ""
+        current = bool(data[5]) if len(data) > 5 else False
+        return cls(str(kind), _key(key), int(revision), _value(value), digest, current)
 
 
-def outcome_of(error: BaseException | None) -> str:
-    """The outcome of an attempt whose commit raised *error* (None: it
-    committed): unknown for a lost connection, failed for anything else."""
-    if error is None:
-        return "ok"
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if names & _DISCONNECTED:
-        return "unknown"
-    if names & _MAYBE_DISCONNECTED:
-        text = str(error).lower()
-        if any(word in text for word in _LOST_WORDS):
-            return "unknown"
-    return "failed"
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _key(v: Any) -> Any:
+    return v if isinstance(v, (int, str)) else str(v)
+
+
+def _value(x: Any) -> Any:
+    # JSON turns a sequence's [owner, group, steps] tuple into a list.
+    return tuple(x) if isinstance(x, list) else x
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,8 +109,14 @@ class Event:
     error: str | None
     #: the committing transaction's id (16 hex digits) when ok and written
     tid: str | None
-    reads: tuple[tuple[str, Any, int, Any], ...]
-    writes: tuple[tuple[str, Any, int, Any], ...]
+    reads: tuple[Access, ...]
+    writes: tuple[Access, ...]
+    #: seconds on the client's clock (its Session record says which): just
+    #: before the transaction began, and just after it ended
+    start: float | None = None
+    end: float | None = None
+    #: the id of the last transaction the attempt's view holds (16 hex)
+    snapshot: str | None = None
 
     @property
     def name(self) -> str:
@@ -101,17 +131,19 @@ class Event:
             "outcome": self.outcome,
             "error": self.error,
             "tid": self.tid,
-            "reads": [list(a) for a in self.reads],
-            "writes": [list(a) for a in self.writes],
+            "snapshot": self.snapshot,
+            "start": self.start,
+            "end": self.end,
+            "reads": [a.to_json() for a in self.reads],
+            "writes": [a.to_json() for a in self.writes],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Event:
-        def accesses(key: str) -> tuple[tuple[str, Any, int, Any], ...]:
-            return tuple(
-                (str(k), _key(v), int(r), _value(x)) for k, v, r, x in data[key]
-            )
+        def accesses(key: str) -> tuple[Access, ...]:
+            return tuple(Access.from_json(a) for a in data[key])
 
+        start, end = data.get("start"), data.get("end")
         return cls(
             client=str(data["client"]),
             n=int(data["n"]),
@@ -121,45 +153,102 @@ class Event:
             tid=data["tid"],
             reads=accesses("reads"),
             writes=accesses("writes"),
+            start=None if start is None else float(start),
+            end=None if end is None else float(end),
+            snapshot=data.get("snapshot"),
         )
 
 
-def _key(v: Any) -> Any:
-    return v if isinstance(v, (int, str)) else str(v)
+@dataclasses.dataclass(frozen=True)
+class Session:
+    """What one client says once about all its events: its clock, the
+    storage it talked to, whether that storage promises that a transaction
+    sees every commit acknowledged before it began (and why), and the run
+    token in its transactions' notes (scenarios.load.session.note)."""
+
+    client: str
+    clock: Clock
+    storage: str
+    realtime: bool
+    why: str
+    run: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.client,
+            "clock": self.clock.to_json(),
+            "storage": self.storage,
+            "realtime": self.realtime,
+            "why": self.why,
+            "run": self.run,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Session:
+        return cls(
+            client=str(data["session"]),
+            clock=Clock.from_json(data.get("clock") or {}),
+            storage=str(data.get("storage", "")),
+            realtime=bool(data.get("realtime", False)),
+            why=str(data.get("why", "")),
+            run=str(data.get("run", "")),
+        )
 
 
-def _value(x: Any) -> Any:
-    # JSON turns a sequence's [owner, group, steps] tuple into a list.
-    return tuple(x) if isinstance(x, list) else x
-
-
-def accesses(
-    receipt: Any,
-) -> tuple[
-    tuple[tuple[str, Any, int, Any], ...], tuple[tuple[str, Any, int, Any], ...]
-]:
+def accesses(receipt: Any) -> tuple[tuple[Access, ...], tuple[Access, ...]]:
     """(reads, writes) of an operation's receipt; ((), ()) for operations
     whose reads the checker does not use (walks of the library)."""
     o = operations
     if isinstance(receipt, o.Created):
         value = (receipt.owner, receipt.group, receipt.steps)
-        return (), (("sequence", receipt.sequence_id, 1, value),)
+        return (), (Access("sequence", receipt.sequence_id, 1, value, receipt.digest),)
     if isinstance(receipt, o.Repriced):
-        cid = receipt.capability_id
-        return (
-            (("price", cid, receipt.read_revision, receipt.read_cents),),
-            (("price", cid, receipt.revision, receipt.cents),),
-        )
+        return _repriced(receipt)
     if isinstance(receipt, o.Looked):
-        return (("price", receipt.capability_id, receipt.revision, receipt.cents),), ()
+        return (_looked(receipt),), ()
     if isinstance(receipt, o.Transferred):
-        reads = tuple(("stock", lab, rr, rs) for lab, rr, rs, _, _ in receipt.labs)
-        writes = tuple(("stock", lab, nr, ns) for lab, _, _, nr, ns in receipt.labs)
+        pairs = receipt.digests or (("", ""),) * len(receipt.labs)
+        reads = tuple(
+            Access("stock", lab, rr, rs, d)
+            for (lab, rr, rs, _, _), (d, _) in zip(receipt.labs, pairs, strict=True)
+        )
+        writes = tuple(
+            Access("stock", lab, nr, ns, d)
+            for (lab, _, _, nr, ns), (_, d) in zip(receipt.labs, pairs, strict=True)
+        )
         return reads, writes
     if isinstance(receipt, o.Audited):
-        reads = tuple(("stock", lab, rev, stock) for lab, rev, stock in receipt.labs)
-        return (*reads, ("stock total", "*", 0, receipt.total)), ()
+        each = receipt.digests or ("",) * len(receipt.labs)
+        reads = tuple(
+            Access("stock", lab, rev, stock, d)
+            for (lab, rev, stock), d in zip(receipt.labs, each, strict=True)
+        )
+        return (*reads, Access("stock total", "*", 0, receipt.total)), ()
+    if isinstance(receipt, o.Matched):
+        reads, writes = _repriced(receipt.change)
+        return (*reads, _looked(receipt.rival)._replace(current=True)), writes
+    if isinstance(receipt, o.RepricedPair):
+        (r1,), (w1,) = _repriced(receipt.first)
+        (r2,), (w2,) = _repriced(receipt.second)
+        return (r1, r2), (w1, w2)
+    if isinstance(receipt, o.Compared):
+        return (_looked(receipt.first), _looked(receipt.second)), ()
+    if isinstance(receipt, o.SequenceRead):
+        read = Access("sequence", receipt.sequence_id, 1, None, receipt.digest)
+        return (read,), ()
     return (), ()
+
+
+def _repriced(r: Any) -> tuple[tuple[Access, ...], tuple[Access, ...]]:
+    cid = r.capability_id
+    return (
+        (Access("price", cid, r.read_revision, r.read_cents, r.read_digest),),
+        (Access("price", cid, r.revision, r.cents, r.digest),),
+    )
+
+
+def _looked(r: Any) -> Access:
+    return Access("price", r.capability_id, r.revision, r.cents, r.digest)
 
 
 def settle(events: Iterable[Event]) -> list[Event]:
@@ -180,6 +269,8 @@ class Recorder(Protocol):
 
     def record(self, event: Event) -> None: ...
 
+    def session(self, info: Session) -> None: ...
+
 
 class NoHistory:
     """A Recorder that keeps nothing (--no-check: the load alone)."""
@@ -187,33 +278,54 @@ class NoHistory:
     def record(self, event: Event) -> None:
         pass
 
+    def session(self, info: Session) -> None:
+        pass
+
+
+def _parse(data: dict[str, Any]) -> Event | Session:
+    return Session.from_json(data) if "session" in data else Event.from_json(data)
+
 
 class History:
     """The events of this process (or, on a locust master, of every
-    worker).  Thread-safe; drain() and absorb() move events between
-    processes as plain lists."""
+    worker), and the Session record of each client.  Thread-safe; drain()
+    and absorb() move records between processes as plain lists."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.events: list[Event] = []
+        self.sessions: dict[str, Session] = {}
         self._unsent = 0
+        self._unsent_sessions: list[Session] = []
 
     def record(self, event: Event) -> None:
         with self._lock:
             self.events.append(event)
 
-    def drain(self) -> list[dict[str, Any]]:
-        """Events recorded since the last drain, as JSON-able dicts."""
+    def session(self, info: Session) -> None:
         with self._lock:
-            out = [e.to_json() for e in self.events[self._unsent :]]
+            self.sessions[info.client] = info
+            self._unsent_sessions.append(info)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Records made since the last drain (sessions first), as JSON-able
+        dicts."""
+        with self._lock:
+            out = [s.to_json() for s in self._unsent_sessions]
+            out += [e.to_json() for e in self.events[self._unsent :]]
             self._unsent = len(self.events)
+            self._unsent_sessions = []
         return out
 
     def absorb(self, data: Iterable[dict[str, Any]]) -> None:
-        """Add events another process drained."""
-        events = [Event.from_json(d) for d in data]
+        """Add records another process drained (or read_history read)."""
+        records = [_parse(d) for d in data]
         with self._lock:
-            self.events += events
+            for r in records:
+                if isinstance(r, Session):
+                    self.sessions[r.client] = r
+                else:
+                    self.events.append(r)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -226,34 +338,38 @@ class History:
 
 
 class FileHistory:
-    """A Recorder appending each event to a file as one JSON line (read back
-    with read_history).  Thread-safe: zeoloop's users are threads of one
-    process.
+    """A Recorder appending each record to a file as one JSON line (read
+    back with read_history).  Thread-safe: zeoloop's users are threads of
+    one process.
 
-    A pending record is flushed to the kernel before its commit starts, so
-    a client killed inside the commit leaves it behind (the page cache
-    outlives the process; no fsync: a machine crash is not a client
-    crash).  Other records wait in the buffer: if the client is killed,
-    the worst lost is an outcome, and its pending record then reads as
-    unknown, which the check allows either way."""
+    Every line is flushed to the kernel as it is made (a pending record
+    before its commit starts, an outcome or a read as soon as it is known),
+    so a client killed at any point leaves every attempt it finished, and
+    an attempt it was inside as pending (unknown); the page cache outlives
+    the process, so no fsync: a machine crash is not a client crash."""
 
     def __init__(self, path: str) -> None:
         self._lock = threading.Lock()
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115
 
     def record(self, event: Event) -> None:
-        line = json.dumps(event.to_json()) + "\n"
+        self._write(event.to_json())
+
+    def session(self, info: Session) -> None:
+        self._write(info.to_json())
+
+    def _write(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data) + "\n"
         with self._lock:
             self._file.write(line)
-            if event.outcome == "pending":
-                self._file.flush()
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()
 
 
 def read_history(path: str | Path) -> list[dict[str, Any]]:
-    """A FileHistory's events as History.absorb() takes them; a last line
+    """A FileHistory's records as History.absorb() takes them; a last line
     cut short by a kill is skipped."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -269,16 +385,45 @@ def read_history(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-#: A history file's parts: per point (or run), its context and its events.
-Parts = list[tuple[dict[str, Any], list[Event]]]
+@dataclasses.dataclass
+class Part:
+    """One checked point (or locust run) of a history file: its context
+    (storage, clients, the check's JSON), its sessions and its events."""
+
+    context: dict[str, Any]
+    events: list[Event]
+    sessions: dict[str, Session] = dataclasses.field(default_factory=dict)
+
+
+#: A history file's parts, in order.
+Parts = list[Part]
 
 
 def write_history(path: Path, parts: Parts) -> None:
     """*parts* as JSON lines at *path*: for each part, a context line
-    (``{"history": 1, "storage": ..., "clients": ..., "check": ...}``) and
-    then one line per event."""
+    (``{"history": HISTORY_VERSION, "storage": ..., "clients": ...,
+    "check": ...}``), its session records, then one line per event."""
     with open(path, "w", encoding="utf-8") as f:
-        for context, events in parts:
-            f.write(json.dumps({"history": 1, **context}) + "\n")
-            for e in events:
+        for part in parts:
+            f.write(json.dumps({"history": HISTORY_VERSION, **part.context}) + "\n")
+            for s in part.sessions.values():
+                f.write(json.dumps(s.to_json()) + "\n")
+            for e in part.events:
                 f.write(json.dumps(e.to_json()) + "\n")
+
+
+def read_parts(path: str | Path) -> Parts:
+    """A --history file back as its parts (the checker's tests and tools
+    read what write_history wrote)."""
+    parts: Parts = []
+    for data in read_history(path):
+        if "history" in data:
+            context = {k: v for k, v in data.items() if k != "history"}
+            parts.append(Part(context, []))
+        elif parts:
+            record = _parse(data)
+            if isinstance(record, Session):
+                parts[-1].sessions[record.client] = record
+            else:
+                parts[-1].events.append(record)
+    return parts

@@ -21,22 +21,30 @@ web UI's Host field), which then replaces --zeo-address, else --zeo-address
 shown as locust's Host, so the web UI shows it and no "no host" banner.
 
 When a test starts, the master (or the single local process) reads the
-data set's baseline (scenarios.load.consistency).  When a test stops, each
-worker stops its users and sends the master the history of every attempt
-they made (scenarios.load.history); when locust quits, the master (or the
+data set's baseline (scenarios.load.consistency), and each worker learns
+its clock's offset to the master's (scenarios.load.clock: none on the same
+kernel).  Each worker sends the history of its users' attempts
+(scenarios.load.history) with every stats report, so what a worker did
+before it died reaches the master; when a test stops, each worker stops
+its users and sends the rest.  When locust quits, the master (or the
 single local process) checks the stored data against baseline and history,
 logs "consistency: N violations" with the first few, writes the history to
 --history FILE if given, and exits with EXIT_VIOLATIONS on any violation,
-EXIT_INVARIANTS (scenarios.errors) when the data could not be checked.
+EXIT_INVARIANTS (scenarios.errors) when the data could not be fully
+checked: a worker that was lost (its last attempts never reached the
+master, and the findings they could explain are not counted) says "not
+fully checked: worker X lost", never a violation for that.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import random
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -45,7 +53,13 @@ from typing import Any
 import gevent
 from locust import events
 from locust.env import Environment
-from locust.runners import STATE_RUNNING, STATE_SPAWNING, MasterRunner, WorkerRunner
+from locust.runners import (
+    STATE_MISSING,
+    STATE_RUNNING,
+    STATE_SPAWNING,
+    MasterRunner,
+    WorkerRunner,
+)
 
 from scenarios.cli.outputs import check_output
 from scenarios.errors import (
@@ -55,7 +69,8 @@ from scenarios.errors import (
     ConfigError,
 )
 from scenarios.load import consistency
-from scenarios.load.history import History, write_history
+from scenarios.load.clock import Clock, boot_id
+from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import add_load_options, config_from, target_of
 from scenarios.load.session import Session, open_database, preflight
@@ -64,11 +79,28 @@ from storages import StorageError
 log = logging.getLogger("vfab")
 
 #: Messages between master and workers: "stop your users and send your
-#: history", and the answer carrying it.
+#: history", and the answer carrying it; a worker's question for the
+#: master's clock, and the answer.
 FLUSH = "vfab_flush"
 FINAL = "vfab_final"
+CLOCK_ASK = "vfab_clock_ask"
+CLOCK = "vfab_clock"
+#: The key of a worker's history in its stats reports.
+HISTORY_KEY = "vfab_history"
 #: Seconds a master waits for the answers beyond the users' stop timeout.
 FLUSH_GRACE_S = 10.0
+#: Seconds a worker waits for the master's clock before its users start;
+#: without an answer its times are not ordered against others'.
+CLOCK_WAIT_S = 2.0
+#: Round trips of the clock measurement (the shortest one counts).
+CLOCK_ROUNDS = 3
+#: The uncertainty of a clock not measured: no real-time order with it.
+UNKNOWN_CLOCK_S = 1e9
+
+
+def node_of(client_id: str) -> str:
+    """How the history names a worker's users: w<last 6 of its id>.u<n>."""
+    return f"w{client_id[-6:]}."
 
 
 #: locust's own settings as this suite wants them wherever locust starts:
@@ -123,6 +155,13 @@ class ProcessClient:
         #: workers asked for their history, and those that sent it
         self.flushing: set[str] = set()
         self.flushed: set[str] = set()
+        #: workers whose history did not all arrive: node prefix -> name
+        self.lost: dict[str, str] = {}
+        #: this process's token in its transactions' notes
+        self.run_token = secrets.token_hex(4)
+        #: this process's clock against the master's (a worker measures it)
+        self.clock = Clock()
+        self._clock_asked: float | None = None
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
@@ -171,9 +210,13 @@ class ProcessClient:
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
             runner.register_message(FLUSH, self.on_flush)
+            runner.register_message(CLOCK, self.on_clock)
+            environment.events.report_to_master.add_listener(self.on_report)
             return
         if isinstance(runner, MasterRunner):
             runner.register_message(FINAL, self.on_final)
+            runner.register_message(CLOCK_ASK, self.on_clock_ask)
+            environment.events.worker_report.add_listener(self.on_worker_report)
         options = environment.parsed_options
         try:
             config = self.load_config(environment)
@@ -206,7 +249,11 @@ class ProcessClient:
             return
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
-            self.node = f"w{runner.client_id[-6:]}."
+            self.node = node_of(runner.client_id)
+            # Unordered in real time until the master's clock answers (not
+            # waited for here: this event runs in the worker's message loop).
+            self.clock = Clock(0.0, UNKNOWN_CLOCK_S)
+            gevent.spawn(self.measure_clock, runner)
         elif self.baseline is None:
             # The state the history starts from, before any user runs (read
             # and closed before this process opens its own client: one ZEO
@@ -227,30 +274,37 @@ class ProcessClient:
             log.error("%s", e)
 
     def on_test_stopping(self, environment: Environment, **_kw: Any) -> None:
-        """On the master: collect every worker's history before stopping."""
+        """On the master: collect every worker's history before stopping;
+        a worker that is missing or does not answer is lost."""
         runner = environment.runner
         if not isinstance(runner, MasterRunner):
             return
-        self.flushing = {client.id for client in runner.clients.all}
+        workers = list(runner.clients.all)
+        missing = {c.id for c in workers if c.state == STATE_MISSING}
+        self.flushing = {c.id for c in workers} - missing
         self.flushed = set()
         runner.send_message(FLUSH)
         wait = (environment.stop_timeout or 0) + FLUSH_GRACE_S
         with gevent.Timeout(wait, False):
             while not self.flushing <= self.flushed:
                 gevent.sleep(0.05)
-        missing = self.flushing - self.flushed
-        if missing:
+        silent = self.flushing - self.flushed
+        for worker in sorted(missing | silent):
+            self.lost[node_of(worker)] = f"worker {worker}"
+        if missing or silent:
             log.warning(
-                "%d of %d workers did not send their history within %.0f s; "
-                "the check will call their writes phantoms",
-                len(missing),
-                len(self.flushing),
+                "%d of %d workers were lost (missing, or silent for %.0f s); "
+                "what they did before their last report is checked, the rest "
+                "is not",
+                len(missing | silent),
+                len(workers),
                 wait,
             )
 
     def on_flush(self, environment: Environment, msg: Any, **_kw: Any) -> None:
         """On a worker: stop the users (each finishes its operation; the
-        test_stop event then closes the DB) and send the history."""
+        test_stop event then closes the DB) and send the rest of the
+        history."""
         assert environment.runner is not None
         environment.runner.stop()
         environment.runner.send_message(FINAL, self.history.drain())
@@ -258,6 +312,62 @@ class ProcessClient:
     def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
         self.history.absorb(msg.data or [])
         self.flushed.add(msg.node_id)
+
+    def on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
+        """On a worker: the history since the last report rides along with
+        locust's stats report (every 3 s)."""
+        data[HISTORY_KEY] = self.history.drain()
+
+    def on_worker_report(
+        self, client_id: str, data: dict[str, Any], **_kw: Any
+    ) -> None:
+        self.history.absorb(data.get(HISTORY_KEY) or [])
+
+    # -- the clock --------------------------------------------------------
+
+    def measure_clock(self, runner: WorkerRunner) -> None:
+        """Ask the master for its clock CLOCK_ROUNDS times (on_clock keeps
+        the best answer), waiting at most CLOCK_WAIT_S in all; then the
+        sessions' records say so (times are recorded raw: the checker
+        applies the offset)."""
+        deadline = time.monotonic() + CLOCK_WAIT_S
+        for _ in range(CLOCK_ROUNDS):
+            self._clock_asked = time.monotonic()
+            runner.send_message(CLOCK_ASK, {"sent": self._clock_asked})
+            while self._clock_asked is not None and time.monotonic() < deadline:
+                gevent.sleep(0.005)
+            if self.clock.uncertainty_s == 0.0 or time.monotonic() >= deadline:
+                break
+        for record in list(self.history.sessions.values()):
+            if record.client.startswith(self.node):
+                self.history.session(dataclasses.replace(record, clock=self.clock))
+
+    def on_clock_ask(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        """On the master: answer a worker with this process's clock."""
+        assert environment.runner is not None
+        answer = {
+            "sent": msg.data["sent"],
+            "theirs": time.monotonic(),
+            "host": boot_id(),
+        }
+        environment.runner.send_message(CLOCK, answer, client_id=msg.node_id)
+
+    def on_clock(self, environment: Environment, msg: Any, **_kw: Any) -> None:
+        """On a worker: the master's clock; on the same kernel the offset
+        is 0 exactly, elsewhere it is taken at the round trip's middle."""
+        back = time.monotonic()
+        sent, theirs = float(msg.data["sent"]), float(msg.data["theirs"])
+        if msg.data.get("host") == self.clock.host:
+            self.clock = dataclasses.replace(
+                self.clock, offset_s=0.0, uncertainty_s=0.0
+            )
+        else:
+            half = (back - sent) / 2
+            if half < self.clock.uncertainty_s:
+                self.clock = dataclasses.replace(
+                    self.clock, offset_s=theirs - (sent + half), uncertainty_s=half
+                )
+        self._clock_asked = None
 
     def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
         db, self.db = self.db, None
@@ -278,30 +388,30 @@ class ProcessClient:
             environment.process_exit_code = EXIT_INVARIANTS
             return
         try:
-            report = consistency.verify(self.config.target, self.baseline, self.history)
+            report = consistency.verify(
+                self.config.target, self.baseline, self.history, lost=self.lost
+            )
         except StorageError as e:
             log.error("consistency not checked: %s", e)
             environment.process_exit_code = EXIT_INVARIANTS
             return
         path = getattr(environment.parsed_options, "history", "")
         if path:
-            parts = [
-                (
-                    {"target": self.config.address_text, "check": report.to_json()},
-                    list(self.history),
-                )
-            ]
+            context = {"target": self.config.address_text, "check": report.to_json()}
+            parts = [Part(context, list(self.history), dict(self.history.sessions))]
             try:
                 write_history(Path(path), parts)
             except OSError as e:
                 log.error("cannot write %s: %s", path, e.strerror)
         if report.ok:
             log.info("%s; %s", report.summary(), report.what())
-        else:
-            log.error("%s; %s", report.summary(), report.what())
-            for line in report.lines():
-                log.error("  %s", line)
-            environment.process_exit_code = EXIT_VIOLATIONS
+            return
+        log.error("%s; %s", report.summary(), report.what())
+        for line in report.lines():
+            log.error("  %s", line)
+        environment.process_exit_code = (
+            EXIT_VIOLATIONS if report.ok is False else EXIT_INVARIANTS
+        )
 
     # -- users ----------------------------------------------------------------
 
@@ -314,7 +424,15 @@ class ProcessClient:
         if self.sessions > self.db.getPoolSize():
             self.db.setPoolSize(self.sessions)  # ZODB only warns past it
         name = f"{self.node}u{self.sessions}"
-        return Session(self.db, self.config, self.history, rng, client=name)
+        return Session(
+            self.db,
+            self.config,
+            self.history,
+            rng,
+            client=name,
+            run=self.run_token,
+            clock=self.clock,
+        )
 
     def install(self) -> None:
         """Wire the listeners into locust's events."""

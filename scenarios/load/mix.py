@@ -33,6 +33,8 @@ class User(Protocol):
 
     def popular_capability(self) -> int: ...
 
+    def popular_pair(self) -> tuple[int, int]: ...
+
 
 #: Where `vfab-bench serve` listens and the clients look by default (ZEO's
 #: customary port).
@@ -62,6 +64,18 @@ def _lookup(s: User) -> Any:
     )
 
 
+def _match(s: User) -> Any:
+    return operations.match_price(s.fab, *s.popular_pair())
+
+
+def _reprice_pair(s: User) -> Any:
+    return operations.reprice_pair(s.fab, *s.popular_pair(), s.rng)
+
+
+def _compare(s: User) -> Any:
+    return operations.compare_offers(s.fab, *s.popular_pair())
+
+
 def _create(s: User) -> Any:
     owner = s.fab.directory.users[s.login]
     return operations.create_sequence(s.fab, owner, s.rng)
@@ -76,7 +90,9 @@ def _list(s: User) -> Any:
 
 
 def _read(s: User) -> Any:
-    return operations.read_sequence(s.fab, operations.some_sequence_id(s.fab, s.rng))
+    fab = s.fab
+    page = operations.read_sequence(fab, operations.some_sequence_id(fab, s.rng))
+    return operations.sequence_read(page)
 
 
 def _transfer(s: User) -> Any:
@@ -99,6 +115,21 @@ OPERATIONS: tuple[Operation, ...] = (
         "transfer_wafers", 1, True, _transfer, "move wafer stock between two labs"
     ),
     Operation("audit_stock", 1, False, _audit, "sum every lab's stock (one snapshot)"),
+    # Off by default (scale's and locust's figures keep their mix); verify
+    # runs them: each shows an anomaly the others cannot.
+    Operation(
+        "match_price",
+        0,
+        True,
+        _match,
+        "reprice to a rival's price, read with readCurrent (write skew)",
+    ),
+    Operation(
+        "reprice_pair", 0, True, _reprice_pair, "reprice two capabilities at once"
+    ),
+    Operation(
+        "compare_offers", 0, False, _compare, "read two capabilities in one snapshot"
+    ),
 )
 BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 

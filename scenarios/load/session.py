@@ -16,8 +16,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from scenarios.bench.phases import FAB_KEY
-from scenarios.load.history import Event, Recorder, accesses, outcome_of
+from scenarios.load.clock import Clock
+from scenarios.load.history import Event, NoHistory, Recorder, accesses
+from scenarios.load.history import Session as SessionRecord
 from scenarios.load.mix import LoadConfig, Operation, Popularity
+from scenarios.load.promises import promise_of, snapshot_of
 from scenarios.load.target import open_target
 from storages import ROOT_KEY, StorageError
 from vfab import operations
@@ -58,18 +61,70 @@ def fab_of(connection: Any, address: str = "the server") -> VirtualFab:
         ) from None
 
 
+#: Errors that mean the connection to the server was lost.  They are
+#: TransientErrors (ZEO's ClientDisconnected), but not retried here: each
+#: retry would wait for the server (--wait-timeout), and the outage is
+#: what scale's fault report measures.
+_DISCONNECTED = {"ClientDisconnected", "DisconnectedError"}
+
+
+def _disconnected(error: BaseException) -> bool:
+    return bool({cls.__name__ for cls in type(error).__mro__} & _DISCONNECTED)
+
+
+class _Voted:
+    """A data manager that joins a commit and sorts after every other, so
+    its tpc_vote runs once every other data manager has voted (a commit
+    that fails before then was not made: failed; one that fails after may
+    have been: unknown), and its tpc_finish once the connection's has set
+    the serial of what it stored: the committed transaction's id, read
+    from *witness* before anything else can change it."""
+
+    def __init__(self, witness: Any = None) -> None:
+        self.voted = False
+        self.witness = witness
+        self.tid: str | None = None
+
+    def sortKey(self) -> str:
+        return "\U0010ffff vfab: every other data manager voted"
+
+    def tpc_vote(self, txn: Any) -> None:
+        self.voted = True
+
+    def tpc_finish(self, txn: Any) -> None:
+        serial = getattr(self.witness, "_p_serial", None)
+        if serial:
+            self.tid = bytes(serial).hex()
+
+    def abort(self, txn: Any) -> None:
+        pass
+
+    tpc_begin = commit = tpc_abort = abort
+
+
+def note(run: str, client: str, n: int) -> str:
+    """The note each attempt's transaction carries, so that the check
+    finds a run's transactions in the storage's log (and another writer's
+    by their lack of one)."""
+    return f"vfab {run} {client}#{n}"
+
+
 class Session:
     """One simulated user: its own transaction manager and connection on a
     shared DB, its own random stream, a login to order sequences as.
 
     run(op) performs one operation as one transaction: begin, do, commit
-    (writes) or abort (reads).  A ConflictError aborts and retries after a
-    backoff, up to config.retries times; then the Outcome carries the error.
-    Any other exception aborts and propagates.  Every attempt is recorded
-    in *history* as an Event (scenarios.load.history) named *client*#n,
-    with its outcome, what it read and wrote, and the id of the
-    transaction that committed it.  Not thread-safe: one thread or greenlet
-    per session.
+    (writes) or abort (reads).  A TransientError (a conflict, a failed
+    readCurrent check) aborts and retries after a backoff, up to
+    config.retries times; then the Outcome carries the error.  A lost
+    connection and any other exception abort and propagate.  Every attempt
+    is recorded in *history* as an Event (scenarios.load.history) named
+    *client*#n, with its outcome, its start and end (this process's
+    time.monotonic(); the session's record gives *clock*, the offset to
+    the coordinator's clock, which the checker applies), the snapshot it
+    read at, what it read and wrote, and the id of the transaction that
+    committed it; each committing transaction carries note(*run*, client,
+    n).  Not thread-safe: one thread or greenlet per session.
     """
 
     def __init__(
@@ -79,12 +134,17 @@ class Session:
         history: Recorder,
         rng: random.Random | None = None,
         client: str = "c0",
+        run: str = "",
+        clock: Clock | None = None,
     ) -> None:
         import transaction
 
         self.config = config
         self.history = history
+        self.recording = not isinstance(history, NoHistory)
         self.client = client
+        self.run_token = run
+        self.clock = clock or Clock()
         self.attempts = 0
         self.rng = rng or random.Random()
         self.tm = transaction.TransactionManager()
@@ -101,6 +161,12 @@ class Session:
             raise
         self.popularity = Popularity(n, config.skew)
         self._pick = config.picker()
+        promise = promise_of(db)
+        history.session(
+            SessionRecord(
+                client, self.clock, promise.storage, promise.realtime, promise.why, run
+            )
+        )
 
     @property
     def fab(self) -> VirtualFab:
@@ -109,12 +175,22 @@ class Session:
     def popular_capability(self) -> int:
         return self.popularity.sample(self.rng)
 
+    def popular_pair(self) -> tuple[int, int]:
+        """Two different capabilities, each drawn by popularity, so that
+        two users often draw the same two in either order."""
+        first = self.popular_capability()
+        for _ in range(100):
+            second = self.popular_capability()
+            if second != first:
+                return first, second
+        return first, 1 + first % self.popularity.n
+
     def pick(self) -> Operation:
         """The next operation, drawn by the configured weights."""
         return self._pick(self.rng)
 
     def run(self, op: Operation) -> Outcome:
-        from ZODB.POSException import ConflictError
+        from transaction.interfaces import TransientError
 
         conflicts: list[float] = []
         start = time.perf_counter()
@@ -122,22 +198,31 @@ class Session:
             began = time.perf_counter()
             self.attempts += 1
             n = self.attempts
-            self.tm.begin()
+            at = time.monotonic()
+            txn = self.tm.begin()
+            snapshot = snapshot_of(self.connection)
             receipt = None
+            voted = _Voted()
             try:
                 receipt = op.run(self)
                 if op.writes:
+                    if self.recording:
+                        txn.note(note(self.run_token, self.client, n))
+                        voted.witness = operations.witness(self.fab, receipt)
                     # Written before the commit, so that a client killed
                     # inside it leaves its writes in the history (unknown).
-                    self._record(op, receipt, None, n, pending=True)
+                    self._record(op, receipt, n, at, snapshot, "pending")
+                    txn.join(voted)
                     self.tm.commit()
                 else:
                     self.tm.abort()
-            except ConflictError as e:
+            except TransientError as e:
                 try:
                     self.tm.abort()
                 finally:
-                    self._record(op, receipt, e, n)
+                    self._ended(op, receipt, e, n, at, snapshot, voted)
+                if _disconnected(e):
+                    raise
                 conflicts.append((time.perf_counter() - began) * 1000)
                 if attempt == self.config.retries:
                     return Outcome(op, _ms_since(start), conflicts, e)
@@ -147,31 +232,46 @@ class Session:
                 try:
                     self.tm.abort()
                 finally:
-                    self._record(op, receipt, e, n)
+                    self._ended(op, receipt, e, n, at, snapshot, voted)
                 raise
-            self._record(op, receipt, None, n)
+            self._ended(op, receipt, None, n, at, snapshot, voted)
             return Outcome(op, _ms_since(start), conflicts)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _record(
+    def _ended(
         self,
         op: Operation,
         receipt: Any,
         error: BaseException | None,
         n: int,
-        pending: bool = False,
+        at: float,
+        snapshot: str | None,
+        voted: _Voted,
     ) -> None:
-        """Record attempt *n*: about to commit (*pending*), or ended (after
-        its commit or abort) with *error* or none."""
-        if pending:
-            outcome = "pending"
-        elif error is None or isinstance(error, Exception):
-            outcome = outcome_of(error)
-        else:  # Ctrl-C or exit inside the attempt: where it landed is not known
-            outcome = "unknown" if op.writes else "failed"
-        tid = None
-        if outcome == "ok" and op.writes:
-            tid = self._committed_tid(receipt)
+        """Record attempt *n*, ended with *error* or none: a commit that
+        failed after every data manager voted may have been made."""
+        if error is None:
+            outcome = "ok"
+        else:
+            outcome = "unknown" if op.writes and voted.voted else "failed"
+        end = time.monotonic()
+        tid = voted.tid if outcome == "ok" and op.writes else None
+        self._record(op, receipt, n, at, snapshot, outcome, error, end, tid)
+
+    def _record(
+        self,
+        op: Operation,
+        receipt: Any,
+        n: int,
+        at: float,
+        snapshot: str | None,
+        outcome: str,
+        error: BaseException | None = None,
+        end: float | None = None,
+        tid: str | None = None,
+    ) -> None:
+        if not self.recording:
+            return
         reads, writes = accesses(receipt)
         self.history.record(
             Event(
@@ -183,17 +283,11 @@ class Session:
                 tid=tid,
                 reads=reads,
                 writes=writes,
+                start=at,
+                end=end,
+                snapshot=snapshot,
             )
         )
-
-    def _committed_tid(self, receipt: Any) -> str | None:
-        """The id of the transaction that just committed *receipt*'s write,
-        from the serial of an object it stored."""
-        try:
-            obj = operations.witness(self.fab, receipt)
-            return None if obj is None else bytes(obj._p_serial).hex()
-        except Exception:  # the server went away just after the commit
-            return None
 
     def _backoff(self, attempt: int) -> float:
         """Seconds to wait after the attempt-th conflict: full jitter over an

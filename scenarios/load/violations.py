@@ -7,15 +7,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from vfab import operations
+from vfab import digests, operations
 from vfab.model import VirtualFab, cents
 
+#: The kinds of violation, worst first (the order reports list them).
 KINDS = (
     "lost write",
+    "lost record",
     "phantom write",
+    "corrupt value",
     "index drift",
     "lost update",
     "inconsistent read",
+    "dependency cycle",
+    "stale read",
     "invalid data",
 )
 
@@ -25,26 +30,42 @@ Register = tuple[str, Any]  # ("price", capability id) or ("stock", lab name)
 @dataclasses.dataclass(frozen=True)
 class Baseline:
     """What the registers and the sequences made by operations were before
-    the run (read through a fresh client: Baseline.read)."""
+    the run (read through a fresh client: Baseline.read), and where that
+    read stood: the last transaction its view held (*tid*, 16 hex) and when
+    it ended on the run's clock (*at*), where known."""
 
-    #: (kind, key) -> (revision, value)
-    registers: dict[Register, tuple[int, int]]
+    #: (kind, key) -> (revision, value, digest)
+    registers: dict[Register, tuple[int, int, str]]
     #: ids of sequences in the operations' id range
     sequences: frozenset[int]
+    tid: str | None = None
+    at: float | None = None
 
     @property
     def stock_total(self) -> int:
-        return sum(v for (kind, _), (_, v) in self.registers.items() if kind == "stock")
+        return sum(
+            v for (kind, _), (_, v, _) in self.registers.items() if kind == "stock"
+        )
 
     @classmethod
-    def read(cls, fab: VirtualFab) -> Baseline:
-        registers: dict[Register, tuple[int, int]] = {}
+    def read(
+        cls, fab: VirtualFab, tid: str | None = None, at: float | None = None
+    ) -> Baseline:
+        registers: dict[Register, tuple[int, int, str]] = {}
         for cap in fab.library.capabilities.values():
-            registers["price", cap.id] = (cap.price_revision, cents(cap.price))
+            registers["price", cap.id] = (
+                cap.price_revision,
+                cents(cap.price),
+                digests.capability(cap),
+            )
         for lab in fab.catalogue.labs.values():
-            registers["stock", lab.name] = (lab.stock_revision, lab.wafer_stock)
+            registers["stock", lab.name] = (
+                lab.stock_revision,
+                lab.wafer_stock,
+                digests.lab(lab),
+            )
         ids = fab.sequences.keys(min=operations.FIRST_ORDER_ID)
-        return cls(registers, frozenset(int(i) for i in ids))
+        return cls(registers, frozenset(int(i) for i in ids), tid, at)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,27 +76,52 @@ class Violation:
     ops: tuple[str, ...] = ()
     #: the transaction ids involved (hex)
     tids: tuple[str, ...] = ()
+    #: the anomaly it is (G1a, G-single, lost update, ...), where it has a name
+    anomaly: str | None = None
+    #: a writer the history does not hold (a lost client, another program)
+    #: could have caused it: not counted when the history is incomplete
+    foreign: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {
+        return {
+            "kind": self.kind,
+            "text": self.text,
             "ops": list(self.ops),
             "tids": list(self.tids),
+            "anomaly": self.anomaly,
         }
 
 
 @dataclasses.dataclass
 class ConsistencyReport:
-    """What check() looked at (*checked*: counts by name) and every
-    violation it found."""
+    """What check() looked at (*checked*: counts by name), every violation
+    it found, the anomalies the storage is allowed to show that it showed
+    (*allowed*, with examples in *notes*), the isolation level the history
+    satisfies, and why it is not fully checked (*not_checked*; findings a
+    missing history could explain are then *unexplained*, not violations)."""
 
     checked: dict[str, int] = dataclasses.field(default_factory=dict)
     violations: list[Violation] = dataclasses.field(default_factory=list)
     #: seconds the check took through a client (verify()), None in-process
     seconds: float | None = None
+    allowed: dict[str, int] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    level: str = ""
+    ruled_out: list[str] = dataclasses.field(default_factory=list)
+    #: what the storage promises beyond snapshot isolation, in words
+    promise: str = ""
+    not_checked: list[str] = dataclasses.field(default_factory=list)
+    unexplained: list[Violation] = dataclasses.field(default_factory=list)
+    #: the storage's log was not read and could change the verdict
+    #: (scenarios.load.consistency reads it and judges again)
+    needs_log: bool = False
 
     @property
-    def ok(self) -> bool:
-        return not self.violations
+    def ok(self) -> bool | None:
+        """False: a violation; None: not fully checked; True: right."""
+        if self.violations:
+            return False
+        return None if self.not_checked else True
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -83,33 +129,60 @@ class ConsistencyReport:
             out[v.kind] += 1
         return out
 
+    def anomalies(self) -> dict[str, int]:
+        """Violations by anomaly name (those that have one)."""
+        out: dict[str, int] = {}
+        for v in self.violations:
+            if v.anomaly:
+                out[v.anomaly] = out.get(v.anomaly, 0) + 1
+        return out
+
     def summary(self) -> str:
-        """'consistency: N violations' and, when there are some, by kind."""
+        """'consistency: N violations' and, when there are some, by kind;
+        then why it is not fully checked."""
         n = len(self.violations)
         text = f"consistency: {n} violation{'s' * (n != 1)}"
         if n:
             kinds = ", ".join(f"{c} {k}" for k, c in self.counts().items() if c)
             text += f" ({kinds})"
+        if self.not_checked:
+            text += "; not fully checked: " + "; ".join(self.not_checked)
         return text
 
     def what(self) -> str:
         """What was checked, in words."""
         c = self.checked
-        return (
+        text = (
             f"checked {c.get('attempts', 0)} attempts ({c.get('ok', 0)} ok, "
             f"{c.get('failed', 0)} failed, {c.get('unknown', 0)} unknown), "
             f"{c.get('reads', 0)} reads, {c.get('audits', 0)} stock audits; "
             f"{c.get('prices', 0)} prices, {c.get('labs', 0)} labs' stock, "
             f"{c.get('sequences', 0)} sequences made by operations, "
-            f"{c.get('index_entries', 0)} index entries both ways"
+            f"{c.get('index_entries', 0)} index entries both ways; a "
+            f"dependency graph of {c.get('nodes', 0)} transactions and "
+            f"{c.get('edges', 0)} edges"
             + ("" if self.seconds is None else f", in {self.seconds:.1f} s")
         )
+        if self.level:
+            text += f"; the history is {self.level}"
+        if self.allowed:
+            shown = ", ".join(f"{n} {name}" for name, n in sorted(self.allowed.items()))
+            text += f" (allowed here: {shown})"
+        return text
 
     def lines(self, limit: int = 5) -> list[str]:
-        """The first *limit* violations in words, and how many more."""
+        """The first *limit* violations in words, and how many more; then
+        the first examples of what was allowed or left unexplained."""
         out = [f"{v.kind}: {v.text}" for v in self.violations[:limit]]
         if len(self.violations) > limit:
             out.append(f"... and {len(self.violations) - limit} more (all in the JSON)")
+        out += self.notes[:2]
+        if self.unexplained:
+            first = self.unexplained[0]
+            out.append(
+                f"not counted ({len(self.unexplained)}, a missing history could "
+                f"explain them), first: {first.kind}: {first.text}"
+            )
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -123,6 +196,13 @@ class ConsistencyReport:
             "violations": [v.to_json() for v in self.violations],
             "tally": dict(self.checked),
             "seconds": self.seconds,
+            "level": self.level,
+            "ruled_out": list(self.ruled_out),
+            "promise": self.promise,
+            "anomalies": self.anomalies(),
+            "allowed": dict(self.allowed),
+            "not_checked": list(self.not_checked),
+            "unexplained": [v.to_json() for v in self.unexplained],
         }
 
 
@@ -137,4 +217,5 @@ def not_checked(reason: str) -> dict[str, Any]:
         "problems": [],
         "violations": [],
         "tally": {},
+        "not_checked": [reason],
     }

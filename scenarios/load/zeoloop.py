@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import secrets
 import shutil
 import tempfile
 import threading
@@ -74,6 +75,7 @@ def run_process(
     seed: int | None,
     process: int = 0,
     history_path: str | None = None,
+    run_token: str = "",
     control: Control | None = None,
 ) -> ProcessResult:
     """One client process: one DB, *users* threads for *duration* seconds.
@@ -96,7 +98,9 @@ def run_process(
         for i in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
             name = f"p{process}u{i}"
-            sessions.append(Session(db, config, history, rng, client=name))
+            sessions.append(
+                Session(db, config, history, rng, client=name, run=run_token)
+            )
         start = threading.Barrier(users + 1)
         deadline = [0.0]
 
@@ -169,12 +173,13 @@ def run(
     and the results they send say they were interrupted."""
     split = [n for n in users_per_process(users, processes) if n]
     seeds = [None if seed is None else seed + i for i in range(len(split))]
+    token = secrets.token_hex(4)
     if len(split) == 1:
-        return [run_process(config, split[0], duration, seeds[0])]
+        return [run_process(config, split[0], duration, seeds[0], run_token=token)]
     scratch = Path(tempfile.mkdtemp(prefix="vfab-zeoloop-history-"))
     paths = [str(scratch / f"process-{i}.jsonl") for i in range(len(split))]
     args = [
-        (config, n, duration, s, i, path)
+        (config, n, duration, s, i, path, token)
         for i, (n, s, path) in enumerate(zip(split, seeds, paths, strict=True))
     ]
     stopped = False

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import shutil
 import tempfile
 import time
@@ -30,7 +31,7 @@ import storages
 from scenarios.data import dataset
 from scenarios.load import consistency
 from scenarios.load.clients import ClientProcesses
-from scenarios.load.history import Event, History, read_history
+from scenarios.load.history import History, Part, Parts, read_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
@@ -67,7 +68,7 @@ def run(
     options: StorageOptions,
     target: str | None = None,
     progress: Progress | Say | None = None,
-    history: list[tuple[dict[str, Any], list[Event]]] | None = None,
+    history: Parts | None = None,
 ) -> list[ScalePoint]:
     """Every point, storage by storage, client counts in order, each a step
     of the progress.  *history*: where each checked point's (context,
@@ -142,7 +143,7 @@ def run_point(
     clients: int,
     shared: Shared,
     say: Progress,
-    history: list[tuple[dict[str, Any], list[Event]]] | None = None,
+    history: Parts | None = None,
 ) -> ScalePoint:
     """One point on *shared* (populated): read the baseline, start the
     clients, measure, apply the fault, stop, check."""
@@ -156,6 +157,7 @@ def run_point(
     baseline = consistency.read_baseline(shared.client) if config.check else None
     scratch = Path(tempfile.mkdtemp(prefix="vfab-scale-history-"))
     per_client_rate = config.rate / clients if config.rate else None
+    run_token = secrets.token_hex(4)
     plans = [
         ClientPlan(
             config=load,
@@ -168,6 +170,7 @@ def run_point(
             stderr_path=str(scratch / f"client-{i}.stderr"),
             wait_timeout_s=config.wait_timeout_s,
             timeline=fault is not None,
+            run=run_token,
         )
         for i in range(clients)
     ]
@@ -257,7 +260,7 @@ def run_point(
                 invariants = _check(shared.client, baseline, events)
         if history is not None and baseline is not None:
             context = {"storage": storage, "clients": clients, "check": invariants}
-            history.append((context, list(events)))
+            history.append(Part(context, list(events), dict(events.sessions)))
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -293,6 +296,7 @@ def _check(
     except StorageError as e:
         return consistency.not_checked(str(e))
     except Exception as e:  # a storage's own error while reading back
+        # (a record that cannot be loaded is a finding, not this: readback)
         return consistency.not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
     return report.to_json()
 

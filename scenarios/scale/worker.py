@@ -13,8 +13,9 @@ Operations that end inside the measured window count (an open loop's
 backlog from the warmup included, with the latency it has by then); the
 warmup before it runs the same loop unrecorded.
 Every attempt (its outcome, what it read and wrote) is appended to a history
-file at once (scenarios.load.history.FileHistory), so that what a client
-was told survives the client being killed.  Errors other than
+file and flushed at once (scenarios.load.history.FileHistory), reads as
+well as writes, so that what a client was told survives the client being
+killed.  Errors other than
 conflicts (ClientDisconnected while the server is away, "Couldn't load
 state" after it) are counted by kind against their operation; the log
 records ZODB and ZEO write meanwhile are counted, not printed.
@@ -60,6 +61,9 @@ class ClientPlan:
     #: print there when their server dies (psycopg2 prints the exception
     #: it could not raise) is not for the terminal.
     stderr_path: str | None = None
+    #: The point's token in the notes of its transactions (the check finds
+    #: them in the storage's log by it)
+    run: str = ""
 
 
 class _LogCounter(logging.Handler):
@@ -116,7 +120,7 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
     rng = random.Random(plan.seed)
     session = None
     try:
-        session = Session(db, plan.config, history, rng, client=plan.name)
+        session = Session(db, plan.config, history, rng, client=plan.name, run=plan.run)
         start_at = control.wait_start()
         if not start_at:
             return {"started": False}

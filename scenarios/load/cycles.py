@@ -1,0 +1,351 @@
+"""The dependency graph of a history and the anomalies in its cycles, as
+Elle finds them (scenarios.load.graph has the machinery): which attempts
+depend on which, every cycle named, explained step by step, with the
+attempts and transactions on it.
+
+The nodes are the committed attempts and the state before the run (the
+baseline: it wrote every register's first version).  The edges:
+
+- ww: b wrote the version of a register after the one a wrote;
+- wr: b read a version a wrote;
+- rw: a read a version, b wrote the next one (rw (readCurrent) when a
+  named that read with readCurrent and committed);
+- process: a and b are one client's, a first (a session sees its own
+  commits);
+- snapshot: a's commit (a read-only a: its snapshot) is in b's snapshot,
+  by transaction ids (the storage's own order; Adya's start-dependency);
+- realtime: a ended before b began, on the clients' shared clock, by more
+  than the clocks' uncertainty.
+
+A stale snapshot (b began after a's commit was acknowledged and its
+snapshot does not hold it) needs no cycle and is found apart.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from typing import Any
+
+from scenarios.load import graph as g
+from scenarios.load.anomalies import REALTIME
+from scenarios.load.index import INITIAL, Index, tid_int
+
+#: Steps of cycle search (nodes visited) one check may spend: about a
+#: second or two of Python; beyond, the check says the search was cut short.
+SEARCH_BUDGET = 3_000_000
+
+#: Cycles explained in words per anomaly (the rest are counted).
+EXAMPLES = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Cycle:
+    """One cycle: its anomaly, its steps (attempts by index, INITIAL for
+    the baseline) and each step explained."""
+
+    anomaly: str
+    steps: tuple[tuple[int, int, int], ...]  # (source, relation, target)
+    explained: tuple[str, ...]
+
+    def attempts(self) -> list[int]:
+        return [s for s, _, _ in self.steps]
+
+
+@dataclasses.dataclass
+class Found:
+    """What the graph showed: cycles per anomaly (the first EXAMPLES of
+    each explained), stale snapshots, the graph's size, and whether the
+    search was cut short."""
+
+    cycles: dict[str, list[Cycle]] = dataclasses.field(default_factory=dict)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    stale: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    stale_count: int = 0
+    nodes: int = 0
+    edges: int = 0
+    cut_short: bool = False
+    #: real time was recorded (every committed attempt has its times)
+    timed: bool = False
+
+
+class Builder:
+    """The graph of *index*: attempts as nodes 0..k-1, then barriers."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.graph = g.Graph()
+        self.attempt: list[int] = []  # node -> attempt (INITIAL for the baseline)
+        self.node: dict[int, int] = {}  # attempt -> node
+        for i in [INITIAL, *sorted(index.committed)]:
+            self.node[i] = self.graph.add()
+            self.attempt.append(i)
+
+    def build(self) -> g.Graph:
+        self._data()
+        self._process()
+        self._snapshot()
+        self._realtime()
+        return self.graph
+
+    def _data(self) -> None:
+        index, node, link = self.index, self.node, self.graph.link
+        #: register -> (its committed revisions in order, their writers)
+        versions: dict[Any, tuple[list[int], list[list[int]]]] = {}
+        for register, revs in index.writes.items():
+            order: list[tuple[int, list[int]]] = []
+            if register[0] != "sequence":
+                base = index.baseline.registers.get(register)
+                if base is not None:
+                    order.append((base[0], [INITIAL]))
+            for r in sorted(revs):
+                made = [i for i, _ in revs[r] if i in index.committed]
+                if made:
+                    order.append((r, made))
+            versions[register] = ([r for r, _ in order], [w for _, w in order])
+            for (_, before), (_, after) in zip(order, order[1:], strict=False):
+                for a in before:
+                    for b in after:
+                        link(node[a], node[b], g.WW)
+        for i in index.committed:
+            e = index.attempts[i]
+            committed_writer = bool(e.writes)
+            for read in e.reads:
+                if read.kind == "stock total":
+                    continue
+                source = index.source(read)
+                if source.kind == "initial":
+                    writers: tuple[int, ...] = (INITIAL,)
+                elif source.kind == "written":
+                    writers = source.writers
+                else:
+                    continue  # a rule reports it; its place is not known
+                for w in writers:
+                    if w in node:
+                        link(node[w], node[i], g.WR)
+                revisions, writers_of = versions.get((read.kind, read.key), ([], []))
+                k = bisect.bisect_right(revisions, read.revision)
+                if k < len(revisions):
+                    bits = g.RWC if read.current and committed_writer else g.RW
+                    for w in writers_of[k]:
+                        link(node[i], node[w], bits)
+
+    def _process(self) -> None:
+        node = self.node
+        for attempts in self.index.by_client.values():
+            mine = [node[i] for i in attempts if i in node]
+            for a, b in zip(mine, mine[1:], strict=False):
+                self.graph.link(a, b, g.PROCESS)
+
+    def _snapshot(self) -> None:
+        """Start order by transaction ids: a commit ends at its tid (a
+        read-only attempt at its snapshot, after the commits it holds),
+        an attempt begins at its snapshot."""
+        index = self.index
+        ends: list[tuple[int, tuple[int, int]]] = []
+        starts: list[tuple[int, tuple[int, int]]] = []
+        for i, n in self.node.items():
+            tid = tid_int(index.tid(i))
+            if index.writes_anything(i):
+                if tid is not None:
+                    ends.append((n, (tid, 0)))
+            else:
+                snap = tid_int(index.attempts[i].snapshot)
+                if snap is not None:
+                    ends.append((n, (snap, 2)))
+            if i != INITIAL:
+                snap = tid_int(index.attempts[i].snapshot)
+                if snap is not None:
+                    starts.append((n, (snap, 1)))
+        self.graph.interval_order(ends, starts, g.SNAPSHOT)
+
+    def _realtime(self) -> None:
+        index = self.index
+        ends = [(n, t) for i, n in self.node.items() if (t := index.end(i)) is not None]
+        starts = [
+            (n, t) for i, n in self.node.items() if (t := index.start(i)) is not None
+        ]
+        self.graph.interval_order(ends, starts, g.REALTIME, index.margin)
+
+
+def stale_snapshots(index: Index) -> tuple[list[tuple[int, int]], int]:
+    """(the first EXAMPLES (reader, writer) pairs where the reader began
+    after the writer's commit was acknowledged and its snapshot does not
+    hold that commit; how many readers)."""
+    writers = []
+    for i in [INITIAL, *index.committed]:
+        tid, end = tid_int(index.tid(i)), index.end(i)
+        if tid is not None and end is not None and index.writes_anything(i):
+            writers.append((end, tid, i))
+    writers.sort()
+    times = [end for end, _, _ in writers]
+    best: list[tuple[int, int]] = []  # prefix: (highest tid, its writer)
+    for _, tid, i in writers:
+        best.append(max(best[-1], (tid, i)) if best else (tid, i))
+    examples: list[tuple[int, int]] = []
+    count = 0
+    for i in sorted(index.committed):
+        start, snap = index.start(i), tid_int(index.attempts[i].snapshot)
+        if start is None or snap is None:
+            continue
+        k = bisect.bisect_left(times, start - index.margin) - 1
+        if k >= 0 and best[k][0] > snap:
+            count += 1
+            if len(examples) < EXAMPLES:
+                examples.append((i, best[k][1]))
+    return examples, count
+
+
+#: The searches of one strongly connected component, in order: an
+#: anomaly's name, the relations its cycle may use, and whether it has
+#: exactly one anti-dependency.
+ORDER = g.PROCESS | g.SNAPSHOT
+_LADDER = (
+    ("G0", g.WW | ORDER, False),
+    ("G1c", g.WW | g.WR | ORDER, False),
+    ("G-single", g.WW | g.WR | ORDER | g.ANTI, True),
+    ("G2-item (readCurrent)", g.WW | g.WR | ORDER | g.RWC, False),
+    ("G2-item", g.WW | g.WR | ORDER | g.ANTI, False),
+)
+
+
+def classify(steps: list[g.Step], guess: str) -> str:
+    """The anomaly a cycle shows, by its edges (see scenarios.load.anomalies)."""
+    relations = [s.relation for s in steps]
+    realtime = REALTIME if g.REALTIME in relations else ""
+    if not any(r & (g.WW | g.WR | g.ANTI) for r in relations):
+        # Order edges alone: a snapshot older than one that came before it
+        # in a session's order (or in real time).
+        return "non-monotonic snapshot" + realtime
+    anti = [r & g.ANTI != 0 for r in relations]
+    n = sum(anti)
+    if n == 0:
+        name = "G1c" if g.WR in relations else "G0"
+    elif n == 1:
+        name = "G-single"
+    elif guess == "G2-item (readCurrent)" and all(
+        r == g.RWC for r in relations if r & g.ANTI
+    ):
+        name = "G2-item (readCurrent)"
+    elif not any(anti[k] and anti[k - 1] for k in range(len(anti))):
+        name = "G-nonadjacent"
+    else:
+        name = "G2-item"
+    return name + realtime
+
+
+def _search(
+    graph: g.Graph, inside: set[int], budget: g.Budget
+) -> tuple[list[g.Step] | None, str]:
+    """The first cycle of _LADDER's searches in the component *inside*,
+    without real-time edges and then with them, and the search that found
+    it."""
+    for extra in (0, g.REALTIME):
+        for name, mask, one_anti in _LADDER:
+            cycle = g.find_cycle(graph, inside, mask | extra, budget, one_anti)
+            if cycle is not None:
+                return cycle, name
+            if budget.exhausted():
+                return None, ""
+    return None, ""
+
+
+def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
+    """Every anomaly the graph of *index* shows (see Found)."""
+    builder = Builder(index)
+    graph = builder.build()
+    found = Found()
+    found.nodes = len(builder.attempt)
+    found.edges = sum(len(edges) for edges in graph.out)
+    found.timed = all(
+        index.start(i) is not None and index.end(i) is not None
+        for i in index.committed
+        if index.attempts[i].outcome == "ok"
+    ) and bool(index.committed)
+    found.stale, found.stale_count = stale_snapshots(index)
+    budget = g.Budget(budget_steps)
+    for component in graph.components(g.ALL):
+        inside = set(component)
+        cycle, searched = _search(graph, inside, budget)
+        if cycle is None:
+            found.cut_short = found.cut_short or budget.exhausted()
+            continue
+        anomaly = classify(cycle, searched)
+        found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
+        examples = found.cycles.setdefault(anomaly, [])
+        if len(examples) < EXAMPLES:
+            steps = tuple(
+                (builder.attempt[s.source], s.relation, builder.attempt[s.target])
+                for s in cycle
+            )
+            examples.append(
+                Cycle(anomaly, steps, tuple(explain(index, st) for st in steps))
+            )
+    return found
+
+
+def explain(index: Index, step: tuple[int, int, int]) -> str:
+    """Why attempt a precedes b on one edge of a cycle, in words."""
+    a, relation, b = step
+    name_a, name_b = index.name(a), index.name(b)
+    if relation == g.PROCESS:
+        return f"{name_a} ran before {name_b} in the same session"
+    if relation == g.SNAPSHOT:
+        what = (
+            f"committed as {index.tid(a)}"
+            if index.writes_anything(a)
+            else f"read at {index.attempts[a].snapshot}"
+        )
+        return (
+            f"{name_a} {what}, and {name_b}'s snapshot "
+            f"{index.attempts[b].snapshot} is later"
+        )
+    if relation == g.REALTIME:
+        end, start = index.end(a), index.start(b)
+        gap = "" if end is None or start is None else f" {start - end:.3f} s"
+        return f"{name_a} was acknowledged{gap} before {name_b} began"
+    writes_a = _accesses(index, a, writes=True)
+    reads_b = _accesses(index, b, writes=False)
+    writes_b = _accesses(index, b, writes=True)
+    if relation == g.WW:
+        for register, rev in writes_a.items():
+            if register in writes_b and writes_b[register] > rev:
+                return (
+                    f"{name_a} wrote {_reg(register)} revision {rev} and {name_b} "
+                    f"the next one, revision {writes_b[register]}"
+                )
+    if relation == g.WR:
+        for register, rev in writes_a.items():
+            if reads_b.get(register) == rev:
+                return (
+                    f"{name_b} read {_reg(register)} revision {rev}, which "
+                    f"{name_a} wrote"
+                )
+    if relation & g.ANTI:
+        reads_a = _accesses(index, a, writes=False)
+        for register, rev in reads_a.items():
+            if register in writes_b and writes_b[register] > rev:
+                how = " with readCurrent" if relation == g.RWC else ""
+                return (
+                    f"{name_a} read {_reg(register)} revision {rev}{how}, and "
+                    f"{name_b} wrote a later one, revision {writes_b[register]}"
+                )
+    return f"{name_a} precedes {name_b} ({g.name_of(relation)})"
+
+
+def _accesses(index: Index, i: int, writes: bool) -> dict[Any, int]:
+    if i == INITIAL:
+        if not writes:
+            return {}
+        return {r: v[0] for r, v in index.baseline.registers.items()}
+    e = index.attempts[i]
+    return {(a.kind, a.key): a.revision for a in (e.writes if writes else e.reads)}
+
+
+def _reg(register: Any) -> str:
+    kind, key = register
+    if kind == "price":
+        return f"capability {key}'s price"
+    if kind == "stock":
+        return f"lab {key}'s stock"
+    return f"sequence {key}"
