@@ -274,14 +274,24 @@ def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
         found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
         examples = found.cycles.setdefault(anomaly, [])
         if len(examples) < EXAMPLES:
-            steps = tuple(
-                (builder.attempt[s.source], s.relation, builder.attempt[s.target])
-                for s in cycle
+            steps = _rotated(
+                [
+                    (builder.attempt[s.source], s.relation, builder.attempt[s.target])
+                    for s in cycle
+                ]
             )
             examples.append(
                 Cycle(anomaly, steps, tuple(explain(index, st) for st in steps))
             )
     return found
+
+
+def _rotated(steps: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...]:
+    """The cycle *steps* from its first attempt in the history's order
+    (by client and attempt number; the baseline last), so that one cycle
+    always reads the same."""
+    first = min(range(len(steps)), key=lambda k: (steps[k][0] == INITIAL, steps[k][0]))
+    return tuple(steps[first:] + steps[:first])
 
 
 def explain(index: Index, step: tuple[int, int, int]) -> str:
