@@ -7,7 +7,7 @@ import os
 import sys
 
 import storages
-from scenarios.argtypes import positive_float
+from scenarios.argtypes import between, positive_float
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
@@ -28,12 +28,15 @@ from scenarios.cli.scale import (
     target_of,
 )
 from scenarios.errors import (
+    EXIT_ERRORS,
     EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
-    EXIT_OK,
     EXIT_VIOLATIONS,
+    ConfigError,
+    check_status,
 )
 from scenarios.load.history import Parts, write_history
+from scenarios.load.options import MAX_SKEW
 from scenarios.load.target import add_target_option
 from scenarios.scale.config import check_memory
 from scenarios.verify.run import (
@@ -54,11 +57,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "failure, a conflict at vote, a conflict BTrees resolve, a client "
         "killed between vote and finish) on a fresh database, then a "
         "write-heavy load with a steep skew at each --clients count, its data "
-        "checked against the history of every attempt (lost and phantom "
-        "writes, index drift, lost updates, inconsistent reads).  The load "
-        "windows share --budget; set-up and checks come on top.  "
-        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if "
-        f"something could not be checked, {EXIT_INTERRUPTED} on Ctrl-C.",
+        "checked against the history of every attempt (docs/consistency.md: "
+        "lost and phantom writes, corrupt values, lost records, index drift, "
+        "lost updates, inconsistent reads, dependency cycles).  The load "
+        "windows share --budget; set-up and checks come on top, and the plan "
+        "says how long they take.  Ends with a verdict per storage: right, "
+        f"WRONG, not fully checked or errors.  Exit {EXIT_VIOLATIONS} on any "
+        f"violation, {EXIT_INVARIANTS} if something could not be checked, "
+        f"{EXIT_ERRORS} if the data are right but operations failed, "
+        f"{EXIT_INTERRUPTED} on Ctrl-C.",
     )
     p.add_argument(
         "--storage",
@@ -92,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--skew",
-        type=positive_float,
+        type=between(0, MAX_SKEW),
         default=CONTENTION_SKEW,
         metavar="S",
         help="Zipf exponent of the capabilities the load picks (default: "
@@ -112,10 +119,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         history="keep every attempt's history as JSON lines",
     )
     add_progress_option(p)
-    p.set_defaults(handler=main)
+    # None when --target is not given, so that an empty one is an error
+    p.set_defaults(handler=main, target=None)
 
 
 def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
+    if args.target is not None and not args.target.strip():
+        raise ConfigError(
+            "empty --target: expected HOST:PORT, a URI or a ZConfig file "
+            "(leave --target out to verify every shared storage)"
+        )
     target = target_of(args)
     if target is not None:
         names = ["target"]
@@ -144,12 +157,18 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.results import metadata
     from scenarios.scale import runner as scale_runner
     from scenarios.verify import report, run
+    from scenarios.verify.target import check_data_set, refuse_outputs_inside
 
     config, target = config_from(args)
     options = storages.options_from_args(args)
     refuse_unavailable(config.storages, options)
     check_memory(max(config.clients))
+    if target is not None:
+        refuse_outputs_inside(target, {"--history": args.history, "--json": args.json})
     check_outputs(args)
+    if target is not None:
+        # Before the scenarios write into it: a vfab data set, read-only.
+        check_data_set(target)
     meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
     history: Parts | None = [] if args.history is not None else None
     try:
@@ -164,8 +183,5 @@ def main(args: argparse.Namespace) -> int:
         write_json(args.json, report.to_json(verdicts, meta), args.force)
     if history:
         write_with(args.history, args.force, lambda path: write_history(path, history))
-    if any(v.ok is False for v in verdicts):
-        return EXIT_VIOLATIONS
-    if any(v.ok is None for v in verdicts):
-        return EXIT_INVARIANTS
-    return EXIT_OK
+    words = {v.verdict()[0] for v in verdicts}
+    return check_status(run.WRONG in words, run.UNCHECKED in words, run.ERRORS in words)

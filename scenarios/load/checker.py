@@ -219,6 +219,9 @@ class Rules:
                 [i, *index.by_tid.get(s.serial, [])[:1]],
                 [s.serial],
                 anomaly="G1a",
+                # stored by a transaction of no attempt: another writer
+                # may have written the same (verify runs share a seed)
+                foreign=s.serial not in index.by_tid,
             )
         else:  # nobody, or an intermediate version (a stored one is final)
             base = index.baseline.registers.get(register)
@@ -336,6 +339,7 @@ class Rules:
                     [source.writers[0], *index.by_tid.get(s.serial, [])[:1]],
                     [s.serial],
                     anomaly="G1a",
+                    foreign=s.serial not in index.by_tid,
                 )
             elif oks:
                 e = index.attempts[oks[0]]
@@ -407,6 +411,8 @@ class Rules:
                     f"whose commit failed (first: {first})",
                     [*readers[:3], *writers[:1]],
                     anomaly="G1a",
+                    # another writer may have written the same value
+                    foreign=True,
                 )
             elif kind == "intermediate":
                 self.add(

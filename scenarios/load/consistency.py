@@ -16,7 +16,8 @@ from typing import Any
 
 from scenarios.load.clock import Clock
 from scenarios.load.judge import judge
-from scenarios.load.readback import FinalRead, read_final, read_log
+from scenarios.load.readback import FinalRead, read_final
+from scenarios.load.readback import read_log as read_transactions
 from scenarios.load.violations import (
     KINDS,
     Baseline,
@@ -86,11 +87,12 @@ def verify(
     baseline: Baseline,
     history: Iterable[Any],
     lost: Mapping[str, str] | None = None,
+    read_log: bool = False,
 ) -> ConsistencyReport:
     """Judge the data set at *target*, read through a fresh client after
-    the run, against *baseline* and *history*; when the verdict could
-    depend on it, the storage's transaction log since the baseline is read
-    too and the history judged again with it."""
+    the run, against *baseline* and *history*; the storage's transaction
+    log since the baseline is read too (and the history judged again with
+    it) when *read_log*, or when the verdict could depend on it."""
     from scenarios.load.session import fab_of, short_connection
 
     events = list(history)
@@ -100,16 +102,22 @@ def verify(
         connection.transaction_manager.begin()
         fab = fab_of(connection, _where(target))
         final = read_final(fab, connection)
+        if read_log and baseline.tid is not None:
+            final.log, final.log_note = read_transactions(
+                connection.db().storage, baseline.tid
+            )
         report = judge(events, baseline, final, sessions, lost)
-        if report.needs_log and baseline.tid is not None:
-            final.log, final.log_note = read_log(connection.db().storage, baseline.tid)
+        if report.needs_log and baseline.tid is not None and not final.log_note:
+            final.log, final.log_note = read_transactions(
+                connection.db().storage, baseline.tid
+            )
             if final.log is not None:
                 report = judge(events, baseline, final, sessions, lost)
-            else:
-                report.notes.append(
-                    f"the storage's transaction log was not read: {final.log_note}; "
-                    "a writer outside the run cannot be told from a phantom write"
-                )
+        if final.log is None and final.log_note:
+            report.notes.append(
+                f"the storage's transaction log was not read: {final.log_note}; "
+                "a writer outside the run cannot be told from a phantom write"
+            )
     report.seconds = time.perf_counter() - started
     return report
 

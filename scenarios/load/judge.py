@@ -116,6 +116,9 @@ def judge(
     if missing:
         kept = [v for v in found if not v.foreign]
         report.unexplained = [v for v in found if v.foreign]
+        # the level is the history's as far as it can be told
+        seen = {v.anomaly for v in kept if v.anomaly} | set(report.allowed)
+        seen |= set(graph.cycles)
     order = {k: i for i, k in enumerate(KINDS)}
     kept.sort(key=lambda v: order[v.kind])
     report.violations = kept

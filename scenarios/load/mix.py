@@ -145,7 +145,10 @@ class LoadConfig:
     popularity (0: uniform; 1: the top one of 250 gets about 16% of picks).
     retries: attempts after a conflict before the operation fails.
     backoff_ms: first retry waits up to this long (full jitter), doubling
-    each attempt up to 64 times it.
+    each attempt up to 64 times it.  server_sync: a ZEO server named by
+    HOST:PORT is opened with server_sync (verify: the strongest promise
+    ZEO makes is checked; scale and locust keep ZEO's default, off, and
+    their checks count the stale reads it allows).
     """
 
     target: str = normalize(DEFAULT_ADDRESS)
@@ -155,6 +158,7 @@ class LoadConfig:
     skew: float = 1.0
     retries: int = 10
     backoff_ms: float = 5.0
+    server_sync: bool = False
 
     def __post_init__(self) -> None:
         names = [name for name, _ in self.weights]

@@ -40,14 +40,19 @@ class Outcome:
 
 
 def open_database(
-    target: str | tuple[str, int], pool_size: int = 7, wait_timeout: float | None = None
+    target: str | tuple[str, int],
+    pool_size: int = 7,
+    wait_timeout: float | None = None,
+    server_sync: bool = False,
 ) -> Any:
     """One ZODB.DB on the target (a client spec, or a ZEO (host, port)): what
     each client process holds (ZEO.DB(addr, pool_size=...) would pass
-    pool_size to ClientStorage)."""
+    pool_size to ClientStorage); *server_sync*: see open_target."""
     if not isinstance(target, str):
         target = f"zeo://{target[0]}:{target[1]}"
-    return open_target(target, pool_size=pool_size, wait_timeout=wait_timeout)
+    return open_target(
+        target, pool_size=pool_size, wait_timeout=wait_timeout, server_sync=server_sync
+    )
 
 
 def fab_of(connection: Any, address: str = "the server") -> VirtualFab:

@@ -35,7 +35,7 @@ from typing import Any
 from storages import StorageError, StorageOptions
 from storages.errors import one_line
 from storages.named import URISource, open_one_line
-from storages.zeo import address_uri, parse_address
+from storages.zeo import ZEOOptions, address_uri, parse_address
 from storages.zeo import uri_address as zeo_address  # noqa: F401 - scenarios.load.mix's
 
 
@@ -80,7 +80,49 @@ def check_target(spec: str, must_exist: bool = True) -> None:
         source = URISource(spec)
         source.validate()
         source.check_files(must_exist=must_exist)
+        check_history_mode(spec)
     _note_checked(spec)
+
+
+def check_history_mode(spec: str) -> None:
+    """StorageError when a sqlite:// target's keep_history is not the mode
+    its existing database was made in: RelStorage would change the schema
+    of a history-free database opened history-preserving (one database per
+    mode) before failing.  Read with SQLite's immutable mode: no file is
+    touched."""
+    import sqlite3
+    from urllib.parse import parse_qsl, quote, urlsplit
+
+    if not spec.startswith("sqlite://"):
+        return
+    query = dict(parse_qsl(urlsplit(spec.replace("sqlite://", "http://x", 1)).query))
+    data_dir = query.get("data_dir")
+    main = Path(data_dir) / "main.sqlite3" if data_dir else None
+    if main is None or not main.is_file():
+        return
+    wanted = query.get("keep_history", "true").lower() in ("1", "true", "yes", "on")
+    try:
+        connection = sqlite3.connect(
+            f"file:{quote(str(main))}?mode=ro&immutable=1", uri=True
+        )
+        try:
+            columns = {
+                row[1] for row in connection.execute("PRAGMA table_info(object_state)")
+            }
+        finally:
+            connection.close()
+    except sqlite3.Error as e:
+        raise StorageError(f"cannot read {main}: {e}") from None
+    if not columns:
+        return  # no schema yet: a new database
+    made = "prev_tid" in columns
+    if made != wanted:
+        mode = "history-preserving" if made else "history-free"
+        raise StorageError(
+            f"the RelStorage database in {data_dir} is {mode}, but the target "
+            f"asks keep_history={'true' if wanted else 'false'}: add "
+            f"keep_history={'true' if made else 'false'} to the URI"
+        )
 
 
 def _digest(spec: str) -> str:
@@ -112,6 +154,7 @@ def open_target(
     pool_size: int = 7,
     wait_timeout: float | None = None,
     must_exist: bool = True,
+    server_sync: bool = False,
 ) -> Any:
     """One ZODB.DB on the target *spec* (see normalize()), or StorageError.
 
@@ -120,10 +163,27 @@ def open_target(
     *wait_timeout* seconds, 10 by default, so that an operation while the
     server is away fails with ClientDisconnected instead of waiting for
     ever); ZConfig text through ZODB.config.  What it names here is
-    checked first (check_target; *must_exist*: see there)."""
+    checked first (check_target; *must_exist*: see there).  *server_sync*:
+    a ZEO server named HOST:PORT (zeo:// without keys) is opened with
+    server_sync, so each transaction sees every commit acknowledged before
+    it began (scenarios.load.promises); other targets say it themselves
+    (a ZConfig <zeoclient>'s server-sync)."""
     import ZODB
 
     check_target(spec, must_exist)
+    address = None if is_zconfig(spec) or "?" in spec else zeo_address(spec)
+    if server_sync and address is not None:
+        from storages.zeo.factory import WAIT_TIMEOUT_S, open_client
+
+        timeout = WAIT_TIMEOUT_S if wait_timeout is None else wait_timeout
+        storage = open_client(
+            address, StorageOptions(ZEOOptions()), timeout, server_sync=True
+        )
+        try:
+            return ZODB.DB(storage, pool_size=pool_size)
+        except BaseException:
+            storage.close()
+            raise
     if is_zconfig(spec):
         try:
             import ZODB.config

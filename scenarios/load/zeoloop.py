@@ -90,7 +90,9 @@ def run_process(
     result = ProcessResult.empty()
     history: Any = FileHistory(history_path) if history_path else History()
     seeds = random.Random(seed)
-    db = open_database(config.target, pool_size=max(users, 1))
+    db = open_database(
+        config.target, pool_size=max(users, 1), server_sync=config.server_sync
+    )
     sessions: list[Session] = []
     parts: list[ProcessResult] = []
     stopped = threading.Event()

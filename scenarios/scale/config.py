@@ -83,6 +83,11 @@ class ScaleConfig:
     #: Record every attempt's history and check the data against it after
     #: each point (scenarios.load.consistency); False: the load alone.
     check: bool = True
+    #: Read the storage's transaction log since the baseline in every
+    #: check, to see another writer (verify); else only when a finding
+    #: could depend on it (a ZEO server's log costs a round trip a
+    #: transaction).
+    read_log: bool = False
 
     def __post_init__(self) -> None:
         if not self.storages:

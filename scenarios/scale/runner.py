@@ -69,15 +69,19 @@ def run(
     target: str | None = None,
     progress: Progress | Say | None = None,
     history: Parts | None = None,
+    weight: Callable[[int], float] | None = None,
 ) -> list[ScalePoint]:
     """Every point, storage by storage, client counts in order, each a step
     of the progress.  *history*: where each checked point's (context,
-    events) is appended."""
+    events) is appended.  *weight*: a point's weight in the progress by
+    its client count, when the caller planned the progress itself
+    (verify); else this run plans a point a unit."""
     say = progress_of(progress, "scale", "points")
-    say.plan(
-        len(config.storages) * len(config.clients),
-        unit_s=config.warmup_s + config.duration_s + POINT_OVERHEAD_S,
-    )
+    if weight is None:
+        say.plan(
+            len(config.storages) * len(config.clients),
+            unit_s=config.warmup_s + config.duration_s + POINT_OVERHEAD_S,
+        )
     points: list[ScalePoint] = []
     spec = DataSpec.for_scale(config.scale)
     try:
@@ -91,7 +95,10 @@ def run(
                 held = factory.running()
             with held:
                 for clients in config.clients:
-                    say.step(f"{name}: {clients} client(s)")
+                    say.step(
+                        f"{name}: {clients} client(s)",
+                        1.0 if weight is None else weight(clients),
+                    )
                     say.line(f"{name}: {clients} client(s)", counted=True)
                     with _shared(factory, target) as (shared, fresh):
                         if fresh:
@@ -247,7 +254,7 @@ def run_point(
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
         elif shared.server_running:
-            invariants = _check(shared.client, baseline, events)
+            invariants = _check(shared.client, baseline, events, config.read_log)
         else:
             try:
                 shared.restart_server()
@@ -257,7 +264,7 @@ def run_point(
                 )
             else:
                 notes.append("server restarted for the consistency check")
-                invariants = _check(shared.client, baseline, events)
+                invariants = _check(shared.client, baseline, events, config.read_log)
         if history is not None and baseline is not None:
             context = {"storage": storage, "clients": clients, "check": invariants}
             history.append(Part(context, list(events), dict(events.sessions)))
@@ -283,14 +290,14 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
 
 
 def _check(
-    client: str, baseline: consistency.Baseline, events: History
+    client: str, baseline: consistency.Baseline, events: History, read_log: bool
 ) -> dict[str, Any]:
     if not any(e.outcome == "ok" for e in events):
         # Nothing acknowledged (stopped before the clients' first commit):
         # "0 violations" would read as a check of work that was done.
         return consistency.not_checked("no operation was acknowledged before the stop")
     try:
-        report = consistency.verify(client, baseline, events)
+        report = consistency.verify(client, baseline, events, read_log=read_log)
     except KeyboardInterrupt:
         return consistency.not_checked("interrupted")
     except StorageError as e:

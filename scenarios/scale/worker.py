@@ -115,7 +115,10 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
     root.setLevel(logging.WARNING)
     history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
     db = open_database(
-        plan.config.target, pool_size=1, wait_timeout=plan.wait_timeout_s
+        plan.config.target,
+        pool_size=1,
+        wait_timeout=plan.wait_timeout_s,
+        server_sync=plan.config.server_sync,
     )
     rng = random.Random(plan.seed)
     session = None

@@ -77,7 +77,7 @@ def child_main() -> None:
     from scenarios.load.target import open_target
 
     request = json.loads(sys.stdin.read())
-    name = request["name"]
+    name = request["name"] + request.get("tag", "")
     db = open_target(request["spec"], pool_size=1)
     tm = transaction.TransactionManager()
     conn = db.open(transaction_manager=tm)

@@ -20,6 +20,26 @@ AREA_KEY = "vfab-verify"
 #: Seconds a client open before another's commit may take to see it.
 CATCH_UP_S = 10.0
 
+#: A suffix of every scenario's key under root[AREA_KEY] (tagged()): a
+#: run's own, where others may run scenarios on the same database at once
+#: (verify --target), so that they never meet.
+_TAG = [""]
+
+
+@contextlib.contextmanager
+def tagged(tag: str) -> Iterator[None]:
+    """Scenario areas keyed "<name> <tag>" inside the block."""
+    _TAG.append(f" {tag}" if tag else "")
+    try:
+        yield
+    finally:
+        _TAG.pop()
+
+
+def key(name: str) -> str:
+    """The key of scenario *name*'s area under root[AREA_KEY]."""
+    return name + _TAG[-1]
+
 
 @dataclasses.dataclass
 class Client:
@@ -46,7 +66,7 @@ class Client:
             seen = self.db.lastTransaction() >= wanted
             self.tm.begin()  # RelStorage polls (and catches up) here
             if seen:
-                return self.conn.root()[AREA_KEY][name]
+                return self.conn.root()[AREA_KEY][key(name)]
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"a client did not see transaction 0x{wanted.hex()} "
@@ -85,16 +105,31 @@ def clients(spec: str) -> Iterator[Callable[[], Client]]:
 
 def prepare(client: Client, name: str, objects: dict[str, Any]) -> bytes:
     """Commit *objects* as root[AREA_KEY][name], replacing what was there;
-    the transaction's tid."""
+    the transaction's tid.  Retried after a conflict on root[AREA_KEY]
+    (another run preparing its own area at once), a few times."""
     from persistent.mapping import PersistentMapping
+    from ZODB.POSException import ConflictError
 
-    client.tm.begin()
-    root = client.conn.root()
-    if AREA_KEY not in root:
-        root[AREA_KEY] = PersistentMapping()
-    area = root[AREA_KEY][name] = PersistentMapping(objects)
-    client.tm.commit()
-    return bytes(area._p_serial)
+    for attempt in range(PREPARE_TRIES):
+        client.tm.begin()
+        root = client.conn.root()
+        if AREA_KEY not in root:
+            root[AREA_KEY] = PersistentMapping()
+        area = root[AREA_KEY][key(name)] = PersistentMapping(objects)
+        try:
+            client.tm.commit()
+        except ConflictError:
+            client.tm.abort()
+            if attempt == PREPARE_TRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        return bytes(area._p_serial)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+#: Attempts of prepare() (and remove_areas()) when others prepare at once.
+PREPARE_TRIES = 5
 
 
 def mapping(**items: Any) -> Any:
@@ -104,7 +139,31 @@ def mapping(**items: Any) -> Any:
 
 
 def path(name: str, *keys: str) -> str:
-    return f"root[{AREA_KEY!r}][{name!r}]" + "".join(f"[{k!r}]" for k in keys)
+    return f"root[{AREA_KEY!r}][{key(name)!r}]" + "".join(f"[{k!r}]" for k in keys)
+
+
+def remove_areas(spec: str, names: list[str]) -> None:
+    """Remove the areas of scenarios *names* (this tag's) from the
+    database: a run on a shared target leaves nothing of its own."""
+    from ZODB.POSException import ConflictError
+
+    with clients(spec) as open_client:
+        client = open_client()
+        for attempt in range(PREPARE_TRIES):
+            client.tm.begin()
+            area = client.conn.root().get(AREA_KEY)
+            if area is None:
+                return
+            for name in names:
+                area.pop(key(name), None)
+            try:
+                client.tm.commit()
+                return
+            except ConflictError:
+                client.tm.abort()
+                if attempt == PREPARE_TRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
 
 def error_line(e: BaseException) -> str:

@@ -1,5 +1,7 @@
 """`vfab-bench verify`'s tables (scenarios.results.table) and its JSON
-(format VERIFY in scenarios.results.files)."""
+(format VERIFY in scenarios.results.files): the scenarios, the load's
+points with their attempts, errors and violations, what each check found,
+and last the verdict per storage with why."""
 
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ def _cell(p: Any, kind: str) -> str:
 
 
 def load_table(verdicts: list[StorageVerdict]) -> Table:
-    """One row per storage and client count: attempts by outcome, then
-    violations by kind."""
-    header = ["storage", "clients", "attempts", "ok", "failed", "unknown"]
+    """One row per storage and client count: attempts by outcome, the
+    operations that raised errors, then violations by kind."""
+    header = ["storage", "clients", "attempts", "ok", "failed", "unknown", "errors"]
     header += list(KINDS) + ["ops/s"]
     rows = []
     for v in verdicts:
@@ -28,11 +30,11 @@ def load_table(verdicts: list[StorageVerdict]) -> Table:
             tally = p.invariants.get("tally", {})
             row = [v.storage, str(p.clients)]
             row += [str(tally.get(k, 0)) for k in ("attempts", "ok", "failed")]
-            row += [str(tally.get("unknown", 0))]
+            row += [str(tally.get("unknown", 0)), str(sum(p.errors.values()))]
             row += [_cell(p, kind) for kind in KINDS]
             row += [f"{p.ops_per_s:.1f}"]
             rows.append(row)
-    return Table("contended load: attempts and violations", header, rows)
+    return Table("contended load: attempts, errors and violations", header, rows)
 
 
 def scenario_table(verdicts: list[StorageVerdict]) -> Table:
@@ -42,6 +44,12 @@ def scenario_table(verdicts: list[StorageVerdict]) -> Table:
         verdict = {s.name: s.verdict for s in v.scenarios}
         rows.append([v.storage] + [verdict.get(n, "-") for n in names])
     return Table("deterministic scenarios", ["storage", *names], rows)
+
+
+def summary_table(verdicts: list[StorageVerdict]) -> Table:
+    """The last word: per storage, its verdict and why."""
+    rows = [[v.storage, *v.verdict()] for v in verdicts]
+    return Table("verdict", ["storage", "verdict", "why"], rows)
 
 
 def text(verdicts: list[StorageVerdict]) -> str:
@@ -60,9 +68,15 @@ def text(verdicts: list[StorageVerdict]) -> str:
             if p.invariants.get("what"):
                 lines.append(f"  {p.invariants['what']}")
             lines += [f"  {problem}" for problem in p.invariants.get("problems", ())]
-        word = {True: "right", False: "WRONG", None: "not fully checked"}[v.ok]
-        lines.append(f"{v.storage}: {word}")
-    parts.append("\n".join(lines))
+            if p.errors or p.failed:
+                raised = ", ".join(f"{n} {k}" for k, n in sorted(p.errors.items()))
+                failed = f"{p.failed} ran out of retries" if p.failed else ""
+                said = "; ".join(x for x in (raised, failed) if x)
+                lines.append(f"  operations that failed: {said}")
+                lines += [f"  {note}" for note in p.notes if note.startswith("first ")]
+    if lines:
+        parts.append("\n".join(lines))
+    parts.append(summary_table(verdicts).text())
     return "\n\n".join(parts) + "\n"
 
 

@@ -4,11 +4,16 @@ whether it is fast?
 For each storage (every shared storage that runs here, or those named, or
 a --target): the deterministic scenarios (scenarios.verify.scenarios) on a
 fresh database, then a contended load at rising client counts (scale's
-clients with a write-heavy mix and a steep skew, so that writers meet on
-the same capabilities and labs), each point checked against the history of
+clients with a write-heavy mix, the pairs that show a write skew and a
+read outside its snapshot, and a steep skew, so that writers meet on the
+same capabilities and labs; ZEO clients with server_sync, so its strongest
+promise is the one checked), each point checked against the history of
 every attempt (scenarios.load.consistency).  The load windows share the
 time budget; starting servers, populating, the scenarios and the checks
-come on top.
+come on top, and the plan says how long they take (estimate()).
+
+Each storage ends with one verdict (StorageVerdict.verdict): right, WRONG,
+not fully checked, or errors, with why.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from scenarios.errors import ConfigError
 from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
-from scenarios.progress import Progress, progress_of
+from scenarios.progress import Progress, duration, progress_of
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.results import ScalePoint
@@ -45,6 +50,11 @@ CONTENTION = {
     "read_sequence": 1,
     "transfer_wafers": 3,
     "audit_stock": 2,
+    # a write skew that readCurrent must stop, and a pair of registers
+    # written together with their reader (a read outside its snapshot)
+    "match_price": 2,
+    "reprice_pair": 2,
+    "compare_offers": 2,
 }
 #: Zipf exponent of the contended load: the most popular capability gets
 #: about 60% of the picks of 250 (1.0 in scale: 16%).
@@ -53,6 +63,18 @@ DEFAULT_CLIENTS = (2, 8, 16)
 DEFAULT_BUDGET_S = 60.0
 #: No load window is shorter than this, whatever the budget.
 MIN_WINDOW_S = 2.0
+#: Seconds assumed for what comes beside the load windows, before any
+#: step has ended (the ETA then follows the steps' own times): a storage's
+#: deterministic scenarios (two child processes, a dozen commits), the
+#: start of a client process (an interpreter importing ZODB: two cores
+#: start them about two at a time), populating a fresh database and the
+#: check of a point.
+SCENARIOS_S = 15.0
+CLIENT_START_S = 0.8
+POPULATE_S = 4.0
+CHECK_S = 3.0
+#: The verdicts, in the order of the summary's precedence.
+RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +103,18 @@ class VerifyConfig:
         points = len(self.storages) * len(self.clients)
         return max(MIN_WINDOW_S, self.budget_s / points)
 
+    def point_s(self, clients: int) -> float:
+        """Seconds a point of *clients* clients is planned to take."""
+        return POPULATE_S + clients * CLIENT_START_S + 0.5 + self.window_s + CHECK_S
+
+    def estimate(self) -> tuple[float, float]:
+        """(seconds of load windows, seconds of everything else) the run is
+        planned to take."""
+        windows = self.window_s * len(self.clients) * len(self.storages)
+        per_storage = sum(self.point_s(n) for n in self.clients)
+        per_storage += SCENARIOS_S if self.scenarios else 0.0
+        return windows, per_storage * len(self.storages) - windows
+
     def scale_config(self, name: str) -> ScaleConfig:
         return ScaleConfig(
             storages=(name,),
@@ -89,8 +123,12 @@ class VerifyConfig:
             seed=self.seed,
             duration_s=self.window_s,
             warmup_s=0.5,
-            load=LoadConfig.from_values(
-                "127.0.0.1:8100", weights=CONTENTION, skew=self.skew
+            read_log=True,
+            load=dataclasses.replace(
+                LoadConfig.from_values(
+                    "127.0.0.1:8100", weights=CONTENTION, skew=self.skew
+                ),
+                server_sync=True,
             ),
             check=True,
         )
@@ -110,6 +148,8 @@ class StorageVerdict:
     storage: str
     scenarios: tuple[Any, ...]  # scenarios.verify.scenarios.ScenarioResult
     points: tuple[ScalePoint, ...]
+    #: the client spec of a --target (to name a known upstream bug)
+    target: str | None = None
 
     def violations(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -121,25 +161,108 @@ class StorageVerdict:
     def tally(self, key: str) -> int:
         return sum(p.invariants.get("tally", {}).get(key, 0) for p in self.points)
 
+    def errors(self) -> dict[str, int]:
+        """Operations that raised (by exception class) or ran out of
+        retries ("retries ran out"), over the points."""
+        out: dict[str, int] = {}
+        for p in self.points:
+            for kind, n in p.errors.items():
+                out[kind] = out.get(kind, 0) + n
+            if p.failed:
+                out["retries ran out"] = out.get("retries ran out", 0) + p.failed
+        return out
+
+    def verdict(self) -> tuple[str, str]:
+        """(right, WRONG, not fully checked or errors; why, in words)."""
+        wrong = [s.name for s in self.scenarios if s.verdict == "violation"]
+        counts = {k: n for k, n in self.violations().items() if n}
+        if wrong or any(p.invariants.get("ok") is False for p in self.points):
+            parts = [f"{name}: violation" for name in wrong]
+            parts += [f"{n} {kind}" for kind, n in counts.items()]
+            bug = known_bug(self.storage, self.target)
+            return WRONG, "; ".join(parts) + (f" ({bug})" if bug else "")
+        unchecked = [
+            f"{s.name} not run" for s in self.scenarios if s.verdict == "not run"
+        ]
+        for p in self.points:
+            if p.invariants.get("ok") is None:
+                why = p.invariants.get("not_checked") or [p.invariants["summary"]]
+                unchecked += [f"{p.clients} clients: {w}" for w in why]
+            if p.started < p.clients:
+                unchecked.append(
+                    f"{p.clients} clients: only {p.started} started (no contention "
+                    "among the others)"
+                )
+        if not self.points:
+            unchecked.append("no load point ran")
+        if unchecked:
+            return UNCHECKED, "; ".join(unchecked)
+        errors = self.errors()
+        if errors:
+            shown = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items()))
+            return ERRORS, f"no violation, but operations failed: {shown}"
+        levels = sorted({p.invariants.get("level", "") for p in self.points} - {""})
+        attempts = self.tally("attempts")
+        return RIGHT, (
+            f"{attempts} attempts checked, no violation"
+            + (f"; the history is {' / '.join(levels)}" if levels else "")
+        )
+
     @property
     def ok(self) -> bool | None:
-        """False: something wrong; None: not everything could be checked."""
-        if any(s.verdict == "violation" for s in self.scenarios):
-            return False
-        if any(p.invariants.get("ok") is False for p in self.points):
-            return False
-        if any(p.invariants.get("ok") is None for p in self.points):
-            return None
-        return True
+        """What the text says: True right, False WRONG, None otherwise (not
+        fully checked, or errors)."""
+        word = self.verdict()[0]
+        return True if word == RIGHT else False if word == WRONG else None
 
     def to_json(self) -> dict[str, Any]:
+        word, why = self.verdict()
         return {
             "storage": self.storage,
             "ok": self.ok,
+            "verdict": word,
+            "why": why,
+            "known_bug": known_bug(self.storage, self.target)
+            if word == WRONG
+            else None,
+            "errors": self.errors(),
             "violations": self.violations(),
             "scenarios": [s.to_json() for s in self.scenarios],
             "points": [p.to_json() for p in self.points],
         }
+
+
+#: Upstream bugs known to make a storage WRONG here: (storage names, the
+#: scheme of a --target, the distribution, the versions it is known in,
+#: what it does, the doc).
+KNOWN_BUGS = (
+    (
+        ("relstorage-sqlite", "relstorage-sqlite-hp"),
+        "sqlite://",
+        "RelStorage",
+        ("4.3.0",),
+        "its SQLite adapter commits the rows of a transaction that failed at vote",
+        "docs/relstorage-sqlite.md",
+    ),
+)
+
+
+def known_bug(storage: str, target: str | None = None) -> str | None:
+    """The known upstream bug of *storage* (or a --target's scheme) in the
+    installed version, in words with its doc, or None."""
+    from importlib import metadata
+
+    for names, scheme, dist, versions, what, doc in KNOWN_BUGS:
+        named = storage in names or bool(target and target.startswith(scheme))
+        if not named:
+            continue
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        if version in versions:
+            return f"known upstream bug: {dist} {version}: {what} ({doc})"
+    return None
 
 
 def run(
@@ -150,18 +273,22 @@ def run(
     history: Parts | None = None,
 ) -> list[StorageVerdict]:
     """Every storage of *config*, in order: its scenarios one step of the
-    progress, each load point one."""
-    say = progress_of(progress, "verify", "steps")
-    per_storage = len(config.clients) + bool(config.scenarios)
-    say.plan(
-        len(config.storages) * per_storage,
-        unit_s=config.window_s + scale_runner.POINT_OVERHEAD_S,
+    progress, each load point one, each weighted by the seconds it is
+    planned to take, so that the ETA follows what they really took."""
+    say = progress_of(progress, "verify", "s planned")
+    windows, rest = config.estimate()
+    say.plan(windows + rest, unit_s=1.0)
+    say(
+        f"verify: {len(config.storages)} storage(s) x {len(config.clients)} "
+        f"client counts, load windows of {config.window_s:.1f} s "
+        f"({windows:.0f} s in all); servers, scenarios, clients and checks about "
+        f"{rest:.0f} s more: about {duration(windows + rest)} in all"
     )
     out = []
     for name in config.storages:
         scenarios: list[Any] = []
         if config.scenarios:
-            say.step(f"{name}: scenarios")
+            say.step(f"{name}: scenarios", SCENARIOS_S)
             say.line(f"{name}: scenarios", counted=True)
             scenarios = _scenarios(name, options, target)
             say.advance()
@@ -169,17 +296,20 @@ def run(
                 say(f"  {s.name}: {s.verdict}")
         say(f"{name}: contended load, {config.window_s:.1f} s per point")
         points = scale_runner.run(
-            config.scale_config(name), options, target, say, history
+            config.scale_config(name), options, target, say, history, config.point_s
         )
-        out.append(StorageVerdict(name, tuple(scenarios), tuple(points)))
+        out.append(StorageVerdict(name, tuple(scenarios), tuple(points), target))
     return out
 
 
 def _scenarios(name: str, options: StorageOptions, target: str | None) -> list[Any]:
+    import secrets
+
     from scenarios.verify.scenarios import run_scenarios
 
     with _database(name, options, target) as spec:
-        return run_scenarios(spec)
+        # A target may be verified by others at once: areas of this run's own.
+        return run_scenarios(spec, secrets.token_hex(4) if target else "")
 
 
 @contextlib.contextmanager

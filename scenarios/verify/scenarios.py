@@ -31,9 +31,12 @@ from scenarios.verify.clients import (
     Client,
     clients,
     error_line,
+    key,
     mapping,
     path,
     prepare,
+    remove_areas,
+    tagged,
 )
 
 OK = "ok"
@@ -336,7 +339,7 @@ def killed_between_vote_and_finish(
     name = KILLED
     with clients(spec) as open_client:
         prepare(open_client(), name, {"p": mapping(v="start"), "q": mapping(v="start")})
-    request = {"spec": spec, "name": name}
+    request = {"spec": spec, "name": name, "tag": key(name)[len(name) :]}
     code, out, err = run_child({**request, "mode": "vote-then-die"}, limit_s)
     if code != -signal.SIGKILL or "voted" not in out.split():
         why = "was still running" if code is None else f"exited with {code}"
@@ -428,6 +431,15 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-def run_scenarios(spec: str) -> list[ScenarioResult]:
-    """Every scenario of SCENARIOS on the database *spec* names, in order."""
-    return [scenario.run(spec) for scenario in SCENARIOS]
+def run_scenarios(spec: str, tag: str = "") -> list[ScenarioResult]:
+    """Every scenario of SCENARIOS on the database *spec* names, in order;
+    with *tag* (a database others may use at once: a --target), each in an
+    area of its own, removed afterwards."""
+    with tagged(tag):
+        results = [scenario.run(spec) for scenario in SCENARIOS]
+        if tag:
+            try:
+                remove_areas(spec, [s.name for s in SCENARIOS])
+            except Exception:  # what a scenario found matters more than this
+                pass
+    return results

@@ -51,12 +51,15 @@ def open_client(
     wait_timeout: float = WAIT_TIMEOUT_S,
     storage: str = "1",
     read_only: bool = False,
+    server_sync: bool = False,
 ) -> Any:
     """A ZEO ClientStorage connected to *address*, or StorageError.
 
     *wait_timeout*: seconds the client waits for its first connection, and
     every later call while the server is away, before ClientDisconnected;
-    *storage*: the name of the server's storage to use."""
+    *storage*: the name of the server's storage to use; *server_sync*: each
+    transaction's begin waits for the server's invalidations (ZEO's
+    server_sync)."""
     import ZEO.ClientStorage
     from ZEO.Exceptions import ClientDisconnected
 
@@ -64,6 +67,8 @@ def open_client(
     kwargs: dict[str, Any] = {"wait_timeout": wait_timeout, "storage": storage}
     if read_only:
         kwargs["read_only"] = True
+    if server_sync:
+        kwargs["server_sync"] = True
     zeo_cache_size = options.get(ZEOOptions).zeo_cache_size
     if zeo_cache_size is not None:
         kwargs["cache_size"] = zeo_cache_size

@@ -1,0 +1,134 @@
+"""What `vfab-bench verify --target` checks before it writes anything: that
+the target holds a vfab data set, looked for read-only (a FileStorage, a
+Berkeley DB environment, a ZConfig file's storage opened read-only; a
+server through a client that writes nothing, waiting for it a bounded
+time), and that no output lands in the target's own directory.
+
+The scenarios write into the target and the load commits into it: a
+database that is not a vfab data set, or a server that does not answer,
+is refused here, one line and exit 2, before either starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scenarios.errors import ConfigError
+from scenarios.load.target import check_target, describe, is_zconfig
+from storages import ROOT_KEY, StorageError
+from storages.errors import one_line
+from storages.named import URISource
+
+#: Seconds the read-only look waits for a server that accepted the
+#: connection but does not answer (the whole command's bound is 30 s).
+ANSWER_S = 10.0
+
+
+def _open_read_only(spec: str) -> Any:
+    """The storage *spec* names, read-only where its kind can be (a
+    client of a server otherwise: it writes nothing unless asked)."""
+    if is_zconfig(spec):
+        from storages.checks import parse_storage_config
+        from storages.named import storage_sections
+
+        config = parse_storage_config(spec)
+        sections = [*config.databases, *config.storages]
+        if not sections:
+            raise StorageError("the target's ZConfig text names no storage")
+        section = sections[0]
+        storage = getattr(section.config, "storage", section)
+        for inner in storage_sections(storage):
+            if hasattr(inner.config, "read_only"):
+                inner.config.read_only = True
+        try:
+            return storage.open()
+        except StorageError:
+            raise
+        except Exception as e:
+            raise StorageError(
+                f"cannot open target {describe(spec)}: {one_line(e)}"
+            ) from None
+    return URISource(spec).open(read_only=True, wait_timeout=ANSWER_S)
+
+
+def check_data_set(spec: str) -> None:
+    """StorageError (one line) unless the target *spec* holds a vfab data
+    set: checked whole without writing first (scenarios.load.target),
+    then opened read-only and its root looked at."""
+    from scenarios.bench.phases import FAB_KEY
+
+    check_target(spec)
+    storage = _open_read_only(spec)
+    try:
+        import ZODB
+        import ZODB.POSException
+
+        try:
+            db = ZODB.DB(storage)
+        except ZODB.POSException.ReadOnlyError:
+            raise StorageError(_no_data_set(spec)) from None
+        try:
+            connection = db.open()
+            try:
+                container = connection.root().get(ROOT_KEY)
+                found = container is not None and FAB_KEY in container
+            finally:
+                connection.close()
+        finally:
+            db.close()
+    finally:
+        storage.close()
+    if not found:
+        raise StorageError(_no_data_set(spec))
+
+
+def _no_data_set(spec: str) -> str:
+    return (
+        f"no vfab data set at {describe(spec)}; start one with: vfab-bench "
+        "serve --storage file --size small"
+    )
+
+
+def local_directories(spec: str) -> list[Path]:
+    """The directories on this machine that hold the target's data (a
+    Data.fs's, a BDB environment, RelStorage's SQLite files), if any."""
+    paths: list[Path] = []
+    if is_zconfig(spec):
+        from storages.checks import parse_storage_config
+        from storages.named import storage_sections
+
+        try:
+            config = parse_storage_config(spec)
+        except StorageError:
+            return []
+        for section in [*config.databases, *config.storages]:
+            storage = getattr(section.config, "storage", section)
+            for inner in storage_sections(storage):
+                path = getattr(inner.config, "path", None)
+                if isinstance(path, str):
+                    paths.append(Path(path))
+    else:
+        try:
+            path = URISource(spec).existing_path()
+        except StorageError:
+            path = None
+        if path is not None:
+            paths.append(path)
+    return [p.resolve().parent if not p.is_dir() else p.resolve() for p in paths]
+
+
+def refuse_outputs_inside(spec: str, outputs: dict[str, Path | None]) -> None:
+    """ConfigError for an output (flag -> path) inside the target's own
+    directory: it would be written among the database's files."""
+    directories = local_directories(spec)
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        where = Path(path).absolute().resolve().parent
+        for directory in directories:
+            if where == directory or directory in where.parents:
+                raise ConfigError(
+                    f"{flag} {path} is inside the target's own directory "
+                    f"{directory}: write it elsewhere"
+                )
