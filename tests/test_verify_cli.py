@@ -26,34 +26,60 @@ def vfab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def verdict_rows(stdout: str) -> dict[str, str]:
+    """The verdict table's rows: storage -> the rest of its line."""
+    text = stdout.rpartition("\nverdict\n")[2]
+    rows = {}
+    for line in text.splitlines()[1:]:
+        storage, _, rest = line.strip().partition(" ")
+        rows[storage] = rest.strip()
+    return rows
+
+
+@pytest.mark.subprocess
+@pytest.mark.server
 def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     """RelStorage 4.3.0 on SQLite fails the readCurrent scenario
-    (tests/test_verify_scenarios.py says why): exit 1, WRONG, the JSON
-    holds the verdicts; zeo beside it is right."""
+    (tests/test_verify_scenarios.py says why): exit 1, WRONG with the
+    upstream bug named, the JSON holds the verdicts; zeo beside it is
+    right."""
     factory_or_skip("relstorage-sqlite")
     out, history = tmp_path / "v.json", tmp_path / "h.jsonl"
     proc = vfab("verify", "--storage", "relstorage-sqlite,zeo", *QUICK,
                 "--json", str(out), "--history", str(history), "-q")  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert "relstorage-sqlite: WRONG" in proc.stdout
-    assert "zeo: right" in proc.stdout
-    assert "readcurrent-then-commit: violation" in proc.stdout
+    rows = verdict_rows(proc.stdout)
+    assert rows["relstorage-sqlite"].startswith("WRONG"), rows
+    assert "readcurrent-then-commit: violation" in rows["relstorage-sqlite"]
+    assert "known upstream bug: RelStorage 4.3.0" in rows["relstorage-sqlite"]
+    assert "docs/relstorage-sqlite.md" in rows["relstorage-sqlite"]
+    assert rows["zeo"].startswith("right"), rows
     doc = json.loads(out.read_text())
     assert (doc["kind"], doc["schema_version"]) == (VERIFY.kind, VERIFY.version)
     sqlite, zeo = doc["storages"]
-    assert sqlite["ok"] is False and zeo["ok"] is True
+    assert (sqlite["ok"], sqlite["verdict"]) == (False, "WRONG")
+    assert "docs/relstorage-sqlite.md" in sqlite["known_bug"]
+    assert (zeo["ok"], zeo["verdict"], zeo["known_bug"]) == (True, "right", None)
     verdicts = {s["name"]: s["verdict"] for s in sqlite["scenarios"]}
     assert verdicts["readcurrent-then-commit"] == "violation"
     assert set(sqlite["violations"]) == set(KINDS)
     (point,) = zeo["points"]
     assert point["invariants"]["checked"] and point["invariants"]["ok"]
     assert point["invariants"]["tally"]["ok"] > 0
+    # ZEO with server_sync: every commit acknowledged before a transaction
+    # began is in its snapshot
+    assert "server_sync" in point["invariants"]["promise"]
+    assert "stale snapshot" not in point["invariants"]["allowed"]
     lines = [json.loads(line) for line in history.read_text().splitlines()]
     contexts = [line for line in lines if "history" in line]
     assert [c["storage"] for c in contexts] == ["relstorage-sqlite", "zeo"]
-    events = [line for line in lines if "history" not in line]
+    assert {c["history"] for c in contexts} == {2}
+    sessions = [line for line in lines if "session" in line]
+    assert sessions and all(s["clock"]["uncertainty_s"] == 0 for s in sessions)
+    events = [line for line in lines if "outcome" in line]
     assert events and {e["outcome"] for e in events} <= {"ok", "failed", "unknown"}
+    assert all(e["start"] <= e["end"] for e in events if e["outcome"] == "ok")
 
 
 def test_scale_without_the_check_says_so(tmp_path: Path) -> None:
@@ -84,3 +110,159 @@ def test_bad_input_is_one_line_before_any_work(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
     assert proc.stdout == ""
+
+
+# -- a target verify may not change, and verdicts that must not be wrong --------
+
+
+def files_of(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.fixture
+def foreign(tmp_path: Path) -> Path:
+    """A directory with a FileStorage that is not a vfab data set."""
+    import transaction
+    import ZODB
+    from ZODB.FileStorage import FileStorage
+
+    directory = tmp_path / "foreign"
+    directory.mkdir()
+    db = ZODB.DB(FileStorage(str(directory / "Data.fs")))
+    tm = transaction.TransactionManager()
+    conn = db.open(tm)
+    conn.root()["theirs"] = 1
+    tm.commit()
+    db.close()
+    for leftover in ("Data.fs.lock", "Data.fs.tmp"):
+        (directory / leftover).unlink(missing_ok=True)
+    return directory
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "target",
+    [
+        "file://{d}/Data.fs",
+        "zlib+file://{d}/Data.fs",
+        "{d}/db.conf",
+        "bdb://{d}",
+    ],
+)
+@pytest.mark.parametrize("scenarios", [True, False], ids=["scenarios", "load-only"])
+def test_a_target_without_a_data_set_is_refused_before_anything_writes(
+    foreign: Path, target: str, scenarios: bool
+) -> None:
+    config = foreign / "db.conf"
+    config.write_text(f"<zodb>\n  <filestorage>\n    path {foreign}/Data.fs\n"
+                      "  </filestorage>\n</zodb>\n")  # fmt: skip
+    before = files_of(foreign)
+    args = ["verify", "--target", target.format(d=foreign), *QUICK]
+    proc = vfab(*args, *([] if scenarios else ["--no-scenarios"]), timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "no vfab data set" in proc.stderr or "not a Berkeley DB" in proc.stderr
+    assert files_of(foreign) == before
+
+
+@pytest.mark.subprocess
+def test_a_relstorage_database_of_the_other_history_mode_is_refused(
+    tmp_path: Path,
+) -> None:
+    factory_or_skip("relstorage-sqlite")
+    from scenarios.load.target import open_store
+
+    data = tmp_path / "sqlite"
+    data.mkdir()
+    store = open_store(f"sqlite://?data_dir={data}&keep_history=false&driver=sqlite3")
+    store.root()["theirs"] = 1
+    store.commit()
+    store.close()
+    before = files_of(data)
+    proc = vfab("verify", "--target", f"sqlite://?data_dir={data}", *QUICK,
+                timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is history-free, but the target asks keep_history=true" in proc.stderr
+    assert files_of(data) == before
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("flag", ["--history", "--json"])
+def test_outputs_inside_the_targets_directory_are_refused(
+    foreign: Path, flag: str
+) -> None:
+    before = files_of(foreign)
+    proc = vfab("verify", "--target", f"file://{foreign}/Data.fs", *QUICK,
+                flag, str(foreign / "out.jsonl"), timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "inside the target's own directory" in proc.stderr
+    assert files_of(foreign) == before
+
+
+@pytest.mark.subprocess
+def test_an_empty_target_is_an_error_not_every_storage() -> None:
+    proc = vfab("verify", "--target", "", *QUICK, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "empty --target" in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.subprocess
+def test_a_listener_that_never_answers_is_one_line_within_the_bound() -> None:
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # accepted by the kernel, never answered
+        host, port = listener.getsockname()
+        # the bound: no command waits more than 30 s for a server
+        proc = vfab("verify", "--target", f"{host}:{port}", *QUICK, timeout=30)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "did not answer" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.subprocess
+def test_a_file_target_where_scenarios_cannot_run_is_not_fully_checked(
+    tmp_path: Path,
+) -> None:
+    import storages
+    from scenarios.data import dataset
+    from vfab.generate import DataSpec
+
+    store = storages.get("file").open(tmp_path)
+    dataset.populate(store, DataSpec.for_scale(1), 0)
+    store.close()
+    out = tmp_path.parent / f"{tmp_path.name}-v.json"
+    proc = vfab("verify", "--target", f"file://{tmp_path}/Data.fs", *QUICK,
+                "--json", str(out), "-q")  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    row = verdict_rows(proc.stdout)["target"]
+    assert row.startswith("not fully checked") and "not run" in row, row
+    (storage,) = json.loads(out.read_text())["storages"]
+    assert (storage["ok"], storage["verdict"]) == (None, "not fully checked")
+
+
+@pytest.mark.subprocess
+@pytest.mark.server
+def test_two_verifies_of_one_server_at_once_say_another_writer() -> None:
+    """Each sees the other's transactions in the server's log since its
+    baseline: not fully checked (exit 3), never a violation."""
+    import threading
+
+    from tests.served import serve
+
+    with serve("--storage", "file", "--size", "small") as served:
+        results: list[subprocess.CompletedProcess[str]] = []
+
+        def one() -> None:
+            results.append(vfab("verify", "--target", served.address,
+                                "--clients", "3", "--budget", "5", "-q"))  # fmt: skip
+
+        runs = [threading.Thread(target=one) for _ in range(2)]
+        for t in runs:
+            t.start()
+        for t in runs:
+            t.join()
+    for proc in results:
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        row = verdict_rows(proc.stdout)["target"]
+        assert row.startswith("not fully checked") and "another writer" in row, row
