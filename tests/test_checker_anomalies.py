@@ -445,3 +445,19 @@ def test_an_unknown_outcome_the_log_holds_is_committed() -> None:
     report = check([t1, t2], final_read=read)
     assert report.ok is True, report.lines()
     assert report.checked["nodes"] == 3  # the baseline, a#1 and b#1
+
+
+def test_a_log_without_notes_blames_no_one_it_cannot_tell() -> None:
+    """RelStorage history-free keeps no transaction notes: its log's
+    transactions are matched by the acknowledged tids, and as many others
+    as attempts of unknown outcome could have made are theirs."""
+    t1 = T("a", reads=(("x", 0),), writes=(("x", 1),), tid=0x10)
+    t2 = T("b", reads=(("x", 1),), writes=(("x", 2),), outcome="unknown")
+    read = final([t1], {"x": (2, 0x11)})
+    read.log = [(tid(0x10), ""), (tid(0x11), "")]
+    report = check([t1, t2], final_read=read)
+    assert report.ok is True, report.lines()
+    read.log.append((tid(0x12), ""))  # one more than the unknowns explain
+    report = check([t1, t2], final_read=read)
+    assert report.ok is None
+    assert report.not_checked[0].startswith("another writer: 2 transactions")

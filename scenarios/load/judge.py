@@ -142,21 +142,27 @@ def _attribute_log(
     index: Index, final: FinalRead, lost: Mapping[str, str], found: list[Violation]
 ) -> list[tuple[str, str]]:
     """Match the storage's log since the baseline with the history: a
-    failed attempt's transaction in it is a phantom write (its abort
-    committed), an unknown one's resolves to committed; the transactions
-    of no attempt of this run are another writer's (returned)."""
+    transaction is an acknowledged attempt's by its tid, else an attempt's
+    by its note; a failed attempt's transaction in it is a phantom write
+    (its abort committed), an unknown one's resolves to committed; the
+    transactions of no attempt of this run are another writer's
+    (returned).  A storage that keeps no notes (RelStorage history-free)
+    cannot say whose the others are: as many as the attempts of unknown
+    outcome could have made are theirs, the rest another writer's."""
     if final.log is None:
         return []
     runs = {s.run for s in index.sessions.values()} or {""}
     attempt_of = {(e.client, e.n): i for i, e in enumerate(index.attempts)}
     base = tid_int(index.baseline.tid) or 0
+    noted = any(text for _, text in final.log)
     foreign: list[tuple[str, str]] = []
+    silent: list[tuple[str, str]] = []
     for tid, text in final.log:
-        if int(tid, 16) <= base:
+        if int(tid, 16) <= base or tid in index.by_tid:
             continue
         m = _NOTE.search(text)
         if m is None or m.group(1) not in runs:
-            foreign.append((tid, text))
+            (foreign if noted else silent).append((tid, text))
             continue
         client, n = m.group(2), int(m.group(3))
         i = attempt_of.get((client, n))
@@ -179,6 +185,9 @@ def _attribute_log(
         elif e.outcome == "unknown":
             index.log_tids[i] = tid
             index.observe([i])
+    unknown = sum(1 for e in index.attempts if e.outcome == "unknown" and e.writes)
+    if len(silent) > unknown:
+        foreign += silent
     return foreign
 
 

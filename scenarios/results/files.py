@@ -112,6 +112,14 @@ verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
         checked), "violations": {kind: count over the points},
         "scenarios": [{"name", "verdict": "ok", "violation" or "not run",
         "detail"}], "points": [a scale point, format 2]}]}
+  2 -- each storage also has "verdict" ("right", "WRONG", "not fully
+        checked" or "errors": right data, failed operations), "why" (in
+        words), "known_bug" (an upstream bug named with its doc, or null)
+        and "errors" ({exception class or "retries ran out": count});
+        "ok" says what the verdict says: null for errors too (version 1
+        said false there).  Points carry the check's format 2 (history
+        format 2: "level", "anomalies", "allowed", "not_checked",
+        "unexplained" in "invariants").
 
 counts (vfab-bench run --counts --json; COUNTS,
         scenarios.counts.model.CountRun):
@@ -266,7 +274,7 @@ def _scale_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
 
 
 SCALE = Format("scale", 3, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3})
-VERIFY = Format("verify", 1)
+VERIFY = Format("verify", 2)
 COUNTS = Format("counts", 1)
 
 
