@@ -26,6 +26,7 @@ import storages
 from scenarios.data import dataset
 from storages.zeo.server import ZEOServer
 from tests.served import ROOT, env
+from tests.test_verify_cli import verdict_rows
 from vfab.generate import DataSpec
 
 pytestmark = [pytest.mark.server, pytest.mark.subprocess, pytest.mark.slow]
@@ -147,8 +148,8 @@ def check_both(
                   "--json", str(out), "-q")  # fmt: skip
     assert "Traceback" not in verify.stdout + verify.stderr, verify.stderr
     assert verify.returncode == 1, verify.stdout + verify.stderr
-    assert "target: WRONG" in verify.stdout, verify.stdout
-    assert "right" not in verify.stdout.split("target:")[-1]
+    row = verdict_rows(verify.stdout)["target"]
+    assert row.startswith("WRONG"), verify.stdout
     (storage,) = json.loads(out.read_text())["storages"]
     assert storage["ok"] is False
     by_verify = {

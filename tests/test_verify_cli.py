@@ -266,3 +266,37 @@ def test_two_verifies_of_one_server_at_once_say_another_writer() -> None:
         assert proc.returncode == 3, proc.stdout + proc.stderr
         row = verdict_rows(proc.stdout)["target"]
         assert row.startswith("not fully checked") and "another writer" in row, row
+
+
+@pytest.mark.subprocess
+@pytest.mark.server
+@pytest.mark.slow
+def test_storages_that_keep_their_promises_are_right(tmp_path: Path) -> None:
+    """ZEO (server_sync on) over FileStorage and over BDB, RelStorage on
+    PostgreSQL and MariaDB (their servers started by the suite): under
+    verify's contended load and pairs, no violation, and the level each
+    history satisfied is at least snapshot isolation, strict in real time."""
+    import storages
+
+    names = [
+        name
+        for name in ("zeo", "zeo+bdb", "relstorage-pg", "relstorage-mysql")
+        if storages.get(name).unavailable() is None
+    ]
+    if not names:
+        pytest.skip("no shared storage that keeps its promises runs here")
+    out = tmp_path / "v.json"
+    proc = vfab("verify", "--storage", ",".join(names), "--clients", "2,4",
+                "--budget", str(4 * len(names)), "--json", str(out), "-q",
+                timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = verdict_rows(proc.stdout)
+    assert all(rows[name].startswith("right") for name in names), rows
+    for storage in json.loads(out.read_text())["storages"]:
+        for point in storage["points"]:
+            check = point["invariants"]
+            assert check["violations"] == [], check["problems"]
+            assert check["level"] in (
+                "strict serializable",
+                "snapshot isolation (strong: strict in real time)",
+            ), (storage["storage"], check["what"])

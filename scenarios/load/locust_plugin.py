@@ -64,6 +64,7 @@ from locust.runners import (
 from scenarios.cli.outputs import check_output
 from scenarios.errors import (
     EXIT_BAD_INPUT,
+    EXIT_ERRORS,
     EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
@@ -107,11 +108,15 @@ def node_of(client_id: str) -> str:
 #: locust.conf says the same but is read only from the working directory.
 #: The web UI and the master listen on this machine only unless the user
 #: names another address; users finish the operation in hand (never stop
-#: inside a two-phase commit) when a test stops.
-LOCUST_DEFAULTS = {
+#: inside a two-phase commit) when a test stops; failed operations exit
+#: with EXIT_ERRORS (scenarios.errors), not locust's 1.
+LOCUST_DEFAULTS: dict[str, object] = {
     "web_host": "127.0.0.1",
     "master_bind_host": "127.0.0.1",
     "stop_timeout": "10",
+    # Failed operations beside right data: the suite's status for it, so
+    # that 1 means a violation only (--exit-code-on-error still wins).
+    "exit_code_on_error": EXIT_ERRORS,
 }
 
 

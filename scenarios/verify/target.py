@@ -115,7 +115,13 @@ def local_directories(spec: str) -> list[Path]:
             path = None
         if path is not None:
             paths.append(path)
-    return [p.resolve().parent if not p.is_dir() else p.resolve() for p in paths]
+    out = []
+    for p in paths:
+        try:  # a symlink loop is the read-only check's to report
+            out.append(p.resolve() if p.is_dir() else p.resolve().parent)
+        except (OSError, RuntimeError):
+            continue
+    return out
 
 
 def refuse_outputs_inside(spec: str, outputs: dict[str, Path | None]) -> None:
@@ -125,7 +131,10 @@ def refuse_outputs_inside(spec: str, outputs: dict[str, Path | None]) -> None:
     for flag, path in outputs.items():
         if path is None:
             continue
-        where = Path(path).absolute().resolve().parent
+        try:
+            where = Path(path).absolute().resolve().parent
+        except (OSError, RuntimeError):
+            continue  # the output check reports it
         for directory in directories:
             if where == directory or directory in where.parents:
                 raise ConfigError(
