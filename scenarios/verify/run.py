@@ -64,15 +64,16 @@ DEFAULT_BUDGET_S = 60.0
 #: No load window is shorter than this, whatever the budget.
 MIN_WINDOW_S = 2.0
 #: Seconds assumed for what comes beside the load windows, before any
-#: step has ended (the ETA then follows the steps' own times): a storage's
-#: deterministic scenarios (two child processes, a dozen commits), the
-#: start of a client process (an interpreter importing ZODB: two cores
-#: start them about two at a time), populating a fresh database and the
-#: check of a point.
-SCENARIOS_S = 15.0
-CLIENT_START_S = 0.8
-POPULATE_S = 4.0
-CHECK_S = 3.0
+#: step has ended (the ETA then follows the steps' own times, these only
+#: weigh them): a storage's deterministic scenarios (two child processes,
+#: a dozen commits), the start of a client process (an interpreter
+#: importing ZODB), populating a fresh database and the check of a point;
+#: measured on a busy 2-core machine (5 storages, 2 and 8 clients, 4 s
+#: windows: 72 s in all).
+SCENARIOS_S = 5.0
+CLIENT_START_S = 0.3
+POPULATE_S = 1.5
+CHECK_S = 1.0
 #: The verdicts, in the order of the summary's precedence.
 RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors"
 
@@ -162,14 +163,13 @@ class StorageVerdict:
         return sum(p.invariants.get("tally", {}).get(key, 0) for p in self.points)
 
     def errors(self) -> dict[str, int]:
-        """Operations that raised (by exception class) or ran out of
-        retries ("retries ran out"), over the points."""
+        """Operations that raised, by exception class, over the points.
+        Running out of retries is not one: the contended load is made for
+        conflicts (the table counts them as failed)."""
         out: dict[str, int] = {}
         for p in self.points:
             for kind, n in p.errors.items():
                 out[kind] = out.get(kind, 0) + n
-            if p.failed:
-                out["retries ran out"] = out.get("retries ran out", 0) + p.failed
         return out
 
     def verdict(self) -> tuple[str, str]:
@@ -200,7 +200,7 @@ class StorageVerdict:
         errors = self.errors()
         if errors:
             shown = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items()))
-            return ERRORS, f"no violation, but operations failed: {shown}"
+            return ERRORS, f"no violation, but operations raised: {shown}"
         levels = sorted({p.invariants.get("level", "") for p in self.points} - {""})
         attempts = self.tally("attempts")
         return RIGHT, (
