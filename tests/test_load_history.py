@@ -15,8 +15,8 @@ import pytest
 import transaction
 import ZODB
 from persistent.mapping import PersistentMapping
-from ZODB.MappingStorage import MappingStorage
 from transaction.interfaces import TransientError
+from ZODB.MappingStorage import MappingStorage
 
 from scenarios.bench.phases import FAB_KEY
 from scenarios.load.clock import Clock, offset_between
