@@ -423,25 +423,3 @@ class StorageFactory(abc.ABC):
         """Check, before a run starts, what the user named for this storage
         (a server that must answer, a port that must be free); StorageError
         if it will not do.  Cheap: no server is started here."""
-
-
-#: Names kept in storages.zodbstore and importable from here too, since a
-#: storage module (another package's as well) finds the whole contract in
-#: storages.base; loaded on first use, so that this module imports no
-#: storage.
-_EXPORTS = {
-    "ZODBStore": "storages.zodbstore",
-    "Wrap": "storages.zodbstore",
-    "wrapping": "storages.zodbstore",
-    "open_wrapped": "storages.zodbstore",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)

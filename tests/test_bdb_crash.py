@@ -20,7 +20,7 @@ pytest.importorskip("berkeleydb")
 from ZODB.tests.StorageTestBase import zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, z64  # noqa: E402
 
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb.storage import BDBStorage  # noqa: E402
 
 #: Each transaction writes OBJECTS new objects and a new revision of the
 #: root, whose value counts the transactions; it prints "tid oid oid ..."
@@ -32,7 +32,7 @@ from ZODB.POSException import POSKeyError
 from ZODB.tests.MinPO import MinPO
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle
 from ZODB.utils import load_current, z64
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 
 path, durability, objects = sys.argv[1], sys.argv[2], int(sys.argv[3])
 storage = BDBStorage(path, durability=durability, cache_size=8 << 20)

@@ -22,11 +22,11 @@ from storages.bdb import (  # noqa: E402
     BDBError,
     BDBFactory,
     BDBFactoryOptions,
-    BDBStorage,
     ZEOBDBFactory,
     bdbstorage_section,
     berkeleydb_missing,
 )
+from storages.bdb.storage import BDBStorage  # noqa: E402
 from storages.zeo import ZEOServer, open_client  # noqa: E402
 
 # -- registry and factories -------------------------------------------------

@@ -32,12 +32,9 @@ from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, p64, z64  # noqa: E402
 
-from storages.bdb import (
-    BDBError,  # noqa: E402
-    BDBStorage,  # noqa: E402
-)
+from storages.bdb import BDBError  # noqa: E402
 from storages.bdb import pack as bdbpack  # noqa: E402
-from storages.bdb.storage import DATA_FILE  # noqa: E402
+from storages.bdb.storage import DATA_FILE, BDBStorage  # noqa: E402
 
 SMALL = {"cache_size": 8 << 20}
 
@@ -548,7 +545,7 @@ def test_bad_options(env: Path, options: dict[str, Any], message: str) -> None:
 
 LOCK_HOLDER = """
 import sys, time
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 storage = BDBStorage(sys.argv[1], cache_size=8 << 20)
 print("open", flush=True)
 sys.stdin.read()
@@ -577,7 +574,7 @@ def test_a_second_process_gets_a_clear_error(env: Path) -> None:
 UNWRITABLE = """
 import os, sys
 from storages.bdb import BDBError
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 if os.geteuid() == 0:
     # root writes anywhere: open as nobody (after the imports, which need
     # files only root may read here).

@@ -101,7 +101,8 @@ PLUGIN = '''
 """A storage of another package: ZODB's MappingStorage, its own factory."""
 from pathlib import Path
 
-from storages.base import StorageFactory, Store, ZODBStore
+from storages.base import StorageFactory, Store
+from storages.zodbstore import ZODBStore
 
 
 class TinyFactory(StorageFactory):

@@ -273,7 +273,7 @@ import sys
 import transaction
 import ZODB
 from BTrees.IIBTree import IIBTree
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 
 db = ZODB.DB(BDBStorage(sys.argv[1]))
 conn = db.open()

@@ -184,3 +184,15 @@ def test_each_storage_names_its_own_files(name: str, tmp_path: Path) -> None:
     plain.write_text("not a database, 16 bytes or more\n")
     assert storages.registry.file_kind(plain) is None
     assert storages.registry.file_kind(tmp_path / "missing") is None
+
+
+@pytest.mark.parametrize("module", ["storages", "storages.base", "storages.bdb"])
+def test_packages_import_their_names_plainly(module: str) -> None:
+    """No module-level __getattr__ loading names on first use: mypy, ruff
+    and a reader see every name where it is imported (issue 27)."""
+    import importlib
+
+    loaded = importlib.import_module(module)
+    assert "__getattr__" not in vars(loaded)
+    for name in getattr(loaded, "__all__", ()):
+        assert name in vars(loaded), name
