@@ -50,26 +50,6 @@ def new_trial_key() -> str:
     return f"trial-{stamp}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
-#: What ZODBStore.commit runs inside: a context manager factory.  The
-#: default does nothing; a CLI that wants Ctrl-C held until a commit in
-#: flight has finished installs its own (scenarios.cli.interrupts), so that
-#: storages never touch signal handlers themselves.
-commit_guard: Callable[[], contextlib.AbstractContextManager[Any]] = (
-    contextlib.nullcontext
-)
-
-
-def _nothing() -> None:
-    return None
-
-
-#: Called when a ZODBStore's database has closed normally (close, reopen).
-#: The default does nothing; a CLI installs a check that raises again a
-#: Ctrl-C the close swallowed: FileStorage.close() catches everything,
-#: KeyboardInterrupt included, around saving its index.
-after_close: Callable[[], None] = _nothing
-
-
 @dataclasses.dataclass(frozen=True)
 class URIScheme:
     """A zodburi scheme whose URIs name a storage's databases, as its

@@ -196,3 +196,112 @@ def test_packages_import_their_names_plainly(module: str) -> None:
     assert "__getattr__" not in vars(loaded)
     for name in getattr(loaded, "__all__", ()):
         assert name in vars(loaded), name
+
+
+# -- signals: the CLI's synchronizer on every store's transaction manager -------
+
+
+def test_a_signal_during_a_commit_is_raised_once_the_storage_has_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT landing inside two-phase commit (here in FileStorage's
+    tpc_vote) is held by the CLI's synchronizer until tpc_finish returned,
+    then raised; the commit is whole.  Any commit on the store's transaction
+    manager, not only Store.commit()."""
+    import signal
+
+    from ZODB.FileStorage import FileStorage
+
+    from scenarios.cli import interrupts
+
+    armed: list[bool] = []
+    finished: list[bool] = []
+    vote, finish = FileStorage.tpc_vote, FileStorage.tpc_finish
+
+    def interrupted_vote(self: FileStorage, transaction: object) -> object:
+        if armed:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs in here
+        return vote(self, transaction)
+
+    def recorded_finish(self: FileStorage, *args: object) -> object:
+        result = finish(self, *args)
+        finished.append(bool(armed))
+        return result
+
+    # Patched before the store opens: ZODB's adapter copies the methods.
+    monkeypatch.setattr(FileStorage, "tpc_vote", interrupted_vote)
+    monkeypatch.setattr(FileStorage, "tpc_finish", recorded_finish)
+    interrupts.defer_interrupts()
+    try:
+        store = storages.get("file").open(tmp_path)
+        store.root()["kept"] = "before"
+        store.commit()
+        armed.append(True)
+        store.root()["kept"] = "committed"
+        with pytest.raises(KeyboardInterrupt):
+            store.transaction_manager.commit()
+        assert finished[-1] is True
+        armed.clear()
+        store.close()
+    finally:
+        interrupts.forget_interrupts()
+    with storages.get("file").open(tmp_path) as again:
+        assert again.root()["kept"] == "committed"
+
+
+def test_a_signal_during_an_abort_is_raised_once_it_has_finished(
+    tmp_path: Path,
+) -> None:
+    """An abort is a critical section too (ZEO's tpc_abort, RelStorage's
+    rollback): the signal comes after it, the changes are gone."""
+    import signal
+
+    from scenarios.cli import interrupts
+
+    interrupts.defer_interrupts()
+    try:
+        store = storages.get("file").open(tmp_path)
+        store.root()["kept"] = "before"
+        store.commit()
+        store.root()["kept"] = "aborted"
+
+        class Interrupting:
+            def newTransaction(self, transaction: object) -> None:
+                pass
+
+            def beforeCompletion(self, transaction: object) -> None:
+                os.kill(os.getpid(), signal.SIGINT)  # inside the abort
+
+            def afterCompletion(self, transaction: object) -> None:
+                pass
+
+        interrupting = Interrupting()
+        store.transaction_manager.registerSynch(interrupting)
+        with pytest.raises(KeyboardInterrupt):
+            store.abort()
+        store.transaction_manager.unregisterSynch(interrupting)
+        assert store.root()["kept"] == "before"
+        store.close()
+    finally:
+        interrupts.forget_interrupts()
+
+
+def test_a_ctrl_c_a_close_swallows_is_raised_again_by_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FileStorage.close() catches everything around saving its index
+    (logging it): the store raises the interrupt again once closed, with
+    or without the CLI's handlers."""
+    import ZODB.fsIndex
+
+    store = storages.get("file").open(tmp_path)
+    store.root()["x"] = 1
+    store.commit()
+
+    def interrupted_save(self: object, pos: int, fname: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ZODB.fsIndex.fsIndex, "save", interrupted_save)
+    with pytest.raises(KeyboardInterrupt):
+        store.close()
+    assert store.db is None  # closed all the same
