@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 from pathlib import Path
 
 import pytest
@@ -305,3 +306,110 @@ def test_a_ctrl_c_a_close_swallows_is_raised_again_by_the_store(
     with pytest.raises(KeyboardInterrupt):
         store.close()
     assert store.db is None  # closed all the same
+
+
+# -- the FileStorage check: ZODB's fstest, then what fstest leaves out -----------
+
+TXN = struct.Struct(">8sQcHHH")
+
+
+@pytest.fixture(scope="module")
+def small_fs(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A Data.fs of five transactions: the root's, then four of two records."""
+    directory = tmp_path_factory.mktemp("fs")
+    with storages.get("file").open(directory) as store:
+        root = store.root()
+        for i in range(4):
+            root[f"n{i}"] = PersistentMapping(value="x" * 200)
+            store.commit()
+    return (directory / "Data.fs").read_bytes()
+
+
+def _last_transaction(data: bytes) -> tuple[int, int, int]:
+    """(its offset, its length with the repeated length, its first record)."""
+    pos = 4
+    while True:
+        tlen = TXN.unpack_from(data, pos)[1]
+        if pos + tlen + 8 == len(data):
+            _, _, _, ulen, dlen, elen = TXN.unpack_from(data, pos)
+            return pos, tlen + 8, pos + TXN.size + ulen + dlen + elen
+        pos += tlen + 8
+
+
+def _damaged(data: bytes, how: str) -> bytes:
+    last, length, record = _last_transaction(data)
+    blob = bytearray(data)
+    at = {
+        "a record's tid": (record + 8, b"\x01" * 8),
+        "a record's transaction position": (record + 24, struct.pack(">Q", 4)),
+        "a record's prev pointer": (record + 16, struct.pack(">Q", 10**9)),
+        "a record's version length": (record + 32, struct.pack(">H", 3)),
+        "a record's data length": (record + 34, struct.pack(">Q", 10**6)),
+        "the repeated length": (last + length - 8, struct.pack(">Q", 5)),
+        "the header's lengths": (last + 17, struct.pack(">H", 60000)),
+        "a pickle": (record + 42, b"\xfe" * 16),
+        "the status": (last + 16, b"x"),
+    }[how]
+    blob[at[0] : at[0] + len(at[1])] = at[1]
+    return bytes(blob)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a record's tid",
+        "a record's transaction position",
+        "a record's prev pointer",
+        "a record's version length",
+        "a record's data length",
+        "the repeated length",
+        "the header's lengths",
+        "a pickle",
+        "the status",
+    ],
+)
+def test_filestorage_damage_inside_a_transaction_is_one_line(
+    small_fs: bytes, tmp_path: Path, how: str
+) -> None:
+    from storages.file import check_filestorage
+
+    path = tmp_path / "Data.fs"
+    path.write_bytes(_damaged(small_fs, how))
+    with pytest.raises(storages.DamagedStorage) as e:
+        check_filestorage(path)
+    message = str(e.value)
+    assert "\n" not in message and "transaction 5" in message, message
+    offset = int(message.split("at byte ")[1].split(":")[0])
+    assert offset < len(small_fs), message  # a byte of the file
+    assert "python -m ZODB.fsrecover" in message
+    assert path.read_bytes() == _damaged(small_fs, how)
+
+
+def test_the_filestorage_check_is_zodbs_fstest_first(
+    small_fs: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout is fstest's to judge (ZODB.scripts.fstest.check_trec), in
+    the suite's words: what it refuses is refused, one line."""
+    from ZODB.scripts import fstest
+
+    from storages.file import check_filestorage
+
+    path = tmp_path / "Data.fs"
+    path.write_bytes(small_fs)
+    real = fstest.check_trec
+    seen: list[int] = []
+
+    def counted(*args: object) -> object:
+        seen.append(int(args[2]))  # type: ignore[call-overload]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fstest, "check_trec", counted)
+    assert check_filestorage(path) == 5  # the root's, then four
+    assert len(seen) == 5 and seen[0] == 4
+
+    def refused(path: str, file: object, pos: int, *rest: object) -> object:
+        raise fstest.FormatError(f"{path} time-stamp reduction at {pos}: x <= y")
+
+    monkeypatch.setattr(fstest, "check_trec", refused)
+    with pytest.raises(storages.DamagedStorage, match="tid not above"):
+        check_filestorage(path)

@@ -226,7 +226,7 @@ def _read_copy(
 
     from storages.bdb.options import BDBError
     from storages.bdb.storage import BDBStorage
-    from storages.file import record_parses
+    from storages.fscheck import record_parses
 
     count = 0
     try:
