@@ -15,7 +15,7 @@ zlib+NAME, or a column the StorageOptions' ConfiguredOptions name).  Such
 a database is the user's: each trial writes under its own key below
 root[ROOT_KEY] and removes it when it ends (ZODBStore's trial_key), and the
 pack row runs only with --pack.  The
-database is opened read-only first (check(), once per column) where the
+database is opened read-only first (preflight(), once per column) where the
 storage can be: a FileStorage is never opened read-write before a read-only
 open succeeded.
 """
@@ -104,7 +104,7 @@ class ConfiguredFactory(StorageFactory):
             return zlibstorage_missing()
         return None
 
-    def check(self) -> None:
+    def preflight(self) -> None:
         """Open the database read-only and close it (where the storage has a
         read-only mode and the data exist); StorageError if that fails.
         Servers are reached first, so that a dead one fails at once."""
@@ -126,7 +126,7 @@ class ConfiguredFactory(StorageFactory):
         cls._checked = True
 
     def open(self, directory: Path) -> Store:
-        self.check()
+        self.preflight()
         open_storage, section_cache = self.source.opener()
         zlib = isinstance(self.source, URISource) and self.source.zlib
         options = self.options

@@ -93,11 +93,10 @@ class FileFactory(StorageFactory):
     name = "file"
     description = "ZODB FileStorage (Data.fs) on local disk"
     keeps_directory = True
-    servable = True
-    wraps_storage = True
     not_storage = NOT_STORAGE
-    uri_schemes = (URIScheme("file", read_only=True, local=True),)
-    config_sections = ("filestorage",)
+    uri_schemes = (
+        URIScheme("file", read_only=True, local=True, section="filestorage"),
+    )
 
     @classmethod
     def check_at(
@@ -147,21 +146,16 @@ class FileFactory(StorageFactory):
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         return filestorage_section(directory), ()
 
-    def check_existing(self, directory: Path) -> None:
+    def check_existing(self, directory: Path, recover: bool = False) -> str | None:
         path = Path(directory) / "Data.fs"
         if not path.is_file():
             raise StorageError(f"no FileStorage in {directory} ({path} is missing)")
         if lock_held(Path(f"{path}.lock")):
             raise StorageError(f"{path} is locked: another process has it open")
+        if recover:
+            return recover_filestorage(path)
         check_filestorage(path)
-
-    def recover_existing(self, directory: Path) -> str | None:
-        path = Path(directory) / "Data.fs"
-        if not path.is_file():
-            raise StorageError(f"no FileStorage in {directory} ({path} is missing)")
-        if lock_held(Path(f"{path}.lock")):
-            raise StorageError(f"{path} is locked: another process has it open")
-        return recover_filestorage(path)
+        return None
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         path = Path(directory) / "Data.fs"

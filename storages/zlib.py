@@ -82,12 +82,7 @@ def zlib_of(base: type[StorageFactory]) -> type[ZlibFactory]:
         "base": base,
         "name": PREFIX + base.name,
         "description": f"zc.zlibstorage over {base.name}: {base.description}",
-        "keeps_directory": base.keeps_directory,
-        "shared": base.shared,
-        "user_errors": base.user_errors,
-        "not_storage": base.not_storage,
     }
-    attrs["option_groups"] = base.option_groups
     return type(f"Zlib[{base.name}]", (ZlibFactory,), attrs)
 
 

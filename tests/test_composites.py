@@ -17,6 +17,7 @@ import inspect
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,6 +121,128 @@ def test_composites_forward_every_hook_asked_before_opening() -> None:
     for factory in composites():
         for hook in FORWARDED:
             assert getattr(factory, hook) is not getattr(StorageFactory, hook)
+
+
+#: The contract a storage module implements (issue 27): what generic code
+#: outside storages/ calls, or storages.named and storages.checks ask of a
+#: database a user names.  Changing it changes docs/storages.md too.
+DECLARED = {
+    "name",
+    "description",
+    "option_groups",
+    "has_database",
+    "keeps_directory",
+    "starts_server",
+    "user_errors",
+    "not_storage",
+    "summary_rows",
+    "uri_schemes",
+}
+DERIVED = {"servable", "shared", "wraps_storage"}
+HOOKS = {
+    "open",
+    "unavailable",
+    "preflight",
+    "running",
+    "share",
+    "served_section",
+    "check_existing",
+    "check_at",
+    "held_at",
+    "path_uri",
+    "uri_opener",
+    "file_kind",
+    "report_note",
+}
+
+
+def test_the_contract_is_what_generic_code_asks() -> None:
+    attributes = {
+        name
+        for name, value in vars(StorageFactory).items()
+        if not name.startswith("_")
+        and not callable(value)
+        and not isinstance(value, classmethod)
+    } | set(StorageFactory.__annotations__)
+    hooks = {
+        name
+        for name, value in vars(StorageFactory).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or isinstance(value, classmethod))
+    }
+    assert attributes == DECLARED | DERIVED
+    assert hooks == HOOKS
+
+
+def test_capabilities_are_derived_from_the_hooks_a_factory_implements() -> None:
+    """servable, shared and wraps_storage are never declared: implementing
+    served_section(), share() or an open() that takes wrap says them."""
+    from storages.mapping import MappingFactory
+
+    class Plain(StorageFactory):
+        name = "plain"
+        description = "nothing but open"
+
+        def open(self, directory: Path) -> storages.Store:
+            raise NotImplementedError
+
+    class Everything(Plain):
+        def open(self, directory: Path, wrap: object = None) -> storages.Store:
+            raise NotImplementedError
+
+        def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
+            return "", ()
+
+        def share(self, directory: Path) -> Any:
+            raise NotImplementedError
+
+    assert (Plain.servable, Plain.shared, Plain.wraps_storage) == (False,) * 3
+    capabilities = (Everything.servable, Everything.shared, Everything.wraps_storage)
+    assert capabilities == (True,) * 3
+    assert MappingFactory.wraps_storage and not MappingFactory.servable
+
+
+def test_a_composite_has_its_bases_options_errors_and_files() -> None:
+    """What a composite has of its base's is derived: its own and the
+    base's option groups, user errors and files that are not the storage;
+    keeps_directory the base's unless it says otherwise."""
+    import dataclasses
+
+    class Oops(Exception):
+        pass
+
+    @dataclasses.dataclass(frozen=True)
+    class BaseOptions(storages.OptionGroup):
+        pass
+
+    class Base(StorageFactory):
+        name = "base"
+        description = "a base"
+        option_groups = (storages.DBOptions, BaseOptions)
+        keeps_directory = True
+        user_errors = (Oops,)
+        not_storage = (".scratch",)
+
+        def open(self, directory: Path, wrap: object = None) -> storages.Store:
+            raise NotImplementedError
+
+    class Front(CompositeFactory):
+        name = "front"
+        description = "in front"
+        base = Base
+        not_storage = (".front",)
+
+    class Server(Front):
+        name = "server"
+        keeps_directory = False
+
+    assert Front.option_groups == (storages.DBOptions, BaseOptions)
+    assert Front.user_errors == (Oops,)
+    assert set(Front.not_storage) == {".front", ".scratch"}
+    assert Front.keeps_directory and not Server.keeps_directory
+    zlib = zlib_of(Base)
+    assert (zlib.not_storage, zlib.user_errors) == ((".scratch",), (Oops,))
+    assert zlib.option_groups == (storages.DBOptions, BaseOptions)
 
 
 def damaged_cases() -> list[object]:

@@ -205,10 +205,9 @@ def check_storages_usable(
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
     default one that cannot is skipped by the runner), every server or
-    port named for a storage must answer or be free (its preflight(): a
-    --zeo-address for zeo), and a database the user named
-    (--storage-config, --storage-uri) must open read-only
-    (StorageFactory.check)."""
+    port named for a storage must answer or be free, and a database the
+    user named (--storage-config, --storage-uri) must open read-only (its
+    preflight(): a --zeo-address for zeo)."""
     factories = [storages.get(name, options) for name in names]
     for factory in factories:
         reason = factory.unavailable()
@@ -217,7 +216,6 @@ def check_storages_usable(
     for factory in factories:
         if factory.unavailable() is None:
             factory.preflight()
-            factory.check()
 
 
 def add_recover_option(p: argparse.ArgumentParser) -> None:

@@ -80,7 +80,6 @@ class _RelStorageFactory(StorageFactory):
     """What the six relstorage-* factories share."""
 
     option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions,)
-    shared = True
     #: RelStorage's backend name (open_relstorage's first argument).
     backend: ClassVar[str]
     keep_history: ClassVar[bool] = False

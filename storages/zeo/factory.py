@@ -140,13 +140,13 @@ class ZEOFactory(CompositeFactory):
 
     name = "zeo"
     description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
+    # With the base's (composite.CompositeFactory): zeo+bdb adds bdb's.
     option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
     # Not kept: inside running() a trial's data lives in the pool's
     # directory, not in open()'s (nor anywhere of ours with --zeo-address),
     # so a second open(directory) does not find it.
     keeps_directory = False
     starts_server = True
-    shared = True
     uri_schemes = (
         URIScheme(
             "zeo", default_port=ZEO_URI_PORT, read_only=True, query="wait_timeout=10"
@@ -166,7 +166,7 @@ class ZEOFactory(CompositeFactory):
 
     #: The factory of the storage runzeo serves.
     base: ClassVar[type[StorageFactory]] = FileFactory
-    not_storage = FileFactory.not_storage + SERVER_FILES
+    not_storage = SERVER_FILES  # and the base's
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         super().__init__(options)
