@@ -30,6 +30,7 @@ from storages.errors import NeedsRecovery as NeedsRecovery
 from storages.errors import StorageError as StorageError
 from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.options import DBOptions as DBOptions
+from storages.options import ListenOptions as ListenOptions
 from storages.options import OptionGroup as OptionGroup
 from storages.options import StorageOptions as StorageOptions
 

@@ -46,7 +46,7 @@ def relstorage_uri(
     if password:
         auth += ":" + quote(password, safe="")
     where = f"{auth}@" if auth else ""
-    where += host or ""
+    where += (f"[{host}]" if ":" in host else host) if host else ""
     where += f":{port}" if port else ""
     return f"{scheme}://{where}/{quote(database or '')}?{'&'.join(query)}"
 
