@@ -36,6 +36,7 @@ from storages.base import (
     Store,
     new_trial_key,
 )
+from storages.errors import NoDatabase
 
 # Re-exported: their home was this module.
 from storages.named import Source as Source
@@ -120,9 +121,12 @@ class ConfiguredFactory(StorageFactory):
             logging.disable(logging.ERROR)
             try:
                 storage = open_one_line(opener, self.source)
+            except NoDatabase:
+                storage = None  # a new database: nothing to check yet
             finally:
                 logging.disable(logging.NOTSET)
-            storage.close()
+            if storage is not None:
+                storage.close()
         cls._checked = True
 
     def open(self, directory: Path) -> Store:

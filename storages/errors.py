@@ -46,6 +46,11 @@ class StorageError(Exception):
     """
 
 
+class NoDatabase(StorageError):
+    """Nothing to open read-only where the storage would create a database
+    when opened (an empty SQLite data_dir): refused, nothing created."""
+
+
 class DamagedStorage(StorageError):
     """A database that is there but not whole, found by a read-only check
     (StorageFactory.check_existing); nothing was changed.

@@ -91,3 +91,46 @@ def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) ->
                     source.storage.tpc_begin(object())
             finally:
                 source.close()
+
+
+@pytest.mark.parametrize("mode", ["free", "preserving"])
+def test_a_sqlite_database_is_opened_in_its_own_history_mode_or_refused(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """census of sqlite:// (documented read-only) on a history-free
+    database opened it history-preserving, which added that mode's tables
+    to main.sqlite3 before failing (issue 28).  Without keep_history the
+    database's own mode is used; the other mode is refused, one line,
+    nothing opened; an empty data_dir is refused read-only (RelStorage
+    would create a database there)."""
+    from tests.cli_helpers import assert_bad_input, run_cli
+    from tests.test_composites import snapshot
+
+    name = "relstorage-sqlite" + ("-hp" if mode == "preserving" else "")
+    factory_or_skip(name)
+    data = tmp_path / "data"
+    made = run_cli(capsys, "populate", "--storage", name, "--path", str(data), "-q")
+    assert made.status == 0, made
+    files = data / "relstorage"
+    before = snapshot(files)
+    other = "true" if mode == "free" else "false"
+    mine = "false" if mode == "free" else "true"
+    for uri in (
+        f"sqlite://?data_dir={files}",
+        f"sqlite://?data_dir={files}&keep_history={mine}",
+    ):
+        census = run_cli(capsys, "census", uri)
+        assert census.status == 0, census
+        assert "vfab.model" in census.out
+    wrong = run_cli(
+        capsys, "census", f"sqlite://?data_dir={files}&keep_history={other}"
+    )
+    assert_bad_input(wrong, f"holds a history-{mode} RelStorage database")
+    assert snapshot(files) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_bad_input(
+        run_cli(capsys, "census", f"sqlite://?data_dir={empty}"),
+        "no RelStorage database in",
+    )
+    assert list(empty.iterdir()) == []
