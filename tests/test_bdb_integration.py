@@ -216,3 +216,73 @@ def test_zodburi_bad_uris(uri: str, message: str) -> None:
     zodburi: Any = pytest.importorskip("zodburi")
     with pytest.raises(BDBError, match=message):
         zodburi.resolve_uri(uri)
+
+
+# -- out of memory is not damage (issue 28) -------------------------------------
+
+
+def _limited(megabytes: int) -> Any:
+    """A preexec_fn limiting a child's address space (ulimit -v)."""
+    import resource
+
+    def limit() -> None:  # pragma: no cover - runs in the child
+        size = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    return limit
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("megabytes", [100, 150])
+def test_a_healthy_environment_short_of_memory_is_not_called_damaged(
+    tmp_path: Path, megabytes: int
+) -> None:
+    """At ulimit -v 100 MB a healthy data set was "damaged (repair a copy
+    with db_recover)": Berkeley DB, unable to map its cache, says
+    DB_RUNRECOVERY.  The check says out of memory, exit 2, nothing changed."""
+    import subprocess
+
+    from tests.served import ROOT, env
+    from tests.test_composites import snapshot
+
+    data = tmp_path / "data"
+    made = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "populate", "--storage", "bdb"]
+        + ["--path", str(data), "-q"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    before = snapshot(data)
+    for args in (
+        ["census", "--path", str(data), "--storage", "bdb"],
+        ["populate", "--storage", "bdb", "--path", str(data), "--overwrite"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env(),
+            cwd=ROOT,
+            timeout=120,
+            preexec_fn=_limited(megabytes),
+        )
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert "out of memory" in lines[0] and "damaged" not in lines[0], lines
+        assert snapshot(data) == before, args
+
+
+def test_enomem_opening_an_environment_is_out_of_memory(tmp_path: Path) -> None:
+    import errno
+
+    from storages.bdb.options import BDBOutOfMemory, out_of_memory
+
+    said = out_of_memory(OSError(errno.ENOMEM, "no"), tmp_path, 64 << 20, False)
+    assert isinstance(said, BDBOutOfMemory) and "out of memory" in str(said)
+    # A fatal error with memory to spare is the environment's own.
+    assert out_of_memory(OSError(-30973, "x"), tmp_path, 1 << 20, True) is None
+    assert out_of_memory(OSError(errno.EIO, "x"), tmp_path, 64 << 20, False) is None

@@ -26,6 +26,52 @@ class BDBOptionError(BDBError, ValueError):
     """A bad BDBStorage option value (a ValueError as well)."""
 
 
+class BDBOutOfMemory(BDBError):
+    """Berkeley DB could not get the memory it needs (its cache, its
+    regions): not damage, and nothing was changed."""
+
+
+#: Address space Berkeley DB maps beyond its cache (log buffer, locks,
+#: transactions, mutexes, threads): measured with the storage's defaults
+#: (64 MiB cache: the process grew by 133 MiB, the cache 80 of them, as
+#: Berkeley DB adds 25% to a cache under 500 MB), rounded up.
+REGIONS_BYTES = 56 << 20
+
+
+def out_of_memory(
+    error: BaseException, path: object, cache_size: int, fatal: bool
+) -> BDBOutOfMemory | None:
+    """BDBOutOfMemory when *error*, raised opening the environment at
+    *path*, comes from a want of memory: ENOMEM, a MemoryError, or (*fatal*:
+    Berkeley DB's DB_RUNRECOVERY, what it says when it cannot map its
+    regions) while this process cannot map as much as the environment
+    needs; else None (the error is the environment's)."""
+    import errno
+    import mmap
+    import resource
+
+    code = error.args[0] if error.args else None
+    if not (isinstance(error, MemoryError) or code == errno.ENOMEM):
+        if not fatal:
+            return None
+        try:
+            mmap.mmap(-1, cache_size * 5 // 4 + REGIONS_BYTES).close()
+        except (OSError, MemoryError, OverflowError):
+            pass  # the probe fails too: memory is the cause
+        else:
+            return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    limit = ""
+    if soft != resource.RLIM_INFINITY:
+        limit = f"; this process's address space is limited to {soft >> 20} MiB"
+        limit += " (ulimit -v)"
+    return BDBOutOfMemory(
+        f"out of memory: Berkeley DB could not map the environment in {path} "
+        f"({cache_size >> 20} MiB cache and its regions){limit}; not damage, "
+        "nothing was changed: give it more memory or a smaller --bdb-cache-size"
+    )
+
+
 #: Durability mode -> what a commit survives once tpc_finish has returned.
 DURABILITY: dict[str, str] = {
     "sync": (

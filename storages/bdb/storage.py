@@ -51,7 +51,7 @@ from storages.bdb.format import (
     seek_before,
     split_oids,
 )
-from storages.bdb.options import BDBError, BDBOptions
+from storages.bdb.options import BDBError, BDBOptions, out_of_memory
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,11 @@ class BDBStorage(ConflictResolvingStorage):
                 | db.DB_THREAD,
             )
             env.log_set_config(db.DB_LOG_AUTO_REMOVE, 1)
-        except db.DBError as e:
+        except (db.DBError, MemoryError) as e:
+            fatal = isinstance(e, db.DBRunRecoveryError)
+            short = out_of_memory(e, self._path, opts.cache_size, fatal)
+            if short is not None:
+                raise short from None
             raise BDBError(
                 f"cannot open the Berkeley DB environment in {self._path}: {_reason(e)}"
             ) from None
