@@ -286,3 +286,77 @@ def test_enomem_opening_an_environment_is_out_of_memory(tmp_path: Path) -> None:
     # A fatal error with memory to spare is the environment's own.
     assert out_of_memory(OSError(-30973, "x"), tmp_path, 1 << 20, True) is None
     assert out_of_memory(OSError(errno.EIO, "x"), tmp_path, 64 << 20, False) is None
+
+
+# -- paths too long for Berkeley DB (issue 28) ----------------------------------
+
+
+def _deep(root: Path, length: int) -> Path:
+    """A directory below *root* whose path is about *length* bytes."""
+    path = root
+    while len(str(path)) < length - 200:
+        path = path / ("d" * 200)
+    path = path / ("e" * max(1, length - len(str(path)) - 1))
+    path.mkdir(parents=True)
+    return path
+
+
+def test_an_environment_path_past_the_limit_is_refused_before_creating_it(
+    tmp_path: Path,
+) -> None:
+    """libdb 5.3 opened an environment of 1,009 bytes once, then failed to
+    open it again ("BDB2509 the log files..."): refused at once, nothing
+    made there."""
+    from storages.bdb.options import MAX_PATH_BYTES
+
+    parent = _deep(tmp_path, MAX_PATH_BYTES - 4)
+    fits = parent / ("x" * (MAX_PATH_BYTES - len(str(parent)) - 1))
+    assert len(str(fits)) == MAX_PATH_BYTES
+    for _ in range(2):  # opened, then opened again
+        storage = BDBStorage(fits, cache_size=8 << 20)
+        storage.close()
+    too_long = parent / ("y" * (MAX_PATH_BYTES - len(str(parent))))
+    with pytest.raises(BDBError, match=f"at most {MAX_PATH_BYTES} bytes"):
+        BDBStorage(too_long)
+    assert not too_long.exists()
+
+
+@pytest.mark.subprocess
+def test_a_tmpdir_too_long_for_berkeley_db_is_refused_before_the_work(
+    tmp_path: Path,
+) -> None:
+    """A 4,000-character TMPDIR made bdb fail in a phase (the cold reopen);
+    run refuses it first, one line, exit 2; so does the check of an
+    existing environment, which copies it there."""
+    import subprocess
+
+    from tests.served import ROOT, env
+
+    data = tmp_path / "data"
+    made = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "populate", "--storage", "bdb"]
+        + ["--path", str(data), "-q"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    tmpdir = _deep(tmp_path / "tmp", 4000)
+    for args in (
+        ["run", "--storage", "bdb", "--preset", "quick", "-q"],
+        ["census", "--path", str(data), "--storage", "bdb"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", *args],
+            capture_output=True,
+            text=True,
+            env=dict(env(), TMPDIR=str(tmpdir)),
+            cwd=ROOT,
+            timeout=120,
+        )
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert "set a shorter TMPDIR" in lines[0], lines
+        assert list(tmpdir.iterdir()) == [], args

@@ -81,6 +81,12 @@ def check_environment(path: Path) -> int:
             f"{path} is locked: another BDBStorage has it open (share it through ZEO)"
         )
     logs = [n for n in entries if n.startswith("log.")]
+    from storages.bdb.options import BDBError, check_tmpdir
+
+    try:
+        check_tmpdir()  # the copy is made there
+    except BDBError as e:
+        raise StorageError(f"cannot check {path}: {e}") from None
     scratch = Path(tempfile.mkdtemp(prefix="vfab-bdb-check-"))
     try:
         copy = scratch / "env"

@@ -23,7 +23,14 @@ from storages.base import (
     Store,
     URIScheme,
 )
-from storages.bdb.options import DURABILITY, MAX_CACHE_BYTES, MIB, BDBError, BDBOptions
+from storages.bdb.options import (
+    DURABILITY,
+    MAX_CACHE_BYTES,
+    MIB,
+    BDBError,
+    BDBOptions,
+    check_tmpdir,
+)
 from storages.options import add_size_option, at_least
 from storages.zeo import ZEOFactory
 from storages.zodbstore import Wrap, ZODBStore, wrapping
@@ -166,6 +173,10 @@ class BDBFactory(StorageFactory):
 
     def unavailable(self) -> str | None:
         return berkeleydb_missing()
+
+    def preflight(self) -> None:
+        with suite_errors():
+            check_tmpdir()
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         # runzeo loads this package's ZConfig component (component.xml).

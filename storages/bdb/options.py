@@ -31,6 +31,52 @@ class BDBOutOfMemory(BDBError):
     regions): not damage, and nothing was changed."""
 
 
+#: The longest environment directory Berkeley DB takes, in bytes: libdb 5.3
+#: builds each of its files' paths in a 1,024-byte buffer, and the longest
+#: name is a log file's (log.0000000001).  Measured: an environment path of
+#: 1,008 bytes opens and reopens, 1,009 fails at the reopen ("Invalid
+#: argument -- BDB2509 the log files from a database environment...").
+MAX_PATH_BYTES = 1024 - len("/log.0000000001") - 1
+
+
+def check_path(path: object, what: str = "") -> None:
+    """BDBError (one line) when the environment directory *path* is longer
+    than Berkeley DB takes; *what* says where the path comes from."""
+    import os
+
+    size = len(os.fsencode(os.path.abspath(os.fspath(path))))  # type: ignore[call-overload]
+    if size > MAX_PATH_BYTES:
+        raise BDBError(
+            f"{what or path}: a Berkeley DB environment's path may be at most "
+            f"{MAX_PATH_BYTES} bytes (its files' paths must fit in 1,024), and "
+            f"this one is {size}: use a shorter directory"
+        )
+
+
+#: Bytes a command adds to TMPDIR for an environment it makes there (a
+#: trial's, TMPDIR/vfab-run-XXXXXXXX/vfab-XXXXXXXX/bdb; a ZEO pool's; a
+#: check's copy), with room to spare.
+TMPDIR_MARGIN = 64
+
+
+def check_tmpdir() -> None:
+    """BDBError (one line) when the environments a command makes
+    inside TMPDIR would pass Berkeley DB's path limit: before the work, not
+    in a phase."""
+    import os
+    import tempfile
+
+    tmp = tempfile.gettempdir()
+    size = len(os.fsencode(tmp))
+    if size + TMPDIR_MARGIN > MAX_PATH_BYTES:
+        shown = tmp if len(tmp) <= 48 else tmp[:45] + "..."
+        raise BDBError(
+            f"TMPDIR {shown} is {size} bytes long: the Berkeley DB environments "
+            f"made inside it (up to {TMPDIR_MARGIN} bytes more) would pass its "
+            f"limit of {MAX_PATH_BYTES} bytes; set a shorter TMPDIR"
+        )
+
+
 #: Address space Berkeley DB maps beyond its cache (log buffer, locks,
 #: transactions, mutexes, threads): measured with the storage's defaults
 #: (64 MiB cache: the process grew by 133 MiB, the cache 80 of them, as

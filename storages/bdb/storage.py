@@ -51,7 +51,7 @@ from storages.bdb.format import (
     seek_before,
     split_oids,
 )
-from storages.bdb.options import BDBError, BDBOptions, out_of_memory
+from storages.bdb.options import BDBError, BDBOptions, check_path, out_of_memory
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +162,11 @@ class BDBStorage(ConflictResolvingStorage):
     # -- opening ---------------------------------------------------------
 
     def _check_directory(self) -> None:
-        """Create the directory if absent.  Refuses (BDBError) a file, or a
-        directory holding other things than an environment."""
+        """Create the directory if absent.  Refuses (BDBError) a path too
+        long for Berkeley DB, a file, or a directory holding other things
+        than an environment."""
         path = self._path
+        check_path(path)  # before anything is created there
         if os.path.exists(path) and not os.path.isdir(path):
             raise BDBError(f"{path} is not a directory (a BDBStorage is a directory)")
         try:
