@@ -556,6 +556,7 @@ storage.close()
 """
 
 
+@pytest.mark.subprocess
 def test_a_second_process_gets_a_clear_error(env: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_HOLDER, str(env)],
@@ -590,6 +591,7 @@ except BDBError as e:
 """
 
 
+@pytest.mark.subprocess
 def test_an_unwritable_directory_is_reported(tmp_path: Path) -> None:
     # Outside pytest's tmp_path, whose parents only root may enter.
     base = Path(tempfile.mkdtemp(prefix="bdb-ro-"))

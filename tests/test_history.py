@@ -6,9 +6,7 @@ playwright or PyPI)."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import os
 import re
@@ -21,23 +19,17 @@ from typing import Any
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import compare, history, history_html, significance
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import DATA
+from tests.tiers import starts
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
 ZODB_VERSIONS = ("6.2", "6.3", "6.4")
-
-
-def vfab_bench(*args: str) -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
 
 
 def part(data: dict[str, Any], start: int, step: int = 2) -> dict[str, Any]:
@@ -57,15 +49,10 @@ def recorded(data: dict[str, Any], zodb: str, date: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def whole(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One real run of 12 trials (mapping and file), to be split in two
+def whole() -> dict[str, Any]:
+    """One real run of 16 trials (mapping and file), to be split in two
     interleaved halves of the same code (test_compare says why halves)."""
-    path = tmp_path_factory.mktemp("whole") / "whole.json"
-    vfab_bench(
-        "run", "--storage", "mapping,file", "--preset", "quick",
-        "--repeat", "12", "--json", str(path), "--quiet",
-    )  # fmt: skip
-    data: dict[str, Any] = json.loads(path.read_text())
+    data: dict[str, Any] = json.loads((DATA / "run-16.json").read_text())
     return data
 
 
@@ -405,8 +392,11 @@ def zodb_installed(version: str, cache: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+@starts("subprocess", "pypi")
 def zodb_runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    package_index: None,
 ) -> Path:
     """A directory of three real run files, one made under each of
     ZODB_VERSIONS (imported first through PYTHONPATH), newest first."""
@@ -438,6 +428,7 @@ def zodb_runs(
 
 
 @pytest.fixture
+@starts("browser")
 def playwright() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
@@ -449,7 +440,9 @@ def playwright() -> Iterator[Any]:
         yield p
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.browser
+@pytest.mark.pypi
 def test_chromium_draws_the_history_of_three_zodb_versions(
     playwright: Any,
     zodb_runs: Path,

@@ -22,6 +22,7 @@ import pytest
 from scenarios.load.mix import OPERATIONS
 from storages.zeo import free_port
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
+from tests.tiers import starts
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -37,6 +38,7 @@ ARTIFACTS = ROOT / "results" / "test-artifacts"
 
 
 @pytest.fixture
+@starts("browser")
 def playwright() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
@@ -51,6 +53,7 @@ def playwright() -> Iterator[Any]:
 
 
 @pytest.fixture
+@starts("subprocess")
 def served() -> Iterator[Served]:
     with serve() as s:
         yield s
@@ -95,7 +98,8 @@ def stats_rows(page: Any) -> dict[tuple[str, str], int]:
     return rows
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.browser
 def test_web_ui_runs_a_swarm(
     playwright: Any,
     web_ui: tuple[str, Path, Any],
