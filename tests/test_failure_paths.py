@@ -173,7 +173,6 @@ def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
         pytest.skip(f"cannot mount a small tmpfs here: {mount.stderr.decode()}")
     try:
         (full / "filler").write_bytes(b"x" * 16384)
-        started = time.monotonic()
         proc = vfab_bench(
             "run",
             "--storage",
@@ -185,8 +184,10 @@ def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
             "--json",
             str(full / "out.json"),
         )
+        # Refused before the run: a trial prints its progress line on
+        # stderr, the run its tables on stdout.
         assert_one_line(proc, "No space left on device")
-        assert time.monotonic() - started < 15
+        assert proc.stdout == ""
         assert sorted(p.name for p in full.iterdir()) == ["filler"]
     finally:
         subprocess.run(["umount", str(full)], check=False)
@@ -196,12 +197,13 @@ def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
 def test_an_unsupported_plot_format_is_refused_before_the_sweep(
     tmp_path: Path,
 ) -> None:
-    started = time.monotonic()
     proc = vfab_bench(
         "sweep", "--storage", "mapping", "--plot", str(tmp_path / "x.txt")
     )
+    # Refused up front: each point of a sweep prints its progress line on
+    # stderr, the sweep its tables on stdout.
     assert_one_line(proc, "x.txt")
-    assert time.monotonic() - started < 20  # refused up front, not after the work
+    assert proc.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
 

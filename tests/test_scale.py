@@ -184,14 +184,18 @@ def test_zeo_server_cpu_is_measured(tmp_path: Path) -> None:
 def test_outputs_are_checked_before_the_work(tmp_path: Path) -> None:
     taken = tmp_path / "taken.json"
     taken.write_text("{}")
-    started = time.monotonic()
-    proc = scale("--json", str(taken))
-    assert proc.returncode == 2 and "exists" in proc.stderr
-    proc = scale("--plot", str(tmp_path / "x.jpg"))
-    assert proc.returncode == 2 and "unknown format" in proc.stderr
-    proc = scale("--storage", "file")
-    assert proc.returncode == 2 and "shared by processes" in proc.stderr
-    assert time.monotonic() - started < 20
+    for args, fragment in (
+        (["--json", str(taken)], "exists"),
+        (["--plot", str(tmp_path / "x.jpg")], "unknown format"),
+        (["--storage", "file"], "shared by processes"),
+    ):
+        proc = scale(*args)
+        # Refused before any point ran: a point prints its progress line on
+        # stderr and the run its table on stdout.
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert fragment in line
+    assert taken.read_text() == "{}"
 
 
 @pytest.mark.subprocess
