@@ -23,6 +23,9 @@ from tests.benchmarks import options as benchmark_options
 from tests.cli_helpers import process_hooks_restored, run_quietly
 
 pytest_plugins = ("tests.tiers", "pytester")
+# A plugin module imported here first must be marked for pytest's rewriting.
+pytest.register_assert_rewrite("tests.tiers")
+from tests import tiers  # noqa: E402
 
 # Every process this test session starts inherits this token, so the leak
 # check counts (and kills) only our own servers, never those of another test
@@ -92,6 +95,33 @@ def storage_params(params: Iterable[Any]) -> list[Any]:
             param = pytest.param(*param.values, id=param.id, marks=marks)
         out.append(param)
     return out
+
+
+#: Debian's chromium, which Playwright drives (it never downloads a browser
+#: here), and the flags it runs headless with in a container.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+@tiers.starts("browser")
+def playwright() -> Iterator[Any]:
+    """Playwright's sync API, to launch CHROMIUM; skip, saying why, without
+    chromium or the playwright package (the 'test' extra)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (the 'test' extra)")
+    with sync_playwright() as p:
+        yield p
 
 
 #: The index pip installs from unless PIP_INDEX_URL names another.

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,10 @@ import pytest
 from scenarios.results import compare, history, history_html, significance
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli
-from tests.conftest import DATA
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, DATA
 from tests.tiers import starts
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
 ZODB_VERSIONS = ("6.2", "6.3", "6.4")
 
 
@@ -425,19 +421,6 @@ def zodb_runs(
         # what ran is what the run recorded
         assert json.loads(path.read_text())["metadata"]["versions"]["ZODB"] == version
     return out
-
-
-@pytest.fixture
-@starts("browser")
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
 
 
 @pytest.mark.subprocess

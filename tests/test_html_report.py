@@ -6,7 +6,6 @@ screenshot is left in results/test-artifacts/report.png."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,8 @@ import pytest
 from scenarios.results import html
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli, run_quietly
-from tests.conftest import checked_in
-from tests.tiers import starts
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, checked_in
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parent.parent / "results" / "test-artifacts"
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "source"}
@@ -157,19 +152,6 @@ def test_outputs_are_checked_before_the_work(
     )  # fmt: skip
     assert_bad_input(r, "not a sweep result")
     assert not (tmp_path / "x.html").exists()
-
-
-@pytest.fixture
-@starts("browser")
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
 
 
 @pytest.mark.browser

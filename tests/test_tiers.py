@@ -151,3 +151,16 @@ def test_an_expression_selects_by_itself(inner: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1, deselected=5)
     result = run(inner, "-m", "not subprocess")
     result.assert_outcomes(passed=3, failed=3, deselected=1)
+
+
+def test_an_index_that_does_not_answer_is_a_reason_without_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from storages.ports import free_port
+    from tests.conftest import index_unreachable
+
+    url = f"http://user:secret@127.0.0.1:{free_port()}/simple/"
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    reason = index_unreachable(timeout=5)
+    assert reason is not None and reason.startswith("127.0.0.1: ")
+    assert "secret" not in reason

@@ -21,10 +21,10 @@ import pytest
 
 from scenarios.load.mix import OPERATIONS
 from storages.zeo import free_port
+from tests.conftest import CHROMIUM
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
 from tests.tiers import starts
 
-CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -38,23 +38,10 @@ ARTIFACTS = ROOT / "results" / "test-artifacts"
 
 
 @pytest.fixture
-@starts("browser")
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    if not LOCUST.exists():
-        pytest.skip("locust is not installed (the 'locust' extra)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture
 @starts("subprocess")
 def served() -> Iterator[Served]:
+    if not LOCUST.exists():
+        pytest.skip("locust is not installed (the 'locust' extra)")
     with serve() as s:
         yield s
 
