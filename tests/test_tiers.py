@@ -79,6 +79,13 @@ def test_marked_child():
 def test_unmarked_child():
     subprocess.run(["true"], check=True)
 
+def test_unmarked_spawn_without_an_audit_event():
+    # multiprocessing's way (spawn, forkserver): no subprocess.Popen event
+    import multiprocessing.util, os, sys
+    argv = [sys.executable, "-c", "pass"]
+    pid = multiprocessing.util.spawnv_passfds(os.fsencode(sys.executable), argv, [])
+    assert os.waitpid(pid, 0)[1] == 0
+
 def test_unmarked_listener():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -125,15 +132,17 @@ def outcomes(result: pytest.RunResult) -> dict[str, str]:
 def test_a_plain_run_leaves_the_marked_tiers_out(inner: pytest.Pytester) -> None:
     result = run(inner)
     assert "tier: quick" in result.stdout.str()
-    result.assert_outcomes(passed=2, failed=2, deselected=3)
+    result.assert_outcomes(passed=2, failed=3, deselected=3)
     assert outcomes(result) == {
         "test_quick": "PASSED",
         "test_unmarked_child": "FAILED",
+        "test_unmarked_spawn_without_an_audit_event": "FAILED",
         "test_unmarked_listener": "FAILED",
         "test_unmarked_busy_port": "PASSED",
     }
     text = result.stdout.str()
     assert "started 'true' without @pytest.mark.subprocess" in text
+    assert f"started '{PY} -c pass' without @pytest.mark.subprocess" in text
     assert "a socket listening on ('127.0.0.1'," in text
     assert "without @pytest.mark.server" in text
 
@@ -141,16 +150,16 @@ def test_a_plain_run_leaves_the_marked_tiers_out(inner: pytest.Pytester) -> None
 def test_all_runs_every_tier_and_still_checks(inner: pytest.Pytester) -> None:
     result = run(inner, "--all")
     assert "tier: all" in result.stdout.str()
-    result.assert_outcomes(passed=4, failed=3)
+    result.assert_outcomes(passed=4, failed=4)
     # a marker names what a test starts: server is not subprocess
     assert outcomes(result)["test_child_marked_as_something_else"] == "FAILED"
 
 
 def test_an_expression_selects_by_itself(inner: pytest.Pytester) -> None:
     result = run(inner, "-m", "server")
-    result.assert_outcomes(passed=1, failed=1, deselected=5)
+    result.assert_outcomes(passed=1, failed=1, deselected=6)
     result = run(inner, "-m", "not subprocess")
-    result.assert_outcomes(passed=3, failed=3, deselected=1)
+    result.assert_outcomes(passed=3, failed=4, deselected=1)
 
 
 def test_an_index_that_does_not_answer_is_a_reason_without_credentials(
