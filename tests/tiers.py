@@ -3,13 +3,14 @@ only; markers named after what a test starts select the rest, and --all
 (or any -m expression) runs them (ZODB's test levels: a plain run is
 level 1, --all runs every level).
 
-The quick tier is checked, not trusted: while a test sets up and runs,
-child processes and listening sockets are watched (an audit hook, and
-wrappers around the two calls that start a process or listen without
-one), and a test that starts one without the marker it needs fails,
-naming that marker.  So a slow test cannot hide in the quick tier.
-Teardown is not watched: a module or session fixture ends in whichever
-test comes last, marked or not.
+The markers are checked, not trusted, in every run: while a test sets up
+and runs, child processes and listening sockets are watched (an audit
+hook, and wrappers around the two calls that start a process or listen
+without one), and a test that starts one without the marker it needs
+fails, naming that marker; a fixture that starts something says so with
+starts(), checked before any fixture is set up.  So a slow test cannot
+hide in the quick tier.  Teardown is not watched: a module or session
+fixture ends in whichever test comes last, marked or not.
 """
 
 from __future__ import annotations
