@@ -1,4 +1,6 @@
-"""The benchmark suite's command-line options and its --benchmark-disable rule.
+"""The benchmark suite's command-line options, its --benchmark-disable rule,
+and its tier rule (a storage named on the command line runs whatever its
+tier: a server's benchmarks are marked `server`, which a plain run leaves out).
 
 pytest reads options only from plugins and *initial* conftest files, and
 tests/benchmarks/conftest.py is not initial when a user types a bare
