@@ -141,6 +141,8 @@ def test_a_plain_run_leaves_the_marked_tiers_out(inner: pytest.Pytester) -> None
         "test_unmarked_busy_port": "PASSED",
     }
     text = result.stdout.str()
+    assert "tier: quick; 3 tests marked server, subprocess" in text
+    assert "left out (--all runs them)" in text
     assert "started 'true' without @pytest.mark.subprocess" in text
     assert f"started '{PY} -c pass' without @pytest.mark.subprocess" in text
     assert "a socket listening on ('127.0.0.1'," in text
@@ -150,6 +152,7 @@ def test_a_plain_run_leaves_the_marked_tiers_out(inner: pytest.Pytester) -> None
 def test_all_runs_every_tier_and_still_checks(inner: pytest.Pytester) -> None:
     result = run(inner, "--all")
     assert "tier: all" in result.stdout.str()
+    assert "left out" not in result.stdout.str()
     result.assert_outcomes(passed=4, failed=4)
     # a marker names what a test starts: server is not subprocess
     assert outcomes(result)["test_child_marked_as_something_else"] == "FAILED"

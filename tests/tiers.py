@@ -276,6 +276,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _install()
 
 
+_LEFT_OUT = pytest.StashKey[int]()
+
+
 def quick_tier(config: pytest.Config) -> bool:
     """True when this run leaves out the marked tiers: no --all, no -m."""
     return not config.getoption("vfab_all") and not config.option.markexpr
@@ -307,6 +310,19 @@ def pytest_collection_modifyitems(
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = keep
+    config.stash[_LEFT_OUT] = len(left_out)
+
+
+def pytest_terminal_summary(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> None:
+    left_out = config.stash.get(_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"tier: quick; {left_out} tests marked "
+            + ", ".join(TIERS)
+            + " left out (--all runs them)"
+        )
 
 
 @pytest.hookimpl(wrapper=True)
