@@ -3,15 +3,12 @@ written by `populate`, copied, then damaged the way each kind says."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,13 +30,9 @@ def cli(*args: str) -> list[str]:
 # -- the databases ------------------------------------------------------------------
 
 
-def populate_args(family: str, path: Path) -> list[str]:
-    return ["populate", "-q", "--storage", STORAGE[family], "--path", str(path)]
-
-
 def populate(family: str, path: Path) -> Path:
     proc = subprocess.run(
-        cli(*populate_args(family, path)),
+        cli("populate", "-q", "--storage", STORAGE[family], "--path", str(path)),
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -50,29 +43,10 @@ def populate(family: str, path: Path) -> Path:
     return path
 
 
-def populate_in_process(family: str, path: Path) -> Path:
-    """populate() by vfab-bench's main() in this process (the quick tier)."""
-    from scenarios.cli import main
-    from tests.cli_helpers import process_hooks_restored
-
-    err = io.StringIO()
-    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(err):
-            status = main(populate_args(family, path))
-    if status != 0:
-        raise RuntimeError(f"populate {family} failed: {err.getvalue()}")
-    return path
-
-
-def make_bases(
-    directory: Path,
-    families: list[str] | None = None,
-    write: Callable[[str, Path], Path] = populate,
-) -> dict[str, Path]:
-    """A small data set of each family, written by populate (*write*: in a
-    child process, or populate_in_process)."""
+def make_bases(directory: Path, families: list[str] | None = None) -> dict[str, Path]:
+    """A small data set of each family, written by populate."""
     return {
-        family: write(family, directory / family.replace("+", "-"))
+        family: populate(family, directory / family.replace("+", "-"))
         for family in families or list(STORAGE)
     }
 

@@ -22,11 +22,12 @@ one case per route and per kind, each command's main() in this process.
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.damaged_databases import make_bases, populate_in_process
+from tests.damaged_databases import STORAGE, make_bases
 from tests.routes import Case, Result, cases, quick_cases, run_case
 from tests.tiers import starts
 
@@ -68,10 +69,10 @@ def test_route(case: Case, outcomes: dict[str, Result]) -> None:
     check(outcomes[case.id])
 
 
-@pytest.fixture(scope="module")
-def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+@pytest.fixture
+def bases(populated_sets: Callable[[str], Path]) -> dict[str, Path]:
     """A data set of each family, written by populate in this process."""
-    return make_bases(tmp_path_factory.mktemp("bases"), write=populate_in_process)
+    return {family: populated_sets(storage) for family, storage in STORAGE.items()}
 
 
 @pytest.mark.parametrize(
