@@ -309,9 +309,10 @@ def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
         time.sleep(0.01)
     assert victim is not None, "no runzeo reached the phases"
     os.kill(victim, signal.SIGKILL)
-    killed = time.monotonic()
+    # Bounded, untimed: the client of a server the suite started waits 4 s
+    # for it (STARTED_SERVER_WAIT_TIMEOUT_S), so a stopwatch could not tell
+    # a diagnosis from a timeout; the line names the death either way.
     _, err = proc.communicate(timeout=60)
-    assert time.monotonic() - killed < 15  # within seconds, not a client timeout
     assert proc.returncode == 1, err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
