@@ -90,7 +90,7 @@ def run_and_kill(env: Path, durability: str, rng: random.Random) -> list[list[by
     return [[bytes.fromhex(x.decode()) for x in line.split()] for line in lines]
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("durability", ["sync", "write-nosync"])
 def test_sigkill_loses_no_finished_transaction(tmp_path: Path, durability: str) -> None:
     env = tmp_path / "env"
@@ -139,6 +139,7 @@ storage.BDBStorage(sys.argv[1])
 """
 
 
+@pytest.mark.subprocess
 def test_sigkill_during_the_first_open(tmp_path: Path) -> None:
     env = tmp_path / "env"
     proc = subprocess.run([sys.executable, "-c", FIRST_OPEN_CRASH, str(env)])

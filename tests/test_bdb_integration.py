@@ -135,6 +135,7 @@ def test_zconfig_bad_value(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.server
 def test_runzeo_serves_a_bdbstorage(tmp_path: Path, no_leaked_servers: None) -> None:
     section = bdbstorage_section(tmp_path, {"cache_size": 16 << 20})
     with ZEOServer(tmp_path, section, imports=("storages.bdb",)) as server:
@@ -168,6 +169,7 @@ def test_runzeo_serves_a_bdbstorage(tmp_path: Path, no_leaked_servers: None) -> 
         storage.close()
 
 
+@pytest.mark.server
 def test_zeo_bdb_factory(tmp_path: Path, no_leaked_servers: None) -> None:
     store = storages.get("zeo+bdb").open(tmp_path)
     with store:

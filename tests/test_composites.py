@@ -252,6 +252,8 @@ def damaged_cases() -> list[object]:
         marks = []
         if base.name not in DAMAGE:
             marks.append(pytest.mark.skip(reason=f"{name}: its base keeps no files"))
+        if base.name == "bdb":  # checked by a child process (storages/bdb/check.py)
+            marks.append(pytest.mark.subprocess)
         cases.append(pytest.param(name, id=name, marks=marks))
     return cases
 
@@ -303,20 +305,10 @@ def path_storages() -> list[str]:
     return path_storages()
 
 
-@pytest.fixture(scope="module")
-def populated(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+@pytest.fixture
+def populated(populated_sets: Callable[[str], Path]) -> Callable[[str], Path]:
     """name -> a data set `populate` wrote with that storage (made once)."""
-    made: dict[str, Path] = {}
-
-    def get(name: str) -> Path:
-        if name not in made:
-            path = tmp_path_factory.mktemp(name.replace("+", "-")) / "data"
-            proc = vfab_bench("populate", "--storage", name, "--path", str(path))
-            assert proc.returncode == 0, proc.stderr
-            made[name] = path
-        return made[name]
-
-    return get
+    return populated_sets
 
 
 def damaged_copy(src: Path, dst: Path, name: str) -> Path:
@@ -342,6 +334,7 @@ def commands(name: str, data: Path) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", path_storages())
 def test_commands_refuse_a_damaged_base(
     name: str, populated: Callable[[str], Path], tmp_path: Path
@@ -357,6 +350,7 @@ def test_commands_refuse_a_damaged_base(
         assert snapshot(data) == before, what
 
 
+@pytest.mark.subprocess
 def test_run_refuses_a_damaged_base_behind_a_wrapper(
     populated: Callable[[str], Path], tmp_path: Path
 ) -> None:

@@ -102,6 +102,7 @@ def fill_bytecode_cache(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-P", "-c", imports], check=True, cwd=ROOT, env=env)
 
 
+@pytest.mark.subprocess
 def test_extension_natively_is_a_no_op(tmp_path: Path) -> None:
     needs_extension(tmp_path)
     cg = build.load(tmp_path)
@@ -110,7 +111,8 @@ def test_extension_natively_is_a_no_op(tmp_path: Path) -> None:
     cg.dump_stats_at("nothing")
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.valgrind
 def test_built_from_clean_and_a_fixed_piece_of_python_counts_the_same_twice(
     tmp_path: Path,
 ) -> None:
@@ -309,7 +311,8 @@ def counted(
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.valgrind
 def test_compare_gates_on_a_storage_slowed_by_five_percent(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -389,7 +392,8 @@ def test_cost_model_from_a_time_file_and_a_count_file(
     assert both_times.status == 2 and "both are time files" in both_times.err
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.valgrind
 def test_pytest_benchmark_targets_counted_and_compared(tmp_path: Path) -> None:
     needs("valgrind", "vgdb", "strace")
     needs_extension(build.cache_dir())
@@ -462,7 +466,8 @@ def processes_naming(text: str) -> list[int]:
     return pids
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.valgrind
 @pytest.mark.parametrize("signum", [2, 15, 1], ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_stops_every_counted_process(tmp_path: Path, signum: int) -> None:
     import os

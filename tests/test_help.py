@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from scenarios.cli import build_parser
 from scenarios.cli.args import default_text
 
@@ -33,6 +35,7 @@ def test_every_option_with_a_default_says_it() -> None:
     assert not missing
 
 
+@pytest.mark.subprocess
 def test_help_shows_the_default_as_users_see_it() -> None:
     """In the printed --help, a default the option's own text did not state
     comes before the range, and a float shows as a number, not 10.0."""

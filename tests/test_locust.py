@@ -19,6 +19,7 @@ from scenarios.load.mix import OPERATIONS
 from storages import StorageOptions
 from storages.zeo import free_port, open_client
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
+from tests.tiers import starts
 
 ASYNCIO_TROUBLE = ("never awaited", "Task was destroyed", "Traceback")
 ARTIFACTS = ROOT / "results" / "test-artifacts"
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.skipif(not LOCUST.exists(), reason="locust is not insta
 
 
 @pytest.fixture(scope="module")
+@starts("subprocess")
 def served() -> Iterator[Served]:
     with serve() as s:
         yield s
@@ -67,7 +69,7 @@ class ClientCounter:
         self.storage.close()
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_headless_run_with_two_processes(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -105,7 +107,7 @@ def test_headless_run_with_two_processes(
     assert not locust_pids(), "locust processes outlived the run"
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_broken_invariants_fail_the_run(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -132,7 +134,7 @@ def test_broken_invariants_fail_the_run(
     assert "sequence 12345 created by liar#1" in output
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_locusts_host_is_the_target(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -153,6 +155,7 @@ def test_locusts_host_is_the_target(
     assert all(int(r["Failure Count"]) == 0 for r in rows), rows
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -128,6 +128,7 @@ def test_the_bounds_themselves_parse() -> None:
             assert action.type(text) is not None, (command, action.option_strings)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -199,6 +199,7 @@ def test_durations() -> None:
     assert duration(-3) == "0:00"
 
 
+@pytest.mark.subprocess
 def test_a_real_command_draws_its_bar_on_a_terminal(tmp_path: Path) -> None:
     """`sweep` with stderr on a pseudo-terminal: the live bar (the command's
     name, a share, an ETA, redrawn with carriage returns); the table still

@@ -21,7 +21,7 @@ from scenarios.results.significance import DEFAULT_STATISTIC
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_quick_release_writes_every_part_into_one_directory(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -70,6 +70,7 @@ def test_quick_release_writes_every_part_into_one_directory(
     assert {p.name for p in out.iterdir()} <= {*FILES, "notes.txt"}
 
 
+@pytest.mark.subprocess
 def test_an_out_directory_that_holds_files_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "release"
     out.mkdir()
@@ -88,6 +89,7 @@ def test_an_out_directory_that_holds_files_is_refused(tmp_path: Path) -> None:
     assert_one_line(proc, "does not exist")
 
 
+@pytest.mark.subprocess
 def test_a_database_under_a_release_name_is_refused_even_with_force(
     tmp_path: Path,
 ) -> None:
@@ -102,6 +104,7 @@ def test_a_database_under_a_release_name_is_refused_even_with_force(
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.subprocess
 def test_bad_storages_are_one_line(tmp_path: Path) -> None:
     out = str(tmp_path / "r")
     assert_one_line(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str], fragment: str) -> Non
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_serves_a_populated_temporary_data_set_until_sigterm() -> None:
     with serve() as served:
         assert re.fullmatch(
@@ -51,6 +51,7 @@ def test_serves_a_populated_temporary_data_set_until_sigterm() -> None:
     assert data and not Path(data.group(1)).exists()
 
 
+@pytest.mark.subprocess
 def test_keeps_and_reuses_a_path_refuses_another_size(tmp_path: Path) -> None:
     path = tmp_path / "served"
     with serve("--path", str(path)) as served:
@@ -74,6 +75,7 @@ def test_keeps_and_reuses_a_path_refuses_another_size(tmp_path: Path) -> None:
     assert datadir.read_marker(path)["spec"]["scale"] == 2  # type: ignore[index]
 
 
+@pytest.mark.subprocess
 def test_serves_what_populate_wrote_and_nothing_foreign(tmp_path: Path) -> None:
     populated = tmp_path / "populated"
     proc = vfab_bench("populate", "--storage", "file", "--path", str(populated))
@@ -90,6 +92,7 @@ def test_serves_what_populate_wrote_and_nothing_foreign(tmp_path: Path) -> None:
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_stops_cleanly_too() -> None:
     with serve() as served:
         served.process.send_signal(signal.SIGINT)
@@ -97,15 +100,13 @@ def test_ctrl_c_stops_cleanly_too() -> None:
     assert "stopping" in "".join(served.stderr)
 
 
-def test_port_in_use_is_one_line(no_leaked_servers: None) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        proc = vfab_bench("serve", "--port", str(port))
-    one_line_error(proc, f"port {port} on 127.0.0.1 is already in use")
+@pytest.mark.subprocess
+def test_port_in_use_is_one_line(busy_port: int, no_leaked_servers: None) -> None:
+    proc = vfab_bench("serve", "--port", str(busy_port))
+    one_line_error(proc, f"port {busy_port} on 127.0.0.1 is already in use")
 
 
+@pytest.mark.subprocess
 def test_bdb_is_served_or_refused_with_a_reason(no_leaked_servers: None) -> None:
     factory = storages.REGISTRY.get("zeo+bdb")
     reason = factory().unavailable() if factory else "no 'zeo+bdb' storage"
@@ -117,12 +118,14 @@ def test_bdb_is_served_or_refused_with_a_reason(no_leaked_servers: None) -> None
     one_line_error(proc, "storage 'bdb' is not available")
 
 
+@pytest.mark.subprocess
 def test_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     proc = vfab_bench("serve", "--port", "0", "--path", str(tmp_path / "f"))
     one_line_error(proc, "is not a directory")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["status", "zeoloop"])
 def test_unreachable_server_is_one_line(command: str) -> None:
     from storages.zeo import free_port

@@ -14,13 +14,13 @@ import storages
 from storages import StorageError, StorageOptions
 from storages.file import filestorage_section
 from storages.zeo import ZEOOptions, ZEOServer, free_port
-from tests.conftest import factory_or_skip, runzeo_pids
+from tests.conftest import factory_or_skip, runzeo_pids, storage_params
 
 #: zlib+NAME over the other storages that wrap, beside the registered ones.
 ZLIB_OVER = ["zlib+mapping", "zlib+bdb"]
 
 
-@pytest.mark.parametrize("name", [*storages.REGISTRY, *ZLIB_OVER])
+@pytest.mark.parametrize("name", storage_params([*storages.REGISTRY, *ZLIB_OVER]))
 def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     """Write, read back, reopen (cold cache), close; reopen where it persists;
     all inside running(), as the runner holds it."""
@@ -58,6 +58,7 @@ def test_unknown_storage_lists_the_valid_ones() -> None:
         storages.get("oracle")
 
 
+@pytest.mark.server
 def test_zeo_server_stops_on_close_and_on_error(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -76,6 +77,7 @@ def test_zeo_server_stops_on_close_and_on_error(
     assert pid not in runzeo_pids()
 
 
+@pytest.mark.server
 def test_runzeo_finds_this_project(tmp_path: Path, no_leaked_servers: None) -> None:
     """runzeo's PYTHONPATH starts with the directory holding storages/ (whose
     modules a served section may %import, like storages.bdb), not with one
@@ -92,17 +94,14 @@ def test_runzeo_finds_this_project(tmp_path: Path, no_leaked_servers: None) -> N
 
 
 def test_zeo_port_in_use_is_a_clear_error(
-    tmp_path: Path, no_leaked_servers: None
+    tmp_path: Path, busy_port: int, no_leaked_servers: None
 ) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
-        with pytest.raises(
-            StorageError, match=f"port {port} on 127.0.0.1 is already in use"
-        ):
-            factory.open(tmp_path)
+    port = busy_port
+    factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
+    with pytest.raises(
+        StorageError, match=f"port {port} on 127.0.0.1 is already in use"
+    ):
+        factory.open(tmp_path)
 
 
 def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
@@ -114,6 +113,7 @@ def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
         factory.open(tmp_path)
 
 
+@pytest.mark.server
 def test_existing_server_keeps_foreign_data(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:

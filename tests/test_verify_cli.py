@@ -26,6 +26,7 @@ def vfab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     """RelStorage 4.3.0 on SQLite fails the readCurrent scenario
     (tests/test_verify_scenarios.py says why): exit 1, WRONG, the JSON
@@ -56,6 +57,7 @@ def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     assert events and {e["outcome"] for e in events} <= {"ok", "failed", "unknown"}
 
 
+@pytest.mark.subprocess
 def test_scale_without_the_check_says_so(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     proc = vfab("scale", "--clients", "1", "--duration", "1", "--warmup", "0.2",
@@ -66,6 +68,7 @@ def test_scale_without_the_check_says_so(tmp_path: Path) -> None:
     assert point["invariants"]["checked"] is False
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [

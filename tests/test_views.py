@@ -7,42 +7,25 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
 import json
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import compare, formatter, power, significance
 from scenarios.results.model import RunResult
-from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
-from tests.served import ROOT, env
+from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import checked_in
 
 
-def quietly(*args: str) -> None:
-    # A module-scoped fixture runs outside the per-test restoring fixture:
-    # put back the signal handlers and hooks main() installs.
-    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def run_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    d = tmp_path_factory.mktemp("views")
-    path = d / "r.json"
-    quietly(
-        "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
-        "--json", str(path), "--pyperf", str(d / "r.pyperf.json"), "--quiet",
-    )  # fmt: skip
-    yield path
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    """A run of 3 trials on mapping and file (tests/data/run-3.json)."""
+    return checked_in("run-3.json", tmp_path / "views", "r.json")
 
 
 def _floats(text: str) -> list[str]:
@@ -198,10 +181,19 @@ def test_compare_help_shows_percent_signs_once(
     assert "(+25%)" in r.out and "%%" not in r.out
 
 
+@pytest.mark.subprocess
 def test_pyperf_reads_an_exported_run(
-    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("pyperf")
+    # run --pyperf exports as it writes its file: a run of its own
+    exported = tmp_path / "r.pyperf.json"
+    run_file = tmp_path / "r.json"
+    r = run_cli(
+        capsys, "run", "--storage", "mapping,file", "--preset", "quick",
+        "--json", str(run_file), "--pyperf", str(exported), "--quiet",
+    )  # fmt: skip
+    assert r.status == 0, r.err
     a, b = tmp_path / "a.pyperf.json", tmp_path / "b.pyperf.json"
     r = run_cli(capsys, "report", str(run_file), "--pyperf", str(a))
     assert r.status == 0, r.err
@@ -214,7 +206,7 @@ def test_pyperf_reads_an_exported_run(
     assert run_cli(capsys, "report", str(slow_file), "--pyperf", str(b)).status == 0
     data = json.loads(a.read_text())
     # run --pyperf wrote the same suite report --pyperf writes from its file
-    assert json.loads(run_file.with_name("r.pyperf.json").read_text()) == data
+    assert json.loads(exported.read_text()) == data
     names = [bench["metadata"]["name"] for bench in data["benchmarks"]]
     assert "file: commit processes" in names and "mapping: query sequences" in names
 
@@ -239,17 +231,10 @@ def test_pyperf_reads_an_exported_run(
     )
 
 
-@pytest.fixture(scope="module")
-def scale_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("scale") / "scale.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "1,2",
-         "--duration", "1", "--warmup", "0.5", "--size", "small",
-         "--json", str(path), "-q"],
-        capture_output=True, text=True, timeout=300, env=env(), cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    yield path
+@pytest.fixture
+def scale_file(tmp_path: Path) -> Path:
+    """A scale run of 1 and 2 clients (tests/data/scale.json)."""
+    return checked_in("scale.json", tmp_path / "scale")
 
 
 def test_report_reads_scale_and_sweep_files(
@@ -257,11 +242,7 @@ def test_report_reads_scale_and_sweep_files(
 ) -> None:
     scale, sweep = tmp_path / "scale.json", tmp_path / "sweep.json"
     shutil.copy(scale_file, scale)
-    data = json.loads(scale.read_text())
-    assert data["schema_version"] == 3
-    summary = data["points"][0]["summary"]
-    assert summary["ops_per_s"] > 0 and summary["p99_ms"] >= summary["p50_ms"] > 0
-    assert {"commits_per_s", "p95_ms", "max_ms", "client_cpu_s"} <= set(summary)
+    data = json.loads(scale.read_text())  # what scale writes: test_scale's
     page = tmp_path / "scale.html"
     r = run_cli(capsys, "report", str(scale), "--html", str(page))
     assert r.status == 0, r.err
@@ -275,10 +256,7 @@ def test_report_reads_scale_and_sweep_files(
     scale.write_text(json.dumps(old))
     assert run_cli(capsys, "report", str(scale)).status == 0
 
-    quietly(
-        "sweep", "--storage", "mapping", "--objects", "50,200", "--repeat", "3",
-        "--warmups", "0", "--json", str(sweep), "--quiet",
-    )  # fmt: skip
+    checked_in("sweep.json", tmp_path)
     r = run_cli(capsys, "report", str(sweep), "--html", str(tmp_path / "s.html"))
     assert r.status == 0, r.err
     assert "commit wall time per object (µs), minimum of 3" in r.out
@@ -326,6 +304,7 @@ def test_compare_html_page(
     assert "<script" not in text and "http" not in text.split("<main>")[1]
 
 
+@pytest.mark.browser
 def test_chromium_draws_the_compare_and_scale_views(
     run_file: Path,
     scale_file: Path,

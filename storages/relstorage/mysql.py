@@ -175,6 +175,11 @@ class MariaDBServer(ServerProcess):
             f"--user={self.os_user}",
             "--skip-name-resolve",
             f"--pid-file={self.directory}/mariadb.pid",
+            # Its temporary tables in its own directory, not the shared /tmp
+            # where another process removed one under a run (a CI-like run
+            # beside other users' servers: "Error on delete of
+            # '/tmp/#sql-temptable-...MAI' (Errcode: 2)").
+            f"--tmpdir={self.directory}",
             f"--lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
             f"--innodb-lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
         ]

@@ -25,6 +25,7 @@ def test_the_scheme_table_says_which_schemes_open_read_only() -> None:
     assert table["mysql"][0].default_port == 3306
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", ["relstorage-pg", "relstorage-mysql"])
 def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> None:
     from ZODB.POSException import ReadOnlyError
@@ -48,6 +49,7 @@ def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> No
             source.close()
 
 
+@pytest.mark.server
 def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) -> None:
     """--storage-config and zconfig:// (issue 21): the <relstorage> section
     is opened read-only, as a postgres:// URI is."""
