@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-import socket
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
