@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import storages
-from scenarios.argtypes import between, non_negative_float, positive_float, ranged
+from scenarios.argtypes import (
+    at_least,
+    between,
+    non_negative_float,
+    positive_float,
+    ranged,
+)
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
@@ -35,8 +40,10 @@ from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
+    DEFAULT_WINDOWS,
     MAX_CLIENTS,
     MAX_FAULT_S,
+    MAX_WINDOWS,
     Fault,
     ScaleConfig,
     check_memory,
@@ -142,6 +149,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="unmeasured seconds before each window",
     )
     p.add_argument(
+        "--windows",
+        type=at_least(1, MAX_WINDOWS),
+        default=DEFAULT_WINDOWS,
+        metavar="N",
+        help="cut each window into N sub-windows, each with its own ops/s and "
+        "p99: the point's interval, and what compare tests",
+    )
+    p.add_argument(
         "--rate",
         type=between(0, MAX_RATE, above=True),
         metavar="OPS",
@@ -227,6 +242,7 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
         load=load,
         wait_timeout_s=args.wait_timeout,
         check=args.check,
+        windows=args.windows,
     )
     if args.history is not None and not args.check:
         raise ConfigError("--history needs the check: drop --no-check")
@@ -247,7 +263,7 @@ def refuse_unavailable(
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.results import metadata
+    from scenarios.results import environment, metadata
     from scenarios.scale import report, runner
     from scenarios.scale.results import ScaleRun
 
@@ -259,15 +275,17 @@ def main(args: argparse.Namespace) -> int:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
-    if args.plot is not None:
+    if args.plot is not None and args.plot.suffix.lower() != ".svg":
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ConfigError(
-                "--plot needs matplotlib: pip install 'vfab-loadtest[plot]'"
+                "--plot needs matplotlib for .png and .pdf (pip install "
+                "'vfab-loadtest[plot]'); .svg needs nothing"
             ) from None
     check_outputs(args)
-    meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+    meta = metadata.collect(config)
+    start, probes = environment.snapshot(), environment.probes()
 
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
@@ -276,7 +294,10 @@ def main(args: argparse.Namespace) -> int:
             points = runner.run(config, options, target, shown, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
-    meta["load_average_after"] = list(os.getloadavg())
+    meta["environment"] = environment.record(start, probes + environment.probes())
+    if not args.quiet:
+        for warning in meta["environment"].get("warnings", []):
+            print(f"warning: {warning}", file=sys.stderr)
     run = ScaleRun(meta, tuple(points))
     if points:
         print(report.text(run), end="")

@@ -103,6 +103,15 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         pandas; written, never read back (the histograms stay the source).
         A version-2 file reads the same (its summaries are computed when a
         report asks).  verify's points carry it too.
+  4 -- each point also has "windows": [{"hist": the encoded HdrHistogram
+        of every successful operation that ended in that sub-window (us),
+        "commits"}], the measured window cut into config "windows" equal
+        parts: each sub-window's throughput and p99 give the point an
+        interval, and compare tests two points window against window.  The
+        metadata has "environment" as a run's (load average at the start
+        and end, speed probes, busy warnings).  A version-3 file reads with
+        no windows (no interval: compare gives ratios alone) and its
+        "load_average" and "load_average_after" as its environment.
 
 verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
   1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
@@ -265,7 +274,16 @@ def _scale_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 3}
 
 
-SCALE = Format("scale", 3, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3})
+def _scale_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    # No sub-windows were kept: each point has none (no interval).
+    points = [
+        {**p, "windows": []} if isinstance(p, dict) else p
+        for p in data.get("points", [])
+    ]
+    return {**data, "schema_version": 4, "points": points}
+
+
+SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3_to_v4})
 VERIFY = Format("verify", 1)
 COUNTS = Format("counts", 1)
 

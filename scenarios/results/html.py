@@ -31,11 +31,12 @@ COLD_WARM_HOT = (
 
 
 def _seconds_note(iv: significance.Interval) -> str:
+    d = formatter.duration
     if not iv.known:
-        return f"{iv.estimate:.6g} s (one trial)"
+        return f"{d(iv.estimate)} (one trial)"
     return (
-        f"{iv.statistic} {iv.estimate:.6g} s, {iv.confidence:.0%} interval "
-        f"{iv.low:.6g} - {iv.high:.6g} s, {iv.n} trials"
+        f"{iv.statistic} {d(iv.estimate)}, {iv.confidence:.0%} interval "
+        f"{d(iv.low)} - {d(iv.high)}, {iv.n} trials"
     )
 
 
@@ -85,13 +86,13 @@ def _then_and_now(run: RunResult, size: str, stat: str) -> str:
     out.append("</tr></thead><tbody>")
     for task, then in TABLE_2000.items():
         cells = [f"<td>{escape(task)}</td>"]
-        cells += [f'<td class="then">{v:.2f}</td>' for v in then]
+        cells += [f'<td class="then">{formatter.duration(v)}</td>' for v in then]
         for i, storage in enumerate(storages):
             r = run.get(storage, task, size)
             text = "-"
             if r is not None:
                 values = [x.wall_s for x in r.samples]
-                text = significance.cell_text(values, s, formatter.seconds_3)
+                text = significance.cell_text(values, s, formatter.duration)
             cells.append(htmlbase.cell(text, ' class="sep"' if i == 0 else ""))
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
@@ -118,9 +119,10 @@ def page(
         f"{escape(str(meta.get('host', {}).get('cpu_count', '?')))} CPUs · "
         f"storages: {escape(', '.join(run.storages))}</p>",
         f'<p class="note">{escape(significance.legend(s))} Times are wall '
-        "seconds unless said otherwise.  Noise on a shared machine only slows "
+        "time unless said otherwise.  Noise on a shared machine only slows "
         "a trial down, so the low end of the trials is the best estimate of "
         "what the code costs.</p>",
+        htmlbase.machine(meta),
     ]
     for size in run.sizes:
         body.append(f"<h2>The 2000 table beside today's (size {escape(size)})</h2>")
@@ -172,6 +174,13 @@ def page(
     for table in report.tables(run, s.name):
         body.append(
             f"<h3>{escape(table.title)}</h3>{htmlbase.table(table.header, table.rows)}"
+        )
+    left_out = report.omitted(run, s.name)
+    if left_out:
+        body.append(
+            '<p class="note">Not shown (every cell equal or empty): '
+            + escape("; ".join(left_out))
+            + ".</p>"
         )
     body.append(f'<p class="note">{escape(COLD_WARM_HOT)}</p>')
     body.append("<h2>Metadata</h2>")

@@ -354,6 +354,9 @@ _SCALE_POINT = Object(
         "arrivals": Count,
         "served": Count,
         "summary": MapOf(Optional(Number)),
+        "windows": ListOf(
+            Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
+        ),
     },
     required=(
         "storage",

@@ -168,6 +168,7 @@ def run_point(
             stderr_path=str(scratch / f"client-{i}.stderr"),
             wait_timeout_s=config.wait_timeout_s,
             timeline=fault is not None,
+            windows=config.windows,
         )
         for i in range(clients)
     ]
@@ -333,6 +334,7 @@ def _point(
         for kind, text in r.get("examples", {}).items():
             examples.setdefault(kind, text)
     notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
+    windows = hist.merged_windows([r.get("windows", []) for r in oks])
     return ScalePoint(
         storage=storage,
         clients=clients,
@@ -355,6 +357,7 @@ def _point(
         invariants=consistency.not_checked("not run"),
         interrupted=interrupted,
         notes=tuple(notes),
+        windows=windows,
     )
 
 
