@@ -136,6 +136,22 @@ counts (vfab-bench run --counts --json; COUNTS,
         "trials": as a run's, one per counted trial}; a sample per counted
         trial, in run order.  A run file (no "kind") is not a counts file:
         readers tell them apart by "kind" and refuse a mixed pair.
+
+release (release.json of vfab-bench release --out DIR; RELEASE,
+         scenarios.release.directory):
+  0 -- (no "schema_version") {"kind": "release", "metadata": {"date",
+        "versions", "cpu_count", "storages", "quick"}, "shortened": [the
+        plan's lines], "parts": [{"name", "title", "status", "detail",
+        "files": names in DIR}], "verdicts": [consistency lines],
+        "exit_status"}; parts table, micro, scale, million.
+  1 -- "schema_version": 1; metadata also has "python", "host",
+        "environment" (as a run's: load average, speed probes, warnings),
+        "command" and "fail_above"; a part "counts" (counts.json: a count
+        file of the 2000 rows; counts-micro.json: pytest-benchmark's JSON of
+        the micro-benchmarks under callgrind, "instructions" in each
+        benchmark's extra_info); "against": null or {"directory", "verdict":
+        the comparison with that release (scenarios.release.verdict)}.  A
+        version-0 directory reads with no counts part and no verdict.
 """
 
 from __future__ import annotations
@@ -286,6 +302,14 @@ def _scale_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
 SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3_to_v4})
 VERIFY = Format("verify", 1)
 COUNTS = Format("counts", 1)
+
+
+def _release_v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 0 had no counts part and compared with nothing.
+    return {**data, "schema_version": 1, "against": None}
+
+
+RELEASE = Format("release", 1, {0: _release_v0_to_v1})
 
 
 def malformed(what: str, error: Exception) -> ResultsError:

@@ -35,6 +35,7 @@ from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
 from scenarios.progress import Progress, progress_of
+from scenarios.results.formatter import plural
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
@@ -90,8 +91,9 @@ def run(
                 held = factory.running()
             with held:
                 for clients in config.clients:
-                    say.step(f"{name}: {clients} client(s)")
-                    say.line(f"{name}: {clients} client(s)", counted=True)
+                    where = f"{name}: {plural(clients, 'client')}"
+                    say.step(where)
+                    say.line(where, counted=True)
                     with _shared(factory, target) as (shared, fresh):
                         if fresh:
                             say.status("populating")
@@ -321,7 +323,7 @@ def _point(
             notes.append(f"a client failed: {r[1]}")
     lost = sum(1 for r in results if r is None)
     if lost:
-        notes.append(f"{lost} client(s) sent no result (killed or stuck)")
+        notes.append(f"{plural(lost, 'client')} sent no result (killed or stuck)")
     hists = {
         op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
         for op in OPERATIONS
