@@ -258,12 +258,14 @@ def assemble(
     calls: syscalls.PhaseCalls,
 ) -> list[CountResult]:
     """Per phase, one CountSample per counted trial: the client's dump (the
-    process that dumped every label), the servers' (every other process
-    that dumped), and the system calls between the phase's marks."""
+    counted child's own pid, which the plan records: a runzeo dumps every
+    label too, and pids wrap, so the lower pid may be the server's), the
+    servers' (every other process that dumped), and the system calls
+    between the phase's marks."""
     labels = [p["label"] for p in plan["phases"]]
-    client_pid = next(
-        (pid for pid, d in dumps.items() if all(lb in d for lb in labels)), None
-    )
+    client_pid = plan.get("pid")
+    if client_pid not in dumps or not all(lb in dumps[client_pid] for lb in labels):
+        client_pid = None
     if client_pid is None:
         raise RunFailure(f"{storage}: callgrind wrote no dump for some phases")
     server_pids = [pid for pid in dumps if pid != client_pid]
