@@ -14,6 +14,7 @@ from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs, write_text
 from scenarios.errors import ConfigError
 from scenarios.results import compare, significance
+from scenarios.results.formatter import plural
 from storages.options import shown
 
 EXIT_SLOWER = 1
@@ -153,9 +154,9 @@ def main(args: argparse.Namespace) -> int:
             cells = "; ".join(f"{c.column} {c.row}: {c.verdict}" for c in failed[:5])
             if len(failed) > 5:
                 cells += f"; and {len(failed) - 5} more"
+            slowdowns = plural(len(failed), "significant slowdown")
             print(
-                f"vfab-bench compare: {len(failed)} significant slowdown(s) above "
-                f"{args.fail_above:.0%}: {cells}",
+                f"vfab-bench compare: {slowdowns} above {args.fail_above:.0%}: {cells}",
                 file=sys.stderr,
             )
             return EXIT_SLOWER

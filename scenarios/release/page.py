@@ -18,6 +18,7 @@ from html import escape
 
 from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
+from scenarios.release.history import ReleaseHistory
 from scenarios.release.parts import micro_rows
 from scenarios.release.verdict import Verdict
 from scenarios.results import html, htmlbase, pages
@@ -158,3 +159,61 @@ def page(release: Release, verdict: Verdict | None) -> str:
     body.append("<h2>Metadata</h2>")
     body.append(htmlbase.metadata("release", meta))
     return htmlbase.document("vfab-loadtest release check", body, CSS)
+
+
+def history_page(h: ReleaseHistory) -> str:
+    """The history of releases as one page: the releases in order, then
+    each part's trend (the 2000 table's with history's own charts)."""
+    from scenarios.results import history_html
+
+    body = ["<h1>vfab-loadtest: history of releases</h1>"]
+    body.append(f'<p class="lede">{escape(h.heading())}</p>')
+    rows = [
+        [str(i), label, r.date or "?", str(r.path)]
+        for i, (label, r) in enumerate(zip(h.labels, h.releases, strict=True), 1)
+    ]
+    body.append(_table(Table("", ["", "release", "date", "directory"], rows)))
+    for i, r in enumerate(h.releases, 1):
+        lines = [x for x in environment_lines(r) if x.startswith("Warning")]
+        if lines:
+            text = escape(f"Release {i}: " + " ".join(lines))
+            body.append(f'<p class="note wide">{text}</p>')
+    body += [f'<p class="note">{escape(n)}</p>' for n in h.notes]
+    header = ["", *(str(i) for i in range(1, len(h.releases) + 1))]
+
+    def grid(title: str, grid_rows: list[list[str]]) -> None:
+        body.append(f"<h2>{escape(title)}</h2>")
+        body.append(_table(Table("", header, grid_rows)))
+
+    if h.counts:
+        grid(
+            f"Counts: cells that moved ({len(h.counts)} of {h.count_cells})",
+            [[n, *h.marked(v, m)] for n, v, m in h.counts],
+        )
+    elif h.count_cells:
+        body.append("<h2>Counts</h2>")
+        body.append(
+            f"<p>None of the {h.count_cells} cells moved between two "
+            "consecutive releases.</p>"
+        )
+    if h.curve:
+        grid(
+            "Concurrency curve: ops/s and p99 per point",
+            [[n, *h.marked(v, m)] for n, v, m in h.curve],
+        )
+    if h.million:
+        grid("Million run: per object built", [[n, *v] for n, v in h.million])
+    if h.consistency:
+        grid("Consistency", [[n, *v] for n, v in h.consistency])
+    if h.table is not None:
+        body.append("<h2>The 2000 table</h2>")
+        body.append(history_html.section(h.table))
+    return htmlbase.document(
+        "vfab-loadtest: history of releases", body, CSS + history_html.CSS
+    )
+
+
+def environment_lines(release: Release) -> list[str]:
+    from scenarios.results import environment
+
+    return environment.lines(release.metadata)

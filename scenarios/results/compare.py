@@ -186,8 +186,16 @@ class CellComparison:
         return f"{formatter.duration(old)} -> {formatter.duration(new)}"
 
     @property
+    def words(self) -> str:
+        """The verdict with the ratio on every line: "1.26x slower (+26%)",
+        "1.01x, not significant", "1.30x, inconclusive (...)"."""
+        if self.difference.significant:
+            return self.verdict
+        return f"{formatter.ratio(self.difference.ratio)}, {self.verdict}"
+
+    @property
     def line(self) -> str:
-        return f"{self.times}: {self.verdict}"
+        return f"{self.times}: {self.words}"
 
     def pvalues(self) -> str:
         """ "p 0.0079, q 0.36" (q: adjusted across the cells)."""
@@ -322,7 +330,7 @@ class Comparison:
                     f"{c.trials[0]} vs {c.trials[1]}",
                     formatter.duration(d.old.estimate),
                     formatter.duration(d.new.estimate),
-                    c.verdict,
+                    c.words,
                 ]
                 if pvalues:
                     q = "-" if d.q_value is None else f"{d.q_value:.2g}"

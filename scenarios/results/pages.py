@@ -103,7 +103,7 @@ def compare_page(result: compare_mod.Comparison, changed: bool = False) -> str:
                 f"{c.trials[0]} vs {c.trials[1]}",
                 formatter.duration(c.difference.old.estimate),
                 formatter.duration(c.difference.new.estimate),
-                c.verdict,
+                c.words,
                 c.pvalues(),
             ]
             for c in shown

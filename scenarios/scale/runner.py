@@ -279,7 +279,7 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
     if not lines:
         return []
     last = lines[-1][:200]
-    return [f"clients wrote {len(lines)} line(s) on stderr; the last: {last}"]
+    return [f"clients wrote {plural(len(lines), 'line')} on stderr; the last: {last}"]
 
 
 def _check(

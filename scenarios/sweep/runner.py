@@ -31,6 +31,7 @@ import storages
 from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
 from scenarios.progress import Progress, progress_of
+from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
@@ -111,8 +112,9 @@ def _sweep_storage(
             points.append(point)
             wall = point.wall_us
             shown.line(
-                f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
-                f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))",
+                f"{name} {variant} {n:,} objects: {wall.median:.1f} µs/object "
+                f"wall, {point.cpu_us.median:.1f} CPU "
+                f"({plural(config.repeat, 'trial')})",
                 counted=True,
             )
     return points
