@@ -46,7 +46,7 @@ def test_help_shows_the_default_as_users_see_it() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
-    assert "after --warmup (default: 10) (range: above 0" in text
+    assert "measured seconds of each point (default: 10) (range: above 0" in text
     assert "--no-check record no history" in text
     assert "(default: True)" not in text  # a flag has no default to state
     # The weights are listed once, in `vfab-bench help mix`.

@@ -148,11 +148,11 @@ def test_history_of_a_release_directory_leaves_other_files_out(
     for name in ("a", "b"):
         shutil.copy(RELEASES / name / "table.json", runs / f"{name}.json")
     shutil.copy(A / "micro.json", runs / "micro.json")
-    shutil.copy(A / "release.json", runs / "release.json")
+    shutil.copy(A / "scale.json", runs / "scale.json")
     r = run_cli(capsys, "history", str(runs))
     assert r.status == 0, r.err
     assert "micro.json (not a vfab-bench result)" in r.out
-    assert "release.json (a release file)" in r.out
+    assert "scale.json (a scale file)" in r.out
 
 
 # -- bad --against: one line, exit 2, nothing written ---------------------------
@@ -306,3 +306,17 @@ def test_the_history_model_orders_by_version_then_date() -> None:
     assert h.count_cells > 100 and len(h.counts) == 3
     states = dict(h.consistency)
     assert states["zeo"] == ["right", "right", "right"]
+
+
+def test_releases_of_two_machines_compare_their_counts_only(tmp_path: Path) -> None:
+    other = tmp_path / "other-machine"
+    shutil.copytree(C, other)
+    summary = json.loads((other / "release.json").read_text())
+    summary["metadata"]["host"]["hostname"] = "elsewhere"
+    (other / "release.json").write_text(json.dumps(summary))
+    v = verdict.compare(directory.load(A), directory.load(other))
+    assert not v.same_machine and v.wall is None and v.curve is None
+    assert v.regression  # the counts still gate
+    words = {x.part: x.text for x in v.lines()}
+    assert "wall figures not comparable" in words["machines"]
+    assert "not comparable" in words["wall time"]

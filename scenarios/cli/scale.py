@@ -28,7 +28,6 @@ from scenarios.cli.outputs import (
 )
 from scenarios.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_OK,
     EXIT_VIOLATIONS,
@@ -97,41 +96,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "scale",
         help="throughput and latency against the number of clients, per storage",
-        description="For each --storage and each --clients count: a fresh "
-        "shared database with the data set, that many client processes (one "
-        "ZODB.DB and one user each) running the locust operation mix for "
-        "--warmup then --duration seconds, closed loop or at --rate; report "
-        "throughput, latency percentiles, conflicts, errors and the CPU of "
-        "clients and server, then check the data against what clients "
-        f"committed.  After each point, a fresh client reads the whole data "
-        "set and checks it against the history of every attempt (lost and "
-        "phantom writes, index drift, lost updates, inconsistent reads).  "
-        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
-        f"data could not be checked, {EXIT_FAILED} on failed operations or "
-        f"errors, {EXIT_INTERRUPTED} on Ctrl-C (128 + the signal: 143 on "
-        "SIGTERM, 129 on SIGHUP).",
+        usage="%(prog)s [--storage NAMES] [--clients N,...] [OPTIONS]",
+        description="Per storage and client count, a fresh shared database "
+        "and that many client processes running the operation mix: "
+        "throughput, latency, errors, CPU, then the data checked against "
+        f"every attempt (docs/scale.md).  Exit {EXIT_VIOLATIONS} on a "
+        f"violation or failed operations, {EXIT_INVARIANTS} if not checked.",
     )
     p.add_argument(
         "--storage",
         type=storage_names,
         default=None,
-        help="shared storages, comma-separated (default: zeo); choose from "
-        + ", ".join(shared_storages()),
+        metavar="NAMES",
+        help="shared storages, comma-separated (default: zeo; `vfab-bench "
+        "storages` lists those processes can share)",
     )
     add_target_option(
         p,
-        help="measure this running shared database instead (HOST:PORT, a "
-        "zodburi URI or a ZConfig file) holding a data set; not fresh per "
-        "point, no kill-server",
+        help="a running shared database instead (HOST:PORT, a URI or a "
+        "ZConfig file) holding a data set",
     )
     p.add_argument(
         "--clients",
         type=client_counts,
         default=list(DEFAULT_CLIENTS),
         metavar="N,N,...",
-        help="client counts, each a point (default: "
+        help="client counts, each a point and each client a process (default: "
         + ",".join(map(str, DEFAULT_CLIENTS))
-        + "); each client is a process",
+        + ")",
     )
     add_data_set_options(p)
     p.add_argument(
@@ -139,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=positive_float,
         default=10.0,
         metavar="SECONDS",
-        help="measured seconds of each point, after --warmup",
+        help="measured seconds of each point",
     )
     p.add_argument(
         "--warmup",
@@ -153,39 +145,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=at_least(1, MAX_WINDOWS),
         default=DEFAULT_WINDOWS,
         metavar="N",
-        help="cut each window into N sub-windows, each with its own ops/s and "
-        "p99: the point's interval, and what compare tests",
+        help="sub-windows of each window: the point's interval",
     )
     p.add_argument(
         "--rate",
         type=between(0, MAX_RATE, above=True),
         metavar="OPS",
         help="open loop: Poisson arrivals at OPS per second over all clients "
-        "(default: closed loop, each client as fast as it can)",
+        "(default: closed loop)",
     )
     p.add_argument(
         "--fault",
         type=fault_type,
         metavar="SPEC",
-        help="kill-server:AT[,restart:AFTER] (SIGKILL the server AT seconds "
-        "into the window, start it again AFTER seconds later) or "
-        "kill-client:AT (SIGKILL one client); AT and AFTER from 0 to "
-        f"{MAX_FAULT_S:,.0f}",
+        help="kill-server:AT[,restart:AFTER] or kill-client:AT (seconds into "
+        f"the window, 0 to {MAX_FAULT_S:,.0f})",
     )
     p.add_argument(
         "--wait-timeout",
         type=positive_float,
         default=3.0,
         metavar="SECONDS",
-        help="an operation waits this long for an absent ZEO server before "
-        "it fails (default: 3)",
+        help="how long an operation waits for an absent server (default: 3)",
     )
     p.add_argument(
         "--no-check",
         dest="check",
         action="store_false",
-        help="record no history and skip the consistency check (the load "
-        "alone, to see what the check costs)",
+        help="record no history and skip the consistency check",
     )
     g = p.add_argument_group("operation mix")
     for option in LOAD_OPTIONS:
@@ -200,9 +187,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
-        history="keep every attempt's history as JSON lines (per point a "
-        "context line, then a line per attempt)",
-        plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
+        history="keep every attempt's history as JSON lines",
+        plot="plot ops/s and p99 against clients (.svg, .png, .pdf)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)

@@ -86,15 +86,15 @@ def _read(path: Path, in_directory: bool) -> RunResult | str:
     gives what it is instead."""
     data = read_json(path)
     other = data.get("kind") if isinstance(data, dict) else None
-    if in_directory and (not isinstance(data, dict) or "schema_version" not in data):
-        # pytest-benchmark's JSON beside a release's runs, and the like.
-        return "not a vfab-bench result"
     if other is not None:
         if in_directory:
             return f"a {other} file"
         raise ResultsError(
             f"{path} is a {other} file, not a run file (vfab-bench run --json)"
         )
+    if in_directory and (not isinstance(data, dict) or "schema_version" not in data):
+        # pytest-benchmark's JSON beside a release's runs, and the like.
+        return "not a vfab-bench result"
     try:
         return RunResult.from_json(data)
     except ResultsError as e:

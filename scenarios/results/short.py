@@ -81,10 +81,11 @@ def text(run: RunResult, stat: str | None = None, rest: str = "") -> str:
         also_measured(run, name),
         legend(run, name),
         " ".join(environment.lines(run.metadata)),
-        rest,
     ):
         if paragraph:
             parts.append(_wrap(paragraph))
+    if rest:
+        parts.append(rest)  # a command line: not broken across lines
     return "\n\n".join(parts) + "\n"
 
 
