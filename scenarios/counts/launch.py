@@ -304,7 +304,7 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
     results: list[CountResult] = []
     summaries: list[TrialSummary] = []
     started = time.monotonic()
-    start = environment.snapshot()
+    start, probes = environment.snapshot(), environment.probes()
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
     with fixed.private_directory() as private:
@@ -318,7 +318,7 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
             summaries += s
     metadata = collect_metadata(config)
     # The machine does not change a count; kept as every result keeps it.
-    metadata["environment"] = environment.finish(start)
+    metadata["environment"] = environment.record(start, probes + environment.probes())
     metadata["counts"] = {
         "valgrind": tool_version("valgrind"),
         "strace": tool_version("strace"),

@@ -10,8 +10,9 @@ The counts (the gate: the same on any run and any load) cover the 2000
 rows of every storage named, one warmup and one counted trial each
 (measured here, loaded: 6-10 s a storage, zeo 21 s; about a minute for the
 six default storages), and the micro-benchmarks counted under pytest on
-MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; about 45 s, most of it
-pytest and the data set under valgrind).  --quick counts the 2000 rows
+MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; 93 s at load average
+4-6, about 40 s expected idle: most of it pytest and the data set under
+valgrind).  --quick counts the 2000 rows
 without a warmup and two micro-benchmarks.
 """
 
@@ -58,7 +59,8 @@ SCALE_DEFAULTS = ScaleConfig(storages=("zeo",))
 CURVE_WINDOWS = 6
 
 #: The micro-benchmarks counted under pytest, on these storages among those
-#: named (else none): pytest under callgrind costs about 45 s a storage.
+#: named (else none): pytest under callgrind costs about 40 s a storage
+#: idle (93 s measured at load average 4-6).
 MICRO_COUNT_STORAGES = ("file",)
 #: --quick's micro-benchmarks (timed and counted).
 QUICK_MICRO = "new_oid or hot_read"

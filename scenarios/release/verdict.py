@@ -359,7 +359,8 @@ class Verdict:
         named = [*slower, *faster][:NAMED]
         if named:
             text += "; " + "; ".join(f"{c.column} {c.row}: {c.line}" for c in named)
-        text += "".join(f"; {x}" for x in w.warnings)
+        # The speed warning only: the page and the text say the load.
+        text += "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
         return Line("wall time", text, CHANGE if slower or faster else QUIET)
 
     def _curve_line(self) -> Line:

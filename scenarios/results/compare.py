@@ -442,6 +442,11 @@ def compare_files(
         old_name,
         new_name,
     )
+    busy = [
+        f"warning: {name}: {line}"
+        for name, r in ((old_name, old), (new_name, new))
+        if (line := environment.busy_summary(r.metadata))
+    ]
     return Comparison(
         kind=kind(old),
         title=f"{old_name} -> {new_name}",
@@ -449,7 +454,7 @@ def compare_files(
         statistic=s,
         cells=_adjusted(out, s),
         unmatched=tuple(unmatched),
-        warnings=(speeds,) if speeds else (),
+        warnings=((speeds,) if speeds else ()) + tuple(busy),
     )
 
 

@@ -231,3 +231,14 @@ def record(start: dict[str, Any], speed_probes: list[float]) -> dict[str, Any]:
     if speed_probes:
         out["speed_probes_s"] = speed_probes
     return out
+
+
+def busy_summary(metadata: dict[str, Any]) -> str | None:
+    """ "the machine was busy (load average 4.75 at the start and 4.80 at
+    the end, on 2 CPUs)", or None when it was not."""
+    env = of(metadata)
+    if not env.get("warnings"):
+        return None
+    load = load_line(env) or ""
+    detail = load.removeprefix("Load average (1 min) ").rstrip(".")
+    return f"the machine was busy (load average {detail})"
