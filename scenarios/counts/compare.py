@@ -144,8 +144,8 @@ class CountComparison:
     def heading(self) -> str:
         a, b = self.trials
         return (
-            f"{self.title}: instructions and I/O system calls per phase, counted "
-            f"({a} -> {b} counted trials); a cell differs when it moved by more "
+            f"{self.title}: instructions and I/O system calls per cell, counted "
+            f"(counted trials: {a} -> {b}); a cell differs when it moved by more "
             f"than {self.exact_threshold:.0%} where exact, by more than its "
             "spread where not (≈)"
         )

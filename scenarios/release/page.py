@@ -20,7 +20,7 @@ from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.history import ReleaseHistory
 from scenarios.release.parts import micro_rows
-from scenarios.release.verdict import Verdict
+from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
 from scenarios.results import html, htmlbase, pages
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
@@ -51,6 +51,57 @@ def _files(files: list[str]) -> str:
 
 def _table(t: Table) -> str:
     return f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
+
+
+def verdict_section(v: Verdict) -> str:
+    """The verdict as the page's first section: its headline, a line per
+    part (the gate's failures first), then the cells that moved."""
+    css = "bad" if v.regression else "good"
+    items = []
+    for line in v.lines():
+        cls = {GATE: "bad", CHANGE: "change"}.get(line.severity, "quiet")
+        part, text = escape(line.part), escape(line.text)
+        items.append(f'<li class="{cls}"><b>{part}</b>: {text}</li>')
+    body = [
+        '<section id="verdict">',
+        f'<h2 class="{css}">{escape(v.headline())}</h2>',
+        f'<ul class="verdict">{"".join(items)}</ul>',
+    ]
+    grew, fell = v.count_regressions(), v.count_improvements()
+    if grew or fell:
+        rows = [
+            [cell_name(c), c.fmt(c.old.value), c.fmt(c.new.value), c.verdict]
+            for c in [*grew, *fell]
+        ]
+        body.append("<h3>Count cells that moved</h3>")
+        body.append(_rows_table(["cell", "last release", "now", "change"], rows))
+    if v.wall is not None:
+        moved = [*v.wall.slower(), *v.wall.faster()]
+        if moved:
+            body.append("<h3>Wall time: significant changes</h3>")
+            body.append(
+                _rows_table(
+                    ["storage", "task", "change"],
+                    [[c.column, c.row, c.line] for c in moved],
+                )
+            )
+    if v.curve is not None:
+        body.append("<h3>Concurrency curve</h3>")
+        body.append(
+            _rows_table(
+                ["point", "ops/s", "p99"],
+                [
+                    [p.where, *(m.line.split(" ", 1)[1] for m in p.measures)]
+                    for p in v.curve.points
+                ],
+            )
+        )
+    body.append("</section>")
+    return "".join(body)
+
+
+def _rows_table(header: list[str], rows: list[list[str]]) -> str:
+    return f'<div class="scroll">{htmlbase.table(header, rows)}</div>'
 
 
 def _part_body(release: Release, name: str) -> list[str]:
@@ -114,7 +165,7 @@ def page(release: Release, verdict: Verdict | None) -> str:
         f'<p class="lede">{escape(lede)}</p>',
     ]
     if verdict is not None:
-        body.append(verdict.html())
+        body.append(verdict_section(verdict))
     else:
         status = int(release.summary.get("exit_status") or 0)
         own = [str(v) for v in release.summary.get("verdicts") or ()]

@@ -21,7 +21,6 @@ machine) and say that the wall figures are not comparable.
 from __future__ import annotations
 
 import dataclasses
-from html import escape
 from typing import Any
 
 from scenarios.counts.compare import (
@@ -33,7 +32,7 @@ from scenarios.counts.compare import (
 from scenarios.counts.model import INSTRUCTIONS
 from scenarios.errors import EXIT_OK, EXIT_VIOLATIONS
 from scenarios.release.directory import Release
-from scenarios.results import formatter, htmlbase
+from scenarios.results import formatter
 from scenarios.results.compare import Comparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
@@ -443,55 +442,6 @@ class Verdict:
             "million": [m.to_json() for m in self.million],
             "not_compared": dict(self.not_compared),
         }
-
-    def html(self) -> str:
-        """The verdict as the page's first section."""
-        css = "bad" if self.regression else "good"
-        items = []
-        for line in self.lines():
-            cls = {GATE: "bad", CHANGE: "change"}.get(line.severity, "quiet")
-            part, text = escape(line.part), escape(line.text)
-            items.append(f'<li class="{cls}"><b>{part}</b>: {text}</li>')
-        body = [
-            '<section id="verdict">',
-            f'<h2 class="{css}">{escape(self.headline())}</h2>',
-            f'<ul class="verdict">{"".join(items)}</ul>',
-        ]
-        grew, fell = self.count_regressions(), self.count_improvements()
-        if grew or fell:
-            rows = [
-                [cell_name(c), c.fmt(c.old.value), c.fmt(c.new.value), c.verdict]
-                for c in [*grew, *fell]
-            ]
-            body.append("<h3>Count cells that moved</h3>")
-            body.append(_table(["cell", "last release", "now", "change"], rows))
-        if self.wall is not None:
-            moved = [*self.wall.slower(), *self.wall.faster()]
-            if moved:
-                body.append("<h3>Wall time: significant changes</h3>")
-                body.append(
-                    _table(
-                        ["storage", "task", "change"],
-                        [[c.column, c.row, c.line] for c in moved],
-                    )
-                )
-        if self.curve is not None:
-            body.append("<h3>Concurrency curve</h3>")
-            body.append(
-                _table(
-                    ["point", "ops/s", "p99"],
-                    [
-                        [p.where, *(m.line.split(" ", 1)[1] for m in p.measures)]
-                        for p in self.curve.points
-                    ],
-                )
-            )
-        body.append("</section>")
-        return "".join(body)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    return f'<div class="scroll">{htmlbase.table(header, rows)}</div>'
 
 
 def compare(
