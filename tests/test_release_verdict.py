@@ -126,6 +126,7 @@ def test_history_over_three_releases(
     assert "The 2000 table (table.json of each release)" in r.out
     assert "Concurrency curve: ops/s and p99 per point" in r.out
     assert "Million run: per object built" in r.out
+    assert "Micro-benchmarks: median per round" in r.out
     assert "Consistency" in r.out and "right" in r.out
     # The counts moved once, from b to c, on the slow column's commits.
     moved = [x for x in r.out.splitlines() if x.startswith("slow commit")]

@@ -83,6 +83,7 @@ def build_parser() -> Parser:
     storage = helptext.storage_dests()
     for name, subparser in sub.choices.items():
         helptext.finish(name, subparser, storage)
+    sub.choices["help"].set_defaults(parser=parser)
     show_defaults(parser)
     show_bounds(parser)
     for subparser in sub.choices.values():

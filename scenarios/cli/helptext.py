@@ -211,12 +211,14 @@ def phases_text() -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.cli import build_parser
     from scenarios.errors import ConfigError
 
+    # The whole parser, set by scenarios.cli.build_parser (importing it
+    # here would be an import cycle).
+    parser: argparse.ArgumentParser = args.parser
     topic = args.topic
     if topic is None:
-        build_parser().print_help()
+        parser.print_help()
         return EXIT_OK
     if topic in ("storages", "mix"):
         sys.stdout.write(topic_parser(topic).format_help())
@@ -224,7 +226,6 @@ def main(args: argparse.Namespace) -> int:
     if topic == "phases":
         sys.stdout.write(phases_text())
         return EXIT_OK
-    parser = build_parser()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             if topic in action.choices:

@@ -54,6 +54,7 @@ class ReleaseHistory:
     counts: tuple[tuple[str, list[str], list[str]], ...]
     count_cells: int
     curve: tuple[tuple[str, list[str], list[str]], ...]
+    micro: tuple[tuple[str, list[str]], ...]
     million: tuple[tuple[str, list[str]], ...]
     consistency: tuple[tuple[str, list[str]], ...]
     notes: tuple[str, ...] = ()
@@ -105,6 +106,10 @@ class ReleaseHistory:
         if self.curve:
             rows = [(n, self.marked(v, m)) for n, v, m in self.curve]
             parts.append(self._grid("Concurrency curve: ops/s and p99 per point", rows))
+        if self.micro:
+            parts.append(
+                self._grid("Micro-benchmarks: median per round (timed)", self.micro)
+            )
         if self.million:
             parts.append(self._grid("Million run: per object built", self.million))
         if self.consistency:
@@ -126,6 +131,7 @@ class ReleaseHistory:
             "table": None if self.table is None else self.table.to_json(),
             "counts": {"cells": self.count_cells, "moved": grid(self.counts)},
             "curve": grid(self.curve),
+            "micro": [{"cell": n, "values": v} for n, v in self.micro],
             "million": [{"cell": n, "values": v} for n, v in self.million],
             "consistency": [{"storage": n, "states": v} for n, v in self.consistency],
             "notes": list(self.notes),
@@ -210,6 +216,24 @@ def _curve(releases: list[Release]) -> tuple[tuple[str, list[str], list[str]], .
     return tuple((k, values[k], marks[k]) for k in values)
 
 
+def _micro(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
+    """Each micro-benchmark's median per round in each release (timed: no
+    steps, the machine moves them; the counts part has the gate)."""
+    from scenarios.release.parts import micro_rows
+
+    n = len(releases)
+    rows: dict[str, list[str]] = {}
+    for i, r in enumerate(releases):
+        if r.micro is None:
+            continue
+        names, table = micro_rows(r.micro)
+        for row in table:
+            for storage, cell in zip(names, row[1:], strict=True):
+                if cell != "-":
+                    rows.setdefault(f"{row[0]} [{storage}]", ["-"] * n)[i] = cell
+    return tuple(rows.items())
+
+
 def _million(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
     from scenarios.results.report import cost_per_object
 
@@ -270,6 +294,7 @@ def build(
         counts=counts,
         count_cells=cells,
         curve=_curve(releases),
+        micro=_micro(releases),
         million=_million(releases),
         consistency=_consistency(releases),
         notes=tuple(notes),

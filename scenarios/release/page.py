@@ -252,6 +252,8 @@ def history_page(h: ReleaseHistory) -> str:
             "Concurrency curve: ops/s and p99 per point",
             [[n, *h.marked(v, m)] for n, v, m in h.curve],
         )
+    if h.micro:
+        grid("Micro-benchmarks: median per round", [[n, *v] for n, v in h.micro])
     if h.million:
         grid("Million run: per object built", [[n, *v] for n, v in h.million])
     if h.consistency:

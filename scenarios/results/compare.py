@@ -187,8 +187,7 @@ class CellComparison:
 
     @property
     def words(self) -> str:
-        """The verdict with the ratio on every line: "1.26x slower (+26%)",
-        "1.01x, not significant", "1.30x, inconclusive (...)"."""
+        """The verdict, with the ratio when it has none: "1.01x, ..."."""
         if self.difference.significant:
             return self.verdict
         return f"{formatter.ratio(self.difference.ratio)}, {self.verdict}"
@@ -442,11 +441,7 @@ def compare_files(
         old_name,
         new_name,
     )
-    busy = [
-        f"warning: {name}: {line}"
-        for name, r in ((old_name, old), (new_name, new))
-        if (line := environment.busy_summary(r.metadata))
-    ]
+    busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
     return Comparison(
         kind=kind(old),
         title=f"{old_name} -> {new_name}",

@@ -242,3 +242,13 @@ def busy_summary(metadata: dict[str, Any]) -> str | None:
     load = load_line(env) or ""
     detail = load.removeprefix("Load average (1 min) ").rstrip(".")
     return f"the machine was busy (load average {detail})"
+
+
+def busy_lines(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """ "warning: NAME: the machine was busy (...)" for each of the (name,
+    metadata) pairs whose machine was busy."""
+    return [
+        f"warning: {name}: {line}"
+        for name, meta in named
+        if (line := busy_summary(meta))
+    ]
