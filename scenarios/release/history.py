@@ -219,7 +219,7 @@ def _curve(releases: list[Release]) -> tuple[tuple[str, list[str], list[str]], .
 def _micro(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
     """Each micro-benchmark's median per round in each release (timed: no
     steps, the machine moves them; the counts part has the gate)."""
-    from scenarios.release.parts import micro_rows
+    from scenarios.release.microbench import micro_rows
 
     n = len(releases)
     rows: dict[str, list[str]] = {}

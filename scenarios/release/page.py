@@ -19,7 +19,7 @@ from html import escape
 from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.history import ReleaseHistory
-from scenarios.release.parts import micro_rows
+from scenarios.release.microbench import micro_rows
 from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
 from scenarios.results import html, htmlbase, pages
 from scenarios.results.formatter import plural
@@ -224,11 +224,12 @@ def history_page(h: ReleaseHistory) -> str:
         for i, (label, r) in enumerate(zip(h.labels, h.releases, strict=True), 1)
     ]
     body.append(_table(Table("", ["", "release", "date", "directory"], rows)))
+    from scenarios.results import environment
+
     for i, r in enumerate(h.releases, 1):
-        lines = [x for x in environment_lines(r) if x.startswith("Warning")]
-        if lines:
-            text = escape(f"Release {i}: " + " ".join(lines))
-            body.append(f'<p class="note wide">{text}</p>')
+        busy = environment.busy_summary(r.metadata)
+        if busy:
+            body.append(f'<p class="note wide">{escape(f"Release {i}: {busy}")}</p>')
     body += [f'<p class="note">{escape(n)}</p>' for n in h.notes]
     header = ["", *(str(i) for i in range(1, len(h.releases) + 1))]
 
@@ -264,9 +265,3 @@ def history_page(h: ReleaseHistory) -> str:
     return htmlbase.document(
         "vfab-loadtest: history of releases", body, CSS + history_html.CSS
     )
-
-
-def environment_lines(release: Release) -> list[str]:
-    from scenarios.results import environment
-
-    return environment.lines(release.metadata)

@@ -26,6 +26,7 @@ from scenarios.bench.config import RunConfig
 from scenarios.cli.outputs import write_json, write_text
 from scenarios.errors import one_line
 from scenarios.progress import Progress
+from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
 from scenarios.results.formatter import plural
 from scenarios.scale.config import ScaleConfig
@@ -149,39 +150,6 @@ def run_micro(
             part.detail = f"pytest exited {done.returncode}: {' '.join(tail)}"
 
     return guarded(part, body)
-
-
-def micro_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """(storages, rows): one row per benchmark, the median seconds per
-    round on each storage ("-" where it did not run), as pytest-benchmark's
-    JSON has them."""
-    from scenarios.results.formatter import duration
-
-    cells: dict[str, dict[str, float]] = {}
-    names: list[str] = []
-    for b in data.get("benchmarks", []):
-        test = str(b.get("name", "?")).split("[", 1)[0].removeprefix("test_")
-        storage = str((b.get("params") or {}).get("storage", "?"))
-        median = (b.get("stats") or {}).get("median")
-        if isinstance(median, (int, float)):
-            cells.setdefault(test, {})[storage] = float(median)
-        if storage not in names:
-            names.append(storage)
-    rows = [
-        [test] + [duration(row[s]) if s in row else "-" for s in names]
-        for test, row in cells.items()
-    ]
-    return names, rows
-
-
-def micro_text(data: dict[str, Any]) -> str:
-    from scenarios.results.table import Table
-
-    names, rows = micro_rows(data)
-    if not rows:
-        return "no benchmark ran\n"
-    table = Table("", ["benchmark (median per round)", *names], rows)
-    return "\n".join(table.lines()) + "\n"
 
 
 def run_counts(
