@@ -288,7 +288,10 @@ def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
         assert width <= 1280, width  # no horizontal scroll
         # The 2000 table whole, in the page (no frame); every chart SVG.
         assert tab.locator("iframe").count() == 0
-        assert tab.locator("#table ~ div table").first.is_visible()
+        box = tab.locator("#table ~ div.scroll").first
+        assert box.locator("table").is_visible()
+        wide, shown = box.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert wide <= shown, (wide, shown)  # whole, not clipped
         assert tab.locator("svg.chart").count() >= 3
         assert requests == [path.resolve().as_uri()], requests
         shot = tmp_path / "release.png"

@@ -26,6 +26,9 @@ from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 
 CSS = """
+main { max-width: 1220px; padding: 24px 20px 40px; }
+#table + p + .scroll th, #table + p + .scroll td { padding: 3px 6px;
+  font-size: 12.5px; }
 #verdict { border: 2px solid #cfd6df; border-radius: 6px; padding: 4px 18px 8px;
   margin: 18px 0 8px; }
 #verdict h2 { border: 0; margin-top: 12px; }

@@ -8,12 +8,13 @@ cuts further (a test's minute, not a release's figures) and says so.
 
 The counts (the gate: the same on any run and any load) cover the 2000
 rows of every storage named, one warmup and one counted trial each
-(measured here, loaded: 6-10 s a storage, zeo 21 s; about a minute for the
-six default storages), and the micro-benchmarks counted under pytest on
-MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; 93 s at load average
-4-6, about 40 s expected idle: most of it pytest and the data set under
-valgrind).  --quick counts the 2000 rows
-without a warmup and two micro-benchmarks.
+(measured here, loaded: 6-10 s a storage, zeo 21 s; 80 s for the six
+default storages at load average 3-4), and the micro-benchmarks counted
+under pytest on
+MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; 51-93 s at load
+average 3-6, about 40 s expected idle: most of it pytest and the data set
+under valgrind).  A whole default release took 265 s at load average 3-4.
+--quick counts the 2000 rows without a warmup and two micro-benchmarks.
 """
 
 from __future__ import annotations
