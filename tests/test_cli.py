@@ -167,7 +167,11 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
 def test_help_names_every_phase_and_storage() -> None:
     proc = vfab_bench("run", "--help")
     assert proc.returncode == 0
-    for word in ("query sequences", "memory", "zeo", "--repeat", "--json"):
+    for word in ("vfab-bench help phases", "vfab-bench storages", "--repeat"):
+        assert word in proc.stdout
+    proc = vfab_bench("help", "phases")
+    assert proc.returncode == 0
+    for word in ("query sequences", "commit update", "pack"):
         assert word in proc.stdout
 
 

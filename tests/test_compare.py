@@ -128,7 +128,7 @@ def test_a_slowed_storage_is_found_and_fails_the_gate(
     )  # fmt: skip
     assert r.status == 1
     lines = r.err.strip().splitlines()
-    assert len(lines) == 1 and "significant slowdown(s) above 10%" in lines[0]
+    assert len(lines) == 1 and "significant slowdowns above 10%" in lines[0]
     assert "file " in lines[0] and "x slower (+" in lines[0]
     # a line as pyperf writes it: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)"
     assert any(" -> " in line and "x slower (+" in line for line in r.out.splitlines())

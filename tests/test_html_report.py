@@ -112,8 +112,9 @@ def test_a_run_page_is_valid_and_self_contained(outputs: dict[str, Path]) -> Non
     assert any("indexed against brute-force" in g[0] for g in groups)
     assert checker.counts["svg"] == len(groups)
     # the 2000 table beside today's
-    assert "2000 (MEMS Exchange)" in text and "260.00" in text and "207.00" in text
-    assert "today, size small (minimum of 3 trial(s))" in text
+    assert "2000 (MEMS Exchange)" in text and "260 s" in text and "207 s" in text
+    assert "today, size small (minimum of 3 trials)" in text
+    assert "e-0" not in text  # times in units, never 4.75e-06
     # every phase in the tables, metadata at the end
     for phase in run.phases:
         assert f"<td>{phase}</td>" in text.replace("&#x27;", "'")

@@ -174,7 +174,7 @@ def test_zeo_server_cpu_is_measured(tmp_path: Path) -> None:
     assert point.server_cpu_s is not None and point.server_cpu_s > 0
     # the file's version and each point's summary
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     summary = data["points"][0]["summary"]
     assert summary["ops_per_s"] > 0 and summary["p99_ms"] >= summary["p50_ms"] > 0
     assert {"commits_per_s", "p95_ms", "max_ms", "client_cpu_s"} <= set(summary)

@@ -100,7 +100,12 @@ class _Interrupts:
             # Not from here: interrupt_main() would run the handler at once,
             # still inside the callback that swallows it.
             signum = getattr(unraisable.exc_value, "signum", signal.SIGINT)
-            threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            try:
+                threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            except RuntimeError:
+                # "can't create new thread at interpreter shutdown": Ctrl-C
+                # landed in a __del__ while the process exits; it is exiting.
+                pass
             return
         sys.__unraisablehook__(unraisable)
 
