@@ -8,57 +8,68 @@ of other packages (entry point group ``vfab_loadtest.storages``).  vfab
 knows nothing of storages and storages know nothing of vfab: scenarios
 joins them.
 
-The names below are loaded on first use, so that importing one storage
-(``storages.bdb.storage``: a plain ZODB storage) does not load the suite's
-registry and every other backend with it.
+The names below are what callers outside this package use.  Importing any
+module of the package loads them, the registry included: no backend
+(ZEO, RelStorage, berkeleydb) is imported until a factory opens a store.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+# storages.base first: an entry point's module, loaded with the registry
+# below, may import the contract from the package while it initialises.
+from storages.base import (
+    ROOT_KEY,
+    CrashCutStorage,
+    DamagedStorage,
+    DBOptions,
+    NeedsRecovery,
+    OptionGroup,
+    Shared,
+    StorageError,
+    StorageFactory,
+    StorageOptions,
+    Store,
+)
+from storages.configured import configured_columns, factory_class, get, known
+from storages.registry import (
+    DEFAULT_STORAGES,
+    ENTRY_POINT_GROUP,
+    REGISTRY,
+    add_storage_options,
+    not_storage,
+    option_groups,
+    options_from_args,
+    options_json,
+    unknown_storage,
+    user_errors,
+)
+from storages.zodbstore import ZODBStore
 
-#: Public name -> the module that defines it.
-_EXPORTS = {
-    "ROOT_KEY": "storages.base",
-    "CrashCutStorage": "storages.base",
-    "DamagedStorage": "storages.base",
-    "DBOptions": "storages.base",
-    "NeedsRecovery": "storages.base",
-    "OptionGroup": "storages.base",
-    "StorageError": "storages.base",
-    "StorageFactory": "storages.base",
-    "StorageOptions": "storages.base",
-    "Shared": "storages.base",
-    "Store": "storages.base",
-    "ZODBStore": "storages.zodbstore",
-    "DEFAULT_STORAGES": "storages.registry",
-    "ENTRY_POINT_GROUP": "storages.registry",
-    "REGISTRY": "storages.registry",
-    "add_storage_options": "storages.registry",
-    "configured_columns": "storages.configured",
-    "factory_class": "storages.configured",
-    "known": "storages.configured",
-    "get": "storages.configured",
-    "not_storage": "storages.registry",
-    "option_groups": "storages.registry",
-    "options_from_args": "storages.registry",
-    "options_json": "storages.registry",
-    "unknown_storage": "storages.registry",
-    "user_errors": "storages.registry",
-}
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_STORAGES",
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "ROOT_KEY",
+    "CrashCutStorage",
+    "DBOptions",
+    "DamagedStorage",
+    "NeedsRecovery",
+    "OptionGroup",
+    "Shared",
+    "StorageError",
+    "StorageFactory",
+    "StorageOptions",
+    "Store",
+    "ZODBStore",
+    "add_storage_options",
+    "configured_columns",
+    "factory_class",
+    "get",
+    "known",
+    "not_storage",
+    "option_groups",
+    "options_from_args",
+    "options_json",
+    "unknown_storage",
+    "user_errors",
+]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import dataclasses
+import inspect
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,7 @@ from storages.errors import NeedsRecovery as NeedsRecovery
 from storages.errors import StorageError as StorageError
 from storages.options import ConfiguredOptions as ConfiguredOptions
 from storages.options import DBOptions as DBOptions
+from storages.options import ListenOptions as ListenOptions
 from storages.options import OptionGroup as OptionGroup
 from storages.options import StorageOptions as StorageOptions
 
@@ -50,26 +52,6 @@ def new_trial_key() -> str:
     return f"trial-{stamp}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
-#: What ZODBStore.commit runs inside: a context manager factory.  The
-#: default does nothing; a CLI that wants Ctrl-C held until a commit in
-#: flight has finished installs its own (scenarios.cli.interrupts), so that
-#: storages never touch signal handlers themselves.
-commit_guard: Callable[[], contextlib.AbstractContextManager[Any]] = (
-    contextlib.nullcontext
-)
-
-
-def _nothing() -> None:
-    return None
-
-
-#: Called when a ZODBStore's database has closed normally (close, reopen).
-#: The default does nothing; a CLI installs a check that raises again a
-#: Ctrl-C the close swallowed: FileStorage.close() catches everything,
-#: KeyboardInterrupt included, around saving its index.
-after_close: Callable[[], None] = _nothing
-
-
 @dataclasses.dataclass(frozen=True)
 class URIScheme:
     """A zodburi scheme whose URIs name a storage's databases, as its
@@ -84,6 +66,8 @@ class URIScheme:
     writing by the factory's check_at() before anything opens it.
     query: keys zodburi's resolver gets unless the URI gives them
     (``wait_timeout=10``: a client that waits for its server, bounded).
+    section: the ZConfig section type (``filestorage``) naming the same
+    databases, whose ``path`` check_at() checks as it checks a local URI's.
     """
 
     name: str
@@ -91,6 +75,7 @@ class URIScheme:
     read_only: bool = False
     local: bool = False
     query: str = ""
+    section: str | None = None
 
 
 class Store(abc.ABC):
@@ -227,33 +212,26 @@ class Shared:
 class StorageFactory(abc.ABC):
     """Opens Stores of one kind.  Subclasses set the class attributes.
 
-    A storage module declares, on its factory class:
+    A storage module declares, on its factory class, only what generic
+    code (the commands, storages.named and storages.checks) asks:
 
     - ``name`` and ``description`` (registry name, one line of help);
     - ``option_groups``: its OptionGroup classes (a frozen dataclass of
       defaults that adds its own argparse options); the factory reads them
       with ``self.options.get(ThatClass)``;
     - its capabilities, which callers ask instead of testing classes:
-      ``has_database``, ``keeps_directory``, ``servable`` (then also
-      ``served_section()``), ``starts_server``, ``shared`` (then also
-      ``share()``);
-    - ``not_storage``: names of files it writes beside the data that are
-      not the storage (left out of the size on disk);
-    - ``check_existing(directory)``: read the database open(directory)
-      would open, writing nothing, and raise DamagedStorage when it is
-      not whole; callers run it before any read-write open of a database
-      they did not just create;
-    - what generic code asks of a database a user names (storages.named):
-      ``uri_schemes`` (URIScheme: default port, read-only), ``uri_opener()``
-      where the storage opens its URIs itself, ``config_sections`` (the
-      ZConfig section types it checks) and ``check_at(path)``, the check
-      of a database a URI or a ZConfig section names;
-    - ``open(directory)`` importing its backend lazily, ``unavailable()``,
-      and ``running()``: a context manager entered once per run, before the
-      first trial of this storage, and left after its last (on success,
-      failure and Ctrl-C alike): the place for a resource every trial
-      shares, such as a database server started once per run.  The default
-      does nothing.
+      ``has_database``, ``keeps_directory``, ``starts_server``;
+    - ``not_storage``, ``user_errors``, ``summary_rows``, ``uri_schemes``
+      (below);
+    - ``open(directory)`` importing its backend lazily, and the hooks it
+      needs of the others, each a no-op by default: ``unavailable()``,
+      ``preflight()``, ``running()``, ``check_existing()``, and for a
+      database a user names ``check_at()``, ``held_at()``, ``path_uri()``,
+      ``uri_opener()``, ``file_kind()``, ``report_note()``.
+
+    Three capabilities are derived, never declared: ``servable`` (the
+    factory implements served_section()), ``shared`` (it implements
+    share()) and ``wraps_storage`` (its open() takes ``wrap``).
 
     Other packages add storages through the entry point group
     ``vfab_loadtest.storages`` (each entry point names a subclass).
@@ -272,18 +250,8 @@ class StorageFactory(abc.ABC):
     #: open(directory) (file, bdb); the contract test relies on it, and only
     #: such storages hold a populated data set at a path.
     keeps_directory: ClassVar[bool] = False
-    #: runzeo can serve it to other processes: served_section() gives its
-    #: ZConfig storage section and the %import lines that section needs.
-    servable: ClassVar[bool] = False
     #: open() starts a server process (unless told to use a running one).
     starts_server: ClassVar[bool] = False
-    #: Several processes can use the same database at once (zeo, zeo+bdb):
-    #: then share() gives what they open.
-    shared: ClassVar[bool] = False
-    #: open(directory, wrap=W) puts W(storage) between ZODB.DB and its ZODB
-    #: storage (a wrapper storage such as zc.zlibstorage): what a composite
-    #: (zlib+NAME) asks of the factory it takes (file, mapping, bdb).
-    wraps_storage: ClassVar[bool] = False
     #: The backend's own exceptions whose str() is one line for the user
     #: (raised where the suite does not call the store, e.g. a load inside
     #: a phase); the CLI reports them as it reports StorageError.
@@ -294,11 +262,28 @@ class StorageFactory(abc.ABC):
     #: Rows of the report's summary table ("after the run") read from this
     #: storage's jar_stats(): (label, path of keys into jar_stats).
     summary_rows: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
-    #: zodburi schemes naming this storage's databases (storages.named).
+    #: zodburi schemes (and their ZConfig section types) naming this
+    #: storage's databases (storages.named, storages.checks).
     uri_schemes: ClassVar[tuple[URIScheme, ...]] = ()
-    #: ZConfig section types (``filestorage``) naming this storage's
-    #: databases, each with a ``path`` that check_at() checks.
-    config_sections: ClassVar[tuple[str, ...]] = ()
+
+    # -- derived (__init_subclass__): declared by implementing a hook ------
+
+    #: runzeo can serve it to other processes: served_section() gives its
+    #: ZConfig storage section and the %import lines that section needs.
+    servable: ClassVar[bool] = False
+    #: Several processes can use the same database at once (zeo, zeo+bdb,
+    #: relstorage-*): share() gives what they open.
+    shared: ClassVar[bool] = False
+    #: open(directory, wrap=W) puts W(storage) between ZODB.DB and its ZODB
+    #: storage (a wrapper storage such as zc.zlibstorage): what a composite
+    #: (zlib+NAME) asks of the factory it takes (file, mapping, bdb).
+    wraps_storage: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.servable = cls.served_section is not StorageFactory.served_section
+        cls.shared = cls.share is not StorageFactory.share
+        cls.wraps_storage = "wrap" in inspect.signature(cls.open).parameters
 
     @classmethod  # noqa: B027 - optional hook, a no-op by default
     def check_at(
@@ -308,7 +293,7 @@ class StorageFactory(abc.ABC):
         read_only: bool = False,
     ) -> None:
         """Check, writing nothing, the database at *path* that one of
-        ``uri_schemes`` (``local``) or ``config_sections`` names, before
+        ``uri_schemes`` names (``local``, or its ``section``'s path), before
         anything opens it: DamagedStorage when it is not whole, StorageError
         when it is missing and *must_exist*, or held by another process
         unless *read_only* (a reader may look).  The default checks nothing."""
@@ -361,23 +346,25 @@ class StorageFactory(abc.ABC):
 
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         """(ZConfig section named "1" serving the data in *directory*, the
-        modules runzeo must %import for it).  Only where ``servable``."""
+        modules runzeo must %import for it).  Implemented where runzeo can
+        serve the storage (``servable``)."""
         raise NotImplementedError(f"{self.name} cannot be served by runzeo")
 
-    def check(self) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """Before a run: see that the database can be used (a user's database
-        opened read-only and closed, a server reached); StorageError if not."""
-
     def running(self) -> contextlib.AbstractContextManager[Any]:
-        """What every trial of a run shares, held around all of them (see
-        the class docstring).  A null context by default."""
+        """What every trial of a run shares, held around all of them: a
+        context manager entered once per run, before the first trial of
+        this storage, and left after its last (on success, failure and
+        Ctrl-C alike): the place for a resource every trial shares, such as
+        a database server started once per run.  A null context by
+        default."""
         return contextlib.nullcontext()
 
     def share(self, directory: Path) -> contextlib.AbstractContextManager[Shared]:
         """A fresh, empty database that other processes can open at once,
         held for the block: a context manager yielding a Shared, whose
         ``client`` is what each process opens (scenarios.load.target).
-        Only where ``shared``; called inside running(), any number of
+        Implemented where several processes can use the database
+        (``shared``); called inside running(), any number of
         times, each time a new database (*directory*, owned by the caller,
         holds whatever files it needs: runzeo's data and log, a SQLite
         database).  Leaving the block stops whatever it started (a runzeo)
@@ -389,23 +376,22 @@ class StorageFactory(abc.ABC):
         the server running() started."""
         raise NotImplementedError(f"{self.name} cannot be shared between processes")
 
-    def check_existing(self, directory: Path) -> None:  # noqa: B027
+    def check_existing(self, directory: Path, recover: bool = False) -> str | None:
         """Check, without writing anything, the database open(*directory*)
         would open: DamagedStorage (one line: where, and the tool that
         repairs a copy) when it is not whole, StorageError when it is held
         by another process or is not this storage's.  Reads everything, so
         it costs a pass over the data.  Nothing there: nothing to check.
-        The default checks nothing (no files, or a server's database)."""
+        Callers run it before any read-write open of a database they did
+        not just create.
 
-    def recover_existing(self, directory: Path) -> str | None:
-        """Recover the database in *directory* from a crash, as its storage
-        would when opened read-write, but only when its only fault is the
-        crash's (CrashCutStorage from check_existing), and check it whole
-        again; one line saying what was dropped and where it is kept, or
-        None when there was nothing to recover.  Damage anywhere else is
-        refused (DamagedStorage), nothing changed.  The default: nothing
-        to recover, only the check."""
-        self.check_existing(directory)
+        With *recover* (--recover), a database whose only fault is the
+        crash's (NeedsRecovery, CrashCutStorage) is recovered first, as its
+        storage would when opened read-write, and checked whole again; the
+        return value is one line saying what was dropped and where it is
+        kept (None: nothing to recover).  Damage anywhere else is refused
+        (DamagedStorage), nothing changed.  The default checks nothing (no
+        files, or a server's database)."""
         return None
 
     @abc.abstractmethod
@@ -421,27 +407,6 @@ class StorageFactory(abc.ABC):
 
     def preflight(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Check, before a run starts, what the user named for this storage
-        (a server that must answer, a port that must be free); StorageError
-        if it will not do.  Cheap: no server is started here."""
-
-
-#: Names kept in storages.zodbstore and importable from here too, since a
-#: storage module (another package's as well) finds the whole contract in
-#: storages.base; loaded on first use, so that this module imports no
-#: storage.
-_EXPORTS = {
-    "ZODBStore": "storages.zodbstore",
-    "Wrap": "storages.zodbstore",
-    "wrapping": "storages.zodbstore",
-    "open_wrapped": "storages.zodbstore",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
+        (a server that must answer with these credentials, a port that must
+        be free, a database of theirs opened read-only and closed);
+        StorageError if it will not do.  No server is started here."""

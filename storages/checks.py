@@ -7,7 +7,7 @@ factory made (census on a URI; run and sweep on --storage-uri or
 every database on this machine the URI or configuration opens (inside
 wrappers too: <zlibstorage>, <demostorage>, a <zodb> database) and ask the
 storage that declares its scheme (``uri_schemes``, ``local``) or its
-section type (``config_sections``) to check it whole without writing
+section type (its ``URIScheme.section``) to check it whole without writing
 (its factory's check_at()).  A URI's ``data_dir`` query key and a
 <relstorage> section's adapter with a ``data-dir`` (RelStorage's SQLite)
 name a directory here too: the storage of that scheme checks it.  Other

@@ -15,7 +15,7 @@ zlib+NAME, or a column the StorageOptions' ConfiguredOptions name).  Such
 a database is the user's: each trial writes under its own key below
 root[ROOT_KEY] and removes it when it ends (ZODBStore's trial_key), and the
 pack row runs only with --pack.  The
-database is opened read-only first (check(), once per column) where the
+database is opened read-only first (preflight(), once per column) where the
 storage can be: a FileStorage is never opened read-write before a read-only
 open succeeded.
 """
@@ -36,6 +36,7 @@ from storages.base import (
     Store,
     new_trial_key,
 )
+from storages.errors import NoDatabase
 
 # Re-exported: their home was this module.
 from storages.named import Source as Source
@@ -104,7 +105,7 @@ class ConfiguredFactory(StorageFactory):
             return zlibstorage_missing()
         return None
 
-    def check(self) -> None:
+    def preflight(self) -> None:
         """Open the database read-only and close it (where the storage has a
         read-only mode and the data exist); StorageError if that fails.
         Servers are reached first, so that a dead one fails at once."""
@@ -120,13 +121,16 @@ class ConfiguredFactory(StorageFactory):
             logging.disable(logging.ERROR)
             try:
                 storage = open_one_line(opener, self.source)
+            except NoDatabase:
+                storage = None  # a new database: nothing to check yet
             finally:
                 logging.disable(logging.NOTSET)
-            storage.close()
+            if storage is not None:
+                storage.close()
         cls._checked = True
 
     def open(self, directory: Path) -> Store:
-        self.check()
+        self.preflight()
         open_storage, section_cache = self.source.opener()
         zlib = isinstance(self.source, URISource) and self.source.zlib
         options = self.options

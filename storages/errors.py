@@ -46,6 +46,11 @@ class StorageError(Exception):
     """
 
 
+class NoDatabase(StorageError):
+    """Nothing to open read-only where the storage would create a database
+    when opened (an empty SQLite data_dir): refused, nothing created."""
+
+
 class DamagedStorage(StorageError):
     """A database that is there but not whole, found by a read-only check
     (StorageFactory.check_existing); nothing was changed.
@@ -68,9 +73,9 @@ class DamagedStorage(StorageError):
 class NeedsRecovery(DamagedStorage):
     """A database whose only fault is what a crash leaves, work its
     storage's recovery would do when it is next opened for writing; left as
-    it is unless the user asks for recovery (StorageFactory.recover_existing,
-    --recover).  str() is one line saying what the crash left and that
-    --recover runs the recovery."""
+    it is unless the user asks for recovery (--recover:
+    StorageFactory.check_existing with recover).  str() is one line saying
+    what the crash left and that --recover runs the recovery."""
 
     def __init__(self, path: str, message: str) -> None:
         StorageError.__init__(self, message)
@@ -84,7 +89,7 @@ class CrashCutStorage(NeedsRecovery):
     """A database whose only fault is what a crash leaves: a last transaction
     that was never finished (FileStorage: cut short, or its status still
     'c'), which nothing acknowledged.  Left as it is unless the user asks
-    for recovery (StorageFactory.recover_existing, --recover).
+    for recovery (StorageFactory.check_existing with recover, --recover).
 
     str() is one line: which transaction, how many bytes, and that
     --recover drops it (*recovery* says how the bytes are kept).

@@ -19,8 +19,6 @@ from storages.zodbstore import Wrap, ZODBStore, wrapping
 class MappingFactory(StorageFactory):
     name = "mapping"
     description = "ZODB MappingStorage: pickles in memory, no disk"
-
-    wraps_storage = True
     # zodburi's memory:// is a MappingStorage.
     uri_schemes = (URIScheme("memory"),)
 

@@ -258,7 +258,7 @@ class ZConfigSource:
 
     def _local(self) -> Iterator[tuple[type[StorageFactory], Path]]:
         """(factory, path) of each section a storage declares (its
-        config_sections): the databases on this machine."""
+        URIScheme.section): the databases on this machine."""
         table = registry.section_factories()
         for section in storage_sections(self.section().config.storage):
             factory = table.get(section_type(section))

@@ -203,6 +203,23 @@ class StorageOptions:
 
 
 @dataclasses.dataclass(frozen=True)
+class ListenOptions(OptionGroup):
+    """Where a server the suite starts for other processes listens: the
+    runzeo of zeo's share() and the database server of a RelStorage
+    factory that starts one (``starts_server``).  `vfab-bench serve` sets
+    it from --host and --port; no command line adds it to a run, whose
+    servers listen on 127.0.0.1.
+
+    host: an address or name of this machine (IPv6 too).
+    port: 0 for the storage's own choice (its --zeo-port, --pg-port or
+        --mysql-port, else a free one).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
 class ConfiguredOptions(OptionGroup):
     """Databases the user names, and whether the suite may pack them.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from storages.base import Shared, StorageError
-from storages.ports import LOCALHOST, check_port_free, free_port
+from storages.ports import LOCALHOST, check_port_free, free_port, host_port
 
 _S = TypeVar("_S", bound="ServerProcess")
 
@@ -162,7 +162,7 @@ class ServerProcess:
                 if self.requested_port:
                     break
             raise StorageError(
-                f"{self.product} did not start on {self.host}:{self.port}: "
+                f"{self.product} did not start on {host_port(self.host, self.port)}: "
                 f"{self.last_log_line()}"
             )
         except BaseException:
@@ -199,7 +199,7 @@ class ServerProcess:
             time.sleep(0.05)
         self.stop()
         raise StorageError(
-            f"{self.product} did not answer on {self.host}:{self.port} "
+            f"{self.product} did not answer on {host_port(self.host, self.port)} "
             f"within {timeout:.0f} s: {self.last_log_line()}"
         )
 

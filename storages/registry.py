@@ -225,10 +225,12 @@ def schemes() -> dict[str, tuple[URIScheme, type[StorageFactory] | None]]:
 
 
 def section_factories() -> dict[str, type[StorageFactory]]:
-    """ZConfig section type (``filestorage``) -> the factory declaring it
-    in ``config_sections``: the sections whose ``path`` is checked here."""
+    """ZConfig section type (``filestorage``) -> the factory whose
+    ``uri_schemes`` name it (URIScheme.section): the sections whose
+    ``path`` is checked here."""
     table: dict[str, type[StorageFactory]] = {}
     for factory in REGISTRY.values():
-        for section in factory.config_sections:
-            table.setdefault(section, factory)
+        for scheme in factory.uri_schemes:
+            if scheme.section is not None:
+                table.setdefault(scheme.section, factory)
     return table

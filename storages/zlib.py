@@ -2,8 +2,9 @@
 
 A composite (storages.composite): ZlibFactory holds the factory of the
 storage it compresses (its ``base``, a factory whose ``wraps_storage`` says
-its open() takes a wrapper for the ZODB storage), forwards every hook to it
-(check_existing above all: the base's damage check) and asks it to open its
+its open() takes a wrapper for the ZODB storage), forwards the hooks asked
+before opening to it (check_existing above all: the base's damage check),
+has its options, errors and files (derived, never copied) and asks it to open its
 store with ZlibStorage around the storage; it never subclasses that
 factory.  ``zlib+file`` is registered;
 the registry makes ``zlib+NAME`` for any other NAME that wraps (mapping,
@@ -82,12 +83,7 @@ def zlib_of(base: type[StorageFactory]) -> type[ZlibFactory]:
         "base": base,
         "name": PREFIX + base.name,
         "description": f"zc.zlibstorage over {base.name}: {base.description}",
-        "keeps_directory": base.keeps_directory,
-        "shared": base.shared,
-        "user_errors": base.user_errors,
-        "not_storage": base.not_storage,
     }
-    attrs["option_groups"] = base.option_groups
     return type(f"Zlib[{base.name}]", (ZlibFactory,), attrs)
 
 

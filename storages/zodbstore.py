@@ -2,19 +2,78 @@
 opens (storages.base holds the contract it fulfils), and the wrapper
 storages (zc.zlibstorage) a factory that ``wraps_storage`` puts between
 ZODB.DB and its storage.
+
+A program that must see every store's commits and aborts (a command line
+holding Ctrl-C while a commit is in flight) registers a synchronizer,
+transaction's ISynchronizer, with register_synchronizer(): each store
+registers it on its own transaction manager, as ZODB's Connection
+registers itself.  Storages install no signal handler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from storages import base
 from storages.base import ROOT_KEY, StorageError, StorageFactory, StorageOptions, Store
 
 #: A wrapper storage around a ZODB storage: storage -> wrapping storage.
 Wrap = Callable[[Any], Any]
+
+#: What register_synchronizer() was given, in order.
+_synchronizers: list[Any] = []
+
+
+def register_synchronizer(synchronizer: Any) -> None:
+    """Register *synchronizer* (transaction.interfaces.ISynchronizer:
+    newTransaction, beforeCompletion, afterCompletion) on the transaction
+    manager of every ZODBStore opened or reopened from now on, before its
+    connection: its beforeCompletion runs first and its afterCompletion
+    first, so that what it raises there comes after the storage's two-phase
+    commit or abort and before anything else can fail.  Registered once
+    however often it is given."""
+    if synchronizer not in _synchronizers:
+        _synchronizers.append(synchronizer)
+
+
+def unregister_synchronizer(synchronizer: Any) -> None:
+    """Stores opened from now on leave *synchronizer* out."""
+    if synchronizer in _synchronizers:
+        _synchronizers.remove(synchronizer)
+
+
+class _Swallowed(logging.Handler):
+    """The first KeyboardInterrupt a record carries: an interrupt some code
+    caught and logged instead of letting it through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupt: KeyboardInterrupt | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, KeyboardInterrupt) and self.interrupt is None:
+            self.interrupt = error
+
+
+@contextlib.contextmanager
+def interrupts_kept() -> Iterator[None]:
+    """Raise again, after the block, a KeyboardInterrupt (SIGTERM's too, for
+    a program that raises one for it) that the block caught and logged:
+    ZODB's FileStorage.close() catches everything around saving its index,
+    logging it, and an interrupt landing there was lost."""
+    swallowed = _Swallowed()
+    root = logging.getLogger()
+    root.addHandler(swallowed)
+    try:
+        yield
+    finally:
+        root.removeHandler(swallowed)
+    if swallowed.interrupt is not None:
+        raise swallowed.interrupt
 
 
 def wrapping(open_storage: Callable[[], Any], wrap: Wrap | None) -> Callable[[], Any]:
@@ -90,6 +149,8 @@ class ZODBStore(Store):
             raise
         self._opened_cache_size = self.db.getCacheSize()
         self.transaction_manager = transaction.TransactionManager()
+        for synchronizer in _synchronizers:  # before the connection's own
+            self.transaction_manager.registerSynch(synchronizer)
         self.connection = self.db.open(self.transaction_manager)
 
     def root(self) -> MutableMapping[str, Any]:
@@ -152,9 +213,7 @@ class ZODBStore(Store):
         self._commit_retrying(remove)
 
     def commit(self) -> None:
-        # commit_guard is looked up now: a CLI installs its own after import.
-        with base.commit_guard():
-            self.transaction_manager.commit()
+        self.transaction_manager.commit()
 
     def abort(self) -> None:
         self.transaction_manager.abort()
@@ -197,10 +256,9 @@ class ZODBStore(Store):
             self.connection.close()
             self.connection = None
         if self.db is not None:
-            self.db.close()
-            self.db = None
-            # Looked up now, like commit_guard.
-            base.after_close()
+            db, self.db = self.db, None
+            with interrupts_kept():
+                db.close()
 
     def close(self) -> None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import logging
 import signal
 import sys
@@ -74,3 +75,13 @@ def assert_bad_input(outcome: Outcome, fragment: str) -> None:
     assert len(lines) == 1, outcome.err
     assert fragment in lines[0], outcome.err
     assert outcome.out == ""
+
+
+def run_quietly(*args: str) -> None:
+    """vfab-bench *args* in this process, its output discarded, exit status 0
+    asserted: for fixtures, which run outside the per-test restoring fixture,
+    so the process hooks main() installs are put back here."""
+    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            status = main(list(args))
+    assert status == 0, err.getvalue()

@@ -1,18 +1,31 @@
 """Shared fixtures.  Names avoid 'session' and 'fastsession', which locust's
-pytest plugin owns once locust is installed."""
+pytest plugin owns once locust is installed.  The tiers (a plain run is the
+quick one; --all runs every tier) are tests/tiers.py's."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import ssl
+import threading
+import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 import storages
 from tests.benchmarks import options as benchmark_options
-from tests.cli_helpers import process_hooks_restored
+from tests.cli_helpers import process_hooks_restored, run_quietly
+
+pytest_plugins = ("tests.tiers", "pytester")
+# A plugin module imported here first must be marked for pytest's rewriting.
+pytest.register_assert_rewrite("tests.tiers")
+from tests import tiers  # noqa: E402
 
 # Every process this test session starts inherits this token, so the leak
 # check counts (and kills) only our own servers, never those of another test
@@ -54,6 +67,118 @@ def factory_or_skip(
     return factory
 
 
+#: Result files the suite wrote, checked in for the tests of the views that
+#: read them (tests/data/README.md says which command wrote each).
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def checked_in(name: str, into: Path, as_name: str | None = None) -> Path:
+    """A copy in *into* of the checked-in result file *name*: a test may
+    change or overwrite its copy, never the file itself."""
+    into.mkdir(parents=True, exist_ok=True)
+    copy = into / (as_name or name)
+    shutil.copyfile(DATA / name, copy)
+    return copy
+
+
+def storage_params(params: Iterable[Any]) -> list[Any]:
+    """*params* (storage names, or pytest.param()s whose first value is
+    one) with those of storages that start a server (runzeo, PostgreSQL,
+    MariaDB) marked `server`."""
+    out = []
+    for param in params:
+        if isinstance(param, str):
+            param = pytest.param(param, id=param)
+        factory = storages.REGISTRY.get(param.values[0])
+        if factory is not None and factory.starts_server:
+            marks = [*param.marks, pytest.mark.server]
+            param = pytest.param(*param.values, id=param.id, marks=marks)
+        out.append(param)
+    return out
+
+
+#: Debian's chromium, which Playwright drives (it never downloads a browser
+#: here), and the flags it runs headless with in a container.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+@tiers.starts("browser")
+def playwright() -> Iterator[Any]:
+    """Playwright's sync API, to launch CHROMIUM; skip, saying why, without
+    chromium or the playwright package (the 'test' extra)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (the 'test' extra)")
+    with sync_playwright() as p:
+        yield p
+
+
+#: The index pip installs from unless PIP_INDEX_URL names another.
+PACKAGE_INDEX = "https://pypi.org/simple/"
+
+
+def index_unreachable(timeout: float = 10.0) -> str | None:
+    """Why the package index does not answer now (None: it does): one
+    request for pip's own page, bounded by *timeout* seconds in all (name
+    resolution included, which urllib's timeout does not bound)."""
+    url = os.environ.get("PIP_INDEX_URL") or PACKAGE_INDEX
+    where = urlsplit(url).hostname or url  # no credentials in a skip reason
+    page = url.rstrip("/") + "/pip/"
+    answer: list[str | None] = []
+
+    def probe() -> None:
+        context = ssl.create_default_context(cafile=os.environ.get("PIP_CERT"))
+        try:
+            with urllib.request.urlopen(page, timeout=timeout, context=context) as r:
+                r.read(1)
+        except Exception as e:  # any failure is the reason to skip
+            answer.append(f"{where}: {getattr(e, 'reason', e)}")
+        else:
+            answer.append(None)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return answer[0] if answer else f"{where} did not answer within {timeout:.0f} s"
+
+
+@pytest.fixture(scope="session")
+def package_index() -> None:
+    """Skip, saying why, unless the package index answers (tests marked
+    `pypi` install from it)."""
+    reason = index_unreachable()
+    if reason is not None:
+        pytest.skip(f"the package index is unreachable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def populated_sets(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Storage name -> the small data set `vfab-bench populate --storage NAME`
+    wrote, in this process, once per session: tests read and copy it, never
+    change it."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            path = tmp_path_factory.mktemp(name.replace("+", "-")) / "data"
+            run_quietly("populate", "--storage", name, "--path", str(path))
+            made[name] = path
+        return made[name]
+
+    return get
+
+
 @pytest.fixture
 def no_leaked_servers() -> Iterator[None]:
     """Fail a test that leaves a runzeo it started running (and kill it)."""
@@ -89,3 +214,4 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # Before pytest-benchmark's own (trylast) pytest_configure reads options.
     benchmark_options.enable_benchmarks_when_asked(config)
+    benchmark_options.run_the_storages_named(config)

@@ -15,8 +15,10 @@ command).  Real subprocesses, real databases written by `populate`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import io
 import os
 import shutil
 import signal
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -72,6 +75,12 @@ class Kind:
     make: Callable[[Path, Path], None]
     #: what a route exits with: 2 (refused), 0 for the whole controls
     expect: int = 2
+
+    @property
+    def checked_in_a_child(self) -> bool:
+        """A Berkeley DB environment holding a zodb.db is checked by a child
+        process (storages/bdb/check.py: libdb may crash on a damaged file)."""
+        return self.family == "bdb" and self.make is not _bdb_empty
 
 
 def _fs(how: str) -> Callable[[Path, Path], None]:
@@ -324,6 +333,32 @@ def cases() -> list[Case]:
     return out
 
 
+def quick_cases() -> list[Case]:
+    """Every route and every kind at least once, in about as many cases as
+    there are kinds (the quick tier's share of the matrix): each kind on a
+    route no case has taken yet where it can, then each route still left
+    on its first kind.  locust's routes are left out: locust runs only as
+    a child process (gevent patches the process that imports it)."""
+    pool = [case for case in cases() if case.route.command != "locust"]
+    chosen: list[Case] = []
+    routes: set[str] = set()
+    for kind in (*KINDS, *CONTROLS):
+        of_kind = [case for case in pool if case.kind == kind]
+        fresh = [c for c in of_kind if _route_id(c) not in routes]
+        pick = (fresh or of_kind)[0]
+        chosen.append(pick)
+        routes.add(_route_id(pick))
+    for case in pool:
+        if _route_id(case) not in routes:
+            chosen.append(case)
+            routes.add(_route_id(case))
+    return chosen
+
+
+def _route_id(case: Case) -> str:
+    return f"{case.route.command} {case.route.name}"
+
+
 # -- running one --------------------------------------------------------------------
 
 
@@ -393,15 +428,85 @@ def _serve_or_run(argv: list[str], cwd: Path) -> tuple[int | None, str]:
     return status, err
 
 
-def run_case(case: Case, bases: dict[str, Path], scratch: Path) -> Result:
+class _ServingStdout(io.StringIO):
+    """The stdout of a command run in this process: its 'serving ... on'
+    line stops it with SIGTERM, as _serve_or_run stops a child (main()
+    has installed its handler by then: the command cleans up and ends)."""
+
+    served = False
+
+    def write(self, text: str) -> int:
+        n = super().write(text)
+        if not self.served and any(
+            line.startswith("serving") for line in self.getvalue().splitlines()
+        ):
+            self.served = True
+            signal.raise_signal(signal.SIGTERM)
+        return n
+
+
+def _in_process(argv: list[str], cwd: Path) -> tuple[int | None, str]:
+    """_serve_or_run's (exit status, stderr) from vfab-bench's main() in
+    this process, in *cwd*, with the environment and working directory put
+    back after; a command still running after TIMEOUT is stopped with
+    SIGTERM, as a child would be killed."""
+    from scenarios.cli import main
+
+    assert argv[:3] == cli(), argv
+    environ, where = dict(os.environ), os.getcwd()
+    os.environ.pop("VFAB_DEBUG", None)
+    os.environ.pop("VFAB_CHECKED_TARGETS", None)
+    out, err = _ServingStdout(), io.StringIO()
+    lock, running, timed_out = threading.Lock(), [True], [False]
+
+    def stop() -> None:
+        with lock:
+            if running[0]:
+                timed_out[0] = True
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    timer = threading.Timer(TIMEOUT, stop)
+    os.chdir(cwd)
+    timer.start()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status: int | None = main(argv[3:])
+            except SystemExit as e:  # argparse
+                status = int(e.code or 0)
+            except Exception:  # what a child would print as a traceback
+                traceback.print_exc()
+                status = 1
+            finally:
+                with lock:
+                    running[0] = False
+    finally:
+        timer.cancel()
+        os.chdir(where)
+        os.environ.clear()
+        os.environ.update(environ)
+    text = err.getvalue()
+    if out.served:
+        text += "\n(it served the database)"
+    elif timed_out[0]:
+        status = None
+        text += "\n(timed out)"
+    return status, text
+
+
+def run_case(
+    case: Case, bases: dict[str, Path], scratch: Path, in_process: bool = False
+) -> Result:
     """Lay the case's database out in a fresh directory under *scratch*,
-    run its command there, and say what it did to that directory."""
+    run its command there (a child process, or *in_process* its main()),
+    and say what it did to that directory."""
     work = Path(tempfile.mkdtemp(prefix="case-", dir=scratch))
     lay = Layout(work, case.kind.family)
     case.kind.make(bases[case.kind.family], lay.data)
     lay.conf.write_text(lay.zconfig())
     before = snapshot(work)
-    status, err = _serve_or_run(case.route.argv(lay), work)
+    run = _in_process if in_process else _serve_or_run
+    status, err = run(case.route.argv(lay), work)
     after = snapshot(work)
     changed = sorted(
         {k for k in before if before[k] != after.get(k)}

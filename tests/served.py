@@ -37,8 +37,9 @@ class Served:
 
     @property
     def host_port(self) -> tuple[str, int]:
-        host, _, port = self.address.rpartition(":")
-        return host, int(port)
+        from storages.zeo import parse_address
+
+        return parse_address(self.address)  # [::1]:PORT too
 
 
 @contextmanager

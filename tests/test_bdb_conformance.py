@@ -27,7 +27,7 @@ from ZODB.tests import (  # noqa: E402
     Synchronization,
 )
 
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb.storage import BDBStorage  # noqa: E402
 
 
 class BDBStorageTests(

@@ -20,7 +20,7 @@ pytest.importorskip("berkeleydb")
 from ZODB.tests.StorageTestBase import zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, z64  # noqa: E402
 
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb.storage import BDBStorage  # noqa: E402
 
 #: Each transaction writes OBJECTS new objects and a new revision of the
 #: root, whose value counts the transactions; it prints "tid oid oid ..."
@@ -32,7 +32,7 @@ from ZODB.POSException import POSKeyError
 from ZODB.tests.MinPO import MinPO
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle
 from ZODB.utils import load_current, z64
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 
 path, durability, objects = sys.argv[1], sys.argv[2], int(sys.argv[3])
 storage = BDBStorage(path, durability=durability, cache_size=8 << 20)
@@ -90,7 +90,7 @@ def run_and_kill(env: Path, durability: str, rng: random.Random) -> list[list[by
     return [[bytes.fromhex(x.decode()) for x in line.split()] for line in lines]
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("durability", ["sync", "write-nosync"])
 def test_sigkill_loses_no_finished_transaction(tmp_path: Path, durability: str) -> None:
     env = tmp_path / "env"
@@ -139,6 +139,7 @@ storage.BDBStorage(sys.argv[1])
 """
 
 
+@pytest.mark.subprocess
 def test_sigkill_during_the_first_open(tmp_path: Path) -> None:
     env = tmp_path / "env"
     proc = subprocess.run([sys.executable, "-c", FIRST_OPEN_CRASH, str(env)])

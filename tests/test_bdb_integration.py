@@ -22,11 +22,11 @@ from storages.bdb import (  # noqa: E402
     BDBError,
     BDBFactory,
     BDBFactoryOptions,
-    BDBStorage,
     ZEOBDBFactory,
     bdbstorage_section,
     berkeleydb_missing,
 )
+from storages.bdb.storage import BDBStorage  # noqa: E402
 from storages.zeo import ZEOServer, open_client  # noqa: E402
 
 # -- registry and factories -------------------------------------------------
@@ -135,6 +135,7 @@ def test_zconfig_bad_value(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.server
 def test_runzeo_serves_a_bdbstorage(tmp_path: Path, no_leaked_servers: None) -> None:
     section = bdbstorage_section(tmp_path, {"cache_size": 16 << 20})
     with ZEOServer(tmp_path, section, imports=("storages.bdb",)) as server:
@@ -168,6 +169,7 @@ def test_runzeo_serves_a_bdbstorage(tmp_path: Path, no_leaked_servers: None) -> 
         storage.close()
 
 
+@pytest.mark.server
 def test_zeo_bdb_factory(tmp_path: Path, no_leaked_servers: None) -> None:
     store = storages.get("zeo+bdb").open(tmp_path)
     with store:
@@ -216,3 +218,147 @@ def test_zodburi_bad_uris(uri: str, message: str) -> None:
     zodburi: Any = pytest.importorskip("zodburi")
     with pytest.raises(BDBError, match=message):
         zodburi.resolve_uri(uri)
+
+
+# -- out of memory is not damage (issue 28) -------------------------------------
+
+
+def _limited(megabytes: int) -> Any:
+    """A preexec_fn limiting a child's address space (ulimit -v)."""
+    import resource
+
+    def limit() -> None:  # pragma: no cover - runs in the child
+        size = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    return limit
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("megabytes", [100, 150])
+def test_a_healthy_environment_short_of_memory_is_not_called_damaged(
+    tmp_path: Path, megabytes: int
+) -> None:
+    """At ulimit -v 100 MB a healthy data set was "damaged (repair a copy
+    with db_recover)": Berkeley DB, unable to map its cache, says
+    DB_RUNRECOVERY.  The check says out of memory, exit 2, nothing changed."""
+    import subprocess
+
+    from tests.served import ROOT, env
+    from tests.test_composites import snapshot
+
+    data = tmp_path / "data"
+    made = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "populate", "--storage", "bdb"]
+        + ["--path", str(data), "-q"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    before = snapshot(data)
+    for args in (
+        ["census", "--path", str(data), "--storage", "bdb"],
+        ["populate", "--storage", "bdb", "--path", str(data), "--overwrite"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env(),
+            cwd=ROOT,
+            timeout=120,
+            preexec_fn=_limited(megabytes),
+        )
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert "out of memory" in lines[0] and "damaged" not in lines[0], lines
+        assert snapshot(data) == before, args
+
+
+def test_enomem_opening_an_environment_is_out_of_memory(tmp_path: Path) -> None:
+    import errno
+
+    from storages.bdb.options import BDBOutOfMemory, out_of_memory
+
+    said = out_of_memory(OSError(errno.ENOMEM, "no"), tmp_path, 64 << 20, False)
+    assert isinstance(said, BDBOutOfMemory) and "out of memory" in str(said)
+    # A fatal error with memory to spare is the environment's own.
+    assert out_of_memory(OSError(-30973, "x"), tmp_path, 1 << 20, True) is None
+    assert out_of_memory(OSError(errno.EIO, "x"), tmp_path, 64 << 20, False) is None
+
+
+# -- paths too long for Berkeley DB (issue 28) ----------------------------------
+
+
+def _deep(root: Path, length: int) -> Path:
+    """A directory below *root* whose path is about *length* bytes."""
+    path = root
+    while len(str(path)) < length - 200:
+        path = path / ("d" * 200)
+    path = path / ("e" * max(1, length - len(str(path)) - 1))
+    path.mkdir(parents=True)
+    return path
+
+
+def test_an_environment_path_past_the_limit_is_refused_before_creating_it(
+    tmp_path: Path,
+) -> None:
+    """libdb 5.3 opened an environment of 1,009 bytes once, then failed to
+    open it again ("BDB2509 the log files..."): refused at once, nothing
+    made there."""
+    from storages.bdb.options import MAX_PATH_BYTES
+
+    parent = _deep(tmp_path, MAX_PATH_BYTES - 4)
+    fits = parent / ("x" * (MAX_PATH_BYTES - len(str(parent)) - 1))
+    assert len(str(fits)) == MAX_PATH_BYTES
+    for _ in range(2):  # opened, then opened again
+        storage = BDBStorage(fits, cache_size=8 << 20)
+        storage.close()
+    too_long = parent / ("y" * (MAX_PATH_BYTES - len(str(parent))))
+    with pytest.raises(BDBError, match=f"at most {MAX_PATH_BYTES} bytes"):
+        BDBStorage(too_long)
+    assert not too_long.exists()
+
+
+@pytest.mark.subprocess
+def test_a_tmpdir_too_long_for_berkeley_db_is_refused_before_the_work(
+    tmp_path: Path,
+) -> None:
+    """A 4,000-character TMPDIR made bdb fail in a phase (the cold reopen);
+    run refuses it first, one line, exit 2; so does the check of an
+    existing environment, which copies it there."""
+    import subprocess
+
+    from tests.served import ROOT, env
+
+    data = tmp_path / "data"
+    made = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "populate", "--storage", "bdb"]
+        + ["--path", str(data), "-q"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    tmpdir = _deep(tmp_path / "tmp", 4000)
+    for args in (
+        ["run", "--storage", "bdb", "--preset", "quick", "-q"],
+        ["census", "--path", str(data), "--storage", "bdb"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", *args],
+            capture_output=True,
+            text=True,
+            env=dict(env(), TMPDIR=str(tmpdir)),
+            cwd=ROOT,
+            timeout=120,
+        )
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert "set a shorter TMPDIR" in lines[0], lines
+        assert list(tmpdir.iterdir()) == [], args

@@ -32,12 +32,9 @@ from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle, zodb_unpickle  # noqa: E402
 from ZODB.utils import load_current, p64, z64  # noqa: E402
 
-from storages.bdb import (
-    BDBError,  # noqa: E402
-    BDBStorage,  # noqa: E402
-)
+from storages.bdb import BDBError  # noqa: E402
 from storages.bdb import pack as bdbpack  # noqa: E402
-from storages.bdb.storage import DATA_FILE  # noqa: E402
+from storages.bdb.storage import DATA_FILE, BDBStorage  # noqa: E402
 
 SMALL = {"cache_size": 8 << 20}
 
@@ -87,20 +84,19 @@ def test_readers_not_blocked_by_a_commit_in_progress(bdb: BDBStorage) -> None:
     seen: list[Any] = []
 
     def read() -> None:
-        started = time.perf_counter()
-        values = [zodb_unpickle(load_current(bdb, oid)[0]).value for oid in oids]
-        seen.append((values, time.perf_counter() - started))
+        seen.append([zodb_unpickle(load_current(bdb, oid)[0]).value for oid in oids])
 
+    # Berkeley DB has no lock timeout here: a load that waited for the
+    # commit's locks would wait until tpc_finish, which comes after this
+    # bound, far longer than 200 loads take on any machine.
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    reader.join(5)
+    reader.join(60)
     blocked = reader.is_alive()
     bdb.tpc_finish(t)
     reader.join()
     assert not blocked, "a load waited for the commit in progress"
-    values, seconds = seen[0]
-    assert values == [1] * len(oids)  # the last committed state
-    assert seconds < 1.0
+    assert seen == [[1] * len(oids)]  # the last committed state
     assert {zodb_unpickle(load_current(bdb, o)[0]).value for o in oids} == {2}
 
 
@@ -548,7 +544,7 @@ def test_bad_options(env: Path, options: dict[str, Any], message: str) -> None:
 
 LOCK_HOLDER = """
 import sys, time
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 storage = BDBStorage(sys.argv[1], cache_size=8 << 20)
 print("open", flush=True)
 sys.stdin.read()
@@ -556,6 +552,7 @@ storage.close()
 """
 
 
+@pytest.mark.subprocess
 def test_a_second_process_gets_a_clear_error(env: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_HOLDER, str(env)],
@@ -577,7 +574,7 @@ def test_a_second_process_gets_a_clear_error(env: Path) -> None:
 UNWRITABLE = """
 import os, sys
 from storages.bdb import BDBError
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 if os.geteuid() == 0:
     # root writes anywhere: open as nobody (after the imports, which need
     # files only root may read here).
@@ -590,6 +587,7 @@ except BDBError as e:
 """
 
 
+@pytest.mark.subprocess
 def test_an_unwritable_directory_is_reported(tmp_path: Path) -> None:
     # Outside pytest's tmp_path, whose parents only root may enter.
     base = Path(tempfile.mkdtemp(prefix="bdb-ro-"))

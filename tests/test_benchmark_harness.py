@@ -10,6 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.subprocess
+
 PROJECT = Path(__file__).resolve().parent.parent
 
 

@@ -174,6 +174,7 @@ def test_census_of_a_database_that_is_not_vfabs(tmp_path: Path) -> None:
     assert a.revisions == 303 + 1 + 3
 
 
+@pytest.mark.subprocess
 def test_census_cli_needs_no_class_and_writes_json(tmp_path: Path) -> None:
     fs = tmp_path / "Data.fs"
     write_foreign_database(fs)
@@ -240,6 +241,7 @@ def test_census_of_an_empty_database(tmp_path: Path) -> None:
     assert c.objects == 0 and c.tid is None and c.history is not None
 
 
+@pytest.mark.server
 def test_census_through_zeo_and_beside_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_leaked_servers: None
 ) -> None:

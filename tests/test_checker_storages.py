@@ -29,7 +29,7 @@ from tests.served import ROOT, env
 from tests.test_verify_cli import verdict_rows
 from vfab.generate import DataSpec
 
-pytestmark = [pytest.mark.server, pytest.mark.subprocess, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.subprocess]
 
 #: The load of both commands: verify's write-heavy mix with its pairs,
 #: on few capabilities, so that writers meet.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ def assert_bad_input(proc: subprocess.CompletedProcess[str], fragment: str) -> N
     assert proc.stdout == ""
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -66,6 +66,7 @@ def test_bad_input_is_one_line_and_status_2(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_unreachable_zeo_address(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     proc = vfab_bench(
@@ -81,17 +82,16 @@ def test_unreachable_zeo_address(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_zeo_port_in_use(tmp_path: Path, no_leaked_servers: None) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        proc = vfab_bench(
-            "run", "--storage", "zeo", "--zeo-port", str(port), "--preset", "quick"
-        )
+@pytest.mark.subprocess
+def test_zeo_port_in_use(busy_port: int, no_leaked_servers: None) -> None:
+    port = busy_port
+    proc = vfab_bench(
+        "run", "--storage", "zeo", "--zeo-port", str(port), "--preset", "quick"
+    )
     assert_bad_input(proc, f"port {port} on 127.0.0.1 is already in use")
 
 
+@pytest.mark.subprocess
 def test_existing_output_is_not_replaced(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     out.write_text("precious")
@@ -100,7 +100,7 @@ def test_existing_output_is_not_replaced(tmp_path: Path) -> None:
     assert out.read_text() == "precious"
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -> None:
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     proc = vfab_bench(
@@ -163,13 +163,19 @@ def test_run_writes_json_and_markdown(tmp_path: Path, no_leaked_servers: None) -
     assert again.returncode == 0 and "commit processes" in again.stdout
 
 
+@pytest.mark.subprocess
 def test_help_names_every_phase_and_storage() -> None:
     proc = vfab_bench("run", "--help")
     assert proc.returncode == 0
-    for word in ("query sequences", "memory", "zeo", "--repeat", "--json"):
+    for word in ("vfab-bench help phases", "vfab-bench storages", "--repeat"):
+        assert word in proc.stdout
+    proc = vfab_bench("help", "phases")
+    assert proc.returncode == 0
+    for word in ("query sequences", "commit update", "pack"):
         assert word in proc.stdout
 
 
+@pytest.mark.subprocess
 def test_storages_command_lists_the_registry() -> None:
     proc = vfab_bench("storages")
     assert proc.returncode == 0
@@ -192,6 +198,7 @@ def test_storages_command_lists_the_registry() -> None:
         assert line.split()[1] in ("yes", "no"), line
 
 
+@pytest.mark.subprocess
 def test_profile_writes_one_pstats_file_per_phase(tmp_path: Path) -> None:
     import pstats
 
@@ -209,6 +216,7 @@ def test_profile_writes_one_pstats_file_per_phase(tmp_path: Path) -> None:
     assert_bad_input(again, "exists; use --force")
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_stops_the_server(tmp_path: Path, no_leaked_servers: None) -> None:
     """SIGINT in the middle of a ZEO run: exit 130, one line, server gone."""
     import signal

@@ -3,9 +3,7 @@ slowed down, sweep files, and the input it refuses."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import random
 from collections.abc import Iterator
@@ -14,21 +12,10 @@ from typing import Any
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import compare
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
-from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
-
-
-def vfab_bench(*args: str) -> int:
-    """vfab-bench in this process, its output discarded (for fixtures)."""
-    # A module-scoped fixture runs outside the per-test restoring fixture:
-    # put back the signal handlers and hooks main() installs.
-    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
-    return status
+from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import checked_in
 
 
 def half(part: int, trials: int) -> list[int]:
@@ -58,7 +45,7 @@ def split(data: dict[str, Any], part: int) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Two result files of the same code, 8 trials each, and the second with
-    file's samples x2.
+    file's samples x2: the halves of tests/data/run-16.json.
 
     One run of 16 trials split into halves of its rounds (ABBA), not two runs one after
     the other: on this shared machine two runs a minute apart differed for
@@ -74,12 +61,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     test_significance's business; this one checks that compare reports and
     gates what is there."""
     d = tmp_path_factory.mktemp("compare")
-    whole = d / "whole.json"
-    vfab_bench(
-        "run", "--storage", "mapping,file", "--preset", "quick",
-        "--repeat", "16", "--json", str(whole), "--quiet",
-    )  # fmt: skip
-    data = json.loads(whole.read_text())
+    data = json.loads(checked_in("run-16.json", d).read_text())
     files = {"a": d / "a.json", "b": d / "b.json", "slow": d / "slow.json"}
     files["a"].write_text(json.dumps(split(data, 0)))
     files["b"].write_text(json.dumps(split(data, 1)))
@@ -146,7 +128,7 @@ def test_a_slowed_storage_is_found_and_fails_the_gate(
     )  # fmt: skip
     assert r.status == 1
     lines = r.err.strip().splitlines()
-    assert len(lines) == 1 and "significant slowdown(s) above 10%" in lines[0]
+    assert len(lines) == 1 and "significant slowdowns above 10%" in lines[0]
     assert "file " in lines[0] and "x slower (+" in lines[0]
     # a line as pyperf writes it: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)"
     assert any(" -> " in line and "x slower (+" in line for line in r.out.splitlines())

@@ -120,6 +120,7 @@ def test_columns_from_a_config_file_and_uris(tmp_path: Path) -> None:
         storages.get("plain")  # without the options, no such column
 
 
+@pytest.mark.subprocess
 def test_two_zodb_sections_give_two_columns(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     config = two_sections(tmp_path)
@@ -186,6 +187,7 @@ def test_sqlite_uri_column(tmp_path: Path) -> None:
 # -- the rule for databases the suite did not create -------------------------
 
 
+@pytest.mark.subprocess
 def test_run_on_a_users_database_touches_nothing_else(tmp_path: Path) -> None:
     fs = tmp_path / "Data.fs"
     write_users_database(fs)
@@ -342,6 +344,7 @@ def test_census_takes_a_config_file(
     assert not (tmp_path / "a" / "Data.fs.lock").exists()  # read-only: no lock
 
 
+@pytest.mark.server
 def test_zeo_address_follows_the_same_rule(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:

@@ -101,7 +101,8 @@ PLUGIN = '''
 """A storage of another package: ZODB's MappingStorage, its own factory."""
 from pathlib import Path
 
-from storages.base import StorageFactory, Store, ZODBStore
+from storages.base import StorageFactory, Store
+from storages.zodbstore import ZODBStore
 
 
 class TinyFactory(StorageFactory):
@@ -137,6 +138,7 @@ def plugin_bench(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return vfab_bench(*args, cwd=site, path=(site,))
 
 
+@pytest.mark.subprocess
 def test_a_storage_installed_with_an_entry_point_runs(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
@@ -194,6 +196,7 @@ def living(pids: set[int], timeout: float = 20.0) -> set[int]:
     return left
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", SERVING)
 def test_a_server_the_suite_starts_is_killed_and_restarted_on_its_data(
     name: str, tmp_path: Path

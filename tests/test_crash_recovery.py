@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,12 +34,9 @@ from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def file_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("crash") / "data"
-    proc = vfab_bench("populate", "--storage", "file", "--path", str(directory))
-    assert proc.returncode == 0, proc.stderr
-    return directory
+@pytest.fixture
+def file_set(populated_sets: Callable[[str], Path]) -> Path:
+    return populated_sets("file")
 
 
 def crash_cut_copy(file_set: Path, tmp_path: Path, how: str) -> tuple[Path, bytes]:
@@ -51,6 +49,7 @@ def crash_cut_copy(file_set: Path, tmp_path: Path, how: str) -> tuple[Path, byte
     return data, whole[:last]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["unfinished commit", "cut inside the data"])
 def test_serve_recovers_a_crash_cut_only_with_recover(
     file_set: Path, tmp_path: Path, how: str
@@ -74,6 +73,7 @@ def test_serve_recovers_a_crash_cut_only_with_recover(
     assert check_filestorage(data / "Data.fs") >= 3
 
 
+@pytest.mark.subprocess
 def test_populate_overwrite_recovers_only_with_recover(
     file_set: Path, tmp_path: Path
 ) -> None:
@@ -88,6 +88,7 @@ def test_populate_overwrite_recovers_only_with_recover(
     assert (data / "Data.fs.tr0").is_file()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["garbage pickle", "bad length", "tid reduction"])
 def test_recover_still_refuses_other_damage(
     file_set: Path, tmp_path: Path, how: str
@@ -171,7 +172,7 @@ def cut_by_crash(path: Path) -> bool:
     return False
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_runzeo_killed_under_load_is_recovered_with_every_acknowledged_commit(
     file_set: Path, tmp_path: Path
 ) -> None:
@@ -273,7 +274,7 @@ import sys
 import transaction
 import ZODB
 from BTrees.IIBTree import IIBTree
-from storages.bdb import BDBStorage
+from storages.bdb.storage import BDBStorage
 
 db = ZODB.DB(BDBStorage(sys.argv[1]))
 conn = db.open()
@@ -289,17 +290,14 @@ while True:
 """
 
 
-@pytest.fixture(scope="module")
-def bdb_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def bdb_set(populated_sets: Callable[[str], Path]) -> Path:
     from storages.bdb import berkeleydb_missing
 
     reason = berkeleydb_missing()
     if reason:
         pytest.skip(reason)
-    directory = tmp_path_factory.mktemp("bdb") / "data"
-    proc = vfab_bench("populate", "--storage", "bdb", "--path", str(directory))
-    assert proc.returncode == 0, proc.stderr
-    return directory
+    return populated_sets("bdb")
 
 
 def crashed_bdb(
@@ -327,6 +325,7 @@ def crashed_bdb(
     return data, acked
 
 
+@pytest.mark.subprocess
 def test_bdb_work_left_by_a_crash_is_named_and_recovered_only_with_recover(
     bdb_set: Path, tmp_path: Path
 ) -> None:

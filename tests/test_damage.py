@@ -25,25 +25,19 @@ from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 TXN_HEADER = struct.Struct(">8sQcHHH")
 
 
-def populate(path: Path, storage: str) -> Path:
-    proc = vfab_bench("populate", "--storage", storage, "--path", str(path))
-    assert proc.returncode == 0, proc.stderr
-    return path
+@pytest.fixture
+def file_set(populated_sets: Callable[[str], Path]) -> Path:
+    return populated_sets("file")
 
 
-@pytest.fixture(scope="module")
-def file_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return populate(tmp_path_factory.mktemp("file") / "data", "file")
-
-
-@pytest.fixture(scope="module")
-def bdb_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def bdb_set(populated_sets: Callable[[str], Path]) -> Path:
     from storages.bdb import berkeleydb_missing
 
     reason = berkeleydb_missing()
     if reason:
         pytest.skip(reason)
-    return populate(tmp_path_factory.mktemp("bdb") / "data", "bdb")
+    return populated_sets("bdb")
 
 
 def transactions(data: bytes) -> list[tuple[int, int]]:
@@ -224,6 +218,7 @@ BDB_DAMAGE = [
 ]
 
 
+@pytest.mark.subprocess
 def test_a_whole_bdb_environment_passes_and_is_left_as_it_was(bdb_set: Path) -> None:
     from storages.bdb import check_environment
 
@@ -232,6 +227,7 @@ def test_a_whole_bdb_environment_passes_and_is_left_as_it_was(bdb_set: Path) -> 
     assert tree_digest(bdb_set) == before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", BDB_DAMAGE)
 def test_bdb_damage_is_found(bdb_set: Path, tmp_path: Path, how: str) -> None:
     from storages.bdb import check_environment
@@ -303,6 +299,7 @@ def run_all(
         assert tree_digest(data) == before, name
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", FILE_DAMAGE)
 def test_commands_refuse_a_damaged_filestorage(
     file_set: Path, tmp_path: Path, how: str
@@ -313,6 +310,7 @@ def test_commands_refuse_a_damaged_filestorage(
         assert "fsrecover" in proc.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", CRASH_CUTS[:2])
 def test_commands_refuse_a_crash_cut_without_recover(
     file_set: Path, tmp_path: Path, how: str
@@ -323,6 +321,7 @@ def test_commands_refuse_a_crash_cut_without_recover(
         assert "--recover" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_serve_and_populate_refuse_a_locked_filestorage(
     file_set: Path, tmp_path: Path
 ) -> None:
@@ -338,6 +337,7 @@ def test_serve_and_populate_refuse_a_locked_filestorage(
         lock.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", BDB_DAMAGE)
 def test_commands_refuse_a_damaged_bdb_environment(
     bdb_set: Path, tmp_path: Path, how: str
@@ -350,6 +350,7 @@ def test_commands_refuse_a_damaged_bdb_environment(
             assert "db_recover" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_census_of_foreign_files_under_bdb_path_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a database\n")
     before = tree_digest(tmp_path)
@@ -408,6 +409,7 @@ def test_check_uri(damaged_fs: Path, file_set: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Data.fs", "db.conf"]
 
 
+@pytest.mark.subprocess
 def test_check_config_finds_a_damaged_bdb_environment(
     bdb_set: Path, tmp_path: Path
 ) -> None:
@@ -423,6 +425,7 @@ def test_check_config_finds_a_damaged_bdb_environment(
     assert tree_digest(data) == before
 
 
+@pytest.mark.subprocess
 def test_census_of_a_zconfig_uri_on_a_damaged_file(
     damaged_fs: Path, tmp_path: Path
 ) -> None:
@@ -433,6 +436,7 @@ def test_census_of_a_zconfig_uri_on_a_damaged_file(
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.subprocess
 def test_census_of_a_whole_filestorage_changes_nothing(
     file_set: Path, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -56,12 +57,10 @@ def tree_digest(directory: Path) -> dict[str, str]:
 # -- 1. A damaged database is reported, never changed -------------------------
 
 
-@pytest.fixture(scope="module")
-def populated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def populated(populated_sets: Callable[[str], Path]) -> Path:
     """A small FileStorage data set written by `populate` (made once)."""
-    directory = tmp_path_factory.mktemp("populated") / "data"
-    proc = vfab_bench("populate", "--storage", "file", "--path", str(directory))
-    assert proc.returncode == 0, proc.stderr
+    directory = populated_sets("file")
     # populate leaves FileStorage's scratch and lock files; a damaged copy
     # is the Data.fs and its marker only.
     return directory
@@ -83,6 +82,7 @@ def damaged_copy(populated: Path, tmp_path: Path, how: str) -> Path:
     return directory
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", ["truncated", "middle"])
 @pytest.mark.parametrize(
     "command", ["census", "serve", "populate", "run-uri", "run-config"]
@@ -118,6 +118,7 @@ def test_damaged_filestorage_is_refused_and_left_byte_identical(
     assert tree_digest(directory) == before
 
 
+@pytest.mark.subprocess
 def test_census_of_a_directory_that_is_no_bdb_environment_writes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -131,6 +132,7 @@ def test_census_of_a_directory_that_is_no_bdb_environment_writes_nothing(
 # -- 2. Every error is one line, wherever it happens ---------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args",
     [
@@ -157,6 +159,7 @@ def test_an_output_on_a_full_disk_is_one_line(
         os.unlink(kept)
 
 
+@pytest.mark.subprocess
 def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
     """A new output on a filesystem with no room left is refused before the
     run starts (a probe block is written and removed)."""
@@ -170,7 +173,6 @@ def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
         pytest.skip(f"cannot mount a small tmpfs here: {mount.stderr.decode()}")
     try:
         (full / "filler").write_bytes(b"x" * 16384)
-        started = time.monotonic()
         proc = vfab_bench(
             "run",
             "--storage",
@@ -182,35 +184,42 @@ def test_a_full_disk_is_found_before_the_work(tmp_path: Path) -> None:
             "--json",
             str(full / "out.json"),
         )
+        # Refused before the run: a trial prints its progress line on
+        # stderr, the run its tables on stdout.
         assert_one_line(proc, "No space left on device")
-        assert time.monotonic() - started < 15
+        assert proc.stdout == ""
         assert sorted(p.name for p in full.iterdir()) == ["filler"]
     finally:
         subprocess.run(["umount", str(full)], check=False)
 
 
+@pytest.mark.subprocess
 def test_an_unsupported_plot_format_is_refused_before_the_sweep(
     tmp_path: Path,
 ) -> None:
-    started = time.monotonic()
     proc = vfab_bench(
         "sweep", "--storage", "mapping", "--plot", str(tmp_path / "x.txt")
     )
+    # Refused up front: each point of a sweep prints its progress line on
+    # stderr, the sweep its tables on stdout.
     assert_one_line(proc, "x.txt")
-    assert time.monotonic() - started < 20  # refused up front, not after the work
+    assert proc.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_report_of_a_binary_file_is_one_line() -> None:
     assert_one_line(vfab_bench("report", sys.executable), "not")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["populate", "serve"])
 def test_a_path_under_proc_is_one_line(command: str) -> None:
     proc = vfab_bench(command, "--storage", "file", "--path", "/proc/vfab-nothing")
     assert_one_line(proc, "/proc/vfab-nothing")
 
 
+@pytest.mark.subprocess
 def test_debug_shows_the_traceback() -> None:
     proc = vfab_bench(
         "populate", "--storage", "file", "--path", "/proc/vfab-nothing", "--debug"
@@ -222,6 +231,7 @@ def test_debug_shows_the_traceback() -> None:
 # -- 3. Values that are wrong even when they parse -----------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -243,7 +253,7 @@ def test_values_that_parse_but_are_wrong(
 # -- 4. Every signal that stops a run cleans up --------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_during_run_cleans_up(tmp_path: Path, signum: int) -> None:
     scratch = tmp_path / "tmp"
@@ -267,7 +277,7 @@ def test_a_signal_during_run_cleans_up(tmp_path: Path, signum: int) -> None:
     assert list(scratch.iterdir()) == []
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
     no_leaked_servers: None,
 ) -> None:
@@ -299,9 +309,10 @@ def test_a_zeo_server_killed_during_run_ends_it_in_one_line(
         time.sleep(0.01)
     assert victim is not None, "no runzeo reached the phases"
     os.kill(victim, signal.SIGKILL)
-    killed = time.monotonic()
+    # Bounded, untimed: the client of a server the suite started waits 4 s
+    # for it (STARTED_SERVER_WAIT_TIMEOUT_S), so a stopwatch could not tell
+    # a diagnosis from a timeout; the line names the death either way.
     _, err = proc.communicate(timeout=60)
-    assert time.monotonic() - killed < 15  # within seconds, not a client timeout
     assert proc.returncode == 1, err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
@@ -325,7 +336,7 @@ def _listening(port: int) -> set[str]:
     return addresses
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_locust_listens_on_loopback_from_any_directory(tmp_path: Path) -> None:
     from storages.zeo import free_port
 

@@ -6,38 +6,26 @@ playwright or PyPI)."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import compare, history, history_html, significance
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, DATA
+from tests.tiers import starts
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
 ZODB_VERSIONS = ("6.2", "6.3", "6.4")
-
-
-def vfab_bench(*args: str) -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
 
 
 def part(data: dict[str, Any], start: int, step: int = 2) -> dict[str, Any]:
@@ -57,15 +45,18 @@ def recorded(data: dict[str, Any], zodb: str, date: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def whole(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def whole() -> dict[str, Any]:
     """One real run of 12 trials (mapping and file), to be split in two
-    interleaved halves of the same code (test_compare says why halves)."""
-    path = tmp_path_factory.mktemp("whole") / "whole.json"
-    vfab_bench(
-        "run", "--storage", "mapping,file", "--preset", "quick",
-        "--repeat", "12", "--json", str(path), "--quiet",
-    )  # fmt: skip
-    data: dict[str, Any] = json.loads(path.read_text())
+    interleaved halves of the same code (test_compare says why halves): the
+    first 12 rounds of tests/data/run-16.json, as a 12-trial run made them."""
+    data: dict[str, Any] = json.loads((DATA / "run-16.json").read_text())
+    for r in data["results"]:
+        r["samples"] = r["samples"][:12]
+    trials: dict[str, list[Any]] = {}
+    for t in data["trials"]:
+        trials.setdefault(t["storage"], []).append(t)
+    data["trials"] = [t for ts in trials.values() for t in ts[:12]]
+    data["metadata"]["config"]["repeat"] = 12
     return data
 
 
@@ -405,8 +396,11 @@ def zodb_installed(version: str, cache: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+@starts("subprocess", "pypi")
 def zodb_runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    package_index: None,
 ) -> Path:
     """A directory of three real run files, one made under each of
     ZODB_VERSIONS (imported first through PYTHONPATH), newest first."""
@@ -437,19 +431,9 @@ def zodb_runs(
     return out
 
 
-@pytest.fixture
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.browser
+@pytest.mark.pypi
 def test_chromium_draws_the_history_of_three_zodb_versions(
     playwright: Any,
     zodb_runs: Path,

@@ -5,24 +5,18 @@ screenshot is left in results/test-artifacts/report.png."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import html
 from scenarios.results.model import RunResult
-from tests.cli_helpers import assert_bad_input, run_cli
+from tests.cli_helpers import assert_bad_input, run_cli, run_quietly
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, checked_in
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-dev-shm-usage", "--no-first-run"]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parent.parent / "results" / "test-artifacts"
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "source"}
@@ -76,33 +70,40 @@ def check_page(text: str) -> Checker:
     return checker
 
 
-def quietly(*args: str) -> None:
-    with contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
-
-
 @pytest.fixture(scope="module")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The pages report writes of the checked-in run and sweep files
+    (tests/data/run-3.json, sweep.json): the run alone, and with the sweep."""
     d = tmp_path_factory.mktemp("html")
-    files = {name: d / name for name in ("r.json", "r.html", "s.json", "rs.html")}
-    quietly(
-        "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
-        "--json", str(files["r.json"]), "--html", str(files["r.html"]), "--quiet",
-    )  # fmt: skip
-    quietly(
-        "sweep", "--storage", "mapping,file", "--objects", "50,200,1000",
-        "--repeat", "3", "--warmups", "0", "--json", str(files["s.json"]), "--quiet",
-    )  # fmt: skip
-    quietly(
+    files = {
+        "r.json": checked_in("run-3.json", d, "r.json"),
+        "s.json": checked_in("sweep.json", d, "s.json"),
+        "r.html": d / "r.html",
+        "rs.html": d / "rs.html",
+    }
+    run_quietly("report", str(files["r.json"]), "--html", str(files["r.html"]))
+    run_quietly(
         "report", str(files["r.json"]), "--html", str(files["rs.html"]),
         "--sweep", str(files["s.json"]),
     )  # fmt: skip
-    yield files
+    return files
 
 
-def test_run_writes_a_valid_self_contained_page(outputs: dict[str, Path]) -> None:
+def test_run_html_is_the_page_report_writes_of_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, page = tmp_path / "r.json", tmp_path / "r.html"
+    r = run_cli(
+        capsys, "run", "--storage", "mapping", "--preset", "quick",
+        "--json", str(run), "--html", str(page), "-q",
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    again = tmp_path / "again.html"
+    assert run_cli(capsys, "report", str(run), "--html", str(again)).status == 0
+    assert page.read_text() == again.read_text()
+
+
+def test_a_run_page_is_valid_and_self_contained(outputs: dict[str, Path]) -> None:
     text = outputs["r.html"].read_text()
     checker = check_page(text)
     run = RunResult.load(outputs["r.json"])
@@ -111,8 +112,9 @@ def test_run_writes_a_valid_self_contained_page(outputs: dict[str, Path]) -> Non
     assert any("indexed against brute-force" in g[0] for g in groups)
     assert checker.counts["svg"] == len(groups)
     # the 2000 table beside today's
-    assert "2000 (MEMS Exchange)" in text and "260.00" in text and "207.00" in text
-    assert "today, size small (minimum of 3 trial(s))" in text
+    assert "2000 (MEMS Exchange)" in text and "260 s" in text and "207 s" in text
+    assert "today, size small (minimum of 3 trials)" in text
+    assert "e-0" not in text  # times in units, never 4.75e-06
     # every phase in the tables, metadata at the end
     for phase in run.phases:
         assert f"<td>{phase}</td>" in text.replace("&#x27;", "'")
@@ -153,18 +155,7 @@ def test_outputs_are_checked_before_the_work(
     assert not (tmp_path / "x.html").exists()
 
 
-@pytest.fixture
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
-
-
+@pytest.mark.browser
 def test_chromium_draws_the_charts(playwright: Any, outputs: dict[str, Path]) -> None:
     browser = playwright.chromium.launch(
         executable_path=str(CHROMIUM), args=CHROMIUM_ARGS

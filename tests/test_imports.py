@@ -3,9 +3,7 @@
 Read from the source (ast), not by importing: every import statement of
 vfab, storages, scenarios and locustfile.py, at module level and inside
 functions alike (a function-level import only delays a cycle to the first
-call), except those under ``if TYPE_CHECKING:`` (never executed).  A name
-a package exports lazily (its ``_EXPORTS`` table, loaded by __getattr__)
-counts as an import of the module that defines it.
+call), except those under ``if TYPE_CHECKING:`` (never executed).
 """
 
 from __future__ import annotations
@@ -31,24 +29,6 @@ def modules() -> dict[str, Path]:
                 parts.pop()
             found[".".join(parts)] = path
     return found
-
-
-def lazy_exports(name: str, tree: ast.Module) -> dict[str, str]:
-    """A package's ``_EXPORTS`` table: exported name -> defining module."""
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(
-                isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets
-            )
-            and isinstance(node.value, ast.Dict)
-        ):
-            table = ast.literal_eval(node.value)
-            return {
-                key: value if "." in value else f"{name}.{value}"
-                for key, value in table.items()
-            }
-    return {}
 
 
 def _type_checking(node: ast.If) -> bool:
@@ -80,7 +60,6 @@ def graph() -> dict[str, set[str]]:
     trees = {
         name: ast.parse(path.read_text(), str(path)) for name, path in found.items()
     }
-    exports = {name: lazy_exports(name, tree) for name, tree in trees.items()}
     edges: dict[str, set[str]] = {name: set() for name in found}
 
     def add(source: str, target: str) -> None:
@@ -101,12 +80,7 @@ def graph() -> dict[str, set[str]]:
                 base = ".".join(parts[:keep] + ([base] if base else []))
             for alias in node.names:
                 full = f"{base}.{alias.name}"
-                if full in found:
-                    add(name, full)  # a submodule
-                elif alias.name in exports.get(base, {}):
-                    add(name, exports[base][alias.name])  # a lazy export
-                else:
-                    add(name, base)
+                add(name, full if full in found else base)  # a submodule, or a name
     return edges
 
 
@@ -140,8 +114,9 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_is_read() -> None:
     edges = graph()
     assert "storages.base" in edges["storages.file"]
-    # storages exports StorageOptions lazily: from storages.base.
-    assert "storages.base" in edges["scenarios.cli.args"]
+    # A name a package's __init__ imports: an import of the package.
+    assert "storages" in edges["scenarios.cli.args"]
+    assert "storages.registry" in edges["storages"]
     assert "storages.zeo.factory" in edges["storages.zeo"]
     # A function-level import counts.
     assert "storages.zlib" in edges["storages.named"]

@@ -19,9 +19,11 @@ from storages import StorageError
 from storages.file import filestorage_section
 from storages.zeo import ZEOServer
 from tests.served import ROOT, Served, env, serve
+from tests.tiers import starts
 
 
 @pytest.fixture(scope="module")
+@starts("subprocess")
 def served() -> Iterator[Served]:
     with serve() as s:
         yield s
@@ -57,6 +59,7 @@ def reprice_against_a_rival(
         first.close()  # twice is fine
 
 
+@pytest.mark.subprocess
 def test_a_conflict_is_retried_then_fails_when_retries_run_out(served: Served) -> None:
     baseline = consistency.read_baseline(served.host_port)
     db = open_database(served.host_port, pool_size=2)
@@ -89,7 +92,7 @@ def test_users_split_like_locust_workers() -> None:
     assert zeoloop.users_per_process(1, 2) == [1, 0]
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_zeoloop_runs_every_operation_and_checks(
     served: Served, tmp_path: Path
 ) -> None:
@@ -112,6 +115,8 @@ def test_zeoloop_runs_every_operation_and_checks(
     assert doc["invariants_ok"] is True
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
 def test_no_data_set_is_one_line(tmp_path: Path, no_leaked_servers: None) -> None:
     with ZEOServer(tmp_path, filestorage_section(tmp_path)) as server:
         address = f"{server.host}:{server.port}"
@@ -126,6 +131,7 @@ def test_no_data_set_is_one_line(tmp_path: Path, no_leaked_servers: None) -> Non
     assert proc.stderr.count("\n") == 1 and "no vfab data set" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
     """zeoloop is the baseline: gevent's monkey-patching must not reach it."""
     code = (
@@ -142,6 +148,7 @@ def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
     assert proc.stdout.strip() == "[]", proc.stderr
 
 
+@pytest.mark.subprocess
 def test_zeoloop_ctrl_c_to_the_group(served: Served) -> None:
     """SIGINT to the whole process group while the users work: no traceback,
     the check covers what was done, exit 130, no client process left."""

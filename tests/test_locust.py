@@ -19,6 +19,7 @@ from scenarios.load.mix import OPERATIONS
 from storages import StorageOptions
 from storages.zeo import free_port, open_client
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
+from tests.tiers import starts
 
 ASYNCIO_TROUBLE = ("never awaited", "Task was destroyed", "Traceback")
 ARTIFACTS = ROOT / "results" / "test-artifacts"
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.skipif(not LOCUST.exists(), reason="locust is not insta
 
 
 @pytest.fixture(scope="module")
+@starts("subprocess")
 def served() -> Iterator[Served]:
     with serve() as s:
         yield s
@@ -67,7 +69,7 @@ class ClientCounter:
         self.storage.close()
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_headless_run_with_two_processes(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -107,7 +109,7 @@ def test_headless_run_with_two_processes(
     assert not locust_pids(), "locust processes outlived the run"
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_broken_invariants_fail_the_run(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -149,7 +151,6 @@ def children(pid: int) -> list[int]:
     return sorted(found)
 
 
-@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.server
 def test_a_worker_killed_mid_run_is_not_checked_never_blamed(
@@ -192,7 +193,7 @@ def test_a_worker_killed_mid_run_is_not_checked_never_blamed(
     assert not locust_pids(), "locust processes outlived the run"
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_locusts_host_is_the_target(
     served: Served, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -213,6 +214,7 @@ def test_locusts_host_is_the_target(
     assert all(int(r["Failure Count"]) == 0 for r in rows), rows
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -30,7 +30,6 @@ class TFileFactory(FileFactory):
     name = "tfile"
     description = "FileStorage under the tfile:// scheme (a test)"
     uri_schemes = (URIScheme("tfile", read_only=True, local=True),)
-    config_sections = ()
 
     @classmethod
     def uri_opener(

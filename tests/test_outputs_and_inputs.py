@@ -16,30 +16,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import checked_in
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run result and a sweep result, written by the commands themselves."""
-    directory = tmp_path_factory.mktemp("results")
-    for args in (
-        ["run", "--storage", "mapping,memory", "--preset", "quick", "-q"]
-        + ["--json", str(directory / "run.json")],
-        ["sweep", "--storage", "mapping", "--objects", "10,20", "--preset", "quick"]
-        + ["-q", "--json", str(directory / "sweep.json")],
-    ):
-        proc = vfab_bench(*args, timeout=300)
-        assert proc.returncode == 0, proc.stderr
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """A run result and a sweep result, written by the commands themselves
+    (tests/data/run-3.json, sweep.json), copied."""
+    directory = tmp_path / "results"
+    checked_in("run-3.json", directory, "run.json")
+    checked_in("sweep.json", directory)
     return directory
 
 
-@pytest.fixture(scope="module")
-def data_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("populated") / "data"
-    proc = vfab_bench("populate", "--storage", "file", "--path", str(directory))
-    assert proc.returncode == 0, proc.stderr
-    return directory
+@pytest.fixture
+def data_set(populated_sets: Callable[[str], Path]) -> Path:
+    return populated_sets("file")
 
 
 def listing(directory: Path) -> list[str]:
@@ -232,6 +225,7 @@ CASES: list[Case] = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
 def test_an_output_or_input_that_must_not_be_used_is_refused(
     case: Case, results: Path, data_set: Path, tmp_path: Path
@@ -242,6 +236,7 @@ def test_an_output_or_input_that_must_not_be_used_is_refused(
     refused(args, fragment, work, results, data_set)
 
 
+@pytest.mark.subprocess
 def test_force_still_replaces_an_old_output(results: Path, tmp_path: Path) -> None:
     """What --force is for: an output of an earlier run, not an input."""
     out = tmp_path / "cells.json"
@@ -254,6 +249,7 @@ def test_force_still_replaces_an_old_output(results: Path, tmp_path: Path) -> No
     assert out.read_text() != "{}\n"
 
 
+@pytest.mark.subprocess
 def test_stdout_and_dev_null_stay_outputs(results: Path) -> None:
     """A character device, and this process's own stdout when it is a pipe
     (/dev/stdout), are written directly, as before."""
@@ -267,6 +263,7 @@ def test_stdout_and_dev_null_stay_outputs(results: Path) -> None:
     assert "mapping" in proc.stdout
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
 def test_outputs_get_the_users_umask(
     results: Path, tmp_path: Path, umask: int, mode: int

@@ -149,6 +149,7 @@ def test_a_file_is_not_a_directory(
     )
 
 
+@pytest.mark.server
 def test_overwrite_refused_while_a_server_holds_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_leaked_servers: None
 ) -> None:

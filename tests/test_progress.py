@@ -144,19 +144,19 @@ def test_plain_lines_say_where_and_hold_no_control_characters() -> None:
     lines: list[str] = []
     p = Progress(lines.append, bar=False, clock=clock, unit="points")
     p.plan(3, unit_s=30)
-    p.step("zeo: 1 client(s)")
-    p.line("zeo: 1 client(s)", counted=True)
+    p.step("zeo: 1 client")
+    p.line("zeo: 1 client", counted=True)
     p.status("measuring")  # bar only
     clock.pass_(30)
     p.advance()
     p.line("  killed the server at 1.0 s")
-    p.step("zeo: 2 client(s)")
-    p.line("zeo: 2 client(s)", counted=True)
+    p.step("zeo: 2 clients")
+    p.line("zeo: 2 clients", counted=True)
     p.close()
     assert lines == [
-        "zeo: 1 client(s) (1/3 points, ETA 1:30)",
+        "zeo: 1 client (1/3 points, ETA 1:30)",
         "  killed the server at 1.0 s",
-        "zeo: 2 client(s) (2/3 points, ETA 1:00)",
+        "zeo: 2 clients (2/3 points, ETA 1:00)",
     ]
     assert not any(CONTROL.search(line) for line in lines)
 
@@ -179,7 +179,7 @@ def test_the_bar_on_a_stream() -> None:
     stream = io.StringIO()
     p = Progress(print, bar=True, what="scale", stream=stream, clock=clock, tick_s=None)
     p.plan(2, unit_s=10)
-    p.step("zeo: 1 client(s)")
+    p.step("zeo: 1 client")
     p.status("warmup")
     clock.pass_(5)
     p.line("a result")
@@ -188,7 +188,7 @@ def test_the_bar_on_a_stream() -> None:
     assert "\r" in out and "\x1b[K" in out
     assert "a result\n" in out
     assert "scale " in out and "1/2 ETA" not in out
-    assert "zeo: 1 client(s): warmup" in out and "ETA 0:15" in out
+    assert "zeo: 1 client: warmup" in out and "ETA 0:15" in out
     assert out.endswith("\r\x1b[K")
 
 
@@ -199,6 +199,7 @@ def test_durations() -> None:
     assert duration(-3) == "0:00"
 
 
+@pytest.mark.subprocess
 def test_a_real_command_draws_its_bar_on_a_terminal(tmp_path: Path) -> None:
     """`sweep` with stderr on a pseudo-terminal: the live bar (the command's
     name, a share, an ETA, redrawn with carriage returns); the table still

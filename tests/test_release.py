@@ -21,35 +21,52 @@ from scenarios.results.significance import DEFAULT_STATISTIC
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.server
+@pytest.mark.valgrind
 def test_quick_release_writes_every_part_into_one_directory(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
+    needs_count_tools()
     out = tmp_path / "release"
     out.mkdir()
     (out / "notes.txt").write_text("mine\n")  # --force never touches it
     proc = vfab_bench(
         "release", "--quick", "--storage", "mapping,zeo", "--out", str(out),
-        "--force", timeout=600,
+        "--force", timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     # What was cut, said before the work.
     assert "release: 2000 table: the 2000 rows" in proc.stderr
+    assert "release: counts (the gate): the 2000 rows of every storage" in proc.stderr
     assert "million: medium" in proc.stderr and "--quick: not a million" in proc.stderr
-    assert "zeo, 2 client(s): consistency: 0 violations" in proc.stdout
+    # The verdict first (no last release named), then a line per part.
+    assert proc.stdout.startswith("Verdict: no last release named")
+    assert "zeo, 2 clients: consistency: 0 violations" in proc.stdout
     assert proc.stdout.rstrip().endswith(f"release: {out / 'index.html'}")
+    assert "(s)" not in proc.stdout
     assert (out / "notes.txt").read_text() == "mine\n"
 
     summary = json.loads((out / "release.json").read_text())
+    assert summary["schema_version"] == 1 and summary["kind"] == "release"
     names = [p["name"] for p in summary["parts"]]
-    assert names == ["table", "micro", "scale", "million"]
+    assert names == ["table", "counts", "micro", "scale", "million"]
     assert all(p["status"] == "ok" for p in summary["parts"]), summary["parts"]
     assert summary["exit_status"] == 0 and summary["metadata"]["quick"] is True
+    env = summary["metadata"]["environment"]
+    assert env["load_average_start"] and env["speed_probes_s"]
     for name in ("table.json", "micro.json", "scale.json", "million.json"):
         assert json.loads((out / name).read_text()), name
     table = json.loads((out / "table.json").read_text())
     assert table["metadata"]["config"]["rows"] == "2000"
     assert table["metadata"]["config"]["storages"] == ["mapping", "zeo"]
+    counts = json.loads((out / "counts.json").read_text())
+    assert counts["kind"] == "counts"
+    assert {r["storage"] for r in counts["results"]} == {"mapping", "zeo"}
+    assert len({r["phase"] for r in counts["results"]}) == len(ROWS["2000"])
+    micro_counts = json.loads((out / "counts-micro.json").read_text())
+    counted = {b["name"] for b in micro_counts["benchmarks"]}
+    assert counted == {"test_new_oid[mapping]", "test_hot_read[mapping]"}
     million = json.loads((out / "million.json").read_text())
     assert million["metadata"]["config"]["size"] == "medium"
     micro = json.loads((out / "micro.json").read_text())
@@ -59,17 +76,110 @@ def test_quick_release_writes_every_part_into_one_directory(
     assert ("test_new_oid", "zeo") in ran and ("test_hot_read", "mapping") in ran
     scale = json.loads((out / "scale.json").read_text())
     assert [p["clients"] for p in scale["points"]] == [1, 2]
+    assert all(len(p["windows"]) >= 6 for p in scale["points"])
+    # scale.svg: drawn as every chart of the pages, a file of its own.
+    svg = (out / "scale.svg").read_text()
+    assert 'xmlns="http://www.w3.org/2000/svg"' in svg and 'class="chart"' in svg
 
     page = (out / "index.html").read_text()
-    for part in ("The 2000 table", "Micro-benchmarks", "Concurrency curve", "million"):
+    assert page.index('id="verdict"') < page.index("<h2>Shortened to fit</h2>")
+    for part in ("The 2000 table", "Counts", "Micro-benchmarks", "Concurrency"):
         assert part in page, part
-    assert '<iframe src="table.html"' in page and "<svg" in page
-    assert "zeo, 1 client(s): consistency: 0 violations" in page
+    assert "<iframe" not in page and page.count("<svg") >= 3
+    assert "zeo, 1 client: consistency: 0 violations" in page
     assert "Shortened to fit" in page and "--quick: not a million" in page
     # Nothing beyond the release's own files (and the user's).
     assert {p.name for p in out.iterdir()} <= {*FILES, "notes.txt"}
 
 
+def needs_count_tools() -> None:
+    import shutil
+
+    for tool in ("valgrind", "vgdb", "strace"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (apt-get install valgrind strace)")
+
+
+SLOW_CONFIG = """\
+%import tests.slowstore
+<zodb slow>
+  <slowfilestorage>
+    path {path}
+    extra {extra}
+  </slowfilestorage>
+</zodb>
+"""
+#: store() iterations that add about 5% to each commit row (test_counts).
+EXTRA_5_PERCENT = 22
+
+
+def _release(tmp_path: Path, name: str, extra: int, *more: str) -> Path:
+    """A --quick release of mapping and the configured column "slow" (a
+    FileStorage, fresh, whose store() spins *extra* iterations)."""
+    db = tmp_path / f"db-{name}"
+    db.mkdir()
+    config = tmp_path / f"{name}.conf"
+    config.write_text(SLOW_CONFIG.format(path=db / "Data.fs", extra=extra))
+    out = tmp_path / f"release-{name}"
+    proc = vfab_bench(
+        "release", "--quick", "--storage", "mapping", "--storage-config",
+        str(config), "--out", str(out), *more, timeout=900,
+    )  # fmt: skip
+    (tmp_path / f"{name}.stdout").write_text(proc.stdout)
+    (tmp_path / f"{name}.status").write_text(str(proc.returncode))
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return out
+
+
+@pytest.mark.subprocess
+@pytest.mark.valgrind
+def test_release_against_the_last_gates_on_counts(tmp_path: Path) -> None:
+    """Two releases of the same code, the second beside a CPU hog: exit 0,
+    no change in any count cell.  The same with a storage slowed by about
+    5% in store(): exit 1, its commit rows named, first on the page."""
+    import subprocess
+    import sys
+
+    needs_count_tools()
+    first = _release(tmp_path, "a", 0)
+    assert (tmp_path / "a.status").read_text() == "0"
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        same = _release(tmp_path, "b", 0, "--against", str(first))
+    finally:
+        hog.kill()
+        hog.wait()
+    out = (tmp_path / "b.stdout").read_text()
+    assert (tmp_path / "b.status").read_text() == "0", out
+    assert "NO REGRESSION" in out.splitlines()[0]
+    data = json.loads((same / "release.json").read_text())["against"]["verdict"]
+    cells = [
+        c
+        for part in ("counts", "micro_counts")
+        for c in data[part]["cells"]
+        if c["what"] != "recv"  # receives depend on timing: never compared
+    ]
+    assert cells and all(c["verdict"].startswith("no change") for c in cells), [
+        (c["column"], c["row"], c["verdict"])
+        for c in cells
+        if not c["verdict"].startswith("no change")
+    ]
+
+    slowed = _release(tmp_path, "c", EXTRA_5_PERCENT, "--against", str(first))
+    out = (tmp_path / "c.stdout").read_text()
+    assert (tmp_path / "c.status").read_text() == "1", out
+    first_line = out.splitlines()[1]
+    assert first_line.startswith("  counts: 3 of "), out
+    page = (slowed / "index.html").read_text()
+    verdict_section = page[page.index('id="verdict"') :]
+    first_item = verdict_section[verdict_section.index("<li") :].split("</li>")[0]
+    for row in ("commit users/groups", "commit processes", "commit sequences"):
+        assert f"slow {row}: " in first_line
+        assert f"slow {row}: " in first_item
+    assert page.index('id="verdict"') < page.index('id="table"')
+
+
+@pytest.mark.subprocess
 def test_an_out_directory_that_holds_files_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "release"
     out.mkdir()
@@ -88,6 +198,7 @@ def test_an_out_directory_that_holds_files_is_refused(tmp_path: Path) -> None:
     assert_one_line(proc, "does not exist")
 
 
+@pytest.mark.subprocess
 def test_a_database_under_a_release_name_is_refused_even_with_force(
     tmp_path: Path,
 ) -> None:
@@ -102,6 +213,7 @@ def test_a_database_under_a_release_name_is_refused_even_with_force(
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.subprocess
 def test_bad_storages_are_one_line(tmp_path: Path) -> None:
     out = str(tmp_path / "r")
     assert_one_line(
@@ -118,19 +230,52 @@ def test_the_plan_says_what_it_cut() -> None:
     assert plan.table.rows == "2000" and plan.table.budget_s == 0
     assert plan.scale is not None and plan.scale.storages == ("zeo",)
     assert max(plan.scale.clients) <= 4 and plan.scale.check
+    # Enough sub-windows to decide a change of one point's measure.
+    tests = 2 * len(plan.scale.clients)
+    assert power.decidable(plan.scale.windows, plan.scale.windows, "median", tests)
+    assert plan.counts is not None
+    assert plan.counts.table.storages == plan.storages
+    assert plan.counts.table.rows == "2000" and plan.counts.table.repeat == 1
+    assert plan.counts.micro_storages == ("file",)
     lines = plan.shortened()
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert lines[0].startswith("2000 table:") and "run's default" in lines[0]
-    assert "pytest-benchmark's default" in lines[1]
-    assert "scale's default" in lines[2]
+    assert lines[1].startswith("counts (the gate): the 2000 rows of every storage")
+    assert "pytest-benchmark's default" in lines[2]
+    assert "scale's default" in lines[3]
+    assert "(s)" not in " ".join(lines)
     if plan.million is not None:  # a machine with the memory for it
         objects = release_plan.expected_objects(plan.million.scale)
         assert abs(objects - release_plan.MILLION) < 1000
         assert plan.million.storages == ("file",)
         assert plan.million.batch_size > 0
-        assert f"--scale {plan.million.scale:,}" in lines[3]
+        assert f"--scale {plan.million.scale:,}" in lines[4]
     else:
-        assert lines[3].startswith("million: not run")
+        assert lines[4].startswith("million: not run")
+
+
+def test_the_count_children_get_the_storage_options_as_typed() -> None:
+    from scenarios.cli.release import storage_args
+
+    argv = [
+        "--debug", "release", "--quick", "--out", "r", "--storage", "mapping",
+        "--storage-config", "slow.conf", "--cache-size", "5000", "-q",
+        "--storage-uri=x=memory://", "--against", "old",
+    ]  # fmt: skip
+    assert storage_args(argv) == [
+        "--storage-config", "slow.conf", "--cache-size", "5000",
+        "--storage-uri=x=memory://",
+    ]  # fmt: skip
+    plan = release_plan.plan(("mapping", "zeo"), quick=True)
+    assert plan.counts is not None
+    args = plan.counts.argv(["--cache-size", "5000"])
+    assert args[:2] == ["run", "--counts"] and args[-2:] == ["--cache-size", "5000"]
+    from scenarios.cli import build_parser
+    from scenarios.cli.run import run_config
+
+    config, _ = run_config(build_parser().parse_args(args))
+    assert config.storages == ("mapping", "zeo") and config.rows == "2000"
+    assert (config.repeat, config.warmups) == (1, 0)
 
 
 @pytest.mark.parametrize("count", [1, 3, 6])
@@ -150,17 +295,17 @@ def test_two_releases_tables_can_be_compared(count: int) -> None:
 def test_no_shared_storage_means_no_concurrency_part() -> None:
     plan = release_plan.plan(("mapping", "file"), quick=True)
     assert plan.scale is None
-    assert "can be shared" in plan.shortened()[2]
+    assert "can be shared" in plan.shortened()[3]
 
 
 @pytest.mark.parametrize(
     ("statuses", "code"),
     [
-        (["ok", "ok", "ok", "ok"], EXIT_OK),
-        (["ok", "not run", "ok", "not run"], EXIT_OK),
-        (["ok", "ok", "violations", "ok"], EXIT_VIOLATIONS),
-        (["failed", "ok", "not checked", "ok"], EXIT_FAILED),
-        (["ok", "ok", "not checked", "ok"], EXIT_INVARIANTS),
+        (["ok", "ok", "ok", "ok", "ok"], EXIT_OK),
+        (["ok", "not run", "ok", "ok", "not run"], EXIT_OK),
+        (["ok", "ok", "ok", "violations", "ok"], EXIT_VIOLATIONS),
+        (["failed", "ok", "ok", "not checked", "ok"], EXIT_FAILED),
+        (["ok", "ok", "ok", "not checked", "ok"], EXIT_INVARIANTS),
     ],
 )
 def test_exit_status_keeps_the_consistency_verdict(

@@ -103,15 +103,16 @@ def test_table_marks_noisy_cells() -> None:
         for ln in report.text(RunResult(metadata={}, results=results)).splitlines()
         if ln.startswith("p ")
     )
-    cells = re.findall(r"(\d+\.\d+) (±\s*\d+%|~|±\?)(!?)", row)
-    assert cells[0] == ("1.00", "±  0%", "")  # steady: an interval of zero width
-    assert cells[1][0] == "1.00" and cells[1][2] == "!"  # a wide interval
-    assert cells[2] == ("0.0004", "~", "")  # under 1 ms: too short to compare
+    # Times in the unit that suits them (formatter.duration), as pyperf's.
+    cells = re.findall(r"(\d+(?:\.\d+)?) (s|ms|µs) (±\s*\d+%|~|±\?)(!?)", row)
+    assert cells[0] == ("1.00", "s", "±  0%", "")  # steady: zero width
+    assert cells[1][:2] == ("1.00", "s") and cells[1][3] == "!"  # a wide interval
+    assert cells[2] == ("400", "µs", "~", "")  # under 1 ms: too short to compare
     median = RunResult(metadata={"config": {"statistic": "median"}}, results=results)
     text = report.text(median)
-    assert "median of 4 trial(s)" in text
+    assert "median of 4 trials" in text and "trial(s)" not in text
     row = next(ln for ln in text.splitlines() if ln.startswith("p "))
-    assert re.findall(r"(\d+\.\d+) ", row)[1] == "2.50"
+    assert re.findall(r"(\d+\.\d+ s) ", row)[1] == "2.50 s"
 
 
 def test_the_speed_probe_and_its_summary() -> None:

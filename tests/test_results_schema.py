@@ -3,8 +3,8 @@ valid result (issue 21, item 3): every variant is one line naming the file
 and the field, exit 2, no traceback, in report, report --html (run and
 --sweep) and compare (as OLD and as NEW); nothing is written.
 
-The valid files are written by the commands themselves; each variant
-changes one field of a copy."""
+The valid files were written by the commands themselves (tests/data/);
+each variant changes one field of a copy."""
 
 from __future__ import annotations
 
@@ -20,25 +20,18 @@ from scenarios.results import schema
 from scenarios.results.files import ResultsError
 from scenarios.scale.results import ScaleRun
 from tests.cli_helpers import run_cli
-from tests.test_failure_paths import tree_digest, vfab_bench
+from tests.conftest import DATA
+from tests.test_failure_paths import tree_digest
 
 Edit = Callable[[dict[str, Any]], None]
 
 
 @pytest.fixture(scope="module")
-def valid(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    directory = tmp_path_factory.mktemp("valid")
-    for args in (
-        ["run", "--storage", "mapping,memory", "--preset", "quick", "-q"]
-        + ["--json", str(directory / "run.json")],
-        ["sweep", "--storage", "mapping", "--objects", "10,20", "--preset", "quick"]
-        + ["-q", "--json", str(directory / "sweep.json")],
-    ):
-        proc = vfab_bench(*args, timeout=300)
-        assert proc.returncode == 0, proc.stderr
+def valid() -> dict[str, dict[str, Any]]:
+    """A run file and a sweep file (tests/data/run-3.json, sweep.json)."""
     return {
-        kind: json.loads((directory / f"{kind}.json").read_text())
-        for kind in ("run", "sweep")
+        "run": json.loads((DATA / "run-3.json").read_text()),
+        "sweep": json.loads((DATA / "sweep.json").read_text()),
     }
 
 

@@ -18,7 +18,8 @@ from scenarios.bench.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Ph
 from scenarios.errors import ConfigError, RunFailure
 from scenarios.results import report
 from scenarios.results.model import RunResult, Sample
-from tests.conftest import runzeo_pids
+from tests.conftest import runzeo_pids, storage_params
+from tests.tiers import starts
 
 #: A client's CPU seconds cannot pass its wall seconds times the processors.
 CPUS = os.cpu_count() or 1
@@ -51,6 +52,7 @@ def available() -> list[str]:
 
 
 @pytest.fixture(scope="module")
+@starts("server")
 def timed_two_trials() -> tuple[RunResult, float]:
     """Every available storage, two trials, shared by the tests below (a
     module fixture cannot use no_leaked_servers: it checks by itself), and
@@ -70,7 +72,7 @@ def two_trials(timed_two_trials: tuple[RunResult, float]) -> RunResult:
     return timed_two_trials[0]
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_every_storage_gives_every_row(
     timed_two_trials: tuple[RunResult, float],
 ) -> None:
@@ -111,7 +113,7 @@ def test_every_storage_gives_every_row(
     assert commit_seq.stores > 300  # 30 sequences and their 300-600 steps
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_cache_states_show_in_loads_and_hits(two_trials: RunResult) -> None:
     for name in available():
         if name == "memory":
@@ -136,7 +138,7 @@ def test_cache_states_show_in_loads_and_hits(two_trials: RunResult) -> None:
         assert indexed.loads < brute.loads
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_trials_record_size_objects_and_counters(two_trials: RunResult) -> None:
     for name in available():
         trials = two_trials.trials_of(name)
@@ -172,7 +174,7 @@ def after_update(state):  # type: ignore[no-untyped-def]
         state.answers[f"{base}, indexed after update"] = indexed(state.fab)
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_answers_agree_across_storages_forms_and_updates(
     no_leaked_servers: None,
 ) -> None:
@@ -234,7 +236,7 @@ def test_profile_names_are_safe(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("name", ["zeo", "file"])
+@pytest.mark.parametrize("name", storage_params(["zeo", "file"]))
 def test_a_failing_phase_closes_the_store(name: str, no_leaked_servers: None) -> None:
     def explode(state):  # type: ignore[no-untyped-def]
         raise RuntimeError("phase failed")
@@ -272,6 +274,7 @@ def test_run_config_defaults_are_the_commands() -> None:
     assert (default.repeat, default.budget_s) == (5, 17.0)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
     """Python swallows what a gc or weakref callback raises; the runner's GC
     clock is such a callback, so Ctrl-C landing in one must come again."""

@@ -24,7 +24,7 @@ from scenarios.scale import faults, hist
 from scenarios.scale.config import Fault, ScaleConfig, check_memory
 from scenarios.scale.report import fault_line as scale_report_line
 from scenarios.scale.results import ScaleRun
-from tests.conftest import runzeo_pids
+from tests.conftest import runzeo_pids, storage_params
 from tests.served import ROOT, env
 
 SHORT = ["--duration", "1", "--warmup", "0.5", "--size", "small"]
@@ -112,7 +112,7 @@ def test_targets_are_named_one_way(tmp_path: Path) -> None:
     assert normalize(str(conf)).startswith("<zodb>")
 
 
-@pytest.mark.parametrize("name", shared_names())
+@pytest.mark.parametrize("name", storage_params(shared_names()))
 def test_share_gives_a_fresh_database_others_open(name: str, tmp_path: Path) -> None:
     """The contract of share(): a target another client opens, empty, and
     what one client commits the next one reads."""
@@ -137,7 +137,8 @@ def test_share_gives_a_fresh_database_others_open(name: str, tmp_path: Path) -> 
 # -- the command -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", shared_names())
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", storage_params(shared_names()))
 def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     out, png = tmp_path / "scale.json", tmp_path / "scale.png"
     proc = scale("--storage", name, "--clients", "1,2", *SHORT,
@@ -164,27 +165,40 @@ def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     assert json.loads(out.read_text())["kind"] == SCALE.kind
 
 
+@pytest.mark.subprocess
 def test_zeo_server_cpu_is_measured(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     proc = scale("--clients", "1", *SHORT, "--json", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
     (point,) = ScaleRun.read(out).points
     assert point.server_cpu_s is not None and point.server_cpu_s > 0
+    # the file's version and each point's summary
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 4
+    summary = data["points"][0]["summary"]
+    assert summary["ops_per_s"] > 0 and summary["p99_ms"] >= summary["p50_ms"] > 0
+    assert {"commits_per_s", "p95_ms", "max_ms", "client_cpu_s"} <= set(summary)
 
 
+@pytest.mark.subprocess
 def test_outputs_are_checked_before_the_work(tmp_path: Path) -> None:
     taken = tmp_path / "taken.json"
     taken.write_text("{}")
-    started = time.monotonic()
-    proc = scale("--json", str(taken))
-    assert proc.returncode == 2 and "exists" in proc.stderr
-    proc = scale("--plot", str(tmp_path / "x.jpg"))
-    assert proc.returncode == 2 and "unknown format" in proc.stderr
-    proc = scale("--storage", "file")
-    assert proc.returncode == 2 and "shared by processes" in proc.stderr
-    assert time.monotonic() - started < 20
+    for args, fragment in (
+        (["--json", str(taken)], "exists"),
+        (["--plot", str(tmp_path / "x.jpg")], "unknown format"),
+        (["--storage", "file"], "shared by processes"),
+    ):
+        proc = scale(*args)
+        # Refused before any point ran: a point prints its progress line on
+        # stderr and the run its table on stdout.
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+        (line,) = proc.stderr.strip().splitlines()
+        assert fragment in line
+    assert taken.read_text() == "{}"
 
 
+@pytest.mark.subprocess
 def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     out = tmp_path / "open.json"
     proc = scale("--clients", "1", "--rate", "20000", *SHORT,
@@ -215,7 +229,8 @@ def killable() -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize("name", killable())
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", storage_params(killable()))
 def test_kill_and_restart_the_server(
     name: str, tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -243,6 +258,7 @@ def test_kill_and_restart_the_server(
     assert p.invariants["ok"] is True, p.invariants
 
 
+@pytest.mark.subprocess
 def test_kill_a_client(tmp_path: Path) -> None:
     out = tmp_path / "fault.json"
     proc = scale("--clients", "2", "--duration", "2", "--warmup", "0.5",
@@ -253,6 +269,7 @@ def test_kill_a_client(tmp_path: Path) -> None:
     assert p.invariants["ok"] is True  # the killed client's receipts included
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("delay", [1.0, 4.5])
 def test_ctrl_c_to_the_group(delay: float, no_leaked_servers: None) -> None:
     """SIGINT to the whole process group, before and during the clients'
@@ -292,7 +309,8 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("name", ["relstorage-sqlite", "relstorage-pg"])
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", storage_params(["relstorage-sqlite", "relstorage-pg"]))
 def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
     """serve holds a populated database of a shared storage runzeo does not
     serve and prints its URI; zeoloop's processes share it through

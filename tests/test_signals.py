@@ -86,7 +86,7 @@ def group_gone(pgid: int) -> bool:
     return False
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("to_group", [False, True], ids=["process", "group"])
 @pytest.mark.parametrize(
     "signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name
@@ -110,7 +110,7 @@ def test_scale_exits_128_plus_the_signal_without_a_traceback(
     assert not runzeo_pids() - before
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
 )
@@ -129,7 +129,7 @@ def test_zeoloop_exits_128_plus_the_signal(signum: signal.Signals) -> None:
     assert err.strip().splitlines()[-1].startswith(LAST_LINE[signum]), err
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_zeoloop_client_killed_by_someone_else_is_a_lost_client() -> None:
     with serve() as served:
         process = start(
@@ -171,6 +171,7 @@ runpy._run_module_as_main("scenarios.cli")
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
 )
@@ -198,6 +199,7 @@ def test_a_signal_while_the_command_line_imports_exits_silently(
     assert out == ""
 
 
+@pytest.mark.subprocess
 def test_an_import_alone_installs_no_handler() -> None:
     """Only the program exits early on a signal: a library import of the
     command line (tests, locust) leaves the handlers as they were."""
@@ -234,6 +236,7 @@ sys.exit(status)
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [["storages"], ["report", "/nonexistent.json"]])
 def test_what_is_logged_after_the_command_gets_its_one_line_handler(
     argv: list[str],
@@ -260,7 +263,7 @@ AT_WORK = {
 }
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
 )
@@ -287,6 +290,7 @@ def test_every_command_exits_128_plus_the_signal(
     assert not runzeo_pids() - before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
+import struct
 from pathlib import Path
 
 import pytest
@@ -13,13 +13,13 @@ import storages
 from storages import StorageError, StorageOptions
 from storages.file import filestorage_section
 from storages.zeo import ZEOOptions, ZEOServer, free_port
-from tests.conftest import factory_or_skip, runzeo_pids
+from tests.conftest import factory_or_skip, runzeo_pids, storage_params
 
 #: zlib+NAME over the other storages that wrap, beside the registered ones.
 ZLIB_OVER = ["zlib+mapping", "zlib+bdb"]
 
 
-@pytest.mark.parametrize("name", [*storages.REGISTRY, *ZLIB_OVER])
+@pytest.mark.parametrize("name", storage_params([*storages.REGISTRY, *ZLIB_OVER]))
 def test_contract(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     """Write, read back, reopen (cold cache), close; reopen where it persists;
     all inside running(), as the runner holds it."""
@@ -57,6 +57,7 @@ def test_unknown_storage_lists_the_valid_ones() -> None:
         storages.get("oracle")
 
 
+@pytest.mark.server
 def test_zeo_server_stops_on_close_and_on_error(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -75,6 +76,7 @@ def test_zeo_server_stops_on_close_and_on_error(
     assert pid not in runzeo_pids()
 
 
+@pytest.mark.server
 def test_runzeo_finds_this_project(tmp_path: Path, no_leaked_servers: None) -> None:
     """runzeo's PYTHONPATH starts with the directory holding storages/ (whose
     modules a served section may %import, like storages.bdb), not with one
@@ -91,17 +93,14 @@ def test_runzeo_finds_this_project(tmp_path: Path, no_leaked_servers: None) -> N
 
 
 def test_zeo_port_in_use_is_a_clear_error(
-    tmp_path: Path, no_leaked_servers: None
+    tmp_path: Path, busy_port: int, no_leaked_servers: None
 ) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
-        with pytest.raises(
-            StorageError, match=f"port {port} on 127.0.0.1 is already in use"
-        ):
-            factory.open(tmp_path)
+    port = busy_port
+    factory = storages.get("zeo", StorageOptions(ZEOOptions(zeo_port=port)))
+    with pytest.raises(
+        StorageError, match=f"port {port} on 127.0.0.1 is already in use"
+    ):
+        factory.open(tmp_path)
 
 
 def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
@@ -113,6 +112,7 @@ def test_zeo_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
         factory.open(tmp_path)
 
 
+@pytest.mark.server
 def test_existing_server_keeps_foreign_data(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -184,3 +184,231 @@ def test_each_storage_names_its_own_files(name: str, tmp_path: Path) -> None:
     plain.write_text("not a database, 16 bytes or more\n")
     assert storages.registry.file_kind(plain) is None
     assert storages.registry.file_kind(tmp_path / "missing") is None
+
+
+@pytest.mark.parametrize("module", ["storages", "storages.base", "storages.bdb"])
+def test_packages_import_their_names_plainly(module: str) -> None:
+    """No module-level __getattr__ loading names on first use: mypy, ruff
+    and a reader see every name where it is imported (issue 27)."""
+    import importlib
+
+    loaded = importlib.import_module(module)
+    assert "__getattr__" not in vars(loaded)
+    for name in getattr(loaded, "__all__", ()):
+        assert name in vars(loaded), name
+
+
+# -- signals: the CLI's synchronizer on every store's transaction manager -------
+
+
+def test_a_signal_during_a_commit_is_raised_once_the_storage_has_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT landing inside two-phase commit (here in FileStorage's
+    tpc_vote) is held by the CLI's synchronizer until tpc_finish returned,
+    then raised; the commit is whole.  Any commit on the store's transaction
+    manager, not only Store.commit()."""
+    import signal
+
+    from ZODB.FileStorage import FileStorage
+
+    from scenarios.cli import interrupts
+
+    armed: list[bool] = []
+    finished: list[bool] = []
+    vote, finish = FileStorage.tpc_vote, FileStorage.tpc_finish
+
+    def interrupted_vote(self: FileStorage, transaction: object) -> object:
+        if armed:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs in here
+        return vote(self, transaction)
+
+    def recorded_finish(self: FileStorage, *args: object) -> object:
+        result = finish(self, *args)
+        finished.append(bool(armed))
+        return result
+
+    # Patched before the store opens: ZODB's adapter copies the methods.
+    monkeypatch.setattr(FileStorage, "tpc_vote", interrupted_vote)
+    monkeypatch.setattr(FileStorage, "tpc_finish", recorded_finish)
+    interrupts.defer_interrupts()
+    try:
+        store = storages.get("file").open(tmp_path)
+        store.root()["kept"] = "before"
+        store.commit()
+        armed.append(True)
+        store.root()["kept"] = "committed"
+        with pytest.raises(KeyboardInterrupt):
+            store.transaction_manager.commit()
+        assert finished[-1] is True
+        armed.clear()
+        store.close()
+    finally:
+        interrupts.forget_interrupts()
+    with storages.get("file").open(tmp_path) as again:
+        assert again.root()["kept"] == "committed"
+
+
+def test_a_signal_during_an_abort_is_raised_once_it_has_finished(
+    tmp_path: Path,
+) -> None:
+    """An abort is a critical section too (ZEO's tpc_abort, RelStorage's
+    rollback): the signal comes after it, the changes are gone."""
+    import signal
+
+    from scenarios.cli import interrupts
+
+    interrupts.defer_interrupts()
+    try:
+        store = storages.get("file").open(tmp_path)
+        store.root()["kept"] = "before"
+        store.commit()
+        store.root()["kept"] = "aborted"
+
+        class Interrupting:
+            def newTransaction(self, transaction: object) -> None:
+                pass
+
+            def beforeCompletion(self, transaction: object) -> None:
+                os.kill(os.getpid(), signal.SIGINT)  # inside the abort
+
+            def afterCompletion(self, transaction: object) -> None:
+                pass
+
+        interrupting = Interrupting()
+        store.transaction_manager.registerSynch(interrupting)
+        with pytest.raises(KeyboardInterrupt):
+            store.abort()
+        store.transaction_manager.unregisterSynch(interrupting)
+        assert store.root()["kept"] == "before"
+        store.close()
+    finally:
+        interrupts.forget_interrupts()
+
+
+def test_a_ctrl_c_a_close_swallows_is_raised_again_by_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FileStorage.close() catches everything around saving its index
+    (logging it): the store raises the interrupt again once closed, with
+    or without the CLI's handlers."""
+    import ZODB.fsIndex
+
+    store = storages.get("file").open(tmp_path)
+    store.root()["x"] = 1
+    store.commit()
+
+    def interrupted_save(self: object, pos: int, fname: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ZODB.fsIndex.fsIndex, "save", interrupted_save)
+    with pytest.raises(KeyboardInterrupt):
+        store.close()
+    assert store.db is None  # closed all the same
+
+
+# -- the FileStorage check: ZODB's fstest, then what fstest leaves out -----------
+
+TXN = struct.Struct(">8sQcHHH")
+
+
+@pytest.fixture(scope="module")
+def small_fs(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A Data.fs of five transactions: the root's, then four of two records."""
+    directory = tmp_path_factory.mktemp("fs")
+    with storages.get("file").open(directory) as store:
+        root = store.root()
+        for i in range(4):
+            root[f"n{i}"] = PersistentMapping(value="x" * 200)
+            store.commit()
+    return (directory / "Data.fs").read_bytes()
+
+
+def _last_transaction(data: bytes) -> tuple[int, int, int]:
+    """(its offset, its length with the repeated length, its first record)."""
+    pos = 4
+    while True:
+        tlen = TXN.unpack_from(data, pos)[1]
+        if pos + tlen + 8 == len(data):
+            _, _, _, ulen, dlen, elen = TXN.unpack_from(data, pos)
+            return pos, tlen + 8, pos + TXN.size + ulen + dlen + elen
+        pos += tlen + 8
+
+
+def _damaged(data: bytes, how: str) -> bytes:
+    last, length, record = _last_transaction(data)
+    blob = bytearray(data)
+    at = {
+        "a record's tid": (record + 8, b"\x01" * 8),
+        "a record's transaction position": (record + 24, struct.pack(">Q", 4)),
+        "a record's prev pointer": (record + 16, struct.pack(">Q", 10**9)),
+        "a record's version length": (record + 32, struct.pack(">H", 3)),
+        "a record's data length": (record + 34, struct.pack(">Q", 10**6)),
+        "the repeated length": (last + length - 8, struct.pack(">Q", 5)),
+        "the header's lengths": (last + 17, struct.pack(">H", 60000)),
+        "a pickle": (record + 42, b"\xfe" * 16),
+        "the status": (last + 16, b"x"),
+    }[how]
+    blob[at[0] : at[0] + len(at[1])] = at[1]
+    return bytes(blob)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a record's tid",
+        "a record's transaction position",
+        "a record's prev pointer",
+        "a record's version length",
+        "a record's data length",
+        "the repeated length",
+        "the header's lengths",
+        "a pickle",
+        "the status",
+    ],
+)
+def test_filestorage_damage_inside_a_transaction_is_one_line(
+    small_fs: bytes, tmp_path: Path, how: str
+) -> None:
+    from storages.file import check_filestorage
+
+    path = tmp_path / "Data.fs"
+    path.write_bytes(_damaged(small_fs, how))
+    with pytest.raises(storages.DamagedStorage) as e:
+        check_filestorage(path)
+    message = str(e.value)
+    assert "\n" not in message and "transaction 5" in message, message
+    offset = int(message.split("at byte ")[1].split(":")[0])
+    assert offset < len(small_fs), message  # a byte of the file
+    assert "python -m ZODB.fsrecover" in message
+    assert path.read_bytes() == _damaged(small_fs, how)
+
+
+def test_the_filestorage_check_is_zodbs_fstest_first(
+    small_fs: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout is fstest's to judge (ZODB.scripts.fstest.check_trec), in
+    the suite's words: what it refuses is refused, one line."""
+    from ZODB.scripts import fstest
+
+    from storages.file import check_filestorage
+
+    path = tmp_path / "Data.fs"
+    path.write_bytes(small_fs)
+    real = fstest.check_trec
+    seen: list[int] = []
+
+    def counted(*args: object) -> object:
+        seen.append(int(args[2]))  # type: ignore[call-overload]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fstest, "check_trec", counted)
+    assert check_filestorage(path) == 5  # the root's, then four
+    assert len(seen) == 5 and seen[0] == 4
+
+    def refused(path: str, file: object, pos: int, *rest: object) -> object:
+        raise fstest.FormatError(f"{path} time-stamp reduction at {pos}: x <= y")
+
+    monkeypatch.setattr(fstest, "check_trec", refused)
+    with pytest.raises(storages.DamagedStorage, match="tid not above"):
+        check_filestorage(path)

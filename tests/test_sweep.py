@@ -43,7 +43,7 @@ def test_make_steps_is_deterministic() -> None:
     assert a == b and len({x[0] for x in a}) > 1
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_sweep_on_three_storages_with_json_and_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_leaked_servers: None
 ) -> None:
@@ -83,6 +83,7 @@ def test_sweep_on_three_storages_with_json_and_plot(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.server
 def test_a_failing_trial_stops_its_server(
     monkeypatch: pytest.MonkeyPatch, no_leaked_servers: None
 ) -> None:

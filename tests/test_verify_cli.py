@@ -82,6 +82,7 @@ def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     assert all(e["start"] <= e["end"] for e in events if e["outcome"] == "ok")
 
 
+@pytest.mark.subprocess
 def test_scale_without_the_check_says_so(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     proc = vfab("scale", "--clients", "1", "--duration", "1", "--warmup", "0.2",
@@ -92,6 +93,7 @@ def test_scale_without_the_check_says_so(tmp_path: Path) -> None:
     assert point["invariants"]["checked"] is False
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -270,7 +272,6 @@ def test_two_verifies_of_one_server_at_once_say_another_writer() -> None:
 
 @pytest.mark.subprocess
 @pytest.mark.server
-@pytest.mark.slow
 def test_storages_that_keep_their_promises_are_right(tmp_path: Path) -> None:
     """ZEO (server_sync on) over FileStorage and over BDB, RelStorage on
     PostgreSQL and MariaDB (their servers started by the suite): under

@@ -20,6 +20,7 @@ import pytest
 
 from scenarios.verify import child, scenarios
 from scenarios.verify.scenarios import (
+    KILLED,
     NOT_RUN,
     OK,
     READCURRENT,
@@ -29,7 +30,7 @@ from scenarios.verify.scenarios import (
     run_scenarios,
 )
 from storages.ports import free_port
-from tests.conftest import factory_or_skip
+from tests.conftest import factory_or_skip, storage_params
 
 #: Every storage several processes can open at once, history-free (the
 #: history-preserving variants behave the same in these scenarios: checked
@@ -58,7 +59,7 @@ def expected(storage: str, scenario: str) -> str:
     return OK
 
 
-@pytest.fixture(scope="module", params=SHARED)
+@pytest.fixture(scope="module", params=storage_params(SHARED))
 def running(request: pytest.FixtureRequest) -> Iterator[tuple[str, object]]:
     """(storage name, its factory) inside running(): a PostgreSQL or MariaDB
     server started once for the module, stopped when it is done."""
@@ -98,7 +99,14 @@ def scenario_children() -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        # The killed client is a child process the scenario kills.
+        pytest.param(s, id=s.name, marks=[pytest.mark.subprocess] * (s.name == KILLED))
+        for s in SCENARIOS
+    ],
+)
 def test_scenario(
     running: tuple[str, object], scenario: scenarios.Scenario, no_leaked_servers: None
 ) -> None:
@@ -144,6 +152,7 @@ def test_the_sqlite_violation_goes_with_the_one_line_fix(
     assert "VoteReadConflictError" in result.detail
 
 
+@pytest.mark.subprocess
 def test_run_scenarios_gives_every_scenario_in_order() -> None:
     factory = factory_or_skip("relstorage-sqlite")
     with fresh(factory) as spec:
@@ -165,6 +174,7 @@ def test_a_database_that_cannot_be_opened_is_not_run() -> None:
     assert not scenario_children()
 
 
+@pytest.mark.subprocess
 def test_a_killed_client_that_never_voted_is_not_run(tmp_path: Path) -> None:
     # The child's own open fails (a data_dir that is a file): "not run",
     # saying what the child printed last, and the child reaped.
@@ -182,6 +192,7 @@ def test_a_killed_client_that_never_voted_is_not_run(tmp_path: Path) -> None:
     assert not scenario_children()
 
 
+@pytest.mark.subprocess
 def test_a_commit_slower_than_the_bound_is_a_violation() -> None:
     # The bound is enforced: with a limit of 0 s the commit after the killed
     # client (a few milliseconds on SQLite) is over it, and says so.

@@ -7,42 +7,26 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
 import json
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from scenarios.cli import main
 from scenarios.results import compare, formatter, power, significance
 from scenarios.results.model import RunResult
-from tests.cli_helpers import assert_bad_input, process_hooks_restored, run_cli
-from tests.served import ROOT, env
+from scenarios.scale import hist
+from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import checked_in
 
 
-def quietly(*args: str) -> None:
-    # A module-scoped fixture runs outside the per-test restoring fixture:
-    # put back the signal handlers and hooks main() installs.
-    with process_hooks_restored(), contextlib.redirect_stdout(io.StringIO()):
-        with contextlib.redirect_stderr(io.StringIO()) as err:
-            status = main(list(args))
-    assert status == 0, err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def run_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    d = tmp_path_factory.mktemp("views")
-    path = d / "r.json"
-    quietly(
-        "run", "--storage", "mapping,file", "--preset", "quick", "--repeat", "3",
-        "--json", str(path), "--pyperf", str(d / "r.pyperf.json"), "--quiet",
-    )  # fmt: skip
-    yield path
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    """A run of 3 trials on mapping and file (tests/data/run-3.json)."""
+    return checked_in("run-3.json", tmp_path / "views", "r.json")
 
 
 def _floats(text: str) -> list[str]:
@@ -61,22 +45,25 @@ def test_every_view_shows_the_same_number_of_the_same_statistic(
     stat = significance.statistic(significance.recorded(run.metadata))
     assert stat.name == "min"  # the run's default, recorded in its file
     page = tmp_path / "r.html"
-    text = run_cli(capsys, "report", str(run_file), "--html", str(page))
+    written = run_cli(capsys, "report", str(run_file), "--html", str(page))
+    assert written.status == 0 and written.out == "", written.err  # the page only
+    text = run_cli(capsys, "report", str(run_file), "--all")
     assert text.status == 0, text.err
     same = run_cli(capsys, "compare", str(run_file), str(run_file))
     assert same.status == 0, same.err
     html = page.read_text().replace("&#x27;", "'")
 
-    block = text.out.split(f"wall time (s), size small, {stat.label} of")[1]
+    block = text.out.split(f"wall time, size small, {stat.label} of")[1]
     block = block.split("\n\n")[0]
-    html_block = html.split(f"wall time (s), size small, {stat.label} of")[1]
+    html_block = html.split(f"wall time, size small, {stat.label} of")[1]
     html_block = html_block.split("</table>")[0]
     assert f"the {stat.label} of each cell's trials" in same.out
     assert f"today, size small ({stat.label} of" in html
     checked = 0
     for phase in run.phases:
+        # The number of "1.05 ms": every view writes the unit that suits.
         expected = [
-            formatter.seconds(stat(r.wall_values))
+            formatter.duration(stat(r.wall_values)).split()[0]
             for storage in run.storages
             if (r := run.get(storage, phase)) is not None
         ]
@@ -98,11 +85,12 @@ def test_every_view_shows_the_same_number_of_the_same_statistic(
 
     # told otherwise, every view follows
     median = run_cli(capsys, "report", str(run_file), "--statistic", "median")
-    assert "wall time (s), size small, median of" in median.out
+    assert "wall time of the 2000 rows, size small, median of" in median.out
     r = run.get("file", "commit processes")
     assert r is not None
     assert (
-        formatter.seconds(significance.statistic("median")(r.wall_values)) in median.out
+        formatter.duration(significance.statistic("median")(r.wall_values))
+        in median.out
     )
 
 
@@ -198,10 +186,19 @@ def test_compare_help_shows_percent_signs_once(
     assert "(+25%)" in r.out and "%%" not in r.out
 
 
+@pytest.mark.subprocess
 def test_pyperf_reads_an_exported_run(
-    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("pyperf")
+    # run --pyperf exports as it writes its file: a run of its own
+    exported = tmp_path / "r.pyperf.json"
+    run_file = tmp_path / "r.json"
+    r = run_cli(
+        capsys, "run", "--storage", "mapping,file", "--preset", "quick",
+        "--json", str(run_file), "--pyperf", str(exported), "--quiet",
+    )  # fmt: skip
+    assert r.status == 0, r.err
     a, b = tmp_path / "a.pyperf.json", tmp_path / "b.pyperf.json"
     r = run_cli(capsys, "report", str(run_file), "--pyperf", str(a))
     assert r.status == 0, r.err
@@ -214,7 +211,7 @@ def test_pyperf_reads_an_exported_run(
     assert run_cli(capsys, "report", str(slow_file), "--pyperf", str(b)).status == 0
     data = json.loads(a.read_text())
     # run --pyperf wrote the same suite report --pyperf writes from its file
-    assert json.loads(run_file.with_name("r.pyperf.json").read_text()) == data
+    assert json.loads(exported.read_text()) == data
     names = [bench["metadata"]["name"] for bench in data["benchmarks"]]
     assert "file: commit processes" in names and "mapping: query sequences" in names
 
@@ -239,17 +236,10 @@ def test_pyperf_reads_an_exported_run(
     )
 
 
-@pytest.fixture(scope="module")
-def scale_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("scale") / "scale.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "1,2",
-         "--duration", "1", "--warmup", "0.5", "--size", "small",
-         "--json", str(path), "-q"],
-        capture_output=True, text=True, timeout=300, env=env(), cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    yield path
+@pytest.fixture
+def scale_file(tmp_path: Path) -> Path:
+    """A scale run of 1 and 2 clients (tests/data/scale.json)."""
+    return checked_in("scale.json", tmp_path / "scale")
 
 
 def test_report_reads_scale_and_sweep_files(
@@ -258,28 +248,38 @@ def test_report_reads_scale_and_sweep_files(
     scale, sweep = tmp_path / "scale.json", tmp_path / "sweep.json"
     shutil.copy(scale_file, scale)
     data = json.loads(scale.read_text())
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     summary = data["points"][0]["summary"]
     assert summary["ops_per_s"] > 0 and summary["p99_ms"] >= summary["p50_ms"] > 0
     assert {"commits_per_s", "p95_ms", "max_ms", "client_cpu_s"} <= set(summary)
+    # The window cut into sub-windows (scale's default), none empty of work.
+    windows = data["points"][0]["windows"]
+    assert len(windows) == data["metadata"]["config"]["windows"] == 10
+    ops = sum(
+        hist.merged([w["hist"]]).get_total_count() for w in windows
+    )  # every operation of the window is in one sub-window
+    assert ops == summary["ops"]
+    env = data["metadata"]["environment"]
+    assert env["load_average_start"] and len(env["speed_probes_s"]) == 10
     page = tmp_path / "scale.html"
     r = run_cli(capsys, "report", str(scale), "--html", str(page))
-    assert r.status == 0, r.err
-    assert "throughput and latency by client count" in r.out
+    assert r.status == 0 and r.out == "", r.err
+    text = run_cli(capsys, "report", str(scale)).out
+    assert "throughput and latency by client count" in text
+    assert "Load average (1 min)" in text and re.search(r"\d ±\d+%", text)
     assert page.read_text().count('<svg class="chart"') == 2
-    # a version-2 file (no summaries) still reads
+    assert "Load average (1 min)" in page.read_text()
+    # a version-2 file (no summaries, no windows) still reads
     old = {**data, "schema_version": 2}
     old["points"] = [
-        {k: v for k, v in p.items() if k != "summary"} for p in data["points"]
+        {k: v for k, v in p.items() if k not in ("summary", "windows")}
+        for p in data["points"]
     ]
     scale.write_text(json.dumps(old))
     assert run_cli(capsys, "report", str(scale)).status == 0
 
-    quietly(
-        "sweep", "--storage", "mapping", "--objects", "50,200", "--repeat", "3",
-        "--warmups", "0", "--json", str(sweep), "--quiet",
-    )  # fmt: skip
-    r = run_cli(capsys, "report", str(sweep), "--html", str(tmp_path / "s.html"))
+    checked_in("sweep.json", tmp_path)
+    r = run_cli(capsys, "report", str(sweep))
     assert r.status == 0, r.err
     assert "commit wall time per object (µs), minimum of 3" in r.out
     census = tmp_path / "census.json"
@@ -287,23 +287,43 @@ def test_report_reads_scale_and_sweep_files(
     assert_bad_input(run_cli(capsys, "report", str(census)), "kind 'census'")
 
 
-def test_compare_scale_files_gives_ratios_and_no_verdict(
+def test_compare_scale_files_tests_sub_windows(
     scale_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     slower = json.loads(scale_file.read_text())
     for p in slower["points"]:
-        p["window_s"] *= 2  # half the operations per second
+        p["window_s"] *= 2  # half the operations per second, in every window
     new = tmp_path / "new.json"
     new.write_text(json.dumps(slower))
     out = tmp_path / "c.json"
     r = run_cli(capsys, "compare", str(scale_file), str(new), "--json", str(out))
     assert r.status == 0, r.err
-    assert "no test of significance is possible" in r.out
-    assert "significant" not in r.out.replace("no test of significance", "")
-    lines = [x for x in r.out.splitlines() if "client(s)" in x]
-    assert len(lines) == 2 and all("(0.50x)" in x for x in lines), lines
+    assert "Tested sub-window against sub-window" in r.out
+    lines = [x for x in r.out.splitlines() if x.startswith("  ") and "ops/s" in x]
+    assert len(lines) == 2, r.out
+    assert all("0.50x (-50%): fewer ops/s, significant" in x for x in lines), lines
+    assert "client(s)" not in r.out
     data = json.loads(out.read_text())
     assert [p["ops_ratio"] for p in data["points"]] == [0.5, 0.5]
+    same = run_cli(capsys, "compare", str(scale_file), str(scale_file))
+    assert "significant" in same.out and "fewer" not in same.out, same.out
+
+    # A file of format 3 kept no sub-windows: ratios alone, no verdict.
+    old = json.loads(scale_file.read_text())
+    for data in (old, slower):
+        data["schema_version"] = 3
+        for p in data["points"]:
+            del p["windows"]
+    old_path = tmp_path / "old3.json"
+    old_path.write_text(json.dumps(old))
+    new.write_text(json.dumps(slower))
+    r = run_cli(capsys, "compare", str(old_path), str(new))
+    assert r.status == 0, r.err
+    assert "no test of significance is possible" in r.out
+    assert "significant" not in r.out.replace("no test of significance", "")
+    lines = [x for x in r.out.splitlines() if x.startswith("  ") and "ops/s" in x]
+    assert len(lines) == 2 and all("0.50x (no sub-windows" in x for x in lines)
+
     r = run_cli(capsys, "compare", str(scale_file), str(new), "--fail-above", "5%")
     assert_bad_input(r, "--fail-above does not apply to scale files")
     other = json.loads(scale_file.read_text())
@@ -326,6 +346,7 @@ def test_compare_html_page(
     assert "<script" not in text and "http" not in text.split("<main>")[1]
 
 
+@pytest.mark.browser
 def test_chromium_draws_the_compare_and_scale_views(
     run_file: Path,
     scale_file: Path,

@@ -21,9 +21,10 @@ import pytest
 
 from scenarios.load.mix import OPERATIONS
 from storages.zeo import free_port
+from tests.conftest import CHROMIUM
 from tests.served import LOCUST, ROOT, Served, env, locust_pids, serve
+from tests.tiers import starts
 
-CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -37,21 +38,10 @@ ARTIFACTS = ROOT / "results" / "test-artifacts"
 
 
 @pytest.fixture
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+@starts("subprocess")
+def served() -> Iterator[Served]:
     if not LOCUST.exists():
         pytest.skip("locust is not installed (the 'locust' extra)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture
-def served() -> Iterator[Served]:
     with serve() as s:
         yield s
 
@@ -95,7 +85,8 @@ def stats_rows(page: Any) -> dict[tuple[str, str], int]:
     return rows
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.browser
 def test_web_ui_runs_a_swarm(
     playwright: Any,
     web_ui: tuple[str, Path, Any],

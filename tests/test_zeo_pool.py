@@ -84,6 +84,7 @@ def test_renamed_section_refuses_a_section_not_named_1() -> None:
         renamed_section("<filestorage main>\n  path x\n</filestorage>\n", "2")
 
 
+@pytest.mark.server
 def test_a_server_serves_several_named_storages(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -111,6 +112,7 @@ def test_a_server_serves_several_named_storages(
 # -- the pool inside running() -----------------------------------------------
 
 
+@pytest.mark.server
 def test_opens_inside_running_share_one_runzeo(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -129,6 +131,7 @@ def test_opens_inside_running_share_one_runzeo(
         assert list(tmp_path.iterdir()) == []  # the data is the pool's
 
 
+@pytest.mark.server
 def test_each_trial_starts_empty_and_counts_its_own_files(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -164,6 +167,7 @@ def test_each_trial_starts_empty_and_counts_its_own_files(
             assert (batch / name).exists()
 
 
+@pytest.mark.server
 def test_a_used_up_batch_gives_way_to_a_new_server(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -187,6 +191,7 @@ def test_a_used_up_batch_gives_way_to_a_new_server(
         assert (last_batch / "1" / "Data.fs").exists()
 
 
+@pytest.mark.server
 def test_a_batch_past_its_disk_limit_gives_way(
     tmp_path: Path, no_leaked_servers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -206,6 +211,7 @@ def test_a_batch_past_its_disk_limit_gives_way(
     assert pids[0] != pids[1]
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("how", ["normally", "through an exception"])
 def test_leaving_running_stops_the_server_and_removes_the_pool(
     tmp_path: Path, how: str
@@ -227,6 +233,7 @@ def test_leaving_running_stops_the_server_and_removes_the_pool(
     assert factory._pool is None
 
 
+@pytest.mark.server
 def test_a_killed_server_is_diagnosed_and_replaced(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -249,6 +256,7 @@ def test_a_killed_server_is_diagnosed_and_replaced(
             assert list(store.root().keys()) == ["z"]
 
 
+@pytest.mark.server
 def test_pack_packs_the_trials_storage_only(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -268,6 +276,7 @@ def test_pack_packs_the_trials_storage_only(
         assert (batch / "2" / "Data.fs.old").exists()
 
 
+@pytest.mark.server
 def test_zeo_bdb_works_in_a_pool(tmp_path: Path, no_leaked_servers: None) -> None:
     factory = factory_or_skip("zeo+bdb")
     with factory.running():
@@ -291,6 +300,7 @@ def test_zeo_bdb_works_in_a_pool(tmp_path: Path, no_leaked_servers: None) -> Non
 # -- outside running(), and with --zeo-address: as before ----------------------
 
 
+@pytest.mark.server
 def test_outside_running_each_open_has_its_own_server_and_keeps_its_directory(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -306,6 +316,7 @@ def test_outside_running_each_open_has_its_own_server_and_keeps_its_directory(
         assert "kept" in store.root()
 
 
+@pytest.mark.server
 def test_with_a_zeo_address_running_starts_nothing(
     tmp_path: Path, no_leaked_servers: None
 ) -> None:
@@ -325,7 +336,8 @@ def test_with_a_zeo_address_running_starts_nothing(
 # -- a whole run -------------------------------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.subprocess
 def test_a_run_on_zeo_and_zeo_bdb(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_leaked_servers: None
 ) -> None:

@@ -93,11 +93,12 @@ def open_path(name: str, path: Path) -> Source:
 
 def open_zeo(address: tuple[str, int]) -> Source:
     """A read-only client of the ZEO server at *address* (--zeo-address)."""
+    from storages.ports import host_port
     from storages.zeo import address_uri
 
     source = URISource(address_uri(address))
     storage = source.open(read_only=True)
-    return Source(storage, f"{address[0]}:{address[1]}", close=storage.close)
+    return Source(storage, host_port(*address), close=storage.close)
 
 
 def open_uri(uri: str) -> Source:

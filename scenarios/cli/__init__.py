@@ -25,6 +25,7 @@ from scenarios.cli import (  # noqa: E402
     census,
     compare,
     edge,
+    helptext,
     history,
     list_storages,
     populate,
@@ -64,6 +65,7 @@ COMMANDS = (
     verify,
     status,
     release,
+    helptext,
 )
 
 
@@ -78,6 +80,10 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
+    storage = helptext.storage_dests()
+    for name, subparser in sub.choices.items():
+        helptext.finish(name, subparser, storage)
+    sub.choices["help"].set_defaults(parser=parser)
     show_defaults(parser)
     show_bounds(parser)
     for subparser in sub.choices.values():

@@ -18,6 +18,7 @@ import storages
 from scenarios.argtypes import at_least, bounds_text, seed
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
 from scenarios.progress import TICK_S, Progress
+from scenarios.results.formatter import plural
 from storages import StorageOptions
 
 #: The largest --scale (about 800 GB of memory: does_not_fit() refuses what
@@ -118,26 +119,27 @@ def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None
             "--size",
             choices=list(SIZES),
             default=None,
-            help="data set size (default: small, the 2000 data set); "
-            + ", ".join(f"{k} = {v}x" for k, v in SIZES.items()),
+            metavar="SIZE",
+            help="data set: "
+            + ", ".join(f"{k} {v}x" for k, v in SIZES.items())
+            + " (default: small, the 2000 one)",
         )
         p.add_argument(
             "--scale",
             type=at_least(1, MAX_SCALE),
             metavar="N",
-            help="any multiple of the small data set instead of --size",
+            help="any multiple of small instead of --size",
         )
         p.add_argument(
             "--force-scale",
             action="store_true",
-            help="build a data set even where its estimated memory or disk "
-            "exceeds what this machine has",
+            help="build even where the estimate exceeds this machine's memory or disk",
         )
     p.add_argument(
         "--seed",
         type=seed,
         default=DEFAULT_SEED,
-        help=f"data generator seed (default: {DEFAULT_SEED})",
+        help=f"data generator seed (default: {DEFAULT_SEED}, everywhere)",
     )
 
 
@@ -176,14 +178,16 @@ def add_trial_options(
         "--warmups",
         type=at_least(0, MAX_WARMUPS),
         metavar="N",
-        help=f"untimed trials {warmups} (default: {warmup})",
+        help=f"untimed warmup {warmups} (default: {warmup})",
     )
     presets = "; ".join(
-        f"{name}: {r} trial(s), {w} warmup(s)" for name, (r, w) in PRESETS.items()
+        f"{name}: {plural(r, 'trial')}, {plural(w, 'warmup')}"
+        for name, (r, w) in PRESETS.items()
     )
     g.add_argument(
         "--preset",
         choices=list(PRESETS),
+        metavar="NAME",
         help=f"{presets} (--repeat/--warmups override)",
     )
 
@@ -205,10 +209,9 @@ def check_storages_usable(
 ) -> None:
     """Before a run: a storage the user named must be able to run here (a
     default one that cannot is skipped by the runner), every server or
-    port named for a storage must answer or be free (its preflight(): a
-    --zeo-address for zeo), and a database the user named
-    (--storage-config, --storage-uri) must open read-only
-    (StorageFactory.check)."""
+    port named for a storage must answer or be free, and a database the
+    user named (--storage-config, --storage-uri) must open read-only (its
+    preflight(): a --zeo-address for zeo)."""
     factories = [storages.get(name, options) for name in names]
     for factory in factories:
         reason = factory.unavailable()
@@ -217,7 +220,6 @@ def check_storages_usable(
     for factory in factories:
         if factory.unavailable() is None:
             factory.preflight()
-            factory.check()
 
 
 def add_recover_option(p: argparse.ArgumentParser) -> None:
@@ -240,7 +242,7 @@ def add_progress_option(p: argparse.ArgumentParser) -> None:
         "-q",
         "--quiet",
         action="store_true",
-        help="no progress on stderr (a live bar on a terminal, else one line per step)",
+        help="no progress on stderr",
     )
 
 

@@ -1,7 +1,9 @@
 """vfab-bench history: many saved run files (a directory of --json files,
 from several ZODB versions, storage versions or commits) as one table of
 each cell's trend, ordered by the versions the runs recorded, with the
-steps marked; --html writes the same as one offline page with charts."""
+steps marked; --html writes the same as one offline page with charts.
+Release directories (vfab-bench release --out) give every part's trend
+(scenarios.release.history)."""
 
 from __future__ import annotations
 
@@ -14,16 +16,19 @@ from scenarios.cli.outputs import (
     write_json,
     write_text,
 )
-from scenarios.errors import EXIT_OK
+from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import history, significance
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "history",
-        help="trends of many saved run files across versions, steps marked",
+        help="trends of many saved run files or release directories across "
+        "versions, steps marked",
         description="Read run files (vfab-bench run --json; a directory gives "
-        "its *.json, other kinds left out), put them in order by the version "
+        "its *.json, files of other kinds left out with a note) or release "
+        "directories (every part: the 2000 table, counts, the curve, the "
+        "million run, consistency), put them in order by the version "
         "of a package each run recorded (PEP 440 order, then date), and show "
         "each cell's (task x storage) value across them.  A step is a change "
         "from the previous run that compare would call significant: the same "
@@ -35,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         nargs="+",
         type=argtypes.path,
         metavar="DIR_OR_FILE",
-        help="run files, or directories of them",
+        help="run files, directories of them, or release directories",
     )
     p.add_argument(
         "--by",
@@ -65,6 +70,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
+    from scenarios.release import directory
+
+    releases = [p for p in args.inputs if directory.is_release(p)]
+    if releases:
+        if len(releases) != len(args.inputs):
+            others = [str(p) for p in args.inputs if p not in releases]
+            raise ConfigError(
+                f"{', '.join(others)}: not release directories; give release "
+                "directories or run files, not both"
+            )
+        return _releases(args)
     # Check the outputs against the files read, not their directories: a
     # page may be written beside the runs it shows.
     read = history.read_runs(args.inputs)
@@ -72,11 +88,26 @@ def main(args: argparse.Namespace) -> int:
     args.inputs = [path for path, _ in read[0]] or named
     check_outputs(args)
     result = history.build(named, args.by, args.statistic, args.cpu, read)
-    print(result.text(), end="")
     if args.html is not None:
         from scenarios.results import history_html
 
         write_text(args.html, history_html.page(result), args.force)
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)
+    print(result.text(), end="")
+    return EXIT_OK
+
+
+def _releases(args: argparse.Namespace) -> int:
+    from scenarios.release import history as release_history
+
+    check_outputs(args)
+    result = release_history.build(args.inputs, args.by, args.statistic, args.cpu)
+    if args.html is not None:
+        from scenarios.release import page
+
+        write_text(args.html, page.history_page(result), args.force)
+    if args.json is not None:
+        write_json(args.json, result.to_json(), args.force)
+    print(result.text(), end="")
     return EXIT_OK

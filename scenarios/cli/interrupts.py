@@ -2,8 +2,9 @@
 SIGTERM and SIGHUP clean up exactly as Ctrl-C does.
 
 Process-wide signal handling belongs to the program, not to a library:
-storages only offer a neutral hook (storages.base.commit_guard, around
-every ZODBStore commit), and main() installs the deferring one here.
+main() installs the deferring handler here and registers a transaction
+synchronizer (storages.zodbstore.register_synchronizer) that marks every
+store's commit and abort as a critical section.
 SIGINT raises KeyboardInterrupt; SIGTERM and SIGHUP raise Terminated, a
 KeyboardInterrupt that remembers its signal, so that every `finally` and
 context manager that cleans up after Ctrl-C (temporary directories, servers
@@ -13,15 +14,13 @@ the suite started) runs for them too, and main() exits 128 + the signal.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any, NoReturn
 
-import storages.base
+from storages.zodbstore import register_synchronizer
 
 #: The signals that stop a command, each with the cleanup of Ctrl-C.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -45,9 +44,10 @@ class _Interrupts:
 
     A KeyboardInterrupt inside two-phase commit leaves ZEO's client with a
     half-sent transaction (and asyncio tracebacks on stderr).  Once
-    defer_interrupts() has installed the handler (and made guarded() the
-    storages' commit_guard), SIGINT during ZODBStore.commit() is held until
-    the commit returns, then raised.
+    defer_interrupts() has installed the handler (and registered
+    CompletionGuard on every store's transaction manager), SIGINT during a
+    store's commit or abort is held until the storage has finished it, then
+    raised.
 
     Python swallows what a gc callback, a weakref callback or __del__ raises
     (and reports it to sys.unraisablehook): a KeyboardInterrupt raised while
@@ -62,7 +62,7 @@ class _Interrupts:
     #: The signal held while a commit finishes (0: none).
     pending = 0
     raised = False
-    #: The signal last raised (0: none), for swallowed().
+    #: The signal last raised (0: none), for last_signal().
     raised_signal = 0
 
     @classmethod
@@ -88,27 +88,6 @@ class _Interrupts:
             cls.interrupt(signum)
 
     @classmethod
-    @contextlib.contextmanager
-    def guarded(cls) -> Iterator[None]:
-        """The critical section a commit runs in."""
-        cls.critical += 1
-        try:
-            yield
-        finally:
-            cls.leave()
-
-    @classmethod
-    def swallowed(cls) -> None:
-        """Raise again a signal already raised, when the code that should
-        have been unwinding from it goes on normally instead: ZODB's
-        FileStorage.close() catches everything around saving its index, so
-        a Ctrl-C landing there was lost and the run went on to its end.
-        Called where a database has closed normally (storages.base.
-        after_close), never while an exception is being handled."""
-        if cls.raised_signal and sys.exc_info()[1] is None:
-            cls.interrupt(cls.raised_signal)
-
-    @classmethod
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
         cls.critical = cls.pending = cls.raised_signal = 0
@@ -121,9 +100,43 @@ class _Interrupts:
             # Not from here: interrupt_main() would run the handler at once,
             # still inside the callback that swallows it.
             signum = getattr(unraisable.exc_value, "signum", signal.SIGINT)
-            threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            try:
+                threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+            except RuntimeError:
+                # "can't create new thread at interpreter shutdown": Ctrl-C
+                # landed in a __del__ while the process exits; it is exiting.
+                pass
             return
         sys.__unraisablehook__(unraisable)
+
+
+class CompletionGuard:
+    """A transaction synchronizer (transaction.interfaces.ISynchronizer):
+    from beforeCompletion to afterCompletion, the storage's two-phase commit
+    or its abort, a stop signal is held, then raised from afterCompletion.
+
+    Registered on a store's transaction manager before its connection
+    (storages.zodbstore.register_synchronizer), so it is called first both
+    times: a signal is raised once the storage has finished (tpc_finish or
+    tpc_abort returned), and no other synchronizer that fails before it
+    (a connection's sync with a server that went away) can keep the section
+    open.  What the transaction would still do after it (the connection's
+    invalidations, freeing the transaction) is done by the abort that
+    every store's close begins with."""
+
+    # ISynchronizer, in its own (camelCase) names.
+    def newTransaction(self, transaction: Any) -> None:
+        pass
+
+    def beforeCompletion(self, transaction: Any) -> None:
+        _Interrupts.critical += 1
+
+    def afterCompletion(self, transaction: Any) -> None:
+        _Interrupts.leave()
+
+
+#: The one guard every store registers (a process holds one critical count).
+COMPLETION_GUARD = CompletionGuard()
 
 
 def quiet_after_interrupt(record: Any) -> bool:
@@ -139,8 +152,7 @@ def defer_interrupts() -> None:
     _Interrupts.forget()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _Interrupts.handler)
-    storages.base.commit_guard = _Interrupts.guarded
-    storages.base.after_close = _Interrupts.swallowed
+    register_synchronizer(COMPLETION_GUARD)
     sys.unraisablehook = _Interrupts.unraisable
     last_resort = logging.lastResort
     if last_resort is not None and quiet_after_interrupt not in last_resort.filters:

@@ -1,27 +1,29 @@
-"""vfab-bench release: the 2000 table, the micro-benchmarks, a concurrency
-curve with the consistency check and a million-object run, into one
-directory with one HTML page (scenarios.release)."""
+"""vfab-bench release: the 2000 table, the counts, the micro-benchmarks, a
+concurrency curve with the consistency check and a million-object run,
+into one directory with one page; with --against, a verdict against the
+last release (scenarios.release)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import os
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
+from typing import Any
 
 import storages
 from scenarios import argtypes
 from scenarios.cli.args import (
+    Parser,
     add_progress_option,
     check_storages_usable,
     progress,
-    selected_storages,
+    storage_columns,
     storage_list,
 )
+from scenarios.cli.compare import percentage
 from scenarios.cli.outputs import check_output, write_json, write_text
 from scenarios.errors import (
     EXIT_FAILED,
@@ -32,7 +34,7 @@ from scenarios.errors import (
 )
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
-from storages import StorageOptions
+from scenarios.release.verdict import DEFAULT_FAIL_ABOVE
 
 #: Every file a release writes into --out (checked before any work).
 FILES = (
@@ -41,6 +43,10 @@ FILES = (
     "table.json",
     "table.html",
     "table.txt",
+    "counts.json",
+    "counts.txt",
+    "counts-micro.json",
+    "counts-micro.txt",
     "micro.json",
     "micro.txt",
     "scale.json",
@@ -51,31 +57,21 @@ FILES = (
     "million.txt",
 )
 
-ABOUT = "\n\n".join(
-    textwrap.fill(paragraph, 79)
-    for paragraph in (
-        "Before a release: on the storages named, the 2000 table (run), the "
-        "micro-benchmarks (pytest-benchmark's suite in tests/benchmarks), a "
-        "concurrency curve with the consistency check (scale, on the storages "
-        "processes can share) and a run on a million objects, each shortened "
-        "to fit about five minutes on two cores (it says how), into one "
-        "directory: every part's JSON and text, and index.html presenting "
-        "them all.",
-        "Exit status 1 when the consistency check finds violations or a part "
-        "fails, 3 when the check could not run; a failed part does not stop "
-        "the others.",
-    )
+ABOUT = (
+    "Before a release: on the storages named, the 2000 table, the counts "
+    "(instructions and I/O calls of the 2000 rows and the micro-benchmarks: "
+    "the gate), the micro-benchmarks timed, a concurrency curve with the "
+    "consistency check and a run on a million objects, each shortened to fit "
+    "about five minutes on two cores (it says how), into one directory with "
+    "index.html.  --against DIR (the last release's directory) puts a verdict "
+    "at the top: exit 1 when a count cell grew above --fail-above or a "
+    "storage is newly WRONG.  Without it: exit 1 on violations or a failed "
+    "part, 3 when the check could not run."
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "release",
-        help="the 2000 table, micro-benchmarks, a concurrency curve and a "
-        "million-object run into one directory and page",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=ABOUT,
-    )
+def _options(p: argparse.ArgumentParser) -> None:
+    """The release's own options (the storage options come after)."""
     p.add_argument(
         "--storage",
         type=storage_list,
@@ -90,9 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="append",
         metavar="NAMES",
         help="storages of the million-object run (default: "
-        f"{','.join(release_plan.MILLION_STORAGES)} among the storages named, "
-        "else the first named; on an idle 2-core machine: file about 1 "
-        "minute, zeo 2.5)",
+        f"{','.join(release_plan.MILLION_STORAGES)} among those named, else the "
+        "first; idle 2-core machine: file about 1 minute, zeo 2.5)",
     )
     p.add_argument(
         "--out",
@@ -105,18 +100,56 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--force",
         action="store_true",
-        help="write into a --out that holds files, replacing the release's "
-        "own files there; nothing else in it is touched",
+        help="write into a --out that holds files, replacing only the "
+        "release's own files there",
+    )
+    p.add_argument(
+        "--against",
+        type=argtypes.path,
+        metavar="DIR",
+        help="the last release's directory: a verdict against it (it is read, "
+        "never run again)",
+    )
+    p.add_argument(
+        "--fail-above",
+        type=percentage,
+        default=DEFAULT_FAIL_ABOVE,
+        metavar="PCT",
+        help="a count cell that grew by more is a regression (default: 2%%)",
     )
     p.add_argument(
         "--quick",
         action="store_true",
-        help="a check of the command, not a release's figures: one trial, "
-        "two micro-benchmarks, 1 s windows at 1 and 2 clients, and the "
-        "medium size instead of a million objects",
+        help="a check of the command, not a release's figures: one trial, two "
+        "micro-benchmarks, 1 s windows at 1 and 2 clients, the medium size "
+        "instead of a million objects",
     )
     add_progress_option(p)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "release",
+        help="before a release: every part into one directory and page; "
+        "--against the last one, a verdict",
+        description=ABOUT,
+    )
+    _options(p)
+    storages.add_storage_options(p)
     p.set_defaults(handler=main)
+
+
+def storage_args(argv: list[str]) -> list[str]:
+    """The storage options of a release's command line, as typed: what the
+    count children (which build a `run` configuration) need too.  Parsed by
+    a parser that knows only the release's own options, which leaves the
+    rest (the storage options and their values) in order."""
+    tokens = argv[argv.index("release") + 1 :] if "release" in argv else argv
+    p = Parser(add_help=False)
+    _options(p)
+    p.add_argument("--debug", action="store_true")
+    _, rest = p.parse_known_args(tokens)
+    return rest
 
 
 def check_out(out: Path, force: bool) -> None:
@@ -154,24 +187,35 @@ def million_storages(
     return chosen or names[:1]
 
 
-def main(args: argparse.Namespace) -> int:
-    from scenarios.release import page, parts
-    from scenarios.results.metadata import versions
+def new_identity(plan: release_plan.ReleasePlan) -> dict[str, Any]:
+    """What this release will be, in directory.identity()'s terms."""
+    return {
+        "storages": sorted(plan.storages),
+        "quick": plan.quick,
+        "scale": plan.table.scale,
+        "seed": plan.table.seed,
+        "million": None if plan.million is None else plan.million.scale,
+    }
+
+
+def _plan(args: argparse.Namespace) -> release_plan.ReleasePlan:
+    """The plan, every input checked (storages, --against, --out) before any
+    work."""
+    import dataclasses
+
     from scenarios.scale.config import check_memory
 
-    options = StorageOptions()
-    named = selected_storages(args)
-    names = tuple(named or release_plan.DEFAULT_STORAGES)
+    options = storages.options_from_args(args)
+    names, explicit = storage_columns(args, options, release_plan.DEFAULT_STORAGES)
     if len(set(names)) != len(names):
         raise ConfigError("a storage is named twice")
-    check_storages_usable(names, options, explicit=bool(named))
+    check_storages_usable(names, options, explicit=explicit)
     # Default storages that cannot run here are left out (run does the same).
     names = tuple(n for n in names if storages.get(n, options).unavailable() is None)
     if not names:
         raise ConfigError("none of the storages can run here")
     million = million_storages(args, names)
     check_storages_usable(million, options, explicit=True)
-    check_out(args.out, args.force)
     plan = release_plan.plan(names, args.quick, options, Path(tempfile.gettempdir()))
     if plan.million is not None:
         plan = dataclasses.replace(
@@ -184,11 +228,50 @@ def main(args: argparse.Namespace) -> int:
             plan = dataclasses.replace(
                 plan, scale=None, skipped={**plan.skipped, "scale": str(e)}
             )
+    return plan
+
+
+def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
+    """*plan* without its counts part where valgrind, vgdb or strace is
+    missing (the part says why; the verdict says there is no gate)."""
+    import dataclasses
+
+    from scenarios.counts import launch
+
+    try:
+        launch.check_tools()
+    except ConfigError as e:
+        return dataclasses.replace(
+            plan, counts=None, skipped={**plan.skipped, "counts": str(e)}
+        )
+    return plan
+
+
+def main(args: argparse.Namespace) -> int:
+    from scenarios.release import directory, parts, verdict
+
+    plan = _plan(args)
+    old = None
+    if args.against is not None:
+        if args.out.exists() and os.path.realpath(args.against) == os.path.realpath(
+            args.out
+        ):
+            raise ConfigError("--against names --out: compare with the last release")
+        old = directory.load(args.against)
+        directory.check_comparable(
+            directory.identity(old), new_identity(plan), str(args.against)
+        )
+    check_out(args.out, args.force)
+    plan = _counted(plan)
     shortened = plan.shortened()
     say = progress(args)
     for line in shortened:
         say(f"release: {line}")
 
+    from scenarios.results import environment
+    from scenarios.results.metadata import collect
+
+    start, probes = environment.snapshot(), environment.probes()
     out, force = args.out, args.force
     out.mkdir(exist_ok=True)
     results: list[PartResult] = []
@@ -196,12 +279,21 @@ def main(args: argparse.Namespace) -> int:
         results.append(
             parts.run_table("table", "The 2000 table", plan.table, out, force, shown)
         )
+    counts = PartResult("counts", "Counts: instructions and I/O calls (the gate)")
+    if plan.counts is not None:
+        with progress(args, "release: counts") as shown:
+            counts = parts.run_counts(
+                plan.counts, storage_args(args.argv), out, force, shown
+            )
+    else:
+        counts.status, counts.detail = "not run", plan.skipped["counts"]
+    results.append(counts)
     with progress(args, "release: micro-benchmarks") as shown:
         results.append(parts.run_micro(plan.micro, out, force, shown))
     scale = PartResult("scale", "Concurrency curve and consistency check (scale)")
     if plan.scale is not None:
         with progress(args, "release: concurrency") as shown:
-            scale = parts.run_scale(plan.scale, options, out, force, shown)
+            scale = parts.run_scale(plan.scale, plan.table.options, out, force, shown)
     else:
         scale.status, scale.detail = "not run", plan.skipped["scale"]
     results.append(scale)
@@ -217,36 +309,74 @@ def main(args: argparse.Namespace) -> int:
         )
 
     status = exit_status(results)
+    meta = collect(plan.table)
+    del meta["config"]  # each part's file has its own
     metadata = {
+        **meta,
+        "cpu_count": os.cpu_count(),
+        "storages": list(plan.storages),
+        "quick": args.quick,
+        "fail_above": args.fail_above,
+        "environment": environment.record(start, probes + environment.probes()),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"
         ),
-        "versions": versions(),
-        "cpu_count": os.cpu_count(),
-        "storages": list(names),
-        "quick": args.quick,
     }
-    summary = {
-        "kind": "release",
+    from scenarios.results.files import RELEASE
+
+    summary: dict[str, Any] = {
+        **RELEASE.header(),
         "metadata": metadata,
         "shortened": shortened,
         "parts": [p.to_json() for p in results],
         "verdicts": parts.verdicts(scale),
+        "against": None,
         "exit_status": status,
     }
+    new = directory.read(out, summary)
+    judged = None
+    if old is not None:
+        judged = verdict.compare(old, new, args.fail_above)
+        if judged.regression:
+            status = max(status, judged.exit_status)
+        summary["against"] = {
+            "directory": str(args.against),
+            "verdict": judged.to_json(),
+        }
+        summary["exit_status"] = status
     write_json(out / "release.json", summary, force)
-    write_text(out / "index.html", page.page(results, shortened, metadata, out), force)
-    for part in results:
-        detail = f": {part.detail}" if part.detail else ""
-        print(f"== {part.title}: {part.status}{detail}")
-        if part.text:
-            print(part.text.rstrip("\n"))
-        print()
-    for line in parts.verdicts(scale):
-        print(line)
-    print(f"release: {out / 'index.html'}")
+    from scenarios.release import page
+
+    write_text(out / "index.html", page.page(new, judged), force)
+    print(text(results, judged, parts.verdicts(scale), out), end="")
     sys.stdout.flush()
     return status
+
+
+def text(
+    results: list[PartResult],
+    judged: Any,
+    own: list[str],
+    out: Path,
+) -> str:
+    """What release prints: the verdict first, a line per part, where the
+    rest is."""
+    lines = []
+    if judged is not None:
+        lines.append(judged.text().rstrip("\n"))
+    else:
+        lines.append("Verdict: no last release named (--against DIR compares with one)")
+        lines += [f"  {line}" for line in own]
+    lines.append("")
+    for part in results:
+        detail = f": {part.detail}" if part.detail else ""
+        files = f" ({', '.join(part.files)})" if part.files else ""
+        lines.append(f"{part.title}: {part.status}{detail}{files}")
+    lines.append("")
+    if judged is not None and judged.details():
+        lines.append(f"Every compared cell: vfab-bench compare {judged.old.path} {out}")
+    lines.append(f"release: {out / 'index.html'}")
+    return "\n".join(lines) + "\n"
 
 
 def exit_status(results: list[PartResult]) -> int:

@@ -24,7 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="print the tables of a saved --json file (run, sweep, scale, counts)",
     )
     p.add_argument("file", type=argtypes.path)
-    p.add_argument("--markdown", action="store_true", help="print Markdown")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="a run file: every table (default: the 2000 rows and what else "
+        "was measured)",
+    )
+    p.add_argument(
+        "--markdown", action="store_true", help="print every table as Markdown"
+    )
     p.add_argument(
         "--statistic",
         choices=list(significance.STATISTICS),
@@ -109,8 +117,6 @@ def _run(args: argparse.Namespace) -> int:
 
         scale = ScaleRun.read(args.scale)
     stat = args.statistic
-    text = report.markdown(result, stat) if args.markdown else report.text(result, stat)
-    print(text, end="")
     if args.html is not None:
         from scenarios.results import html
 
@@ -119,6 +125,16 @@ def _run(args: argparse.Namespace) -> int:
         from scenarios.results import pyperf_suite
 
         write_text(args.pyperf, pyperf_suite.text(result), args.force)
+    if args.markdown:
+        print(report.markdown(result, stat), end="")
+    elif args.all:
+        print(report.text(result, stat), end="")
+    elif args.html is None and args.pyperf is None:
+        # A page or a pyperf file asked for: that is the output.
+        from scenarios.results import short
+
+        rest = f"Every table: vfab-bench report {args.file} --all."
+        print(short.text(result, stat, rest), end="")
     return EXIT_OK
 
 
@@ -128,6 +144,12 @@ def _scale(args: argparse.Namespace) -> int:
     from scenarios.scale.results import ScaleRun
 
     run = ScaleRun.read(args.file)
+    if args.html is not None:
+        from scenarios.results import pages
+
+        write_text(args.html, pages.scale_page(run), args.force)
+        if not args.markdown:
+            return EXIT_OK
     if args.markdown:
         points = list(run.points)
         tables = [
@@ -137,10 +159,6 @@ def _scale(args: argparse.Namespace) -> int:
         print(table.markdown(tables, ["# vfab-loadtest scale"], report.LEGEND), end="")
     else:
         print(report.text(run), end="")
-    if args.html is not None:
-        from scenarios.results import pages
-
-        write_text(args.html, pages.scale_page(run), args.force)
     return EXIT_OK
 
 
@@ -150,13 +168,15 @@ def _sweep(args: argparse.Namespace) -> int:
     from scenarios.sweep.results import SweepRun
 
     run = SweepRun.load(args.file)
+    if args.html is not None:
+        from scenarios.results import pages
+
+        write_text(args.html, pages.sweep_page(run, args.statistic), args.force)
+        if not args.markdown:
+            return EXIT_OK
     if args.markdown:
         tables = report.tables(run, args.statistic)
         print(table.markdown(tables, ["# vfab-loadtest sweep"]), end="")
     else:
         print(report.text(run, args.statistic), end="")
-    if args.html is not None:
-        from scenarios.results import pages
-
-        write_text(args.html, pages.sweep_page(run, args.statistic), args.force)
     return EXIT_OK

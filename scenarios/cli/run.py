@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import textwrap
 from pathlib import Path
 
 import storages
 from scenarios import argtypes
 from scenarios.argtypes import at_least
-from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
+from scenarios.bench.batching import DEFAULT_XLARGE_BATCH
 from scenarios.bench.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_MAX_TRIALS,
@@ -20,7 +19,7 @@ from scenarios.bench.config import (
     ROWS,
     RunConfig,
 )
-from scenarios.bench.phases import HOT_CACHE_SIZE, PHASES
+from scenarios.bench.phases import PHASES
 from scenarios.bench.runner import profile_path
 from scenarios.cli.args import (
     add_data_set_options,
@@ -43,25 +42,10 @@ from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import report
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 
-ABOUT = "\n\n".join(
-    textwrap.fill(paragraph, 79)
-    for paragraph in (
-        "Run the phases of the 2000 table, then each query cold, warm and hot, "
-        "brute-force and from indexes, an update and a pack; each trial on a "
-        "fresh database.  Print per phase and storage wall time, CPU time, "
-        "objects loaded/stored, bytes written, peak RSS and ZEO client cache "
-        "hits, then what the run left: size on disk, cost per object built, "
-        "the ZEO server's counters.",
-        "Hot rows raise the connection cache target to "
-        f"{HOT_CACHE_SIZE:,} objects (in effect unbounded) while they run: "
-        "ZODB's default, 400, cannot hold medium's library.  Every other row "
-        "uses --cache-size.",
-        "xlarge (a million objects and more) builds in batches, "
-        f"--batch {DEFAULT_XLARGE_BATCH} --cache-size "
-        f"{DEFAULT_XLARGE_CACHE_SIZE} unless given: peak RSS about 1.1 GB "
-        "on file.  With ZODB's default cache every batch reloads what the "
-        "next one needs (ten times the cost per object).",
-    )
+ABOUT = (
+    "Time every phase on each storage, a fresh database per trial; print the "
+    "2000 table and what else was measured (--all: every table).  Rows and "
+    "options: docs/run.md; the phases: `vfab-bench help phases`."
 )
 
 
@@ -73,90 +57,76 @@ MAX_BATCH = 10**9
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    phases = "\n".join(f"  {p.name:32} {p.description}" for p in PHASES)
     run = sub.add_parser(
         "run",
         help="run the phases on storages and print the table",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=ABOUT + "\n\nphases:\n" + phases,
+        description=ABOUT,
+        usage="%(prog)s [--storage NAMES] [--size SIZE] [--json FILE] [OPTIONS]",
     )
     run.add_argument(
         "--storage",
         type=storage_list,
         action="append",
         metavar="NAMES",
-        help="comma-separated storages, repeatable (default: "
-        f"{','.join(storages.DEFAULT_STORAGES)}; "
-        f"choices: {', '.join(storages.REGISTRY)})",
+        help="comma-separated storages, repeatable (default: the embedded "
+        "ones and zeo; `vfab-bench storages` lists them)",
     )
     add_data_set_options(run)
     add_trial_options(run, "per storage", "rounds before them", RUN_TRIALS)
-    g = run.add_argument_group("how long a run measures")
+    g = next(a for a in run._action_groups if a.title == "trials")
     g.add_argument(
         "--budget",
         type=argtypes.non_negative_float,
         metavar="SECONDS",
-        help="time the rounds of trials may take: --repeat rounds of every "
-        "row (one trial of every storage each, interleaved), then rounds of "
-        "the eight 2000 rows only, of the storages whose minimums have not "
-        "settled, while the next one fits (default: "
-        f"{DEFAULT_BUDGET_S:g} s after {DEFAULT_REPEAT} full rounds; "
-        "with --repeat or --preset and no --budget: exactly that many "
-        "trials)",
+        help="then rounds of the 2000 rows of unsettled storages for this "
+        f"long (default: {DEFAULT_BUDGET_S:g}; 0 with --repeat or --preset)",
     )
     g.add_argument(
         "--max-trials",
         type=at_least(1, MAX_TRIALS),
         default=DEFAULT_MAX_TRIALS,
         metavar="N",
-        help="at most this many trials per storage under --budget "
-        f"(default: {DEFAULT_MAX_TRIALS})",
+        help="at most this many trials per storage under --budget",
     )
     g.add_argument(
         "--rows",
         choices=list(ROWS),
         default="all",
-        help="all rows (default), or 2000: only the eight rows of the 2000 table",
+        help="2000: only the eight rows of the 2000 table",
     )
     g.add_argument(
         "--statistic",
         choices=list(STATISTICS),
         default=DEFAULT_STATISTIC,
-        help="what a time cell shows over the trials (default: "
-        f"{DEFAULT_STATISTIC}: noise here only ever slows a trial down)",
+        metavar="STAT",
+        help=f"what a time cell shows: {', '.join(STATISTICS)}",
     )
     run.add_argument(
         "--batch",
         type=at_least(0, MAX_BATCH),
         metavar="N",
-        help="commit every N objects while building the data set, trimming "
-        "the connection cache between batches (bounded memory); 0: one "
-        "transaction per phase, as in 2000 (default: 0 below xlarge, "
-        f"{DEFAULT_XLARGE_BATCH} for xlarge)",
+        help="commit every N objects built (default: 0, one transaction per "
+        f"phase; xlarge: {DEFAULT_XLARGE_BATCH:,})",
     )
     run.add_argument(
         "--profile",
         type=argtypes.path,
         metavar="DIR",
-        help="write one cProfile file per phase and storage into DIR "
-        "(created if missing), named STORAGE-SIZE-PHASE.prof; read them with "
-        "pstats.  Profiling slows the timed code.",
+        help="write a cProfile file per phase and storage into DIR",
     )
     run.add_argument(
         "--counts",
         action="store_true",
-        help="count the work instead of timing it: instructions per phase "
-        "(valgrind's callgrind; a ZEO server's too) and I/O system calls "
-        "(strace), the same on any run and any load; about 20x slower.  "
-        "Exactly --repeat counted trials (default 2) after --warmups; see "
-        "docs/counts.md",
+        help="count instructions and I/O system calls instead of timing "
+        "(docs/counts.md)",
     )
+    run.add_argument("--all", action="store_true", help="print every table")
     add_output_options(
         run,
         json="write raw samples and metadata as JSON",
-        html="write a self-contained HTML page: tables, charts, metadata",
+        html="write a page: tables and charts",
         markdown="write the tables as Markdown",
-        pyperf="write the trials as a pyperf JSON suite (pyperf compare_to)",
+        pyperf="write the trials as a pyperf suite",
     )
     add_progress_option(run)
     storages.add_storage_options(run)
@@ -214,7 +184,7 @@ def main(args: argparse.Namespace) -> int:
     # inside the timed phases, and the phases change often enough.
     with progress(args, "run", tick=config.xlarge) as shown:
         result = runner.run(config, shown)
-    print(report.text(result), end="")
+    # Results are written before anything is printed.
     if args.json is not None:
         write_json(args.json, result.to_json(), args.force)
     if args.markdown is not None:
@@ -227,6 +197,13 @@ def main(args: argparse.Namespace) -> int:
         from scenarios.results import pyperf_suite
 
         write_text(args.pyperf, pyperf_suite.text(result), args.force)
+    if args.all:
+        print(report.text(result), end="")
+    else:
+        from scenarios.results import short
+
+        rest = short.rest_of(args.json, args.html)
+        print(short.text(result, rest=rest), end="")
     return EXIT_OK
 
 

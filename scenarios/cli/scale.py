@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import storages
-from scenarios.argtypes import between, non_negative_float, positive_float, ranged
+from scenarios.argtypes import (
+    at_least,
+    between,
+    non_negative_float,
+    positive_float,
+    ranged,
+)
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
@@ -23,7 +28,6 @@ from scenarios.cli.outputs import (
 )
 from scenarios.errors import (
     EXIT_ERRORS,
-    EXIT_INTERRUPTED,
     EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
@@ -35,8 +39,10 @@ from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
+    DEFAULT_WINDOWS,
     MAX_CLIENTS,
     MAX_FAULT_S,
+    MAX_WINDOWS,
     Fault,
     ScaleConfig,
     check_memory,
@@ -90,41 +96,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "scale",
         help="throughput and latency against the number of clients, per storage",
-        description="For each --storage and each --clients count: a fresh "
-        "shared database with the data set, that many client processes (one "
-        "ZODB.DB and one user each) running the locust operation mix for "
-        "--warmup then --duration seconds, closed loop or at --rate; report "
-        "throughput, latency percentiles, conflicts, errors and the CPU of "
-        "clients and server, then check the data against what clients "
-        f"committed.  After each point, a fresh client reads the whole data "
-        "set and checks it against the history of every attempt (lost and "
-        "phantom writes, index drift, lost updates, inconsistent reads).  "
-        f"Exit {EXIT_VIOLATIONS} on any violation, {EXIT_INVARIANTS} if the "
-        f"data could not be fully checked, {EXIT_ERRORS} if they are right but "
-        f"operations failed or raised errors, {EXIT_INTERRUPTED} on Ctrl-C (128 "
-        "+ the signal: 143 on SIGTERM, 129 on SIGHUP).",
+        usage="%(prog)s [--storage NAMES] [--clients N,...] [OPTIONS]",
+        description="Per storage and client count, a fresh shared database "
+        "and that many client processes running the operation mix: "
+        "throughput, latency, errors, CPU, then the data checked against "
+        f"every attempt (docs/scale.md).  Exit {EXIT_VIOLATIONS} on a "
+        f"violation, {EXIT_INVARIANTS} if not fully checked, {EXIT_ERRORS} "
+        "if the data are right but operations failed.",
     )
     p.add_argument(
         "--storage",
         type=storage_names,
         default=None,
-        help="shared storages, comma-separated (default: zeo); choose from "
-        + ", ".join(shared_storages()),
+        metavar="NAMES",
+        help="shared storages, comma-separated (default: zeo; `vfab-bench "
+        "storages` lists those processes can share)",
     )
     add_target_option(
         p,
-        help="measure this running shared database instead (HOST:PORT, a "
-        "zodburi URI or a ZConfig file) holding a data set; not fresh per "
-        "point, no kill-server",
+        help="a running shared database instead (HOST:PORT, a URI or a "
+        "ZConfig file) holding a data set",
     )
     p.add_argument(
         "--clients",
         type=client_counts,
         default=list(DEFAULT_CLIENTS),
         metavar="N,N,...",
-        help="client counts, each a point (default: "
+        help="client counts, each a point and each client a process (default: "
         + ",".join(map(str, DEFAULT_CLIENTS))
-        + "); each client is a process",
+        + ")",
     )
     add_data_set_options(p)
     p.add_argument(
@@ -132,7 +132,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=positive_float,
         default=10.0,
         metavar="SECONDS",
-        help="measured seconds of each point, after --warmup",
+        help="measured seconds of each point",
     )
     p.add_argument(
         "--warmup",
@@ -142,35 +142,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="unmeasured seconds before each window",
     )
     p.add_argument(
+        "--windows",
+        type=at_least(1, MAX_WINDOWS),
+        default=DEFAULT_WINDOWS,
+        metavar="N",
+        help="sub-windows of each window: the point's interval",
+    )
+    p.add_argument(
         "--rate",
         type=between(0, MAX_RATE, above=True),
         metavar="OPS",
         help="open loop: Poisson arrivals at OPS per second over all clients "
-        "(default: closed loop, each client as fast as it can)",
+        "(default: closed loop)",
     )
     p.add_argument(
         "--fault",
         type=fault_type,
         metavar="SPEC",
-        help="kill-server:AT[,restart:AFTER] (SIGKILL the server AT seconds "
-        "into the window, start it again AFTER seconds later) or "
-        "kill-client:AT (SIGKILL one client); AT and AFTER from 0 to "
-        f"{MAX_FAULT_S:,.0f}",
+        help="kill-server:AT[,restart:AFTER] or kill-client:AT (seconds into "
+        f"the window, 0 to {MAX_FAULT_S:,.0f})",
     )
     p.add_argument(
         "--wait-timeout",
         type=positive_float,
         default=3.0,
         metavar="SECONDS",
-        help="an operation waits this long for an absent ZEO server before "
-        "it fails (default: 3)",
+        help="how long an operation waits for an absent server (default: 3)",
     )
     p.add_argument(
         "--no-check",
         dest="check",
         action="store_false",
-        help="record no history and skip the consistency check (the load "
-        "alone, to see what the check costs)",
+        help="record no history and skip the consistency check",
     )
     g = p.add_argument_group("operation mix")
     for option in LOAD_OPTIONS:
@@ -185,9 +188,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
-        history="keep every attempt's history as JSON lines (per point a "
-        "context line, then a line per attempt)",
-        plot="plot throughput and p99 against clients (.png, .svg or .pdf)",
+        history="keep every attempt's history as JSON lines",
+        plot="plot ops/s and p99 against clients (.svg, .png, .pdf)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)
@@ -227,6 +229,7 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
         load=load,
         wait_timeout_s=args.wait_timeout,
         check=args.check,
+        windows=args.windows,
     )
     if args.history is not None and not args.check:
         raise ConfigError("--history needs the check: drop --no-check")
@@ -247,7 +250,7 @@ def refuse_unavailable(
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.results import metadata
+    from scenarios.results import environment, metadata
     from scenarios.scale import report, runner
     from scenarios.scale.results import ScaleRun
 
@@ -259,15 +262,17 @@ def main(args: argparse.Namespace) -> int:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
-    if args.plot is not None:
+    if args.plot is not None and args.plot.suffix.lower() != ".svg":
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             raise ConfigError(
-                "--plot needs matplotlib: pip install 'vfab-loadtest[plot]'"
+                "--plot needs matplotlib for .png and .pdf (pip install "
+                "'vfab-loadtest[plot]'); .svg needs nothing"
             ) from None
     check_outputs(args)
-    meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+    meta = metadata.collect(config)
+    start, probes = environment.snapshot(), environment.probes()
 
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
@@ -276,7 +281,10 @@ def main(args: argparse.Namespace) -> int:
             points = runner.run(config, options, target, shown, history)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
-    meta["load_average_after"] = list(os.getloadavg())
+    meta["environment"] = environment.record(start, probes + environment.probes())
+    if not args.quiet:
+        for warning in meta["environment"].get("warnings", []):
+            print(f"warning: {warning}", file=sys.stderr)
     run = ScaleRun(meta, tuple(points))
     if points:
         print(report.text(run), end="")

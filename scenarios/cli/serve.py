@@ -33,6 +33,9 @@ from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from storages import StorageError, StorageFactory, StorageOptions
 from storages.composite import root_base
+from storages.options import ListenOptions
+from storages.ports import exposed, host_port
+from storages.process import ServedShared
 from storages.zeo import (
     LOCALHOST,
     ZEOServer,
@@ -91,16 +94,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_data_set_options(p)
     p.add_argument(
         "--host",
-        default=LOCALHOST,
-        help=f"address to listen on (default: {LOCALHOST}; anything else "
-        "exposes the database unauthenticated)",
+        metavar="ADDRESS",
+        help="address runzeo, or the database server of relstorage-pg and "
+        f"relstorage-mysql, listens on (default: {LOCALHOST}; IPv6 too: ::1); "
+        "any address but loopback exposes the database to whoever reaches "
+        "it, unauthenticated, and serve says so on stderr",
     )
     p.add_argument(
         "--port",
         type=port_number,
-        default=DEFAULT_PORT,
         metavar="N",
-        help=f"port to listen on (default: {DEFAULT_PORT}; 0: a free one)",
+        help=f"port to listen on (default: {DEFAULT_PORT} for runzeo, a free "
+        "one for a database server; 0: a free one)",
     )
     p.add_argument(
         "--overwrite",
@@ -126,13 +131,40 @@ def say(line: str) -> None:
     print(f"vfab-bench serve: {line}", file=sys.stderr, flush=True)
 
 
+def listen_address(args: argparse.Namespace) -> tuple[str, int] | None:
+    """Where --storage's server listens ((host, port 0: a free one)),
+    checked before any work: the name resolves, the address is this
+    machine's, the port is free; None for a storage with no server
+    (relstorage-sqlite), which refuses --host and --port.  StorageError or
+    ConfigError, one line, otherwise."""
+    served = args.storage in servable()
+    if not served and not storages.factory_class(args.storage).starts_server:
+        if args.host is not None or args.port is not None:
+            raise ConfigError(
+                f"--host, --port: {args.storage} has no server to listen "
+                "(its clients open its files: the target serve prints)"
+            )
+        return None
+    host = LOCALHOST if args.host is None else args.host.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # [::1], as in a URI
+    if not host:
+        raise ConfigError("--host: empty address")
+    port = args.port if args.port is not None else DEFAULT_PORT if served else 0
+    check_port_free(host, port)
+    return host, port
+
+
 def main(args: argparse.Namespace) -> int:
+    listen = listen_address(args)  # before anything else
     where = args.path if args.path is not None else Path(tempfile.gettempdir())
     spec = DataSpec.for_scale(data_set_scale(args, where))
-    options = StorageOptions()
-    factory = served_factory(args.storage, options)
     if args.storage not in servable():
-        return _share(args, factory, spec)
+        options = StorageOptions(*([ListenOptions(*listen)] if listen else []))
+        return _share(args, served_factory(args.storage, options), spec)
+    assert listen is not None
+    host, port = listen
+    factory = served_factory(args.storage, StorageOptions())
     # SIGTERM (a supervisor, `kill`) stops the server as Ctrl-C does,
     # including waiting for a commit in flight while populating.
     on_sigint = signal.getsignal(signal.SIGINT)
@@ -140,8 +172,6 @@ def main(args: argparse.Namespace) -> int:
         signal.SIGTERM,
         on_sigint if callable(on_sigint) else signal.default_int_handler,
     )
-    if args.port:
-        check_port_free(args.host, args.port)  # before populating, not after
     scratch = Path(tempfile.mkdtemp(prefix="vfab-serve-"))
     server: ZEOServer | None = None
     try:
@@ -150,19 +180,20 @@ def main(args: argparse.Namespace) -> int:
             data, args.storage, spec, args.seed, args.overwrite, args.recover
         )
         section, imports = factory.served_section(data)
-        server = ZEOServer(
-            scratch, section, host=args.host, port=args.port, imports=imports
-        )
+        server = ZEOServer(scratch, section, host=host, port=port, imports=imports)
         server.start()
         where = "kept" if args.path is not None else "temporary, removed at exit"
         say(f"data in {data} ({where}); Ctrl-C or SIGTERM stops")
-        host, port = server.address
+        address = host_port(*server.address)
+        warning = exposed(*server.address)
+        if warning:
+            say(warning)
         try:
             print(
-                f"serving {spec.name} data set ({args.storage}) on {host}:{port}",
+                f"serving {spec.name} data set ({args.storage}) on {address}",
                 flush=True,
             )
-            say(f"clients: --target {host}:{port} (or zeo://{host}:{port})")
+            say(f"clients: --target {address} (or zeo://{address})")
             while server.running:
                 time.sleep(0.5)
         except KeyboardInterrupt:
@@ -241,6 +272,10 @@ def _share(args: argparse.Namespace, factory: StorageFactory, spec: DataSpec) ->
                 dataset.populate(store, spec, args.seed)
             finally:
                 store.close()
+            if isinstance(shared, ServedShared):  # a server it started
+                warning = exposed(*shared.server.address)
+                if warning:
+                    say(warning)
             try:
                 print(
                     f"serving {spec.name} data set ({args.storage}) on "

@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"comma-separated variants (default: {','.join(VARIANTS)})",
     )
     add_trial_options(
-        p, "per point", "per storage and variant at the smallest size first"
+        p, "per point", "trials per storage and variant, at the smallest size first"
     )
     add_data_set_options(p, sizes=False)
     add_output_options(

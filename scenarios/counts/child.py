@@ -89,6 +89,9 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     result = {
         "storage": storage,
         "mode": mode,
+        # The client's pid: its dumps are told from a server's by it (both
+        # dump every label; pids wrap, so their order says nothing).
+        "pid": os.getpid(),
         "phases": plan,
         "client_tids": sorted(meter.client_tids),
         "server_pids": sorted(meter.server_pids),

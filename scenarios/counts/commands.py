@@ -11,6 +11,7 @@ from pathlib import Path
 from scenarios.counts.model import CountRun
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results.files import ResultsError, read_json
+from scenarios.results.formatter import plural
 
 #: compare's exit status when a cell grew above --fail-above.
 EXIT_MORE = 1
@@ -63,7 +64,7 @@ def compare_main(args: argparse.Namespace) -> int:
             if len(failed) > 8:
                 cells += f"; and {len(failed) - 8} more"
             print(
-                f"vfab-bench compare: {len(failed)} cell(s) grew above "
+                f"vfab-bench compare: {plural(len(failed), 'cell')} grew above "
                 f"{args.fail_above:.0%}: {cells}",
                 file=sys.stderr,
             )
@@ -103,7 +104,9 @@ def report_main(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     run = CountRun.load(args.file)
-    print(report.markdown(run) if args.markdown else report.text(run), end="")
     if args.html is not None:
         write_text(args.html, html.page(run), args.force)
+        if not args.markdown:
+            return EXIT_OK  # the page is the output asked for
+    print(report.markdown(run) if args.markdown else report.text(run), end="")
     return EXIT_OK

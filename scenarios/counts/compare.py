@@ -7,11 +7,16 @@ phases between builds of the same code paths), else the larger spread of
 the two files' trials and at least model.NOT_EXACT_FLOOR, and by more than
 NOT_EXACT_MIN_CHANGE instructions.  Receives depend on timing: shown, never
 compared.  Words as the time
-comparison's: "97.78 M -> 103.05 M: 1.05x more (+5.4%)", "same",
-"within spread (±8.0%)".
+comparison's, with the ratio on every line: "97.78 M -> 103.05 M: 1.05x
+more (+5.4%)", "no change (1.00x)", "no change (1.01x, within ±8.0%)".
 
 --fail-above PCT gates on the cells that grew by more than PCT and more
 than their tolerance.  A time file against a count file is refused.
+
+The micro-benchmarks counted under pytest (scenarios.counts.pytest_counts:
+pytest-benchmark's JSON with "instructions" in each benchmark's
+extra_info) compare the same way, a benchmark and storage a cell
+(compare_benchmarks).
 """
 
 from __future__ import annotations
@@ -82,13 +87,13 @@ class CountDifference:
         change = self.change
         if change is None:
             return f"new (was 0, now {self.fmt(self.new.value)})"
+        ratio = self.new.value / self.old.value if self.old.value else 1.0
         if change == 0:
-            return "same"
+            return "no change (1.00x)"
         if self.timing:
-            return "depends on timing, not compared"
+            return f"depends on timing, not compared ({ratio:.2f}x)"
         if not self.differs:
-            return f"within spread (±{self.tolerance * 100:.1f}%)"
-        ratio = self.new.value / self.old.value
+            return f"no change ({ratio:.2f}x, within ±{self.tolerance * 100:.1f}%)"
         if ratio >= 1:
             words = f"{ratio:.2f}x more"
         else:
@@ -129,14 +134,18 @@ class CountComparison:
     def differing(self) -> list[CountDifference]:
         return [c for c in self.cells if c.differs]
 
+    def fewer(self) -> list[CountDifference]:
+        """Cells that fell by more than their tolerance (improvements)."""
+        return [c for c in self.differing() if c.change is not None and c.change < 0]
+
     def above(self, threshold: float) -> list[CountDifference]:
         return [c for c in self.cells if c.above(threshold)]
 
     def heading(self) -> str:
         a, b = self.trials
         return (
-            f"{self.title}: instructions and I/O system calls per phase, counted "
-            f"({a} -> {b} counted trials); a cell differs when it moved by more "
+            f"{self.title}: instructions and I/O system calls per cell, counted "
+            f"(counted trials: {a} -> {b}); a cell differs when it moved by more "
             f"than {self.exact_threshold:.0%} where exact, by more than its "
             "spread where not (≈)"
         )
@@ -147,7 +156,7 @@ class CountComparison:
         more = [c for c in diff if (c.change is None or c.change > 0)]
         line = (
             f"Summary: {n} cells; {len(more)} more, {len(diff) - len(more)} fewer, "
-            f"{n - len(diff)} same or within spread"
+            f"{n - len(diff)} no change"
         )
         if more:
             worst = max(
@@ -268,6 +277,58 @@ def compare_counts(
     return CountComparison(
         title=f"{old_name} -> {new_name}",
         trials=trials,
+        cells=tuple(out),
+        exact_threshold=exact_threshold,
+        unmatched=tuple(unmatched),
+    )
+
+
+def benchmark_cells(data: Any, name: str) -> dict[tuple[str, str], Cell]:
+    """(storage, benchmark) -> its instructions, from pytest-benchmark's JSON
+    of a count run (pytest_counts); ResultsError naming *name* when it holds
+    none or a malformed one."""
+    out: dict[tuple[str, str], Cell] = {}
+    try:
+        for b in data["benchmarks"]:
+            value = b.get("extra_info", {}).get("instructions")
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise TypeError(f"instructions {value!r}")
+            test = str(b["name"]).split("[", 1)[0].removeprefix("test_")
+            storage = str((b.get("params") or {}).get("storage", "?"))
+            rounds = b["extra_info"].get("instructions_rounds") or [value]
+            spread = (max(rounds) - min(rounds)) / value if value else 0.0
+            # The fewest of the calls: exact, as a client's instructions.
+            out[(storage, test)] = Cell(value, spread, True, len(rounds))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise ResultsError(f"{name}: malformed micro-benchmark counts: {e}") from None
+    if not out:
+        raise ResultsError(f"{name}: no benchmark holds instructions")
+    return out
+
+
+def compare_benchmarks(
+    old: dict[tuple[str, str], Cell],
+    new: dict[tuple[str, str], Cell],
+    old_name: str = "OLD",
+    new_name: str = "NEW",
+    exact_threshold: float = EXACT_THRESHOLD,
+) -> CountComparison:
+    """Two micro-benchmark count sets, benchmark by benchmark (the fewest
+    instructions of any call: exact within a few instructions in millions)."""
+    out = [
+        CountDifference(storage, test, INSTRUCTIONS, cell, new[key], exact_threshold)
+        for key, cell in old.items()
+        if key in new
+        for storage, test in [key]
+    ]
+    if not out:
+        raise ResultsError(f"{old_name} and {new_name} have no benchmark in common")
+    unmatched = sorted(f"{s} {t}" for s, t in old.keys() ^ new.keys())
+    return CountComparison(
+        title=f"{old_name} -> {new_name} (micro-benchmarks)",
+        trials=(1, 1),
         cells=tuple(out),
         exact_threshold=exact_threshold,
         unmatched=tuple(unmatched),

@@ -21,6 +21,7 @@ def page(run: CountRun) -> str:
         f"{escape(str(meta.get('counts', {}).get('valgrind', '')))} · storages: "
         f"{escape(', '.join(run.storages))}</p>",
         f'<p class="note">{escape(report.legend(run))}</p>',
+        htmlbase.machine(meta),
         "<h2>Tables</h2>",
     ]
     for t in report.tables(run):

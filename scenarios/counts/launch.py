@@ -258,12 +258,14 @@ def assemble(
     calls: syscalls.PhaseCalls,
 ) -> list[CountResult]:
     """Per phase, one CountSample per counted trial: the client's dump (the
-    process that dumped every label), the servers' (every other process
-    that dumped), and the system calls between the phase's marks."""
+    counted child's own pid, which the plan records: a runzeo dumps every
+    label too, and pids wrap, so the lower pid may be the server's), the
+    servers' (every other process that dumped), and the system calls
+    between the phase's marks."""
     labels = [p["label"] for p in plan["phases"]]
-    client_pid = next(
-        (pid for pid, d in dumps.items() if all(lb in d for lb in labels)), None
-    )
+    client_pid = plan.get("pid")
+    if client_pid not in dumps or not all(lb in dumps[client_pid] for lb in labels):
+        client_pid = None
     if client_pid is None:
         raise RunFailure(f"{storage}: callgrind wrote no dump for some phases")
     server_pids = [pid for pid in dumps if pid != client_pid]
@@ -292,8 +294,45 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
+def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> CountRun:
+    """Count every storage of *config* that can run here (*argv*: the
+    vfab-bench arguments each child builds the same configuration from;
+    check_tools() first)."""
+    from scenarios.bench.runner import available
+    from scenarios.results import environment
+
+    results: list[CountResult] = []
+    summaries: list[TrialSummary] = []
+    started = time.monotonic()
+    start, probes = environment.snapshot(), environment.probes()
+    factories = list(available(config.storages, config.storage_options, say))
+    names = [n for n, _ in factories]
+    with fixed.private_directory() as private:
+        job = private / "job.json"
+        job.write_text(json.dumps(argv))
+        for name in names:
+            r, s = count_storage(name, job, private, say)
+            results += [
+                CountResult(x.storage, config.size, x.phase, x.samples) for x in r
+            ]
+            summaries += s
+    metadata = collect_metadata(config)
+    # The machine does not change a count; kept as every result keeps it.
+    metadata["environment"] = environment.record(start, probes + environment.probes())
+    metadata["counts"] = {
+        "valgrind": tool_version("valgrind"),
+        "strace": tool_version("strace"),
+        "hash_seed": fixed.HASH_SEED,
+        # Storages that talk to a server (whether or not the run started
+        # it): their instructions are not exact (model.CountRun.has_server).
+        "served": [n for n, f in factories if f.starts_server],
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    return CountRun(metadata=metadata, results=tuple(results), trials=tuple(summaries))
+
+
 def main(args: argparse.Namespace, config: RunConfig) -> int:
-    """Count every storage of *config*; print, write what was asked."""
+    """Count every storage of *config*; write, then print, what was asked."""
     from scenarios.cli.outputs import write_json, write_text
     from scenarios.counts import report
 
@@ -306,34 +345,7 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    from scenarios.bench.runner import available
-
-    results: list[CountResult] = []
-    summaries: list[TrialSummary] = []
-    started = time.monotonic()
-    factories = list(available(config.storages, config.storage_options, say))
-    names = [n for n, _ in factories]
-    with fixed.private_directory() as private:
-        job = private / "job.json"
-        job.write_text(json.dumps(args.argv))
-        for name in names:
-            r, s = count_storage(name, job, private, say)
-            results += [
-                CountResult(x.storage, config.size, x.phase, x.samples) for x in r
-            ]
-            summaries += s
-    metadata = collect_metadata(config)
-    metadata["counts"] = {
-        "valgrind": tool_version("valgrind"),
-        "strace": tool_version("strace"),
-        "hash_seed": fixed.HASH_SEED,
-        # Storages that talk to a server (whether or not the run started
-        # it): their instructions are not exact (model.CountRun.has_server).
-        "served": [n for n, f in factories if f.starts_server],
-        "wall_s": round(time.monotonic() - started, 1),
-    }
-    run = CountRun(metadata=metadata, results=tuple(results), trials=tuple(summaries))
-    print(report.text(run), end="")
+    run = count(config, args.argv, say)
     if args.json is not None:
         write_json(args.json, run.to_json(), args.force)
     if args.markdown is not None:
@@ -342,6 +354,7 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
         from scenarios.counts import html
 
         write_text(args.html, html.page(run), args.force)
+    print(report.text(run), end="")
     return EXIT_OK
 
 

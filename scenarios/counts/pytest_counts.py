@@ -28,6 +28,7 @@ from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
 from scenarios.counts.launch import check_tools, reap, stop
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
+from scenarios.results.formatter import plural
 
 #: What benchmarks need under counts: measured (the suite's addopts
 #: disable them), one round where the test does not choose, no warmup.
@@ -127,7 +128,7 @@ def compare(old: Path, new: Path, fail_above: float | None) -> int:
             grew.append(f"{name} ({change * 100:+.1f}%)")
     if grew:
         print(
-            f"pytest_counts: {len(grew)} benchmark(s) grew above "
+            f"pytest_counts: {plural(len(grew), 'benchmark')} grew above "
             f"{fail_above:.0%}: {'; '.join(grew)}",
             file=sys.stderr,
         )

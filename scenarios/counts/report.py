@@ -16,6 +16,7 @@ from collections.abc import Callable
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.syscalls import GROUPS
 from scenarios.results import table
+from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 
 
@@ -64,7 +65,9 @@ def trials_of(run: CountRun, size: str) -> str:
     if not counts:
         return "0 trials"
     low, high = min(counts), max(counts)
-    return f"{low} counted trial(s)" if low == high else f"{low}-{high} counted trials"
+    if low == high:
+        return plural(low, "counted trial")
+    return f"{low}-{high} counted trials"
 
 
 def size_tables(run: CountRun, size: str) -> list[Table]:

@@ -153,15 +153,13 @@ def check_data_set(
 
     With *recover* (--recover), a database whose only fault is a last
     transaction cut by a crash is recovered instead (the storage's
-    recover_existing); the line saying what was dropped is returned."""
+    check_existing with recover); the line saying what was dropped is
+    returned."""
     factory = storages.get(storage, options)
     reason = factory.unavailable()
     if reason is not None:
         raise ConfigError(f"storage {storage!r} is not available: {reason}")
-    if recover:
-        return factory.recover_existing(path)
-    factory.check_existing(path)
-    return None
+    return factory.check_existing(path, recover=recover)
 
 
 def _check_replaceable(factory: storages.StorageFactory, path: Path) -> None:

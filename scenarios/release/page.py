@@ -1,133 +1,270 @@
-"""index.html of a release directory: every part on one page.
+"""index.html of a release directory: the verdict first, then every part.
 
-Each part is shown with its command's own renderer: each run's own HTML
-page (table.html and million.html, scenarios.results.html, framed in the
-page) with its text tables, the micro-benchmarks' medians as a table, the
-scale curve (scale.svg, inlined) with scale's text report, and the
-consistency verdict of every point.  The page is self-contained (no
-script, no remote resource) and says first what was shortened to fit.
+Rendered from the directory itself (scenarios.release.directory), so the
+page of a release just made and the page `compare OLD_DIR NEW_DIR --html`
+writes are one view, testable on release directories kept as files.  The
+verdict against the last release (or the release's own, without one)
+opens the page; then what was shortened to fit, and each part with the
+commands' own renderers in the style of every page (htmlbase, svg): the
+2000 table whole beside 2000's with its chart, the counts, the
+micro-benchmarks, the concurrency curve (scale's SVG charts) with the
+consistency verdict of every point, and the million run.  Self-contained:
+no script, no frame, no remote resource.
 """
 
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
-from typing import Any
 
-from scenarios.release.parts import PartResult, micro_rows, verdicts
+from scenarios.counts import report as counts_report
+from scenarios.release.directory import Release
+from scenarios.release.history import ReleaseHistory
+from scenarios.release.microbench import micro_rows
+from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
+from scenarios.results import html, htmlbase, pages
+from scenarios.results.formatter import plural
+from scenarios.results.table import Table
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em;
-       padding: 0 1em; color: #222; }
-pre { background: #f6f6f4; padding: .8em; overflow-x: auto; font-size: 13px; }
-table { border-collapse: collapse; margin: .5em 0 1em; }
-th, td { border-bottom: 1px solid #ddd; padding: .25em .7em; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-.ok { color: #176117; } .bad { color: #a61b1b; font-weight: bold; }
-.note { color: #555; } svg { max-width: 100%; height: auto; }
+CSS = """
+main { max-width: 1220px; padding: 24px 20px 40px; }
+#table + p + .scroll th, #table + p + .scroll td { padding: 3px 6px;
+  font-size: 12.5px; }
+#verdict { border: 2px solid #cfd6df; border-radius: 6px; padding: 4px 18px 8px;
+  margin: 18px 0 8px; }
+#verdict h2 { border: 0; margin-top: 12px; }
+h2.bad, li.bad, span.bad { color: #b42318; }
+h2.good, span.good { color: #176117; }
+ul.verdict li { margin: 4px 0; }
+li.quiet { color: #5a6170; }
+table.parts td, #verdict td { white-space: normal; }
 """
 
 BAD = ("failed", "violations", "not checked")
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _status(part: PartResult) -> str:
-    css = "bad" if part.status in BAD else "ok"
-    text = escape(part.status) + (f": {escape(part.detail)}" if part.detail else "")
+def _status(status: str, detail: str) -> str:
+    css = "bad" if status in BAD else "good"
+    text = escape(status) + (f": {escape(detail)}" if detail else "")
     return f'<span class="{css}">{text}</span>'
 
 
-def _files(part: PartResult) -> str:
-    return ", ".join(f'<a href="{escape(f)}">{escape(f)}</a>' for f in part.files)
+def _files(files: list[str]) -> str:
+    return ", ".join(f'<a href="{escape(f)}">{escape(f)}</a>' for f in files)
 
 
-def _section(part: PartResult, out: Path) -> list[str]:
-    html = [f'<h2 id="{escape(part.name)}">{escape(part.title)}</h2>']
-    html.append(f"<p>{_status(part)}. Files: {_files(part) or 'none'}</p>")
-    if part.name == "micro" and part.data is not None:
-        names, rows = micro_rows(part.data)
-        html.append(
-            _table(
-                ["benchmark (median per round)", *names],
-                [[escape(c) for c in row] for row in rows],
+def _table(t: Table) -> str:
+    return f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
+
+
+def verdict_section(v: Verdict) -> str:
+    """The verdict as the page's first section: its headline, a line per
+    part (the gate's failures first), then the cells that moved."""
+    css = "bad" if v.regression else "good"
+    items = []
+    for line in v.lines():
+        cls = {GATE: "bad", CHANGE: "change"}.get(line.severity, "quiet")
+        part, text = escape(line.part), escape(line.text)
+        items.append(f'<li class="{cls}"><b>{part}</b>: {text}</li>')
+    body = [
+        '<section id="verdict">',
+        f'<h2 class="{css}">{escape(v.headline())}</h2>',
+        f'<ul class="verdict">{"".join(items)}</ul>',
+    ]
+    grew, fell = v.count_regressions(), v.count_improvements()
+    if grew or fell:
+        rows = [
+            [cell_name(c), c.fmt(c.old.value), c.fmt(c.new.value), c.verdict]
+            for c in [*grew, *fell]
+        ]
+        body.append("<h3>Count cells that moved</h3>")
+        body.append(_rows_table(["cell", "last release", "now", "change"], rows))
+    if v.wall is not None:
+        moved = [*v.wall.slower(), *v.wall.faster()]
+        if moved:
+            body.append("<h3>Wall time: significant changes</h3>")
+            body.append(
+                _rows_table(
+                    ["storage", "task", "change"],
+                    [[c.column, c.row, c.line] for c in moved],
+                )
+            )
+    if v.curve is not None:
+        body.append("<h3>Concurrency curve</h3>")
+        body.append(
+            _rows_table(
+                ["point", "ops/s", "p99"],
+                [
+                    [p.where, *(m.line.split(" ", 1)[1] for m in p.measures)]
+                    for p in v.curve.points
+                ],
             )
         )
-        return html
-    if part.name == "scale":
-        svg = out / "scale.svg"
-        if "scale.svg" in part.files and svg.is_file():
-            text = svg.read_text(encoding="utf-8")
-            html.append(text[text.find("<svg") :])
-        lines = verdicts(part)
-        if lines:
-            html.append("<h3>Consistency verdicts</h3><ul>")
-            html += [f"<li>{escape(line)}</li>" for line in lines]
-            html.append("</ul>")
-    page = f"{part.name}.html"
-    if page in part.files:
-        # The run's own page (scenarios.results.html), as `run --html` writes it.
-        html.append(
-            f'<iframe src="{escape(page)}" title="{escape(part.title)}" '
-            'style="width: 100%; height: 60em; border: 1px solid #ddd"></iframe>'
+    body.append("</section>")
+    return "".join(body)
+
+
+def _rows_table(header: list[str], rows: list[list[str]]) -> str:
+    return f'<div class="scroll">{htmlbase.table(header, rows)}</div>'
+
+
+def _part_body(release: Release, name: str) -> list[str]:
+    out: list[str] = []
+    if name == "table" and release.table is not None:
+        table = release.table
+        for size in table.sizes:
+            out.append(html.then_and_now(table, size))
+            stat = html.report.run_statistic(table)
+            out += html.figures(table, size, stat, groups=1)
+    elif name == "counts":
+        if release.counts is not None:
+            for t in counts_report.tables(release.counts)[:1]:
+                out.append(f"<h3>{escape(t.title)}</h3>{_table(t)}")
+        if release.micro_counts:
+            rows = [
+                [f"{test} [{storage}]", f"{cell.value:,}"]
+                for (storage, test), cell in release.micro_counts.items()
+            ]
+            out.append("<h3>Micro-benchmarks, instructions per call</h3>")
+            out.append(_table(Table("", ["benchmark", "instructions"], rows)))
+    elif name == "micro" and release.micro is not None:
+        names, rows = micro_rows(release.micro)
+        out.append(_table(Table("", ["benchmark (median per round)", *names], rows)))
+    elif name == "scale" and release.scale is not None:
+        scale = release.scale
+        out.append(
+            pages.scale_section(scale)
+            .replace("<h2>", "<h3>", 1)
+            .replace("</h2>", "</h3>", 1)
         )
-        if part.text:
-            html.append(
-                f"<details><summary>The tables as run prints them</summary>"
-                f"<pre>{escape(part.text)}</pre></details>"
-            )
-    elif part.text:
-        html.append(f"<pre>{escape(part.text)}</pre>")
-    return html
+        out.append("<h3>Consistency, point by point</h3><ul>")
+        out += [
+            f"<li>{escape(p.storage)}, {plural(p.clients, 'client')}: "
+            f"{escape(str(p.invariants.get('summary')))}</li>"
+            for p in scale.points
+        ]
+        out.append("</ul>")
+    elif name == "million" and release.million is not None:
+        out += html.tables(release.million)[:1]
+    return out
 
 
-def page(
-    parts: list[PartResult],
-    shortened: list[str],
-    metadata: dict[str, Any],
-    out: Path,
-) -> str:
-    """The whole index.html."""
-    versions = metadata.get("versions", {})
+def page(release: Release, verdict: Verdict | None) -> str:
+    """The whole index.html of *release*, *verdict* against the last one
+    (None: no --against)."""
+    meta = release.metadata
+    versions = meta.get("versions", {})
+    cpus = meta.get("cpu_count") or (meta.get("host") or {}).get("cpu_count", "?")
     lede = " · ".join(
         [
-            escape(str(metadata.get("date", ""))),
-            f"ZODB {escape(str(versions.get('ZODB', '?')))}",
-            f"ZEO {escape(str(versions.get('ZEO', '?')))}",
-            f"{escape(str(metadata.get('cpu_count', '?')))} CPUs",
-            "storages: " + escape(", ".join(metadata.get("storages", []))),
+            str(meta.get("date", "")),
+            f"ZODB {versions.get('ZODB', '?')}",
+            f"ZEO {versions.get('ZEO', '?')}",
+            f"{cpus} CPUs",
+            "storages: " + ", ".join(release.storages),
         ]
     )
     body = [
         "<h1>vfab-loadtest release check</h1>",
-        f"<p>{lede}</p>",
-        "<h2>Shortened to fit</h2><ul>",
-        *(f"<li>{escape(line)}</li>" for line in shortened),
-        "</ul>",
-        _table(
-            ["part", "status", "files"],
-            [
-                [
-                    f'<a href="#{escape(p.name)}">{escape(p.title)}</a>',
-                    _status(p),
-                    _files(p),
-                ]
-                for p in parts
-            ],
-        ),
+        f'<p class="lede">{escape(lede)}</p>',
     ]
-    for part in parts:
-        body += _section(part, out)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<title>vfab-loadtest release check</title>"
-        f"<style>{STYLE}</style></head><body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
+    if verdict is not None:
+        body.append(verdict_section(verdict))
+    else:
+        status = int(release.summary.get("exit_status") or 0)
+        own = [str(v) for v in release.summary.get("verdicts") or ()]
+        body.append(
+            '<section id="verdict"><h2>Verdict: no last release named (release '
+            "--against DIR compares with one)</h2>"
+            f"<p>{_status('ok' if status == 0 else 'failed', f'exit status {status}')}"
+            "</p><ul>"
+            + "".join(f"<li>{escape(v)}</li>" for v in own)
+            + "</ul></section>"
+        )
+    body.append(htmlbase.machine(meta))
+    body.append("<h2>Shortened to fit</h2><ul>")
+    body += [f"<li>{escape(str(x))}</li>" for x in release.summary.get("shortened", [])]
+    body.append("</ul>")
+    parts = [p for p in release.summary.get("parts", []) if isinstance(p, dict)]
+    rows = [
+        [
+            f'<a href="#{escape(str(p.get("name")))}">'
+            f"{escape(str(p.get('title')))}</a>",
+            _status(str(p.get("status")), str(p.get("detail") or "")),
+            _files(list(p.get("files") or [])),
+        ]
+        for p in parts
+    ]
+    body.append(
+        '<table class="parts"><thead><tr><th>part</th><th>status</th>'
+        "<th>files</th></tr></thead>"
+        "<tbody>"
+        + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+        + "</tbody></table>"
+    )
+    for p in parts:
+        name = str(p.get("name"))
+        body.append(f'<h2 id="{escape(name)}">{escape(str(p.get("title")))}</h2>')
+        files = list(p.get("files") or [])
+        body.append(
+            f"<p>{_status(str(p.get('status')), str(p.get('detail') or ''))}. "
+            f"Files: {_files(files) or 'none'}</p>"
+        )
+        body += _part_body(release, name)
+    body.append("<h2>Metadata</h2>")
+    body.append(htmlbase.metadata("release", meta))
+    return htmlbase.document("vfab-loadtest release check", body, CSS)
+
+
+def history_page(h: ReleaseHistory) -> str:
+    """The history of releases as one page: the releases in order, then
+    each part's trend (the 2000 table's with history's own charts)."""
+    from scenarios.results import history_html
+
+    body = ["<h1>vfab-loadtest: history of releases</h1>"]
+    body.append(f'<p class="lede">{escape(h.heading())}</p>')
+    rows = [
+        [str(i), label, r.date or "?", str(r.path)]
+        for i, (label, r) in enumerate(zip(h.labels, h.releases, strict=True), 1)
+    ]
+    body.append(_table(Table("", ["", "release", "date", "directory"], rows)))
+    from scenarios.results import environment
+
+    for i, r in enumerate(h.releases, 1):
+        busy = environment.busy_summary(r.metadata)
+        if busy:
+            body.append(f'<p class="note wide">{escape(f"Release {i}: {busy}")}</p>')
+    body += [f'<p class="note">{escape(n)}</p>' for n in h.notes]
+    header = ["", *(str(i) for i in range(1, len(h.releases) + 1))]
+
+    def grid(title: str, grid_rows: list[list[str]]) -> None:
+        body.append(f"<h2>{escape(title)}</h2>")
+        body.append(_table(Table("", header, grid_rows)))
+
+    if h.counts:
+        grid(
+            f"Counts: cells that moved ({len(h.counts)} of {h.count_cells})",
+            [[n, *h.marked(v, m)] for n, v, m in h.counts],
+        )
+    elif h.count_cells:
+        body.append("<h2>Counts</h2>")
+        body.append(
+            f"<p>None of the {h.count_cells} cells moved between two "
+            "consecutive releases.</p>"
+        )
+    if h.curve:
+        grid(
+            "Concurrency curve: ops/s and p99 per point",
+            [[n, *h.marked(v, m)] for n, v, m in h.curve],
+        )
+    if h.micro:
+        grid("Micro-benchmarks: median per round", [[n, *v] for n, v in h.micro])
+    if h.million:
+        grid("Million run: per object built", [[n, *v] for n, v in h.million])
+    if h.consistency:
+        grid("Consistency", [[n, *v] for n, v in h.consistency])
+    if h.table is not None:
+        body.append("<h2>The 2000 table</h2>")
+        body.append(history_html.section(h.table))
+    return htmlbase.document(
+        "vfab-loadtest: history of releases", body, CSS + history_html.CSS
     )

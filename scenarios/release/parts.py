@@ -1,7 +1,9 @@
 """Running the release's parts, each into files of the output directory.
 
-A part is one of the suite's own runners (bench, scale) or the
-pytest-benchmark micro suite in a child pytest; what it gives is a
+A part is one of the suite's own runners (bench, scale, run --counts'
+launcher) or the pytest-benchmark micro suite in a child pytest (timed,
+and counted under callgrind by scenarios.counts.pytest_counts); what it
+gives is a
 PartResult: its status, its text report (the command's own renderer), the
 files it wrote, and for the concurrency part the consistency verdict.  A
 part that fails (a storage error, a crash) is recorded as failed with its
@@ -21,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.bench.config import RunConfig
-from scenarios.cli.outputs import write_json, write_text, write_with
+from scenarios.cli.outputs import write_json, write_text
 from scenarios.errors import one_line
 from scenarios.progress import Progress
-from scenarios.release.plan import MicroPlan
+from scenarios.release.microbench import micro_text
+from scenarios.release.plan import CountsPlan, MicroPlan
+from scenarios.results.formatter import plural
 from scenarios.scale.config import ScaleConfig
 from storages import StorageOptions
 
@@ -36,6 +40,8 @@ MICRO_TIMEOUT_S = 900.0
 #: Seconds the micro suite is assumed to take per storage (the progress's
 #: ETA before it ends; measured here: 10-20 s per storage, loaded).
 MICRO_S_PER_STORAGE = 15.0
+#: The same under callgrind (measured here, loaded: 86 s for two storages).
+MICRO_COUNTS_S_PER_STORAGE = 45.0
 
 
 @dataclasses.dataclass
@@ -104,6 +110,10 @@ def run_micro(
     """The pytest-benchmark micro suite in a child pytest, its JSON into
     micro.json and its output into micro.txt."""
     part = PartResult("micro", "Micro-benchmarks (pytest-benchmark)")
+    if not plan.storages:
+        part.status = "not run"
+        part.detail = "none of the storages named is one the micro suite knows"
+        return part
     if not MICRO_SUITE.is_file():
         part.status = "not run"
         part.detail = f"{MICRO_SUITE} not found: the suite ships in a source checkout"
@@ -142,35 +152,77 @@ def run_micro(
     return guarded(part, body)
 
 
-def micro_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """(storages, rows): one row per benchmark, the median seconds per
-    round on each storage ("-" where it did not run), as pytest-benchmark's
-    JSON has them."""
-    from scenarios.results.formatter import duration
+def run_counts(
+    plan: CountsPlan,
+    storage_args: list[str],
+    out: Path,
+    force: bool,
+    progress: Progress,
+) -> PartResult:
+    """The 2000 rows counted (run --counts' launcher) into counts.json and
+    counts.txt, then the micro-benchmarks counted under pytest into
+    counts-micro.json and counts-micro.txt."""
+    from scenarios.counts import launch, report
 
-    cells: dict[str, dict[str, float]] = {}
-    names: list[str] = []
-    for b in data.get("benchmarks", []):
-        test = b.get("name", "?").split("[", 1)[0].removeprefix("test_")
-        storage = (b.get("params") or {}).get("storage", "?")
-        cells.setdefault(test, {})[storage] = b["stats"]["median"]
-        if storage not in names:
-            names.append(storage)
-    rows = [
-        [test] + [duration(row[s]) if s in row else "-" for s in names]
-        for test, row in cells.items()
-    ]
-    return names, rows
+    part = PartResult("counts", "Counts: instructions and I/O calls (the gate)")
+
+    def body() -> None:
+        launch.check_tools()
+        config = plan.table
+        progress.plan(len(config.storages), unit_s=10.0)
+        argv = plan.argv(storage_args)
+
+        def say(line: str) -> None:
+            if ": system calls counted" in line:
+                progress.advance()
+            progress.status(line)
+
+        run = launch.count(config, argv, say)
+        part.data = run
+        part.text = report.text(run)
+        write_json(out / "counts.json", run.to_json(), force)
+        write_text(out / "counts.txt", part.text, force)
+        part.files += ["counts.json", "counts.txt"]
+        if plan.micro_storages:
+            _micro_counts(plan, out, force, progress, part)
+
+    return guarded(part, body)
 
 
-def micro_text(data: dict[str, Any]) -> str:
-    from scenarios.results.table import Table
-
-    names, rows = micro_rows(data)
-    if not rows:
-        return "no benchmark ran\n"
-    table = Table("", ["benchmark (median per round)", *names], rows)
-    return "\n".join(table.lines()) + "\n"
+def _micro_counts(
+    plan: CountsPlan, out: Path, force: bool, progress: Progress, part: PartResult
+) -> None:
+    if not MICRO_SUITE.is_file():
+        part.detail = f"no micro-benchmark counts: {MICRO_SUITE} not found"
+        return
+    json_path = out / "counts-micro.json"
+    if json_path.exists() and not force:
+        raise FileExistsError(f"{json_path} exists; use --force to replace it")
+    json_path.unlink(missing_ok=True)  # pytest-benchmark would not replace it
+    progress.step("the micro-benchmarks under callgrind")
+    argv = [sys.executable, "-m", "scenarios.counts.pytest_counts", "run"]
+    argv += [*plan.pytest_args(json_path), str(MICRO_SUITE)]
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        argv,
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=MICRO_TIMEOUT_S,
+    )
+    write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)
+    part.files.append("counts-micro.txt")
+    if json_path.exists():
+        part.files.insert(2, "counts-micro.json")
+    if done.returncode != 0 or not json_path.exists():
+        tail = (done.stdout + done.stderr).strip().splitlines()[-1:]
+        part.status = "failed"
+        part.detail = (
+            f"the micro-benchmarks under counts exited {done.returncode}: "
+            + " ".join(tail)
+        )
 
 
 def run_scale(
@@ -180,34 +232,31 @@ def run_scale(
     force: bool,
     progress: Progress,
 ) -> PartResult:
-    """scale with the consistency check into scale.json, scale.txt and,
-    with matplotlib, scale.svg; the status says what the check found."""
+    """scale with the consistency check into scale.json, scale.txt and
+    scale.svg (drawn as every chart of the pages); the status says what the
+    check found."""
     import scenarios.results.metadata as metadata
+    from scenarios.results import environment
     from scenarios.scale import report, runner
     from scenarios.scale.results import ScaleRun
 
     part = PartResult("scale", "Concurrency curve and consistency check (scale)")
 
     def body() -> None:
-        meta = metadata.collect(config) | {"load_average": list(os.getloadavg())}
+        meta = metadata.collect(config)
+        start, probes = environment.snapshot(), environment.probes()
         try:
             points = runner.run(config, options, None, progress)
         except runner.ScaleInterrupted:
             raise KeyboardInterrupt from None  # the release stops, as on Ctrl-C
-        meta["load_average_after"] = list(os.getloadavg())
+        meta["environment"] = environment.record(start, probes + environment.probes())
         run = ScaleRun(meta, tuple(points))
         part.data = run
         part.text = report.text(run)
         write_json(out / "scale.json", run.to_json(), force)
         write_text(out / "scale.txt", part.text, force)
-        part.files += ["scale.json", "scale.txt"]
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            part.detail = "no scale.svg: matplotlib is missing (the 'plot' extra)"
-        else:
-            write_with(out / "scale.svg", force, lambda p: report.plot(run, p))
-            part.files.append("scale.svg")
+        write_text(out / "scale.svg", report.svg_file(run), force)
+        part.files += ["scale.json", "scale.txt", "scale.svg"]
         checks = [p.invariants.get("ok") for p in points]
         if any(ok is False for ok in checks):
             part.status = "violations"
@@ -225,6 +274,6 @@ def verdicts(part: PartResult) -> list[str]:
     if run is None:
         return []
     return [
-        f"{p.storage}, {p.clients} client(s): {p.invariants['summary']}"
+        f"{p.storage}, {plural(p.clients, 'client')}: {p.invariants['summary']}"
         for p in run.points
     ]

@@ -2,9 +2,19 @@
 
 Each part is one of the suite's own commands with fewer rounds, shorter
 windows or fewer client counts than that command's defaults, so that the
-four fit in about five minutes on a two-core machine; `shortened()` says,
+five fit in about five minutes on a two-core machine; `shortened()` says,
 for each, what was cut, in the words of the command's options.  --quick
 cuts further (a test's minute, not a release's figures) and says so.
+
+The counts (the gate: the same on any run and any load) cover the 2000
+rows of every storage named, one warmup and one counted trial each
+(measured here, loaded: 6-10 s a storage, zeo 21 s; 80 s for the six
+default storages at load average 3-4), and the micro-benchmarks counted
+under pytest on
+MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; 51-93 s at load
+average 3-6, about 40 s expected idle: most of it pytest and the data set
+under valgrind).  A whole default release took 265 s at load average 3-4.
+--quick counts the 2000 rows without a warmup and two micro-benchmarks.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from scenarios.bench.config import (
 )
 from scenarios.data.estimate import does_not_fit
 from scenarios.results import power
+from scenarios.results.formatter import plural
 from scenarios.results.significance import DEFAULT_STATISTIC
 from scenarios.scale.config import DEFAULT_CLIENTS, ScaleConfig
 from storages import DBOptions, StorageOptions
@@ -44,6 +55,47 @@ MILLION_STORAGES = ("file",)
 
 #: The scale command's defaults, for saying what the release cut.
 SCALE_DEFAULTS = ScaleConfig(storages=("zeo",))
+
+#: The fewest sub-windows of a release's curve point (see curve_windows).
+CURVE_WINDOWS = 6
+
+#: The micro-benchmarks counted under pytest, on these storages among those
+#: named (else none): pytest under callgrind costs about 40 s a storage
+#: idle (93 s measured at load average 4-6).
+MICRO_COUNT_STORAGES = ("file",)
+#: --quick's micro-benchmarks (timed and counted).
+QUICK_MICRO = "new_oid or hot_read"
+
+
+@dataclasses.dataclass(frozen=True)
+class CountsPlan:
+    """The counts: the 2000 rows of *table* (a RunConfig `run --counts`
+    takes) and the micro-benchmarks on *micro_storages* (-k *select*)."""
+
+    table: RunConfig
+    micro_storages: tuple[str, ...]
+    select: str = ""
+
+    def argv(self, storage_args: list[str]) -> list[str]:
+        """`vfab-bench run --counts` arguments that build *table* (each count
+        child builds its configuration from them); *storage_args*: the
+        storage options as the user typed them."""
+        t = self.table
+        argv = ["run", "--counts", "--rows", t.rows, "--scale", str(t.scale)]
+        argv += ["--repeat", str(t.repeat), "--warmups", str(t.warmups)]
+        argv += ["--seed", str(t.seed)]
+        named = [n for n in t.storages if n in storages.REGISTRY]
+        if named:
+            argv += ["--storage", ",".join(named)]
+        return argv + storage_args
+
+    def pytest_args(self, json_path: Path) -> list[str]:
+        args = [f"--benchmark-json={json_path}", "-p", "no:cacheprovider", "-q"]
+        for name in self.micro_storages:
+            args += ["--storage", name]
+        if self.select:
+            args += ["-k", self.select]
+        return args
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,20 +134,38 @@ class ReleasePlan:
     scale: ScaleConfig | None
     million: RunConfig | None
     skipped: dict[str, str]
+    counts: CountsPlan | None = None
 
     def shortened(self) -> list[str]:
         """One line per part: what it runs, and what it cut to fit."""
         t = self.table
         lines = [
-            f"2000 table: the 2000 rows, {t.repeat} round(s) after "
-            f"{t.warmups} warmup(s), no budget (run's default: every row, "
+            f"2000 table: the 2000 rows, {plural(t.repeat, 'round')} after "
+            f"{plural(t.warmups, 'warmup')}, no budget (run's default: every row, "
             f"{DEFAULT_REPEAT} rounds after {DEFAULT_WARMUPS}, then top-up rounds "
             f"for {DEFAULT_BUDGET_S:g} s)",
         ]
+        c = self.counts
+        if c is None:
+            lines.append(f"counts: not run ({self.skipped['counts']})")
+        else:
+            micro = (
+                f"the micro-benchmarks on {', '.join(c.micro_storages)}"
+                + (f" (-k {c.select!r})" if c.select else "")
+                if c.micro_storages
+                else "no micro-benchmark (file not named)"
+            )
+            lines.append(
+                f"counts (the gate): the 2000 rows of every storage, "
+                f"{plural(c.table.repeat, 'counted trial')} after "
+                f"{plural(c.table.warmups, 'warmup')}, and {micro} (run --counts' "
+                "default: every row, 2 counted trials)"
+            )
         m = self.micro
         select = f", only -k {m.select!r}" if m.select else ""
         lines.append(
-            f"micro-benchmarks: at least {m.min_rounds} round(s), at most "
+            f"micro-benchmarks: on {', '.join(m.storages) or 'no storage'}, "
+            f"at least {plural(m.min_rounds, 'round')}, at most "
             f"{m.max_time_s:g} s of rounds per benchmark{select} "
             "(pytest-benchmark's default: 5 rounds, 1 s)"
         )
@@ -104,12 +174,13 @@ class ReleasePlan:
             lines.append(f"concurrency: not run ({self.skipped['scale']})")
         else:
             d = SCALE_DEFAULTS
+            clients = ", ".join(map(str, s.clients))
             lines.append(
-                f"concurrency: {', '.join(s.storages)} at "
-                f"{','.join(map(str, s.clients))} client(s), {s.duration_s:g} s "
-                f"windows after {s.warmup_s:g} s of warmup, checked (scale's "
-                f"default: {','.join(map(str, d.clients))} clients, "
-                f"{d.duration_s:g} s after {d.warmup_s:g} s)"
+                f"concurrency: {', '.join(s.storages)} at {clients} clients, "
+                f"{s.duration_s:g} s windows of {s.windows} sub-windows after "
+                f"{s.warmup_s:g} s of warmup, checked (scale's default: "
+                f"{','.join(map(str, d.clients))} clients, {d.duration_s:g} s "
+                f"of {d.windows} after {d.warmup_s:g} s)"
             )
         r = self.million
         if r is None:
@@ -123,7 +194,8 @@ class ReleasePlan:
                 else f"{r.size} (about {objects:,} objects; --quick: not a million)"
             )
             lines.append(
-                f"million: {what}, the 2000 rows, {r.repeat} trial, no warmup, "
+                f"million: {what}, the 2000 rows, {plural(r.repeat, 'trial')}, "
+                "no warmup, "
                 f"on {', '.join(r.storages)} only (run's default: every row, "
                 f"{DEFAULT_REPEAT} rounds after {DEFAULT_WARMUPS} and a budget; "
                 "--million-storage for others)"
@@ -138,6 +210,17 @@ def table_rounds(storages: int) -> int:
     rounds made every cell of two releases "inconclusive"."""
     cells = len(ROWS["2000"]) * max(storages, 1)
     return max(DEFAULT_REPEAT, power.trials_needed(DEFAULT_STATISTIC, cells) or 10)
+
+
+def curve_windows(points: int) -> int:
+    """Sub-windows per point of the release's curve: enough that compare can
+    call a change of one measure (ops/s or p99 of one point) significant
+    among all of two releases' (power: 8 a side of the median among the 6
+    of zeo at 1, 2 and 4 clients), CURVE_WINDOWS at least."""
+    from scenarios.scale.report import WINDOW_STATISTIC
+
+    needed = power.trials_needed(WINDOW_STATISTIC, 2 * max(points, 1))
+    return max(CURVE_WINDOWS, needed or CURVE_WINDOWS)
 
 
 def expected_objects(scale: int) -> int:
@@ -176,19 +259,29 @@ def plan(
         options=options,
     )
     micro = MicroPlan(
-        storages=names,
+        # The suite's --storage takes registry names only (not the columns
+        # of --storage-config or --storage-uri).
+        storages=tuple(n for n in names if n in storages.REGISTRY),
         min_rounds=1 if quick else 3,
         max_time_s=0.005 if quick else 0.05,
-        select="new_oid or hot_read" if quick else "",
+        select=QUICK_MICRO if quick else "",
+    )
+    counts = CountsPlan(
+        table=dataclasses.replace(table, repeat=1, warmups=0 if quick else 1),
+        micro_storages=tuple(n for n in MICRO_COUNT_STORAGES if n in names)
+        or (names[:1] if quick and names[0] in storages.REGISTRY else ()),
+        select=QUICK_MICRO if quick else "",
     )
     shared = tuple(n for n in names if storages.get(n, options).shared)
     scale: ScaleConfig | None = None
     if shared:
+        clients = (1, 2) if quick else tuple(c for c in DEFAULT_CLIENTS if c <= 4)
         scale = ScaleConfig(
             storages=shared,
-            clients=(1, 2) if quick else tuple(c for c in DEFAULT_CLIENTS if c <= 4),
+            clients=clients,
             duration_s=1.0 if quick else 3.0,
             warmup_s=0.5 if quick else 1.0,
+            windows=curve_windows(len(shared) * len(clients)),
         )
     else:
         skipped["scale"] = "none of the storages named can be shared by processes"
@@ -210,4 +303,4 @@ def plan(
         )
     else:
         skipped["million"] = reason
-    return ReleasePlan(names, quick, table, micro, scale, million, skipped)
+    return ReleasePlan(names, quick, table, micro, scale, million, skipped, counts)

@@ -186,8 +186,15 @@ class CellComparison:
         return f"{formatter.duration(old)} -> {formatter.duration(new)}"
 
     @property
+    def words(self) -> str:
+        """The verdict, with the ratio when it has none: "1.01x, ..."."""
+        if self.difference.significant:
+            return self.verdict
+        return f"{formatter.ratio(self.difference.ratio)}, {self.verdict}"
+
+    @property
     def line(self) -> str:
-        return f"{self.times}: {self.verdict}"
+        return f"{self.times}: {self.words}"
 
     def pvalues(self) -> str:
         """ "p 0.0079, q 0.36" (q: adjusted across the cells)."""
@@ -322,7 +329,7 @@ class Comparison:
                     f"{c.trials[0]} vs {c.trials[1]}",
                     formatter.duration(d.old.estimate),
                     formatter.duration(d.new.estimate),
-                    c.verdict,
+                    c.words,
                 ]
                 if pvalues:
                     q = "-" if d.q_value is None else f"{d.q_value:.2g}"
@@ -434,6 +441,7 @@ def compare_files(
         old_name,
         new_name,
     )
+    busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
     return Comparison(
         kind=kind(old),
         title=f"{old_name} -> {new_name}",
@@ -441,7 +449,7 @@ def compare_files(
         statistic=s,
         cells=_adjusted(out, s),
         unmatched=tuple(unmatched),
-        warnings=(speeds,) if speeds else (),
+        warnings=((speeds,) if speeds else ()) + tuple(busy),
     )
 
 

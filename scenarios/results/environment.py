@@ -167,3 +167,88 @@ def speed_warning(
         f"{b['median_s'] * 1e3:.2f} ms in {new_name} ({ratio:.2f}x); a "
         "difference in every cell may be the machine's, not the code's"
     )
+
+
+def of(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The environment a result's metadata recorded: its "environment", or
+    for files that kept only the load average ("load_average",
+    "load_average_after": scale files of format 3 and older) one built
+    from it."""
+    env = metadata.get("environment")
+    if isinstance(env, dict):
+        return env
+    out: dict[str, Any] = {}
+    host = metadata.get("host") or {}
+    if isinstance(host, dict) and host.get("cpu_count"):
+        out["cpu_count"] = host["cpu_count"]
+    if metadata.get("load_average"):
+        out["load_average_start"] = metadata["load_average"]
+    if metadata.get("load_average_after"):
+        out["load_average_end"] = metadata["load_average_after"]
+    if out:
+        out["warnings"] = busy_warnings(out)
+    return out
+
+
+def load_line(env: dict[str, Any]) -> str | None:
+    """ "Load average (1 min) 0.42 at the start, 1.80 at the end, on 2
+    CPUs." or None."""
+    parts = []
+    for when in ("start", "end"):
+        loads = env.get(f"load_average_{when}")
+        if loads:
+            parts.append(f"{loads[0]:.2f} at the {when}")
+    if not parts:
+        return None
+    cpus = env.get("cpu_count")
+    on = f", on {cpus} CPUs" if cpus else ""
+    return f"Load average (1 min) {' and '.join(parts)}{on}."
+
+
+def lines(metadata: dict[str, Any]) -> list[str]:
+    """What a view says of the machine a result was measured on: the load
+    average, the speed probe, and every busy warning (each "Warning: ...")."""
+    env = of(metadata)
+    out = [line for line in (load_line(env), speed_line(env)) if line]
+    out += [f"Warning: {w}." for w in env.get("warnings") or ()]
+    return out
+
+
+def warnings_of(metadata: dict[str, Any]) -> list[str]:
+    """The busy warnings a result recorded (or that its load average gives)."""
+    return list(of(metadata).get("warnings") or ())
+
+
+def probes(n: int = 5) -> list[float]:
+    """*n* speed probes now (about a millisecond each)."""
+    return [probe() for _ in range(n)]
+
+
+def record(start: dict[str, Any], speed_probes: list[float]) -> dict[str, Any]:
+    """finish(*start*) with *speed_probes*: the environment a command that
+    has no rounds (scale, release, counts) keeps in its JSON."""
+    out = finish(start)
+    if speed_probes:
+        out["speed_probes_s"] = speed_probes
+    return out
+
+
+def busy_summary(metadata: dict[str, Any]) -> str | None:
+    """ "the machine was busy (load average 4.75 at the start and 4.80 at
+    the end, on 2 CPUs)", or None when it was not."""
+    env = of(metadata)
+    if not env.get("warnings"):
+        return None
+    load = load_line(env) or ""
+    detail = load.removeprefix("Load average (1 min) ").rstrip(".")
+    return f"the machine was busy (load average {detail})"
+
+
+def busy_lines(named: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """ "warning: NAME: the machine was busy (...)" for each of the (name,
+    metadata) pairs whose machine was busy."""
+    return [
+        f"warning: {name}: {line}"
+        for name, meta in named
+        if (line := busy_summary(meta))
+    ]

@@ -103,6 +103,15 @@ scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
         pandas; written, never read back (the histograms stay the source).
         A version-2 file reads the same (its summaries are computed when a
         report asks).  verify's points carry it too.
+  4 -- each point also has "windows": [{"hist": the encoded HdrHistogram
+        of every successful operation that ended in that sub-window (us),
+        "commits"}], the measured window cut into config "windows" equal
+        parts: each sub-window's throughput and p99 give the point an
+        interval, and compare tests two points window against window.  The
+        metadata has "environment" as a run's (load average at the start
+        and end, speed probes, busy warnings).  A version-3 file reads with
+        no windows (no interval: compare gives ratios alone) and its
+        "load_average" and "load_average_after" as its environment.
 
 verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
   1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
@@ -115,7 +124,7 @@ verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
   2 -- each storage also has "verdict" ("right", "WRONG", "not fully
         checked" or "errors": right data, failed operations), "why" (in
         words), "known_bug" (an upstream bug named with its doc, or null)
-        and "errors" ({exception class or "retries ran out": count});
+        and "errors" ({exception class: operations that raised it});
         "ok" says what the verdict says: null for errors too (version 1
         said false there).  Points carry the check's format 2 (history
         format 2: "level", "anomalies", "allowed", "not_checked",
@@ -135,6 +144,22 @@ counts (vfab-bench run --counts --json; COUNTS,
         "trials": as a run's, one per counted trial}; a sample per counted
         trial, in run order.  A run file (no "kind") is not a counts file:
         readers tell them apart by "kind" and refuse a mixed pair.
+
+release (release.json of vfab-bench release --out DIR; RELEASE,
+         scenarios.release.directory):
+  0 -- (no "schema_version") {"kind": "release", "metadata": {"date",
+        "versions", "cpu_count", "storages", "quick"}, "shortened": [the
+        plan's lines], "parts": [{"name", "title", "status", "detail",
+        "files": names in DIR}], "verdicts": [consistency lines],
+        "exit_status"}; parts table, micro, scale, million.
+  1 -- "schema_version": 1; metadata also has "python", "host",
+        "environment" (as a run's: load average, speed probes, warnings),
+        "command" and "fail_above"; a part "counts" (counts.json: a count
+        file of the 2000 rows; counts-micro.json: pytest-benchmark's JSON of
+        the micro-benchmarks under callgrind, "instructions" in each
+        benchmark's extra_info); "against": null or {"directory", "verdict":
+        the comparison with that release (scenarios.release.verdict)}.  A
+        version-0 directory reads with no counts part and no verdict.
 """
 
 from __future__ import annotations
@@ -273,9 +298,26 @@ def _scale_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 3}
 
 
-SCALE = Format("scale", 3, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3})
+def _scale_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    # No sub-windows were kept: each point has none (no interval).
+    points = [
+        {**p, "windows": []} if isinstance(p, dict) else p
+        for p in data.get("points", [])
+    ]
+    return {**data, "schema_version": 4, "points": points}
+
+
+SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3_to_v4})
 VERIFY = Format("verify", 2)
 COUNTS = Format("counts", 1)
+
+
+def _release_v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 0 had no counts part and compared with nothing.
+    return {**data, "schema_version": 1, "against": None}
+
+
+RELEASE = Format("release", 1, {0: _release_v0_to_v1})
 
 
 def malformed(what: str, error: Exception) -> ResultsError:

@@ -38,6 +38,23 @@ def duration(value: float) -> str:
     return f"{v:.0f} {unit}" if abs(v) >= 100 else f"{v:#.3g} {unit}"
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """ "1 trial", "5 trials", "1,200 clients": never "trial(s)"."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def ratio(value: float | None) -> str:
+    """A ratio new / old as compare lines show it: "1.05x", "-" for none."""
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def change(value: float | None) -> str:
+    """A relative change as compare lines show it: "+5.1%", "-0.3%"."""
+    if value is None:
+        return "-"
+    return f"{value * 100:+.1f}%" if abs(value) < 0.1 else f"{value * 100:+.0f}%"
+
+
 def axis_seconds(value: float) -> str:
     """A round axis tick: 1e-3 -> "1 ms", 2e-5 -> "20 µs", 5 -> "5 s"."""
     for unit, scale in TIME_UNITS:

@@ -31,6 +31,7 @@ from typing import Any
 from scenarios.results import environment, power, significance
 from scenarios.results.compare import format_time
 from scenarios.results.files import ResultsError
+from scenarios.results.formatter import plural
 from scenarios.results.history_files import (
     BY_DATE,
     BY_PYTHON,
@@ -278,9 +279,8 @@ class History:
         out = []
         for i, p in enumerate(self.points, 1):
             when = "" if self.by == BY_DATE else f"{p.when}  "
-            line = (
-                f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}  ({p.trials} trials)"
-            )
+            trials = plural(p.trials, "trial")
+            line = f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}  ({trials})"
             if p.changed:
                 line += "; also changed: " + ", ".join(p.changed)
             out.append(line)

@@ -92,6 +92,9 @@ def _read(path: Path, in_directory: bool) -> RunResult | str:
         raise ResultsError(
             f"{path} is a {other} file, not a run file (vfab-bench run --json)"
         )
+    if in_directory and (not isinstance(data, dict) or "schema_version" not in data):
+        # pytest-benchmark's JSON beside a release's runs, and the like.
+        return "not a vfab-bench result"
     try:
         return RunResult.from_json(data)
     except ResultsError as e:

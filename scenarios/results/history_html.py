@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from scenarios.results import htmlbase, significance, svg
+from scenarios.results import environment, htmlbase, significance, svg
 from scenarios.results.compare import format_time
 from scenarios.results.history import (
     BY_DATE,
@@ -344,4 +344,18 @@ def page(history: History) -> str:
         f"{len(history.rows)} tasks"
     )
     body = [f"<h1>{escape(title)}</h1>", f'<p class="lede">{escape(lede)}</p>']
+    body += machines(history)
     return htmlbase.document(title, [*body, section(history)], CSS)
+
+
+def machines(history: History) -> list[str]:
+    """Each run's load average, speed probe and busy warnings, a line per
+    run (the machine a step may owe to)."""
+    out = []
+    for i, p in enumerate(history.points, 1):
+        lines = environment.lines(p.run.metadata)
+        if lines:
+            css = "note wide" if any(x.startswith("Warning") for x in lines) else "note"
+            text = escape(f"Run {i} ({p.label}): " + " ".join(lines))
+            out.append(f'<p class="{css}">{text}</p>')
+    return out

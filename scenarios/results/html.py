@@ -31,11 +31,12 @@ COLD_WARM_HOT = (
 
 
 def _seconds_note(iv: significance.Interval) -> str:
+    d = formatter.duration
     if not iv.known:
-        return f"{iv.estimate:.6g} s (one trial)"
+        return f"{d(iv.estimate)} (one trial)"
     return (
-        f"{iv.statistic} {iv.estimate:.6g} s, {iv.confidence:.0%} interval "
-        f"{iv.low:.6g} - {iv.high:.6g} s, {iv.n} trials"
+        f"{iv.statistic} {d(iv.estimate)}, {iv.confidence:.0%} interval "
+        f"{d(iv.low)} - {d(iv.high)}, {iv.n} trials"
     )
 
 
@@ -85,17 +86,74 @@ def _then_and_now(run: RunResult, size: str, stat: str) -> str:
     out.append("</tr></thead><tbody>")
     for task, then in TABLE_2000.items():
         cells = [f"<td>{escape(task)}</td>"]
-        cells += [f'<td class="then">{v:.2f}</td>' for v in then]
+        cells += [f'<td class="then">{formatter.duration(v)}</td>' for v in then]
         for i, storage in enumerate(storages):
             r = run.get(storage, task, size)
             text = "-"
             if r is not None:
                 values = [x.wall_s for x in r.samples]
-                text = significance.cell_text(values, s, formatter.seconds_3)
+                text = significance.cell_text(values, s, formatter.duration)
             cells.append(htmlbase.cell(text, ' class="sep"' if i == 0 else ""))
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def figures(
+    run: RunResult, size: str, stat: str, groups: int | None = None
+) -> list[str]:
+    """A chart per group of rows (the first *groups* groups; None: all):
+    each storage a dot at the statistic, its interval a whisker."""
+    s = significance.statistic(stat)
+    out = []
+    for title, rows in chart_groups(run)[:groups]:
+        series = htmlbase.series(run.storages)
+        marks = _marks(run, size, rows, s.name)
+        labels = [label for label, _ in rows]
+        if title == rows_model.GROUP_2000:
+            shapes = ("diamond", "square", "triangle")
+            for j, column in enumerate(COLUMNS_2000):
+                ref = svg.Series(
+                    f"2000 {column}", svg.REFERENCE, reference=True, shape=shapes[j]
+                )
+                series.append(ref)
+                for label, phase in rows:
+                    value = TABLE_2000.get(phase, (0, 0, 0))[j]
+                    marks[(label, ref.name)] = svg.Mark(
+                        value, value, value, f"2000, {column}, {phase}: {value} s"
+                    )
+        chart = svg.dot_chart(labels, series, marks)
+        caption = (
+            f"Wall time: dot = {s.label} over the trials, whisker = its "
+            f"{1 - significance.ALPHA:.0%} bootstrap interval, ticks = "
+            "each trial; log scale."
+        )
+        if title == rows_model.GROUP_2000:
+            caption += (
+                "  Grey hollow marks: the 2000 numbers (0.00 is not drawn on a "
+                "log scale)."
+            )
+        out.append(
+            f"<figure><h3>{escape(title)}</h3>{chart}"
+            f"<figcaption>{escape(caption)}</figcaption></figure>"
+        )
+    return out
+
+
+def tables(run: RunResult, stat: str | None = None) -> list[str]:
+    """Every table of the report worth showing, each in a scrolling box."""
+    return [
+        f"<h3>{escape(t.title)}</h3>"
+        f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
+        for t in report.tables(run, stat)
+    ]
+
+
+def then_and_now(run: RunResult, size: str, stat: str | None = None) -> str:
+    """The 2000 table beside today's, in a box that scrolls on its own when
+    wider than the page."""
+    name = report.run_statistic(run, stat)
+    return f'<div class="scroll">{_then_and_now(run, size, name)}</div>'
 
 
 def page(
@@ -118,13 +176,14 @@ def page(
         f"{escape(str(meta.get('host', {}).get('cpu_count', '?')))} CPUs · "
         f"storages: {escape(', '.join(run.storages))}</p>",
         f'<p class="note">{escape(significance.legend(s))} Times are wall '
-        "seconds unless said otherwise.  Noise on a shared machine only slows "
+        "time unless said otherwise.  Noise on a shared machine only slows "
         "a trial down, so the low end of the trials is the best estimate of "
         "what the code costs.</p>",
+        htmlbase.machine(meta),
     ]
     for size in run.sizes:
         body.append(f"<h2>The 2000 table beside today's (size {escape(size)})</h2>")
-        body.append(_then_and_now(run, size, s.name))
+        body.append(then_and_now(run, size, s.name))
         note = (
             "2000: seconds on the MEMS Exchange's machine, small data set, "
             "in-memory / FileStorage / ZEO.  Today: this run's storages."
@@ -133,45 +192,19 @@ def page(
             note += f"  Today's data set is {size}; 2000's was small."
         body.append(f'<p class="note">{escape(note)}</p>')
         body.append(f"<h2>Phases by storage (size {escape(size)})</h2>")
-        for title, rows in chart_groups(run):
-            series = htmlbase.series(run.storages)
-            marks = _marks(run, size, rows, s.name)
-            labels = [label for label, _ in rows]
-            if title == rows_model.GROUP_2000:
-                shapes = ("diamond", "square", "triangle")
-                for j, column in enumerate(COLUMNS_2000):
-                    ref = svg.Series(
-                        f"2000 {column}", svg.REFERENCE, reference=True, shape=shapes[j]
-                    )
-                    series.append(ref)
-                    for label, phase in rows:
-                        value = TABLE_2000.get(phase, (0, 0, 0))[j]
-                        marks[(label, ref.name)] = svg.Mark(
-                            value, value, value, f"2000, {column}, {phase}: {value} s"
-                        )
-            chart = svg.dot_chart(labels, series, marks)
-            caption = (
-                f"Wall time: dot = {s.label} over the trials, whisker = its "
-                f"{1 - significance.ALPHA:.0%} bootstrap interval, ticks = "
-                "each trial; log scale."
-            )
-            if title == rows_model.GROUP_2000:
-                caption += (
-                    "  Grey hollow marks: the 2000 numbers (0.00 is not drawn on a "
-                    "log scale)."
-                )
-            body.append(
-                f"<figure><h3>{escape(title)}</h3>{chart}"
-                f"<figcaption>{escape(caption)}</figcaption></figure>"
-            )
+        body += figures(run, size, s.name)
     if sweep is not None:
         body.append(pages.sweep_section(sweep, s.name))
     if scale is not None:
         body.append(pages.scale_section(scale))
     body.append("<h2>Tables</h2>")
-    for table in report.tables(run, s.name):
+    body += tables(run, s.name)
+    left_out = report.omitted(run, s.name)
+    if left_out:
         body.append(
-            f"<h3>{escape(table.title)}</h3>{htmlbase.table(table.header, table.rows)}"
+            '<p class="note">Not shown (every cell equal or empty): '
+            + escape("; ".join(left_out))
+            + ".</p>"
         )
     body.append(f'<p class="note">{escape(COLD_WARM_HOT)}</p>')
     body.append("<h2>Metadata</h2>")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from scenarios.results import svg
+from scenarios.results import environment, svg
 
 CSS = """
 :root { color-scheme: light; }
@@ -71,6 +71,19 @@ def series(names: Sequence[str]) -> list[svg.Series]:
     ]
 
 
+def machine(meta: dict[str, Any]) -> str:
+    """The machine a result was measured on, as every page shows it near
+    its top: load average, speed probe, and each busy warning marked."""
+    lines = environment.lines(meta)
+    if not lines:
+        return ""
+    out = []
+    for line in lines:
+        css = "note wide" if line.startswith("Warning:") else "note"
+        out.append(f'<p class="{css}">{escape(line)}</p>')
+    return "".join(out)
+
+
 def metadata(title: str, meta: dict[str, Any]) -> str:
     python = meta.get("python", {})
     host = meta.get("host", {})
@@ -89,6 +102,7 @@ def metadata(title: str, meta: dict[str, Any]) -> str:
             f"{host.get('cpu_count', '?')} CPUs",
         ),
     ]
+    items += [("machine", line) for line in environment.lines(meta)]
     dl = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items)
     config = "".join(
         f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>"

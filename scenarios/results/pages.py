@@ -17,35 +17,12 @@ from scenarios.sweep.results import SweepRun
 
 
 def scale_section(run: ScaleRun) -> str:
-    """Throughput and p99 latency against clients, a line per storage, and
-    the scale tables."""
-    storages = run.storages()
-    series = htmlbase.series(storages)
-    clients = sorted({p.clients for p in run.points})
-    throughput: dict[tuple[int, str], svg.Mark] = {}
-    latency: dict[tuple[int, str], svg.Mark] = {}
-    for p in run.points:
-        s = p.summary(run.cores)
-        ops, p99 = float(s["ops_per_s"] or 0), float(s["p99_ms"] or 0)
-        where = f"{p.storage}, {p.clients} client(s)"
-        throughput[(p.clients, p.storage)] = svg.Mark(
-            ops, ops, ops, f"{where}: {ops:.1f} ops/s"
-        )
-        latency[(p.clients, p.storage)] = svg.Mark(
-            p99, p99, p99, f"{where}: p99 {formatter.ms(p99)} ms"
-        )
-    figures = []
-    for title, marks, y_label in (
-        ("operations per second", throughput, "operations / s"),
-        ("p99 latency", latency, "p99 latency (ms)"),
-    ):
-        chart = svg.line_chart(
-            clients, series, marks, "clients (log scale)", y_label, width=500
-        )
-        figures.append(
-            f"<figure>{chart}<figcaption>{escape(title)} against clients, "
-            "one process each</figcaption></figure>"
-        )
+    """Throughput and p99 latency against clients, a line per storage (the
+    sub-windows' intervals as error bars), and the scale tables."""
+    figures = [
+        f"<figure>{chart}<figcaption>{escape(caption)}</figcaption></figure>"
+        for caption, chart in scale_report.charts(run)
+    ]
     points = list(run.points)
     tables = [
         scale_report.points_table(points, run.cores),
@@ -70,6 +47,7 @@ def scale_page(run: ScaleRun) -> str:
         "<h1>vfab-loadtest scale</h1>",
         f'<p class="lede">{escape(date)} · storages: '
         f"{escape(', '.join(run.storages()))}</p>",
+        htmlbase.machine(run.metadata),
         scale_section(run),
         "<h2>Metadata</h2>",
         htmlbase.metadata("scale", run.metadata),
@@ -83,6 +61,7 @@ def sweep_page(sweep: SweepRun, stat: str | None = None) -> str:
     body = [
         "<h1>vfab-loadtest sweep</h1>",
         f'<p class="lede">{escape(date)}</p>',
+        htmlbase.machine(sweep.metadata),
         sweep_section(sweep, s),
         "<h2>Metadata</h2>",
         htmlbase.metadata("sweep", sweep.metadata),
@@ -124,7 +103,7 @@ def compare_page(result: compare_mod.Comparison, changed: bool = False) -> str:
                 f"{c.trials[0]} vs {c.trials[1]}",
                 formatter.duration(c.difference.old.estimate),
                 formatter.duration(c.difference.new.estimate),
-                c.verdict,
+                c.words,
                 c.pvalues(),
             ]
             for c in shown

@@ -2,7 +2,8 @@
 
 A time cell is a statistic of the trials (the run's --statistic, recorded in
 its configuration; the minimum by default: noise only ever slows a trial
-down) in seconds, and the half-width of its 95% bootstrap interval as a
+down) in the unit that suits it (scenarios.results.formatter), and the
+half-width of its 95% bootstrap interval as a
 percentage of it, marked "!" when wider than ±10%
 (scenarios.results.significance).  A value under 1 ms is marked "~": too
 short to compare between runs (pyperf's rule); the micro-benchmarks time
@@ -11,7 +12,12 @@ Count cells are medians over the trials; a peak RSS cell is the highest of
 them.  After the per-phase tables comes one table per size with what a run
 leaves behind: size on disk, peak RSS, the cost per object built, and the
 backend's counters.  The same tables come out as plain text for the terminal
-and as Markdown.
+and as Markdown.  A table whose cells are all equal or empty is left out,
+with one line saying so (omitted()).
+
+`run` and `report FILE` print the short view (short_text(): the 2000 rows'
+wall time, what else was measured and where it is, at most SHORT_LINES
+lines); `--all` prints every table.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from collections.abc import Callable, Collection
 
 from scenarios.results import environment, formatter, significance, table
 from scenarios.results import rows as rows_model
-from scenarios.results.formatter import seconds
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
 from scenarios.results.significance import SHORT_S
 from scenarios.results.stats import median, median_int
@@ -47,7 +52,7 @@ def time_cell(values: list[float], stat: str) -> str:
     else:
         mark = "±" + ("inf" if rel == float("inf") else f"{rel * 100:.0f}%").rjust(4)
     flag = "!" if iv.wide and iv.estimate >= SHORT_S else " "
-    return f"{seconds(iv.estimate)} {mark.ljust(5)}{flag}"
+    return f"{formatter.duration(iv.estimate)} {mark.ljust(5)}{flag}"
 
 
 def _table(
@@ -75,10 +80,10 @@ def counts(r: PhaseResult) -> str:
 
 
 def within_cell(r: PhaseResult) -> str:
-    """Median seconds of batch commits / cyclic GC inside the phase."""
+    """Median time of batch commits / cyclic GC inside the phase."""
     parts = []
     for stats in (r.batch_commit, r.gc):
-        parts.append("-" if stats is None else seconds(stats.median))
+        parts.append("-" if stats is None else formatter.duration(stats.median))
     return " / ".join(parts)
 
 
@@ -91,11 +96,11 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
     label = significance.statistic(stat).label
     out: list[Table] = [
         Table(
-            f"wall time (s), size {size}, {label} of {trial_counts(run, size)}",
+            f"wall time, size {size}, {label} of {trial_counts(run, size)}",
             *_table(run, size, lambda r: time_cell(r.wall_values, stat)),
         ),
         Table(
-            f"CPU time of the client process (s), size {size}, {label}",
+            f"CPU time of the client process, size {size}, {label}",
             *_table(run, size, lambda r: time_cell(r.cpu_values, stat)),
         ),
         Table(f"objects loaded/stored, size {size}", *_table(run, size, counts)),
@@ -121,12 +126,23 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
         out.append(
             Table(f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
         )
-    if _any(run, size, lambda r: r.batch_commit or r.gc):
+    if _any(run, size, lambda r: r.batch_commit):
         out.append(
             Table(
-                "of the wall time (s): commits of full batches (--batch) / "
+                "of the wall time: commits of full batches (--batch) / "
                 f"Python's cyclic GC, size {size}",
                 *_table(run, size, within_cell),
+            )
+        )
+    elif _any(run, size, lambda r: r.gc):
+        out.append(
+            Table(
+                f"of the wall time: Python's cyclic GC, size {size}",
+                *_table(
+                    run,
+                    size,
+                    lambda r: "-" if r.gc is None else formatter.duration(r.gc.median),
+                ),
             )
         )
     return out
@@ -136,17 +152,17 @@ def trial_counts(
     run: RunResult, size: str, phases: Collection[str] | None = None
 ) -> str:
     """How many trials the time cells of *size* (of *phases*, or all) are
-    over: "5 trial(s)", or "5-38 trials" when some had more than others
-    (the 2000 rows' top-up trials, see the runner)."""
+    over: "1 trial", "5 trials", or "5-38 trials" when some had more than
+    others (the 2000 rows' top-up trials, see the runner)."""
     counts = {
         len(r.samples)
         for r in run.results
         if r.size == size and (phases is None or r.phase in phases)
     }
     if not counts:
-        return "0 trial(s)"
+        return "no trial"
     low, high = min(counts), max(counts)
-    return f"{low} trial(s)" if low == high else f"{low}-{high} trials"
+    return formatter.plural(low, "trial") if low == high else f"{low}-{high} trials"
 
 
 def trials_cell(run: RunResult, storage: str, size: str) -> str:
@@ -248,15 +264,55 @@ def summary_table(run: RunResult, size: str) -> Table | None:
     return Table(f"after the run, size {size}", ["", *storages], rows)
 
 
-def tables(run: RunResult, stat: str | None = None) -> list[Table]:
+def all_tables(run: RunResult, stat: str | None = None) -> list[Table]:
     """Each table of the report, in order, time cells by *stat* (None: the
-    run's statistic)."""
+    run's statistic), uniform ones included."""
     out = []
     for size in run.sizes:
         out += phase_tables(run, size, stat)
         summary = summary_table(run, size)
         if summary is not None:
             out.append(summary)
+    return out
+
+
+#: A cell that holds nothing: the storage does not have the row or the
+#: counter.
+EMPTY_CELLS = frozenset({"", "-", "- / -"})
+
+
+def uniform(t: Table) -> str | None:
+    """The one value every non-empty cell of a per-phase table of two cells
+    or more holds ("" when every cell is empty), or None when cells differ.
+    The summary table (a different quantity per row) is never uniform."""
+    if not t.header or t.header[0] != "task:":
+        return None
+    cells = [c.strip() for row in t.rows for c in row[1:]]
+    values = set(cells) - EMPTY_CELLS
+    if len(values) > 1 or (values and len(cells) < 2):
+        return None
+    return values.pop() if values else ""
+
+
+def tables(run: RunResult, stat: str | None = None) -> list[Table]:
+    """The tables worth showing: all_tables() without those whose cells are
+    all equal or empty (omitted() says which)."""
+    return [t for t in all_tables(run, stat) if uniform(t) is None]
+
+
+def omitted(run: RunResult, stat: str | None = None) -> list[str]:
+    """One line per table left out, with the value every cell held."""
+    out = []
+    for t in all_tables(run, stat):
+        value = uniform(t)
+        if value is None:
+            continue
+        what = t.title.split(", size")[0]
+        out.append(
+            f"{what}: {value.rstrip()} in every cell"
+            if value
+            else f"{what}: nothing measured"
+        )
     return out
 
 
@@ -277,9 +333,10 @@ def legend(run: RunResult, name: str | None = None) -> str:
 
 
 def speed_note(run: RunResult) -> str:
-    """ " " and the run's speed probe sentence, or "" without probes."""
-    line = environment.speed_line(run.metadata.get("environment") or {})
-    return f" {line}" if line else ""
+    """ " " and the machine's sentences (load, speed probe, busy warning),
+    or "" when the run recorded none."""
+    lines = environment.lines(run.metadata)
+    return "".join(f" {line}" for line in lines)
 
 
 def storage_notes(run: RunResult) -> str:
@@ -296,9 +353,17 @@ def storage_notes(run: RunResult) -> str:
     return f" Storages: {'; '.join(notes.values())}." if notes else ""
 
 
+def omitted_note(run: RunResult, stat: str | None = None) -> str:
+    """ " Not shown (every cell equal or empty): ..." or ""."""
+    lines = omitted(run, stat)
+    return (
+        f" Not shown (every cell equal or empty): {'; '.join(lines)}." if lines else ""
+    )
+
+
 def text(run: RunResult, stat: str | None = None) -> str:
-    """Plain-text tables, columns aligned."""
-    return table.text(tables(run, stat), legend(run, stat))
+    """Plain-text tables, columns aligned: every table (report --all)."""
+    return table.text(tables(run, stat), legend(run, stat) + omitted_note(run, stat))
 
 
 def markdown(run: RunResult, stat: str | None = None) -> str:
@@ -310,4 +375,6 @@ def markdown(run: RunResult, stat: str | None = None) -> str:
         f"{meta.get('date', '')}; Python {meta.get('python', {}).get('version', '?')}; "
         f"{versions}; {meta.get('host', {}).get('cpu_count', '?')} CPUs.",
     ]
-    return table.markdown(tables(run, stat), preamble, legend(run, stat))
+    return table.markdown(
+        tables(run, stat), preamble, legend(run, stat) + omitted_note(run, stat)
+    )

@@ -1,11 +1,19 @@
 """Two scale files side by side, point by point (storage and client count):
-throughput and p99 latency, OLD -> NEW, as ratios.
+throughput and p99 latency, OLD -> NEW, as ratios, tested where both points
+kept sub-windows.
 
-A scale point is one measured window, not repeated trials: there is nothing
-to test a difference against, so no verdict says "significant" or "not
-significant".  Each line gives the two values and their ratio; the heading
-says why that is all, and that this machine's speed spells alone move a
-point by up to 1.5-1.8x (docs/results.md, "Timing on this machine").  Files are
+A point is one measured window.  Since format 4 the window is cut into
+equal sub-windows (scale --windows), each with its own throughput and
+p99: two points are then compared sub-window against sub-window by the
+permutation test compare uses for trials (scenarios.results.significance,
+of the median, the p-values adjusted across every test of the pair of
+files), and a change the sub-windows are too few to decide is
+"inconclusive" with the number needed (scenarios.results.power).
+Sub-windows of one window are not independent trials: a slow spell of the
+machine longer than a sub-window moves several of them, so a change the
+test calls significant can still be the machine's (this machine's spells
+move a point by up to 1.5-1.8x, docs/results.md); the heading says so.
+Points without sub-windows (older files) get ratios alone.  Files are
 compared only when they ran the same load: the same scale, seed, mix,
 window and offered rate.
 """
@@ -15,13 +23,106 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from scenarios.results import formatter
+from scenarios.results import formatter, power, significance
 from scenarios.results.compare import check_same
 from scenarios.results.files import ResultsError
-from scenarios.scale.results import ScaleRun
+from scenarios.results.formatter import plural
+from scenarios.results.significance import Difference
+from scenarios.scale.report import WINDOW_STATISTIC, latency
+from scenarios.scale.results import ScalePoint, ScaleRun
 
 #: What two scale runs must share to be compared.
 IDENTITY = ("scale", "seed", "weights", "skew", "duration_s", "rate")
+
+#: The two things compared per point: (summary key, what it is).
+MEASURES = (("ops_per_s", "ops/s"), ("p99_ms", "p99"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    """One measure of one point, OLD -> NEW: the window's values, and the
+    sub-windows' test where both points have them."""
+
+    name: str
+    old: float
+    new: float
+    difference: Difference | None = None
+    #: How many tests the pair of files made (the adjustment's family).
+    tests: int = 1
+
+    @property
+    def ratio(self) -> float | None:
+        return self.new / self.old if self.old > 0 else None
+
+    @property
+    def windows(self) -> tuple[int, int]:
+        d = self.difference
+        return (0, 0) if d is None else (d.old.n, d.new.n)
+
+    @property
+    def inconclusive(self) -> bool:
+        d = self.difference
+        if d is None or d.significant:
+            return False
+        m, n = self.windows
+        return not power.decidable(m, n, WINDOW_STATISTIC, self.tests)
+
+    @property
+    def significant(self) -> bool:
+        return self.difference is not None and self.difference.significant
+
+    @property
+    def worse(self) -> bool:
+        """A significant change for the worse: fewer ops/s, a higher p99."""
+        r = self.ratio
+        if not self.significant or r is None:
+            return False
+        return r < 1 if self.name == "ops/s" else r > 1
+
+    @property
+    def better(self) -> bool:
+        r = self.ratio
+        return self.significant and r is not None and not self.worse and r != 1
+
+    def value(self, v: float) -> str:
+        return f"{v:.1f}" if self.name == "ops/s" else latency(v)
+
+    @property
+    def verdict(self) -> str:
+        r = self.ratio
+        ratio = formatter.ratio(r)
+        if self.difference is None:
+            return f"{ratio} (no sub-windows: not tested)"
+        if self.significant and r is not None:
+            if self.name == "ops/s":
+                words = "more ops/s" if r > 1 else "fewer ops/s"
+            else:
+                words = "higher" if r > 1 else "lower"
+            return f"{ratio} ({formatter.change(r - 1)}): {words}, significant"
+        if self.inconclusive:
+            m, n = self.windows
+            needed = power.trials_needed(WINDOW_STATISTIC, self.tests)
+            more = "more than 60" if needed is None else f"at least {needed}"
+            return f"{ratio}, inconclusive ({m} vs {n} sub-windows; {more} needed)"
+        return f"{ratio}, not significant"
+
+    @property
+    def line(self) -> str:
+        return f"{self.name} {self.value(self.old)} -> {self.value(self.new)}: " + (
+            self.verdict
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.difference
+        return {
+            "old": self.old,
+            "new": self.new,
+            "ratio": self.ratio,
+            "verdict": self.verdict,
+            "significant": self.significant,
+            "inconclusive": self.inconclusive,
+            "test": None if d is None else d.to_json(),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +131,7 @@ class PointComparison:
     clients: int
     old: dict[str, Any]
     new: dict[str, Any]
+    measures: tuple[Measure, ...] = ()
 
     def ratio(self, key: str) -> float | None:
         a, b = self.old.get(key), self.new.get(key)
@@ -37,15 +139,12 @@ class PointComparison:
             return None
         return b / a if a > 0 else None
 
+    @property
+    def where(self) -> str:
+        return f"{self.storage}, {plural(self.clients, 'client')}"
+
     def line(self) -> str:
-        ops, p99 = self.ratio("ops_per_s"), self.ratio("p99_ms")
-        ops_words = "-" if ops is None else f"{ops:.2f}x"
-        p99_words = "-" if p99 is None else f"{p99:.2f}x"
-        return (
-            f"ops/s {self.old['ops_per_s']:.1f} -> {self.new['ops_per_s']:.1f} "
-            f"({ops_words}); p99 {formatter.ms(self.old['p99_ms'])} -> "
-            f"{formatter.ms(self.new['p99_ms'])} ms ({p99_words})"
-        )
+        return "; ".join(m.line for m in self.measures)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +154,7 @@ class PointComparison:
             "new": self.new,
             "ops_ratio": self.ratio("ops_per_s"),
             "p99_ratio": self.ratio("p99_ms"),
+            "measures": {m.name: m.to_json() for m in self.measures},
         }
 
 
@@ -64,33 +164,76 @@ class ScaleComparison:
     points: tuple[PointComparison, ...]
     unmatched: tuple[str, ...] = ()
 
+    @property
+    def tested(self) -> bool:
+        return any(m.difference is not None for p in self.points for m in p.measures)
+
+    def measures(self) -> list[tuple[PointComparison, Measure]]:
+        return [(p, m) for p in self.points for m in p.measures]
+
+    def worse(self) -> list[tuple[PointComparison, Measure]]:
+        return [(p, m) for p, m in self.measures() if m.worse]
+
+    def better(self) -> list[tuple[PointComparison, Measure]]:
+        return [(p, m) for p, m in self.measures() if m.better]
+
     def heading(self) -> str:
-        return (
+        head = (
             f"{self.title}: throughput and p99 latency per storage and client "
-            "count, new / old.  One measured window per point: no test of "
-            "significance is possible; this machine's speed spells alone can move "
-            "a point by up to 1.5-1.8x."
+            "count, new / old."
         )
+        if not self.tested:
+            return head + (
+                "  One measured window per point: no test of significance is "
+                "possible; this machine's speed spells alone can move a point "
+                "by up to 1.5-1.8x."
+            )
+        return head + (
+            f"  Tested sub-window against sub-window (permutation test of the "
+            f"{WINDOW_STATISTIC}, false discovery rate {significance.ALPHA} "
+            f"across the {len(self.measures())} tests); sub-windows of one "
+            "window are not independent trials, and a slow spell of the "
+            "machine longer than one moves several: a significant change may "
+            "be the machine's."
+        )
+
+    def summary(self) -> str:
+        """One line: how many measures changed for the worse or the better."""
+        n = len(self.measures())
+        worse, better = self.worse(), self.better()
+        line = (
+            f"{n} measures ({len(self.points)} points): {len(worse)} worse, "
+            f"{len(better)} better"
+        )
+        if worse:
+            p, m = worse[0]
+            line += f"; first: {p.where}, {m.line}"
+        return line
 
     def text(self) -> str:
         parts = [self.heading()]
         for storage in dict.fromkeys(p.storage for p in self.points):
             rows = [p for p in self.points if p.storage == storage]
             lines = [f"{storage}:"]
-            lines += [f"  {p.clients:>3} client(s)  {p.line()}" for p in rows]
+            width = max(len(plural(p.clients, "client")) for p in rows)
+            lines += [
+                f"  {plural(p.clients, 'client').rjust(width)}  {p.line()}"
+                for p in rows
+            ]
             parts.append("\n".join(lines))
         if self.unmatched:
             parts.append("In one file only: " + "; ".join(self.unmatched))
+        parts.append(f"Summary: {self.summary()}.")
         return "\n\n".join(parts) + "\n"
 
     def markdown(self) -> str:
-        lines = [f"# {self.heading()}", "", "| storage | clients | ops/s | p99 ms |"]
+        lines = [f"# {self.heading()}", "", "| storage | clients | ops/s | p99 |"]
         lines.append("|---|---:|---|---|")
         for p in self.points:
+            ops, p99 = p.measures
             lines.append(
-                f"| {p.storage} | {p.clients} | {p.old['ops_per_s']:.1f} -> "
-                f"{p.new['ops_per_s']:.1f} | {formatter.ms(p.old['p99_ms'])} -> "
-                f"{formatter.ms(p.new['p99_ms'])} |"
+                f"| {p.storage} | {p.clients} | {ops.line.removeprefix('ops/s ')} "
+                f"| {p99.line.removeprefix('p99 ')} |"
             )
         return "\n".join(lines) + "\n"
 
@@ -100,7 +243,12 @@ class ScaleComparison:
             "title": self.title,
             "points": [p.to_json() for p in self.points],
             "unmatched": list(self.unmatched),
+            "summary": self.summary(),
         }
+
+
+def _windows(p: ScalePoint, key: str) -> list[float]:
+    return p.window_ops_per_s() if key == "ops_per_s" else p.window_p99_ms()
 
 
 def compare_scale(
@@ -113,19 +261,39 @@ def compare_scale(
     check_same(
         identity(old), identity(new), old_name, new_name, "they ran different loads"
     )
-    a = {(p.storage, p.clients): p.summary(old.cores) for p in old.points}
-    b = {(p.storage, p.clients): p.summary(new.cores) for p in new.points}
-    points = tuple(
-        PointComparison(storage, clients, a[(storage, clients)], b[key])
-        for key in a
-        if key in b
-        for storage, clients in [key]
-    )
-    if not points:
+    a = {(p.storage, p.clients): p for p in old.points}
+    b = {(p.storage, p.clients): p for p in new.points}
+    keys = [k for k in a if k in b]
+    if not keys:
         raise ResultsError(f"{old_name} and {new_name} have no point in common")
+    # Every test of the pair, adjusted together as compare adjusts cells.
+    tests: list[tuple[tuple[str, int], str, Difference]] = []
+    for key in keys:
+        for name, _ in MEASURES:
+            x, y = _windows(a[key], name), _windows(b[key], name)
+            if len(x) >= 2 and len(y) >= 2:
+                tests.append(
+                    (key, name, significance.difference(x, y, WINDOW_STATISTIC))
+                )
+    adjusted = significance.adjust([d for _, _, d in tests]) if tests else []
+    found = {(key, name): d for (key, name, _), d in zip(tests, adjusted, strict=True)}
+    points = []
+    for key in keys:
+        s_old, s_new = a[key].summary(old.cores), b[key].summary(new.cores)
+        measures = tuple(
+            Measure(
+                label,
+                float(s_old[name] or 0),
+                float(s_new[name] or 0),
+                found.get((key, name)),
+                max(len(tests), 1),
+            )
+            for name, label in MEASURES
+        )
+        points.append(PointComparison(key[0], key[1], s_old, s_new, measures))
     unmatched = tuple(
-        f"{s} at {c} client(s) ({old_name if (s, c) in a else new_name})"
+        f"{s} at {plural(c, 'client')} ({old_name if (s, c) in a else new_name})"
         for s, c in [*a, *(k for k in b if k not in a)]
         if ((s, c) in a) != ((s, c) in b)
     )
-    return ScaleComparison(f"{old_name} -> {new_name}", points, unmatched)
+    return ScaleComparison(f"{old_name} -> {new_name}", tuple(points), unmatched)

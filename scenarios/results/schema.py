@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scenarios.results.files import ResultsError
+from scenarios.results.formatter import plural
 
 #: The largest count (objects, bytes) and duration a file may hold: a
 #: signed 64-bit integer, and about 31 years.
@@ -124,7 +125,7 @@ class ListOf(Kind):
         if len(value) < self.at_least:
             got = len(value) or "none"
             raise ResultsError(
-                f"{where}: expected at least {self.at_least} item(s), got {got}"
+                f"{where}: expected at least {plural(self.at_least, 'item')}, got {got}"
             )
         for i, item in enumerate(value):
             self.kind.check(item, f"{where}[{i}]")
@@ -354,6 +355,9 @@ _SCALE_POINT = Object(
         "arrivals": Count,
         "served": Count,
         "summary": MapOf(Optional(Number)),
+        "windows": ListOf(
+            Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
+        ),
     },
     required=(
         "storage",

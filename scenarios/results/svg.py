@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Sequence
 from html import escape
 
@@ -304,3 +305,27 @@ def line_chart(
             out.append(f'<g class="mark">{"".join(parts)}</g>')
     out.append("</svg>")
     return "".join(out)
+
+
+def side_by_side(charts: Sequence[str], title: str = "", gap: int = 16) -> str:
+    """Charts drawn here, left to right, as one standalone SVG document (a
+    file: the namespace declared, a <title> for viewers)."""
+    placed = []
+    x = 0
+    height = 0
+    for chart in charts:
+        found = re.search(r'viewBox="0 0 (\d+) (\d+)"', chart)
+        w, h = (int(found.group(1)), int(found.group(2))) if found else (600, 400)
+        placed.append(chart.replace("<svg ", f'<svg x="{x}" y="0" ', 1))
+        x += w + gap
+        height = max(height, h)
+    width = max(x - gap, 1)
+    head = f"<title>{title}</title>" if title else ""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" {FONT}>'
+        f'{head}<rect width="{width}" height="{height}" fill="white"/>'
+        + "".join(placed)
+        + "</svg>\n"
+    )

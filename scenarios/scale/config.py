@@ -8,8 +8,14 @@ from typing import Any
 from scenarios.errors import ConfigError
 from scenarios.load.mix import LoadConfig
 from storages.options import shown
+from vfab.generate import DEFAULT_SEED
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
+#: Sub-windows of a point's measured window, each with its own throughput
+#: and latencies: the spread between them is the point's interval, and two
+#: runs' points are compared window against window (scale_compare).
+DEFAULT_WINDOWS = 10
+MAX_WINDOWS = 1000
 #: Resident memory of one client process (ZODB, ZEO or RelStorage, its
 #: caches), with room: a ZEO client measured 40 MB here at the small size;
 #: more clients than the available memory holds at this size are refused.
@@ -72,7 +78,7 @@ class ScaleConfig:
     storages: tuple[str, ...]
     clients: tuple[int, ...] = DEFAULT_CLIENTS
     scale: int = 1
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     duration_s: float = 10.0
     warmup_s: float = 3.0
     rate: float | None = None
@@ -88,6 +94,7 @@ class ScaleConfig:
     #: could depend on it (a ZEO server's log costs a round trip a
     #: transaction).
     read_log: bool = False
+    windows: int = DEFAULT_WINDOWS
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -103,6 +110,8 @@ class ScaleConfig:
             raise ConfigError("--duration must be more than 0 seconds")
         if not self.warmup_s >= 0:
             raise ConfigError("--warmup must be 0 seconds or more")
+        if not 1 <= self.windows <= MAX_WINDOWS:
+            raise ConfigError(f"--windows takes 1 to {MAX_WINDOWS}")
         if self.rate is not None and not self.rate > 0:
             raise ConfigError("--rate must be more than 0 operations per second")
         if self.fault is not None:
@@ -128,6 +137,7 @@ class ScaleConfig:
             "backoff_ms": self.load.backoff_ms,
             "wait_timeout_s": self.wait_timeout_s,
             "check": self.check,
+            "windows": self.windows,
         }
 
 

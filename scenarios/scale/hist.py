@@ -55,3 +55,21 @@ def summary_ms(histogram: Any) -> dict[str, float | int]:
         "p99": histogram.get_value_at_percentile(99) / 1000,
         "max": histogram.get_max_value() / 1000,
     }
+
+
+def merged_windows(
+    per_client: list[list[dict[str, Any]]],
+) -> tuple[dict[str, Any], ...]:
+    """The clients' sub-windows added window by window: ({"hist": encoded,
+    "commits": n}, ...); () when the clients kept none."""
+    n = max((len(w) for w in per_client), default=0)
+    out = []
+    for i in range(n):
+        parts = [w[i] for w in per_client if i < len(w)]
+        out.append(
+            {
+                "hist": encode(merged(p["hist"] for p in parts)),
+                "commits": sum(int(p["commits"]) for p in parts),
+            }
+        )
+    return tuple(out)

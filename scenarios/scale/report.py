@@ -1,13 +1,41 @@
-"""The scale run's tables (scenarios.results.table) and its plot."""
+"""The scale run's tables (scenarios.results.table), its charts (SVG, drawn
+by scenarios.results.svg as every page's) and its plot.
+
+A point's throughput is the window's; where the point kept sub-windows
+(format 4) its interval is the bootstrap interval of their median
+(WINDOW_STATISTIC), shown as "±N%" and drawn as an error bar.
+"""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
-from scenarios.results import formatter
+from scenarios.results import environment, formatter, significance, svg
+from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 from scenarios.scale import hist
 from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
+
+#: The statistic over a point's sub-windows (throughput and p99 move both
+#: ways within a window: the median, not the minimum).
+WINDOW_STATISTIC = "median"
+
+
+def latency(ms: float) -> str:
+    """A latency in ms as every view shows times: "4.75 ms", "812 µs"."""
+    return formatter.duration(ms / 1000)
+
+
+def ops_cell(p: ScalePoint) -> str:
+    """ops/s of the window, and "±N%" from its sub-windows when it has them."""
+    text = f"{p.ops_per_s:.1f}"
+    values = p.window_ops_per_s()
+    if len(values) < 2:
+        return text
+    iv = significance.interval(values, WINDOW_STATISTIC)
+    rel = iv.relative_half_width
+    return text if rel is None else f"{text} ±{rel * 100:.0f}%"
 
 
 def _cpu(value: float | None) -> str:
@@ -31,7 +59,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
     header = ["storage", "clients", "ops/s", "commits/s"]
     if open_loop:
         header += ["offered/s", "backlog"]
-    header += ["p50 ms", "p95 ms", "p99 ms", "max ms", "conflicts", "retries"]
+    header += ["p50", "p95", "p99", "max", "conflicts", "retries"]
     header += ["failed", "errors", "violations", "client CPU s", "server CPU s"]
     header += ["CPU use"]
     rows = []
@@ -40,7 +68,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
         row = [
             p.storage,
             str(p.clients),
-            f"{p.ops_per_s:.1f}",
+            ops_cell(p),
             f"{p.commits_per_s:.1f}",
         ]
         if open_loop:
@@ -51,12 +79,8 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
         use = (
             f"{cpu / (p.window_s * cores) * 100:.0f}%" if cores and p.window_s else "-"
         )
-        row += [
-            formatter.ms(s["p50"]),
-            formatter.ms(s["p95"]),
-            formatter.ms(s["p99"]),
-            formatter.ms(s["max"]),
-        ]
+        row += [latency(s["p50"]), latency(s["p95"]), latency(s["p99"])]
+        row += [latency(s["max"])]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
         row += [str(sum(p.errors.values())), violations_cell(p.invariants)]
         row += [_cpu(p.client_cpu_s)]
@@ -67,8 +91,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
 
 def operations_table(points: list[ScalePoint]) -> Table:
     """Per point and operation: count and p50/p95/p99/max."""
-    header = ["storage", "clients", "operation", "ops", "p50 ms", "p95 ms"]
-    header += ["p99 ms", "max ms"]
+    header = ["storage", "clients", "operation", "ops", "p50", "p95", "p99", "max"]
     rows = []
     for p in points:
         for name in OPERATION_NAMES:
@@ -77,12 +100,7 @@ def operations_table(points: list[ScalePoint]) -> Table:
                 continue
             rows.append(
                 [p.storage, str(p.clients), name, str(s["count"])]
-                + [
-                    formatter.ms(s["p50"]),
-                    formatter.ms(s["p95"]),
-                    formatter.ms(s["p99"]),
-                    formatter.ms(s["max"]),
-                ]
+                + [latency(s[k]) for k in ("p50", "p95", "p99", "max")]
             )
     return Table("latency per operation", header, rows)
 
@@ -98,7 +116,7 @@ def notes(run: ScaleRun) -> list[str]:
     faults, the consistency check, the load average."""
     lines = []
     for p in run.points:
-        where = f"{p.storage}, {p.clients} client(s)"
+        where = f"{p.storage}, {plural(p.clients, 'client')}"
         if p.rate is not None and not p.honoured:
             lines.append(
                 f"{where}: offered {p.rate:g} ops/s not honoured: achieved "
@@ -118,18 +136,14 @@ def notes(run: ScaleRun) -> list[str]:
         if p.invariants.get("what"):
             lines.append(f"  {p.invariants['what']}")
         lines += [f"  {problem}" for problem in p.invariants["problems"]]
-    for when in ("before", "after"):
-        key = "load_average" if when == "before" else "load_average_after"
-        load = run.metadata.get(key)
-        if load:
-            loads = " ".join(f"{x:.2f}" for x in load)
-            lines.append(f"load average {when} the run: {loads}")
+    lines += environment.lines(run.metadata)
     return lines
 
 
 LEGEND = (
     "ops/s and commits/s: successful operations and commits per second of the "
-    "window; latency from each operation's start (open loop: its arrival), "
+    "window (± half the width of the 95% interval of the median over its "
+    "sub-windows); latency from each operation's start (open loop: its arrival), "
     "retries included; retries: conflicting attempts retried; failed: retries "
     "ran out; violations: what the consistency check found in the data after "
     "the point (0: checked, none; -: not checked); CPU use: client + server "
@@ -162,8 +176,76 @@ def fault_line(fault: dict[str, object]) -> str:
     return "; ".join(out)
 
 
+def _marks(
+    run: ScaleRun,
+) -> tuple[dict[tuple[int, str], svg.Mark], dict[tuple[int, str], svg.Mark]]:
+    """(throughput, p99) marks per (clients, storage): the window's value,
+    the sub-windows' interval where the point has one."""
+    ops: dict[tuple[int, str], svg.Mark] = {}
+    p99s: dict[tuple[int, str], svg.Mark] = {}
+    for p in run.points:
+        s = p.summary(run.cores)
+        where = f"{p.storage}, {plural(p.clients, 'client')}"
+        for marks, value, windows, words in (
+            (ops, float(s["ops_per_s"] or 0), p.window_ops_per_s(), "ops/s"),
+            (p99s, float(s["p99_ms"] or 0), p.window_p99_ms(), "ms p99"),
+        ):
+            low = high = value
+            if len(windows) >= 2:
+                iv = significance.interval(windows, WINDOW_STATISTIC)
+                low, high = min(iv.low, value), max(iv.high, value)
+            shown = f"{value:.1f} ops/s" if words == "ops/s" else latency(value)
+            note = f"{where}: {shown}"
+            if high > low:
+                note += f" (sub-windows {low:.1f} to {high:.1f} {words})"
+            marks[(p.clients, p.storage)] = svg.Mark(value, low, high, note)
+    return ops, p99s
+
+
+def charts(run: ScaleRun, width: int = 500) -> list[tuple[str, str]]:
+    """(caption, SVG) of throughput and of p99 against clients, a line per
+    storage, each point's sub-window interval as an error bar."""
+    from scenarios.results import htmlbase
+
+    series = htmlbase.series(run.storages())
+    clients = sorted({p.clients for p in run.points})
+    ops, p99 = _marks(run)
+    return [
+        (
+            "operations per second against clients, one process each",
+            svg.line_chart(
+                clients, series, ops, "clients (log scale)", "operations / s",
+                width=width,
+            ),
+        ),
+        (
+            "p99 latency against clients",
+            svg.line_chart(
+                clients, series, p99, "clients (log scale)", "p99 latency (ms)",
+                width=width,
+            ),
+        ),
+    ]  # fmt: skip
+
+
+def svg_file(run: ScaleRun) -> str:
+    """The two charts side by side as one standalone SVG file."""
+    drawn = [chart for _, chart in charts(run)]
+    return svg.side_by_side(drawn, title=f"vfab-bench scale: {escape(title(run))}")
+
+
+def title(run: ScaleRun) -> str:
+    cores = run.cores
+    load = environment.of(run.metadata).get("load_average_start")
+    return f"{cores} cores" + (f", load average {load[0]:.2f} before" if load else "")
+
+
 def plot(run: ScaleRun, path: Path) -> None:
-    """Throughput and p99 against clients, one line per storage."""
+    """Throughput and p99 against clients, one line per storage: SVG drawn
+    here for .svg, matplotlib for .png and .pdf."""
+    if path.suffix.lower() == ".svg":
+        path.write_text(svg_file(run), encoding="utf-8")
+        return
     import matplotlib
 
     matplotlib.use("Agg")
@@ -190,12 +272,7 @@ def plot(run: ScaleRun, path: Path) -> None:
         ax.legend()
     left.set_ylim(bottom=0)
     right.set_yscale("log")
-    load = run.metadata.get("load_average")
-    cores = run.metadata.get("host", {}).get("cpu_count")
-    fig.suptitle(
-        f"vfab-bench scale: {cores} cores"
-        + (f", load average {load[0]:.2f} before" if load else "")
-    )
+    fig.suptitle(f"vfab-bench scale: {title(run)}")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -61,6 +61,39 @@ class ScalePoint:
     served: int = 0
     interrupted: bool = False
     notes: tuple[str, ...] = ()
+    #: Equal sub-windows of the window, in order: {"hist": encoded
+    #: HdrHistogram of every successful operation ending in it, "commits"}
+    #: (format 4; () in older files).
+    windows: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def steady(self) -> bool:
+        """Whether the sub-windows measure one steady load: at least two,
+        and no fault or interruption that changes the load inside them."""
+        return len(self.windows) >= 2 and self.fault is None and not self.interrupted
+
+    def window_ops_per_s(self) -> list[float]:
+        """Each sub-window's successful operations per second ([] unless
+        steady)."""
+        if not self.steady or not self.window_s:
+            return []
+        length = self.window_s / len(self.windows)
+        return [
+            int(hist.merged([w["hist"]]).get_total_count()) / length
+            for w in self.windows
+        ]
+
+    def window_p99_ms(self) -> list[float]:
+        """Each sub-window's p99 latency in ms, of the windows that ended an
+        operation ([] unless steady)."""
+        if not self.steady:
+            return []
+        out = []
+        for w in self.windows:
+            s = hist.summary_ms(hist.merged([w["hist"]]))
+            if s["count"]:
+                out.append(float(s["p99"]))
+        return out
 
     def histogram(self, operation: str | None = None) -> Any:
         """The merged histogram of one operation, or of all (None)."""
@@ -125,6 +158,7 @@ class ScalePoint:
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["notes"] = list(self.notes)
+        out["windows"] = [dict(w) for w in self.windows]
         out["summary"] = self.summary(cores)
         return out
 
@@ -133,6 +167,7 @@ class ScalePoint:
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in fields}
         values["notes"] = tuple(values.get("notes", ()))
+        values["windows"] = tuple(values.get("windows", ()))
         return cls(**values)
 
 

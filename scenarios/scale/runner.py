@@ -36,6 +36,7 @@ from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
 from scenarios.progress import Progress, progress_of
+from scenarios.results.formatter import plural
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
@@ -95,11 +96,9 @@ def run(
                 held = factory.running()
             with held:
                 for clients in config.clients:
-                    say.step(
-                        f"{name}: {clients} client(s)",
-                        1.0 if weight is None else weight(clients),
-                    )
-                    say.line(f"{name}: {clients} client(s)", counted=True)
+                    where = f"{name}: {plural(clients, 'client')}"
+                    say.step(where, 1.0 if weight is None else weight(clients))
+                    say.line(where, counted=True)
                     with _shared(factory, target) as (shared, fresh):
                         if fresh:
                             say.status("populating")
@@ -178,6 +177,7 @@ def run_point(
             wait_timeout_s=config.wait_timeout_s,
             timeline=fault is not None,
             run=run_token,
+            windows=config.windows,
         )
         for i in range(clients)
     ]
@@ -286,7 +286,7 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
     if not lines:
         return []
     last = lines[-1][:200]
-    return [f"clients wrote {len(lines)} line(s) on stderr; the last: {last}"]
+    return [f"clients wrote {plural(len(lines), 'line')} on stderr; the last: {last}"]
 
 
 def _check(
@@ -331,7 +331,7 @@ def _point(
             notes.append(f"a client failed: {r[1]}")
     lost = sum(1 for r in results if r is None)
     if lost:
-        notes.append(f"{lost} client(s) sent no result (killed or stuck)")
+        notes.append(f"{plural(lost, 'client')} sent no result (killed or stuck)")
     hists = {
         op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
         for op in OPERATIONS
@@ -344,6 +344,7 @@ def _point(
         for kind, text in r.get("examples", {}).items():
             examples.setdefault(kind, text)
     notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
+    windows = hist.merged_windows([r.get("windows", []) for r in oks])
     return ScalePoint(
         storage=storage,
         clients=clients,
@@ -366,6 +367,7 @@ def _point(
         invariants=consistency.not_checked("not run"),
         interrupted=interrupted,
         notes=tuple(notes),
+        windows=windows,
     )
 
 

@@ -64,6 +64,9 @@ class ClientPlan:
     #: The point's token in the notes of its transactions (the check finds
     #: them in the storage's log by it)
     run: str = ""
+    #: Equal sub-windows of the measured window, each with its own
+    #: histogram and commits (an interval for the point: ScalePoint.windows).
+    windows: int = 1
 
 
 class _LogCounter(logging.Handler):
@@ -78,9 +81,11 @@ class _LogCounter(logging.Handler):
 class _Tally:
     """What a client measured in its window."""
 
-    def __init__(self) -> None:
+    def __init__(self, windows: int = 1) -> None:
         self.hists = {op.name: hist.new() for op in OPERATIONS}
-        self.all = hist.new()
+        #: per sub-window: every successful operation's latency, and commits
+        self.window_hists = [hist.new() for _ in range(windows)]
+        self.window_commits = [0] * windows
         self.commits = 0
         self.conflicts = 0
         self.failed = 0  # retries ran out
@@ -98,6 +103,10 @@ class _Tally:
             "errors": self.errors,
             "examples": self.examples,
             "timeline": self.timeline,
+            "windows": [
+                {"hist": hist.encode(h), "commits": c}
+                for h, c in zip(self.window_hists, self.window_commits, strict=True)
+            ],
         }
 
 
@@ -150,7 +159,9 @@ def _loop(
 ) -> dict[str, Any]:
     measure_at = start_at + plan.warmup_s
     end_at = measure_at + plan.duration_s
-    tally = _Tally()
+    windows = max(1, plan.windows)
+    window_s = plan.duration_s / windows
+    tally = _Tally(windows)
     cpu_start: float | None = None
     arrival = start_at
     backlog = 0
@@ -209,8 +220,13 @@ def _loop(
         if kind == "ok":
             ms = (done - intended) * 1000
             hist.record_ms(tally.hists[op.name], ms)
+            # By when it ended: an operation ending after the window (begun
+            # inside it) goes with the last sub-window, as with the point.
+            w = min(int((done - measure_at) / window_s), windows - 1)
+            hist.record_ms(tally.window_hists[w], ms)
             if op.writes:
                 tally.commits += 1
+                tally.window_commits[w] += 1
                 kind = "commit"
         elif kind != "failed":
             tally.errors[kind] = tally.errors.get(kind, 0) + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenarios.results import significance, table
+from scenarios.results import environment, significance, table
 from scenarios.results.stats import Stats
 from scenarios.results.table import Table
 from scenarios.sweep.config import VARIANTS
@@ -76,7 +76,8 @@ def text(run: SweepRun, stat: str | None = None) -> str:
         f"{variants}.  "
         + significance.legend(stat or significance.recorded(run.metadata))
         + "  The last row of a cost table is its growth from the smallest "
-        "to the largest transaction.",
+        "to the largest transaction."
+        + "".join(f"  {line}" for line in environment.lines(run.metadata)),
     )
 
 

@@ -31,6 +31,7 @@ import storages
 from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
 from scenarios.progress import Progress, progress_of
+from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
 from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
@@ -111,8 +112,9 @@ def _sweep_storage(
             points.append(point)
             wall = point.wall_us
             shown.line(
-                f"{name} {variant} {n:,} objects: {wall.median:.1f} us/object "
-                f"wall, {point.cpu_us.median:.1f} CPU ({config.repeat} trial(s))",
+                f"{name} {variant} {n:,} objects: {wall.median:.1f} µs/object "
+                f"wall, {point.cpu_us.median:.1f} CPU "
+                f"({plural(config.repeat, 'trial')})",
                 counted=True,
             )
     return points
@@ -127,11 +129,19 @@ def objects_of(config: SweepConfig) -> int:
 
 def run(config: SweepConfig, progress: Progress | Say | None = None) -> SweepRun:
     """Every storage, transaction size and variant of *config*."""
+    from scenarios.results import environment
+
     shown = progress_of(progress, "sweep", "objects")
+    start, probes = environment.snapshot(), environment.probes()
     points: list[SweepPoint] = []
     factories = list(available(config.storages, config.options, shown.line))
     shown.plan(len(factories) * objects_of(config))
     for _name, factory in factories:
         with factory.running():  # around all of this storage's trials
             points += _sweep_storage(factory, config, shown)
-    return SweepRun(metadata=collect_metadata(config), points=tuple(points))
+    metadata = collect_metadata(config)
+    # The machine, as every result keeps it (load, speed, busy warning).
+    metadata["environment"] = environment.record(start, probes + environment.probes())
+    for warning in metadata["environment"].get("warnings", []):
+        shown.line(f"warning: {warning}")
+    return SweepRun(metadata=metadata, points=tuple(points))

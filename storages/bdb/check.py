@@ -81,6 +81,12 @@ def check_environment(path: Path) -> int:
             f"{path} is locked: another BDBStorage has it open (share it through ZEO)"
         )
     logs = [n for n in entries if n.startswith("log.")]
+    from storages.bdb.options import BDBError, check_tmpdir
+
+    try:
+        check_tmpdir()  # the copy is made there
+    except BDBError as e:
+        raise StorageError(f"cannot check {path}: {e}") from None
     scratch = Path(tempfile.mkdtemp(prefix="vfab-bdb-check-"))
     try:
         copy = scratch / "env"
@@ -97,27 +103,34 @@ def check_environment(path: Path) -> int:
 
 def _check_in_child(path: Path, copy: Path) -> int:
     """_check_copy in a child process: libdb can crash (SIGSEGV) on a
-    damaged file, which must end in one line, not in the caller's death."""
-    child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), str(copy)],
-        capture_output=True,
-        text=True,
-        env=dict(
-            os.environ,
-            PYTHONPATH=os.pathsep.join(
-                filter(
-                    None,
-                    (
-                        str(Path(__file__).resolve().parents[2]),
-                        os.environ.get("PYTHONPATH", ""),
-                    ),
-                )
+    damaged file, which must end in one line, not in the caller's death.
+    A want of memory (the child's, or Berkeley DB's for its regions) is
+    said as such, a StorageError: it is not damage."""
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path), str(copy)],
+            capture_output=True,
+            text=True,
+            env=dict(
+                os.environ,
+                PYTHONPATH=os.pathsep.join(
+                    filter(
+                        None,
+                        (
+                            str(Path(__file__).resolve().parents[2]),
+                            os.environ.get("PYTHONPATH", ""),
+                        ),
+                    )
+                ),
             ),
-        ),
-    )
+        )
+    except OSError as e:  # no process to check it in (ENOMEM, EAGAIN)
+        raise StorageError(f"cannot check {path}: {e.strerror}") from None
     lines = child.stdout.strip().splitlines()
     if child.returncode == 0 and lines:
         answer = json.loads(lines[-1])
+        if "memory" in answer:
+            raise StorageError(answer["memory"])
         if "transactions" in answer and answer.get("recovered"):
             raise NeedsRecovery(
                 str(path),
@@ -137,6 +150,11 @@ def _check_in_child(path: Path, copy: Path) -> int:
     else:
         err = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
         how = err[-1] if err else f"the check exited with status {child.returncode}"
+        if how.startswith("MemoryError"):
+            raise StorageError(
+                f"cannot check {path}: out of memory in the check's process "
+                "(not damage; nothing was changed)"
+            )
     raise DamagedStorage(str(path), "(its check failed)", how, BDB_REPAIR)
 
 
@@ -146,11 +164,14 @@ import json, sys
 from pathlib import Path
 from storages.base import DamagedStorage
 from storages.bdb.check import _check_copy
+from storages.bdb.options import BDBOutOfMemory
 try:
     n, recovered = _check_copy(Path(sys.argv[1]), Path(sys.argv[2]))
     print(json.dumps({"transactions": n, "recovered": recovered}))
 except DamagedStorage as e:
     print(json.dumps({"where": e.where, "what": e.what}))
+except BDBOutOfMemory as e:
+    print(json.dumps({"memory": str(e).replace(sys.argv[2], sys.argv[1])}))
 """
 
 
@@ -224,13 +245,15 @@ def _read_copy(
 ) -> int:
     from berkeleydb import db
 
-    from storages.bdb.options import BDBError
+    from storages.bdb.options import BDBError, BDBOutOfMemory
     from storages.bdb.storage import BDBStorage
-    from storages.file import record_parses
+    from storages.fscheck import record_parses
 
     count = 0
     try:
         storage = BDBStorage(copy)
+    except BDBOutOfMemory:
+        raise
     except BDBError as e:
         raise damaged("(a copy does not open, with recovery)", e) from None
     try:
@@ -243,6 +266,10 @@ def _read_copy(
                         f"the data of oid {record.oid.hex()} is not a pickle"
                     )
             count += 1
+    except MemoryError:
+        raise BDBOutOfMemory(
+            f"out of memory reading {copy} (not damage; nothing was changed)"
+        ) from None
     except Exception as e:  # any failure reading damaged data
         after = f", after tid {last.hex()}" if last else ""
         raise damaged(f"at transaction {count + 1}{after}", e) from None

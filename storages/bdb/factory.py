@@ -23,9 +23,16 @@ from storages.base import (
     Store,
     URIScheme,
 )
-from storages.bdb.options import DURABILITY, MAX_CACHE_BYTES, MIB, BDBError, BDBOptions
+from storages.bdb.options import (
+    DURABILITY,
+    MAX_CACHE_BYTES,
+    MIB,
+    BDBError,
+    BDBOptions,
+    check_tmpdir,
+)
 from storages.options import add_size_option, at_least
-from storages.zeo import ZEOFactory, ZEOOptions
+from storages.zeo import ZEOFactory
 from storages.zodbstore import Wrap, ZODBStore, wrapping
 
 #: The environment directory inside the directory the runner gives a trial.
@@ -125,11 +132,8 @@ class BDBFactory(StorageFactory):
     description = "BDBStorage: Berkeley DB transactional B-trees on local disk"
     option_groups = (DBOptions, BDBFactoryOptions)
     keeps_directory = True
-    servable = True
-    wraps_storage = True
     user_errors = (BDBError,)
-    uri_schemes = (URIScheme("bdb", local=True),)
-    config_sections = ("bdbstorage",)
+    uri_schemes = (URIScheme("bdb", local=True, section="bdbstorage"),)
 
     @classmethod
     def check_at(
@@ -170,25 +174,24 @@ class BDBFactory(StorageFactory):
     def unavailable(self) -> str | None:
         return berkeleydb_missing()
 
+    def preflight(self) -> None:
+        with suite_errors():
+            check_tmpdir()
+
     def served_section(self, directory: Path) -> tuple[str, tuple[str, ...]]:
         # runzeo loads this package's ZConfig component (component.xml).
         return bdbstorage_section(directory, self._kwargs), ("storages.bdb",)
 
-    def check_existing(self, directory: Path) -> None:
+    def check_existing(self, directory: Path, recover: bool = False) -> str | None:
         reason = berkeleydb_missing()
         if reason:
             raise StorageError(reason)
-        from storages.bdb.check import check_environment
+        from storages.bdb.check import check_environment, recover_environment
 
+        if recover:
+            return recover_environment(Path(directory) / ENV_DIR)
         check_environment(Path(directory) / ENV_DIR)
-
-    def recover_existing(self, directory: Path) -> str | None:
-        reason = berkeleydb_missing()
-        if reason:
-            raise StorageError(reason)
-        from storages.bdb.check import recover_environment
-
-        return recover_environment(Path(directory) / ENV_DIR)
+        return None
 
     def open(self, directory: Path, wrap: Wrap | None = None) -> Store:
         reason = berkeleydb_missing()
@@ -209,5 +212,4 @@ class ZEOBDBFactory(ZEOFactory):
 
     name = "zeo+bdb"
     description = "ZEO client and a runzeo server (BDBStorage) over TCP on 127.0.0.1"
-    option_groups = (DBOptions, ZEOOptions, BDBFactoryOptions)
     base = BDBFactory

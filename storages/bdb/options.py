@@ -26,6 +26,98 @@ class BDBOptionError(BDBError, ValueError):
     """A bad BDBStorage option value (a ValueError as well)."""
 
 
+class BDBOutOfMemory(BDBError):
+    """Berkeley DB could not get the memory it needs (its cache, its
+    regions): not damage, and nothing was changed."""
+
+
+#: The longest environment directory Berkeley DB takes, in bytes: libdb 5.3
+#: builds each of its files' paths in a 1,024-byte buffer, and the longest
+#: name is a log file's (log.0000000001).  Measured: an environment path of
+#: 1,008 bytes opens and reopens, 1,009 fails at the reopen ("Invalid
+#: argument -- BDB2509 the log files from a database environment...").
+MAX_PATH_BYTES = 1024 - len("/log.0000000001") - 1
+
+
+def check_path(path: object, what: str = "") -> None:
+    """BDBError (one line) when the environment directory *path* is longer
+    than Berkeley DB takes; *what* says where the path comes from."""
+    import os
+
+    size = len(os.fsencode(os.path.abspath(os.fspath(path))))  # type: ignore[call-overload]
+    if size > MAX_PATH_BYTES:
+        raise BDBError(
+            f"{what or path}: a Berkeley DB environment's path may be at most "
+            f"{MAX_PATH_BYTES} bytes (its files' paths must fit in 1,024), and "
+            f"this one is {size}: use a shorter directory"
+        )
+
+
+#: Bytes a command adds to TMPDIR for an environment it makes there (a
+#: trial's, TMPDIR/vfab-run-XXXXXXXX/vfab-XXXXXXXX/bdb; a ZEO pool's; a
+#: check's copy), with room to spare.
+TMPDIR_MARGIN = 64
+
+
+def check_tmpdir() -> None:
+    """BDBError (one line) when the environments a command makes
+    inside TMPDIR would pass Berkeley DB's path limit: before the work, not
+    in a phase."""
+    import os
+    import tempfile
+
+    tmp = tempfile.gettempdir()
+    size = len(os.fsencode(tmp))
+    if size + TMPDIR_MARGIN > MAX_PATH_BYTES:
+        shown = tmp if len(tmp) <= 48 else tmp[:45] + "..."
+        raise BDBError(
+            f"TMPDIR {shown} is {size} bytes long: the Berkeley DB environments "
+            f"made inside it (up to {TMPDIR_MARGIN} bytes more) would pass its "
+            f"limit of {MAX_PATH_BYTES} bytes; set a shorter TMPDIR"
+        )
+
+
+#: Address space Berkeley DB maps beyond its cache (log buffer, locks,
+#: transactions, mutexes, threads): measured with the storage's defaults
+#: (64 MiB cache: the process grew by 133 MiB, the cache 80 of them, as
+#: Berkeley DB adds 25% to a cache under 500 MB), rounded up.
+REGIONS_BYTES = 56 << 20
+
+
+def out_of_memory(
+    error: BaseException, path: object, cache_size: int, fatal: bool
+) -> BDBOutOfMemory | None:
+    """BDBOutOfMemory when *error*, raised opening the environment at
+    *path*, comes from a want of memory: ENOMEM, a MemoryError, or (*fatal*:
+    Berkeley DB's DB_RUNRECOVERY, what it says when it cannot map its
+    regions) while this process cannot map as much as the environment
+    needs; else None (the error is the environment's)."""
+    import errno
+    import mmap
+    import resource
+
+    code = error.args[0] if error.args else None
+    if not (isinstance(error, MemoryError) or code == errno.ENOMEM):
+        if not fatal:
+            return None
+        try:
+            mmap.mmap(-1, cache_size * 5 // 4 + REGIONS_BYTES).close()
+        except (OSError, MemoryError, OverflowError):
+            pass  # the probe fails too: memory is the cause
+        else:
+            return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    limit = ""
+    if soft != resource.RLIM_INFINITY:
+        limit = f"; this process's address space is limited to {soft >> 20} MiB"
+        limit += " (ulimit -v)"
+    return BDBOutOfMemory(
+        f"out of memory: Berkeley DB could not map the environment in {path} "
+        f"({cache_size >> 20} MiB cache and its regions){limit}; not damage, "
+        "nothing was changed: give it more memory or a smaller --bdb-cache-size"
+    )
+
+
 #: Durability mode -> what a commit survives once tpc_finish has returned.
 DURABILITY: dict[str, str] = {
     "sync": (

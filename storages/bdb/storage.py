@@ -51,7 +51,7 @@ from storages.bdb.format import (
     seek_before,
     split_oids,
 )
-from storages.bdb.options import BDBError, BDBOptions
+from storages.bdb.options import BDBError, BDBOptions, check_path, out_of_memory
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +162,11 @@ class BDBStorage(ConflictResolvingStorage):
     # -- opening ---------------------------------------------------------
 
     def _check_directory(self) -> None:
-        """Create the directory if absent.  Refuses (BDBError) a file, or a
-        directory holding other things than an environment."""
+        """Create the directory if absent.  Refuses (BDBError) a path too
+        long for Berkeley DB, a file, or a directory holding other things
+        than an environment."""
         path = self._path
+        check_path(path)  # before anything is created there
         if os.path.exists(path) and not os.path.isdir(path):
             raise BDBError(f"{path} is not a directory (a BDBStorage is a directory)")
         try:
@@ -227,7 +229,11 @@ class BDBStorage(ConflictResolvingStorage):
                 | db.DB_THREAD,
             )
             env.log_set_config(db.DB_LOG_AUTO_REMOVE, 1)
-        except db.DBError as e:
+        except (db.DBError, MemoryError) as e:
+            fatal = isinstance(e, db.DBRunRecoveryError)
+            short = out_of_memory(e, self._path, opts.cache_size, fatal)
+            if short is not None:
+                raise short from None
             raise BDBError(
                 f"cannot open the Berkeley DB environment in {self._path}: {_reason(e)}"
             ) from None

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from storages.base import (
     DBOptions,
+    ListenOptions,
     OptionGroup,
     Shared,
     StorageFactory,
@@ -80,7 +81,6 @@ class _RelStorageFactory(StorageFactory):
     """What the six relstorage-* factories share."""
 
     option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions,)
-    shared = True
     #: RelStorage's backend name (open_relstorage's first argument).
     backend: ClassVar[str]
     keep_history: ClassVar[bool] = False
@@ -162,10 +162,18 @@ class _ServerFactory(_RelStorageFactory):
         raise NotImplementedError
 
     def _port(self) -> int:
+        """The port the user named for the server the suite starts (its
+        --pg-port, --mysql-port), or 0."""
         raise NotImplementedError
 
+    def _listen(self) -> tuple[str, int]:
+        """Where the server the suite starts listens: ListenOptions (serve's
+        --host and --port), else 127.0.0.1 and _port()."""
+        listen = self.options.get(ListenOptions)
+        return listen.host, listen.port or self._port()
+
     def _server(self) -> Any:
-        """A ServerProcess, not started."""
+        """A ServerProcess on _listen(), not started."""
         raise NotImplementedError
 
     def _server_missing(self) -> str | None:
@@ -213,10 +221,10 @@ class _ServerFactory(_RelStorageFactory):
                 databases.connect()
             finally:
                 databases.close()
-        elif self._port():
-            from storages.ports import LOCALHOST, check_port_free
+        else:
+            from storages.ports import check_port_free
 
-            check_port_free(LOCALHOST, self._port())
+            check_port_free(*self._listen())  # port 0: the address alone
 
     @contextlib.contextmanager
     def _serving(self, announce: bool) -> Iterator[Any]:

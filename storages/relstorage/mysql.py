@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
-from storages.ports import LOCALHOST
+from storages.ports import LOCALHOST, host_port
 from storages.relstorage import drivers
 from storages.relstorage.drivers import driver_type
 from storages.relstorage.factory import _ServerFactory
@@ -175,6 +175,11 @@ class MariaDBServer(ServerProcess):
             f"--user={self.os_user}",
             "--skip-name-resolve",
             f"--pid-file={self.directory}/mariadb.pid",
+            # Its temporary tables in its own directory, not the shared /tmp
+            # where another process removed one under a run (a CI-like run
+            # beside other users' servers: "Error on delete of
+            # '/tmp/#sql-temptable-...MAI' (Errcode: 2)").
+            f"--tmpdir={self.directory}",
             f"--lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
             f"--innodb-lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
         ]
@@ -238,7 +243,7 @@ def connect_params(params: Mapping[str, Any]) -> Any:
     the server's one-line reason when it cannot connect."""
     kwargs = dict(params)
     kwargs.setdefault("connect_timeout", 10)
-    where = f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 3306)}"
+    where = host_port(str(kwargs.get("host", "localhost")), kwargs.get("port", 3306))
     try:
         import MySQLdb as driver
     except ImportError:
@@ -301,7 +306,7 @@ class MySQLDatabases(TrialDatabases):
 
     @property
     def where(self) -> str:
-        return f"{self.params.get('host')}:{self.params.get('port', 3306)}"
+        return host_port(str(self.params.get("host")), self.params.get("port", 3306))
 
     def _admin_connection(self) -> Any:
         return connect_params(self.params)
@@ -361,7 +366,8 @@ class RelStorageMySQLFactory(_ServerFactory):
         return f"{reason}; or give --mysql-dsn" if reason else None
 
     def _server(self) -> MariaDBServer:
-        return MariaDBServer(port=self._port())
+        host, port = self._listen()
+        return MariaDBServer(host=host, port=port)
 
     def _user_databases(self, dsn: str) -> MySQLDatabases:
         return MySQLDatabases.for_url(dsn)

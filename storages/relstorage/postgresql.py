@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
-from storages.ports import LOCALHOST
+from storages.ports import LOCALHOST, host_port
 from storages.relstorage import drivers
 from storages.relstorage.drivers import driver_type
 from storages.relstorage.dsn import format_dsn, parse_dsn
@@ -304,7 +304,7 @@ def admin_connect(dsn: str) -> Any:
     """An autocommit connection (psycopg2, else pg8000); StorageError with
     the server's one-line reason when it cannot connect."""
     parts = parse_dsn(dsn)
-    where = f"{parts.get('host', 'local socket')}:{parts.get('port', 5432)}"
+    where = host_port(parts.get("host", "local socket"), parts.get("port", 5432))
     try:
         import psycopg2
     except ImportError:
@@ -384,7 +384,7 @@ class PostgreSQLDatabases(TrialDatabases):
     @property
     def where(self) -> str:
         host = self._parts.get("host", "local socket")
-        return f"{host}:{self._parts.get('port', 5432)}"
+        return host_port(host, self._parts.get("port", 5432))
 
     def _admin_connection(self) -> Any:
         return admin_connect(self.admin_dsn)
@@ -435,7 +435,8 @@ class RelStoragePGFactory(_ServerFactory):
         return f"{reason}; or give --pg-dsn" if reason else None
 
     def _server(self) -> PostgreSQLServer:
-        return PostgreSQLServer(port=self._port())
+        host, port = self._listen()
+        return PostgreSQLServer(host=host, port=port)
 
     def _user_databases(self, dsn: str) -> PostgreSQLDatabases:
         return PostgreSQLDatabases(dsn)

@@ -102,8 +102,9 @@ class RelStorageSQLiteFactory(_RelStorageFactory):
         """*path*: the data_dir a sqlite:// URI or a <sqlite3> section names."""
         check_sqlite_dir(path, must_exist)
 
-    def check_existing(self, directory: Path) -> None:
+    def check_existing(self, directory: Path, recover: bool = False) -> str | None:
         check_sqlite_dir(Path(directory) / "relstorage")
+        return None  # SQLite recovers its own journal: nothing for --recover
 
     def open(self, directory: Path) -> Store:
         data_dir = Path(directory) / "relstorage"

@@ -11,11 +11,13 @@ to true, as in RelStorage's resolver.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from storages.base import StorageError
+from storages.errors import NoDatabase, one_line
 
 #: zodburi scheme -> open_relstorage backend.
 RELSTORAGE_SCHEMES = {"postgres": "postgresql", "mysql": "mysql", "sqlite": "sqlite3"}
@@ -46,9 +48,61 @@ def relstorage_uri(
     if password:
         auth += ":" + quote(password, safe="")
     where = f"{auth}@" if auth else ""
-    where += host or ""
+    where += (f"[{host}]" if ":" in host else host) if host else ""
     where += f":{port}" if port else ""
     return f"{scheme}://{where}/{quote(database or '')}?{'&'.join(query)}"
+
+
+def sqlite_history(data_dir: Path) -> bool | None:
+    """keep_history of the RelStorage database in *data_dir*, read from its
+    main.sqlite3 without writing (opened immutable): a history-preserving
+    object_state has prev_tid; None when there is no RelStorage database
+    there (no file, or no object_state table)."""
+    path = Path(data_dir) / "main.sqlite3"
+    if not path.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    except sqlite3.Error as e:
+        raise StorageError(f"cannot read {path}: {e}") from None
+    try:
+        columns = [
+            row[1] for row in connection.execute("PRAGMA table_info(object_state)")
+        ]
+    except sqlite3.DatabaseError as e:
+        raise StorageError(
+            f"cannot read {path}: {one_line(e, with_type=False)}"
+        ) from None
+    finally:
+        connection.close()
+    return ("prev_tid" in columns) if columns else None
+
+
+def check_sqlite_history(
+    data_dir: Path, keep_history: bool | None, read_only: bool
+) -> bool:
+    """The keep_history to open the RelStorage database in *data_dir* with:
+    the database's own when *keep_history* is None.  StorageError, nothing
+    opened, when the URI's keep_history is not the database's (RelStorage
+    would add the other mode's tables to it, then fail) or, *read_only*,
+    when there is no database to read (RelStorage would create one)."""
+    found = sqlite_history(data_dir)
+    if found is None:
+        if read_only:
+            raise NoDatabase(
+                f"no RelStorage database in {data_dir}: nothing to open "
+                "read-only (opening it would create one)"
+            )
+        return True if keep_history is None else keep_history
+    if keep_history is not None and keep_history != found:
+        mode = "preserving" if found else "free"
+        raise StorageError(
+            f"{data_dir} holds a history-{mode} RelStorage database: give "
+            f"keep_history={'true' if found else 'false'} (one database per "
+            "history mode; opened in the other, RelStorage adds that mode's "
+            "tables to it); nothing was opened"
+        )
+    return found
 
 
 def open_uri(spec: str, read_only: bool = False) -> Any:
@@ -61,7 +115,8 @@ def open_uri(spec: str, read_only: bool = False) -> Any:
     backend = RELSTORAGE_SCHEMES[scheme]
     url = urlsplit(spec.replace(f"{scheme}://", "http://", 1))
     query = dict(parse_qsl(url.query))
-    keep_history = query.pop("keep_history", "true").lower() in _TRUE
+    said = query.pop("keep_history", None)
+    keep_history = said is None or said.lower() in _TRUE
     driver = query.pop("driver", None)
     where: dict[str, Any] = {}
     name = unquote(url.path.lstrip("/"))
@@ -69,6 +124,11 @@ def open_uri(spec: str, read_only: bool = False) -> Any:
         if "data_dir" not in query:
             raise StorageError(f"{scheme}:// target needs ?data_dir=DIR: {spec}")
         where["data_dir"] = Path(query.pop("data_dir"))
+        keep_history = check_sqlite_history(
+            where["data_dir"],
+            None if said is None else keep_history,
+            read_only,
+        )
     elif backend == "postgresql":
         parts = {
             "host": url.hostname,

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from storages.base import (
     ConfiguredOptions,
     DBOptions,
+    ListenOptions,
     OptionGroup,
     Shared,
     StorageError,
@@ -31,8 +32,15 @@ from storages.base import (
 )
 from storages.composite import CompositeFactory
 from storages.file import FileFactory, directory_size
+from storages.ports import host_port
 from storages.process import ServedShared
-from storages.zeo.options import ZEO_URI_PORT, ZEOOptions, check_reachable, uri_address
+from storages.zeo.options import (
+    ZEO_URI_PORT,
+    ZEOOptions,
+    address_uri,
+    check_reachable,
+    uri_address,
+)
 from storages.zeo.pool import POOL_DISK_BYTES, POOL_SIZE, ZEOPool
 from storages.zeo.server import SERVER_FILES, ZEOServer
 from storages.zodbstore import ZODBStore
@@ -76,7 +84,7 @@ def open_client(
         return ZEO.ClientStorage.ClientStorage(address, **kwargs)
     except ClientDisconnected:
         raise StorageError(
-            f"ZEO server at {address[0]}:{address[1]} accepted a connection "
+            f"ZEO server at {host_port(*address)} accepted a connection "
             "but did not answer as a ZEO server"
         ) from None
 
@@ -127,8 +135,7 @@ class ZEOShared(ServedShared):
     the same data and port, where ZEO clients reconnect by themselves."""
 
     def __init__(self, server: ZEOServer) -> None:
-        host, port = server.address
-        super().__init__(f"zeo://{host}:{port}", server)
+        super().__init__(address_uri(server.address), server)
 
 
 class ZEOFactory(CompositeFactory):
@@ -145,13 +152,13 @@ class ZEOFactory(CompositeFactory):
 
     name = "zeo"
     description = "ZEO client and a runzeo server (FileStorage) over TCP on 127.0.0.1"
+    # With the base's (composite.CompositeFactory): zeo+bdb adds bdb's.
     option_groups: ClassVar[tuple[type[OptionGroup], ...]] = (DBOptions, ZEOOptions)
     # Not kept: inside running() a trial's data lives in the pool's
     # directory, not in open()'s (nor anywhere of ours with --zeo-address),
     # so a second open(directory) does not find it.
     keeps_directory = False
     starts_server = True
-    shared = True
     uri_schemes = (
         URIScheme(
             "zeo", default_port=ZEO_URI_PORT, read_only=True, query="wait_timeout=10"
@@ -171,7 +178,7 @@ class ZEOFactory(CompositeFactory):
 
     #: The factory of the storage runzeo serves.
     base: ClassVar[type[StorageFactory]] = FileFactory
-    not_storage = FileFactory.not_storage + SERVER_FILES
+    not_storage = SERVER_FILES  # and the base's
 
     def __init__(self, options: StorageOptions | None = None) -> None:
         super().__init__(options)
@@ -237,8 +244,7 @@ class ZEOFactory(CompositeFactory):
         --zeo-address, that server: neither fresh nor killable)."""
         zeo = self.options.get(ZEOOptions)
         if zeo.zeo_address is not None:
-            host, port = zeo.zeo_address
-            yield Shared(f"zeo://{host}:{port}")
+            yield Shared(address_uri(zeo.zeo_address))
             return
         server = self._start_server(Path(directory))
         try:
@@ -253,8 +259,11 @@ class ZEOFactory(CompositeFactory):
         if reason:
             raise StorageError(reason)
         section, imports = backend.served_section(directory)
-        port = self.options.get(ZEOOptions).zeo_port
-        server = ZEOServer(directory, section, port=port, imports=imports)
+        listen = self.options.get(ListenOptions)
+        port = listen.port or self.options.get(ZEOOptions).zeo_port
+        server = ZEOServer(
+            directory, section, host=listen.host, port=port, imports=imports
+        )
         return server.start()
 
     def open(self, directory: Path) -> Store:

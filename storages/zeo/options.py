@@ -32,16 +32,21 @@ def uri_address(uri: str) -> tuple[str, int] | None:
 
 
 def address_uri(address: tuple[str, int]) -> str:
-    """The zeo:// URI of a server's (host, port)."""
-    return f"zeo://{address[0]}:{address[1]}"
+    """The zeo:// URI of a server's (host, port) (an IPv6 host in
+    brackets: zeo://[::1]:8100)."""
+    return f"zeo://{ports.host_port(*address)}"
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """'HOST:PORT' -> (host, port); StorageError for anything else."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise StorageError(f"bad ZEO address {text!r}: expected HOST:PORT")
-    return host.strip("[]"), int(port)
+    """'HOST:PORT' or '[IPV6]:PORT' -> (host, port); StorageError for
+    anything else."""
+    parts = ports.split_host_port(text.strip())
+    host, port = parts if parts is not None else ("", "")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise StorageError(
+            f"bad ZEO address {text!r}: expected HOST:PORT ([IPV6]:PORT)"
+        )
+    return host, int(port)
 
 
 def address_type(text: str) -> tuple[str, int]:
@@ -121,8 +126,7 @@ class ZEOOptions(OptionGroup):
         """The options as JSON values (an address as "HOST:PORT")."""
         options = dataclasses.asdict(self)
         if self.zeo_address is not None:
-            host, port = self.zeo_address
-            options["zeo_address"] = f"{host}:{port}"
+            options["zeo_address"] = ports.host_port(*self.zeo_address)
         return options
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storages.ports import LOCALHOST
+from storages.ports import LOCALHOST, host_port
 from storages.process import ServerProcess, last_line
 
 #: Files of a runzeo the suite starts, beside the served storage's: its
@@ -64,7 +64,7 @@ class ZEOServer(ServerProcess):
         lines = [f"%import {name}" for name in self.imports]
         lines += [
             "<zeo>",
-            f"  address {self.host}:{self.port}",
+            f"  address {host_port(self.host, self.port)}",
             "</zeo>",
             *self.storage_sections,
             "<eventlog>",

@@ -27,11 +27,12 @@ from vfab.generate import DataSpec
 
 
 def _storage_param(name: str, options: storages.StorageOptions) -> object:
-    why = storages.get(name, options).unavailable()
+    factory = storages.get(name, options)
+    marks = [pytest.mark.server] if factory.starts_server else []
+    why = factory.unavailable()
     if why is not None:
-        marks = pytest.mark.skip(reason=f"{name} unavailable here: {why}")
-        return pytest.param(name, id=name, marks=marks)
-    return pytest.param(name, id=name)
+        marks.append(pytest.mark.skip(reason=f"{name} unavailable here: {why}"))
+    return pytest.param(name, id=name, marks=marks)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

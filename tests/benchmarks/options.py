@@ -1,4 +1,6 @@
-"""The benchmark suite's command-line options and its --benchmark-disable rule.
+"""The benchmark suite's command-line options, its --benchmark-disable rule,
+and its tier rule (a storage named on the command line runs whatever its
+tier: a server's benchmarks are marked `server`, which a plain run leaves out).
 
 pytest reads options only from plugins and *initial* conftest files, and
 tests/benchmarks/conftest.py is not initial when a user types a bare
@@ -131,3 +133,12 @@ def enable_benchmarks_when_asked(config: pytest.Config) -> None:
         return
     if any(getattr(opt, name, None) for name in MEASURING_OPTIONS):
         opt.benchmark_enable = True
+
+
+def run_the_storages_named(config: pytest.Config) -> None:
+    """A storage named with --storage, --storage-config or --storage-uri is
+    asked for: run its benchmarks whatever tier they are in (a server's are
+    marked `server`, which a plain run leaves out), as --all would."""
+    named = config.getoption("vfab_storages") or config.getoption("vfab_storage_config")
+    if named or config.getoption("vfab_storage_uri"):
+        config.option.vfab_all = True

@@ -38,7 +38,7 @@ from ZODB.tests.MinPO import MinPO  # noqa: E402
 from ZODB.tests.StorageTestBase import zodb_pickle  # noqa: E402
 from ZODB.utils import p64, u64, z64  # noqa: E402
 
-from storages.bdb import BDBStorage  # noqa: E402
+from storages.bdb.storage import BDBStorage  # noqa: E402
 from tests.benchmarks.options import measuring, selected_storages  # noqa: E402
 
 N = int(os.environ.get("VFAB_BDB_BENCH_N", "10000"))

@@ -15,6 +15,7 @@ import pytest
 from storages.relstorage import mysql, postgresql
 from storages.relstorage.mysql import MariaDBServer, MySQLDatabases
 from storages.relstorage.postgresql import PostgreSQLDatabases, PostgreSQLServer
+from tests.tiers import starts
 
 
 def process_tree(root_pids: set[int]) -> set[int]:
@@ -86,6 +87,7 @@ def _skip_unless(reason: str | None, what: str) -> None:
 
 
 @pytest.fixture(scope="session")
+@starts("server")
 def postgresql_server() -> Iterator[PostgreSQLServer]:
     _skip_unless(postgresql.available(), "no PostgreSQL server")
     server = PostgreSQLServer()
@@ -96,6 +98,7 @@ def postgresql_server() -> Iterator[PostgreSQLServer]:
 
 
 @pytest.fixture(scope="session")
+@starts("server")
 def mariadb_server() -> Iterator[MariaDBServer]:
     _skip_unless(mysql.available(), "no MariaDB server")
     server = MariaDBServer()

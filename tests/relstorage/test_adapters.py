@@ -82,6 +82,7 @@ def test_sqlite3_round_trip(tmp_path: Path, keep_history: bool) -> None:
     round_trip(open_storage)
 
 
+@pytest.mark.server
 @HISTORY
 @pytest.mark.parametrize("driver", ["psycopg2", "pg8000"])
 def test_postgresql_round_trip(
@@ -100,6 +101,7 @@ def test_postgresql_round_trip(
     round_trip(open_storage)
 
 
+@pytest.mark.server
 @HISTORY
 @pytest.mark.parametrize("driver", ["MySQLdb", "PyMySQL"])
 def test_mariadb_round_trip(
@@ -143,6 +145,7 @@ def test_postgresql_unreachable_dsn() -> None:
     one_line(e)
 
 
+@pytest.mark.server
 def test_postgresql_wrong_credentials(postgresql_server: PostgreSQLServer) -> None:
     # The suite's server trusts 127.0.0.1; an unknown role is still refused.
     dsn = postgresql_server.dsn().replace("user=postgres", "user=nobody_here")
@@ -154,6 +157,7 @@ def test_postgresql_wrong_credentials(postgresql_server: PostgreSQLServer) -> No
     one_line(e)
 
 
+@pytest.mark.server
 def test_mariadb_wrong_credentials(mariadb_server: MariaDBServer) -> None:
     params = dict(mariadb_server.params("mysql"), passwd="wrong")
     with pytest.raises(StorageError, match=r"\(1045\) Access denied") as e:
@@ -226,6 +230,7 @@ def test_sqlite3_history_mode_mismatch(tmp_path: Path) -> None:
     one_line(e)
 
 
+@pytest.mark.server
 def test_postgresql_history_mode_mismatch(pg_databases: PostgreSQLDatabases) -> None:
     dsn = pg_databases.dsn(pg_databases.create())
 

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from storages.relstorage.mysql import MariaDBServer, MySQLOptions
 from storages.relstorage.options import redact
 from storages.relstorage.postgresql import PGOptions, PostgreSQLServer
 from tests.conftest import factory_or_skip as usable_or_skip
+from tests.conftest import storage_params
 from tests.relstorage.conftest import server_pids, wait_gone
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -145,6 +145,7 @@ def test_passwords_stay_out_of_the_json() -> None:
     assert redact("postgresql://me:pw@h:5/x") == "postgresql://me:***@h:5/x"
 
 
+@pytest.mark.subprocess
 def test_storages_lists_usable_and_why_not(tmp_path: Path) -> None:
     proc = vfab_bench("storages", tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -175,7 +176,7 @@ def test_a_missing_driver_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> N
 # -- stores -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [*NAMES, *(f"{n}-hp" for n in NAMES)])
+@pytest.mark.parametrize("name", storage_params([*NAMES, *(f"{n}-hp" for n in NAMES)]))
 def test_size_grows_and_history_is_recorded(
     name: str, tmp_path: Path, private_tmp: Path
 ) -> None:
@@ -195,6 +196,7 @@ def test_size_grows_and_history_is_recorded(
     assert stats["driver"] in ("sqlite3", "psycopg2", "pg8000", "MySQLdb", "PyMySQL")
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
 def test_one_server_per_run_a_database_per_trial(
     name: str, tmp_path: Path, private_tmp: Path
@@ -213,6 +215,7 @@ def test_one_server_per_run_a_database_per_trial(
     assert not wait_gone(pids, 20)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
 def test_open_outside_running_starts_and_stops_its_own(
     name: str, tmp_path: Path, private_tmp: Path
@@ -225,6 +228,7 @@ def test_open_outside_running_starts_and_stops_its_own(
     assert not wait_gone(pids, 20)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
 def test_a_failing_trial_leaves_no_server(
     name: str, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
@@ -256,6 +260,7 @@ def _user_server_options(name: str, server: Any) -> StorageOptions:
     return StorageOptions(MySQLOptions(mysql_dsn=f"mysql://root:@{host}:{port}"))
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
 def test_a_users_server_keeps_what_is_not_ours(
     name: str,
@@ -288,6 +293,7 @@ def test_a_users_server_keeps_what_is_not_ours(
 # -- bad input: one line, exit status 2, before the run -----------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("option", "fragment"),
     [
@@ -315,6 +321,8 @@ def test_an_unreachable_server_is_one_line(
     assert_one_line(proc, fragment)
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
 def test_wrong_credentials_are_one_line(
     name: str, tmp_path: Path, private_tmp: Path
@@ -335,29 +343,28 @@ def test_wrong_credentials_are_one_line(
     assert_one_line(proc, fragment)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", list(SERVER_NAMES))
-def test_a_busy_port_is_one_line(name: str, scratch: Path) -> None:
+def test_a_busy_port_is_one_line(name: str, scratch: Path, busy_port: int) -> None:
     usable_or_skip(name)
     flag = "--pg-port" if name == "relstorage-pg" else "--mysql-port"
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        proc = vfab_bench(
-            "run",
-            "--storage",
-            name,
-            "--preset",
-            "quick",
-            f"{flag}={port}",
-            tmpdir=scratch,
-        )
+    port = busy_port
+    proc = vfab_bench(
+        "run",
+        "--storage",
+        name,
+        "--preset",
+        "quick",
+        f"{flag}={port}",
+        tmpdir=scratch,
+    )
     assert_one_line(proc, f"port {port} on 127.0.0.1 is already in use")
 
 
 # -- whole runs in a subprocess -----------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_a_quick_run_on_all_three_leaves_no_server(
     tmp_path: Path, scratch: Path
 ) -> None:
@@ -385,6 +392,7 @@ def test_a_quick_run_on_all_three_leaves_no_server(
         assert trial["stats"]["history"] == "free"
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_during_a_run_leaves_no_server(scratch: Path) -> None:
     usable_or_skip("relstorage-pg")
     proc = subprocess.Popen(

@@ -29,6 +29,7 @@ def server_cursor(server: MariaDBServer) -> Any:
     return conn, conn.cursor()
 
 
+@pytest.mark.server
 def test_stock_version_detector_misreads_mariadb(mariadb_server: MariaDBServer) -> None:
     from relstorage.adapters.mysql.schema import MySQLVersionDetector
 
@@ -42,6 +43,7 @@ def test_stock_version_detector_misreads_mariadb(mariadb_server: MariaDBServer) 
     assert stock, REMOVE.format(n=1, what="MariaDBVersionDetector")
 
 
+@pytest.mark.server
 def test_commit_fails_without_the_version_detector(
     mysql_databases: MySQLDatabases,
 ) -> None:
@@ -80,6 +82,7 @@ def test_template_patch_finds_relstorage_references() -> None:
         mariadb_object_state_template(patched)
 
 
+@pytest.mark.server
 def test_history_preserving_schema_fails_without_the_patch(
     mysql_databases: MySQLDatabases,
 ) -> None:

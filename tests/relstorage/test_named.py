@@ -25,6 +25,7 @@ def test_the_scheme_table_says_which_schemes_open_read_only() -> None:
     assert table["mysql"][0].default_port == 3306
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("name", ["relstorage-pg", "relstorage-mysql"])
 def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> None:
     from ZODB.POSException import ReadOnlyError
@@ -48,6 +49,7 @@ def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> No
             source.close()
 
 
+@pytest.mark.server
 def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) -> None:
     """--storage-config and zconfig:// (issue 21): the <relstorage> section
     is opened read-only, as a postgres:// URI is."""
@@ -91,3 +93,46 @@ def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) ->
                     source.storage.tpc_begin(object())
             finally:
                 source.close()
+
+
+@pytest.mark.parametrize("mode", ["free", "preserving"])
+def test_a_sqlite_database_is_opened_in_its_own_history_mode_or_refused(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """census of sqlite:// (documented read-only) on a history-free
+    database opened it history-preserving, which added that mode's tables
+    to main.sqlite3 before failing (issue 28).  Without keep_history the
+    database's own mode is used; the other mode is refused, one line,
+    nothing opened; an empty data_dir is refused read-only (RelStorage
+    would create a database there)."""
+    from tests.cli_helpers import assert_bad_input, run_cli
+    from tests.test_composites import snapshot
+
+    name = "relstorage-sqlite" + ("-hp" if mode == "preserving" else "")
+    factory_or_skip(name)
+    data = tmp_path / "data"
+    made = run_cli(capsys, "populate", "--storage", name, "--path", str(data), "-q")
+    assert made.status == 0, made
+    files = data / "relstorage"
+    before = snapshot(files)
+    other = "true" if mode == "free" else "false"
+    mine = "false" if mode == "free" else "true"
+    for uri in (
+        f"sqlite://?data_dir={files}",
+        f"sqlite://?data_dir={files}&keep_history={mine}",
+    ):
+        census = run_cli(capsys, "census", uri)
+        assert census.status == 0, census
+        assert "vfab.model" in census.out
+    wrong = run_cli(
+        capsys, "census", f"sqlite://?data_dir={files}&keep_history={other}"
+    )
+    assert_bad_input(wrong, f"holds a history-{mode} RelStorage database")
+    assert snapshot(files) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_bad_input(
+        run_cli(capsys, "census", f"sqlite://?data_dir={empty}"),
+        "no RelStorage database in",
+    )
+    assert list(empty.iterdir()) == []

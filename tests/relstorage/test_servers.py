@@ -43,6 +43,7 @@ def env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT))
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_start_stop_leaves_nothing(kind: str) -> None:
     need(kind)
@@ -62,6 +63,7 @@ def test_start_stop_leaves_nothing(kind: str) -> None:
     print(f"{kind} timings (s):", {k: round(v, 3) for k, v in server.timings.items()})
 
 
+@pytest.mark.server
 def test_postgresql_databases(postgresql_server: PostgreSQLServer) -> None:
     check_databases(
         postgresql_server.databases(),
@@ -69,6 +71,7 @@ def test_postgresql_databases(postgresql_server: PostgreSQLServer) -> None:
     )
 
 
+@pytest.mark.server
 def test_mariadb_databases(mariadb_server: MariaDBServer) -> None:
     check_databases(
         mariadb_server.databases(),
@@ -100,6 +103,7 @@ def check_databases(
     assert not databases.created
 
 
+@pytest.mark.server
 def test_user_dsn_gets_a_unique_prefix(postgresql_server: PostgreSQLServer) -> None:
     a, b = (
         PostgreSQLDatabases(postgresql_server.dsn()),
@@ -113,6 +117,7 @@ def test_user_dsn_gets_a_unique_prefix(postgresql_server: PostgreSQLServer) -> N
         assert "dbname=" + name in a.dsn(name)
 
 
+@pytest.mark.server
 def test_user_mysql_url(mariadb_server: MariaDBServer) -> None:
     url = f"mysql://root@{mariadb_server.host}:{mariadb_server.port}"
     with MySQLDatabases.for_url(url) as databases:
@@ -126,18 +131,16 @@ def test_user_mysql_url(mariadb_server: MariaDBServer) -> None:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_port_in_use(kind: str) -> None:
+def test_port_in_use(kind: str, busy_port: int) -> None:
     need(kind)
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        server = KINDS[kind](port=busy.getsockname()[1])
-        with pytest.raises(StorageError, match="already in use") as e:
-            server.start()
-        one_line(e)
+    server = KINDS[kind](port=busy_port)
+    with pytest.raises(StorageError, match="already in use") as e:
+        server.start()
+    one_line(e)
     assert not server.running and server.directory is None  # removed
 
 
+@pytest.mark.server
 def test_postgresql_directory_not_writable(tmp_path: Path) -> None:
     need("postgresql")
     if os.geteuid() == 0:
@@ -193,7 +196,7 @@ with {cls}() as server:
 """
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "kind,signum",
     [
@@ -265,7 +268,7 @@ def test_waits_for_ctrl_c(server):
 """
 
 
-@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("interrupt", [False, True], ids=["failing-test", "ctrl-c"])
 def test_pytest_fixture_stops_server(tmp_path: Path, interrupt: bool) -> None:
     """A session fixture like conftest's stops its server after a failing

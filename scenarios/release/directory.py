@@ -1,0 +1,239 @@
+"""A release directory read back: release.json and every part's files.
+
+`release --against DIR`, `compare OLD_DIR NEW_DIR` and `history DIR...`
+read a release through load(), which checks the whole directory before
+anything is compared or written: not a release (no release.json, another
+kind), written by a newer vfab-loadtest (a format this one does not
+know), or damaged (a file release.json lists that is missing, not JSON or
+not of its kind) is one ResultsError line naming the directory and what
+is wrong.  identity() is what two releases must share to be compared: the
+storages, --quick, the data set and the million run's size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from scenarios.counts.compare import benchmark_cells
+from scenarios.counts.model import Cell, CountRun
+from scenarios.results.files import RELEASE, ResultsError, read_json
+from scenarios.results.model import RunResult
+from scenarios.scale.results import ScaleRun
+
+SUMMARY = "release.json"
+
+#: File names of the parts' JSON, as release writes them.
+TABLE, COUNTS, MICRO_COUNTS = "table.json", "counts.json", "counts-micro.json"
+MICRO, SCALE, MILLION = "micro.json", "scale.json", "million.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Release:
+    """One release directory, every part that ran read (None: not run, or
+    not in a release of that format)."""
+
+    path: Path
+    summary: dict[str, Any]
+    table: RunResult | None = None
+    counts: CountRun | None = None
+    micro_counts: dict[tuple[str, str], Cell] | None = None
+    micro: dict[str, Any] | None = None
+    scale: ScaleRun | None = None
+    million: RunResult | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.summary.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def storages(self) -> tuple[str, ...]:
+        return tuple(self.metadata.get("storages") or ())
+
+    @property
+    def date(self) -> str:
+        return str(self.metadata.get("date") or "")
+
+    def version(self, package: str = "ZODB") -> str | None:
+        versions = self.metadata.get("versions") or {}
+        value = versions.get(package)
+        return str(value) if value else None
+
+    @property
+    def label(self) -> str:
+        """ "results/release-6.4 (2026-11-26, ZODB 6.4)"."""
+        zodb = self.version()
+        when = self.date[:10] or "no date"
+        return f"{self.path} ({when}{f', ZODB {zodb}' if zodb else ''})"
+
+    def part(self, name: str) -> dict[str, Any] | None:
+        for p in self.summary.get("parts") or ():
+            if isinstance(p, dict) and p.get("name") == name:
+                return p
+        return None
+
+    def status(self, name: str) -> str:
+        part = self.part(name)
+        return str(part.get("status")) if part else "not run"
+
+
+def is_release(path: Path) -> bool:
+    """Whether *path* is a directory holding a release.json."""
+    return path.is_dir() and (path / SUMMARY).is_file()
+
+
+def _summary(path: Path) -> dict[str, Any]:
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise ResultsError(f"{path} {what}: name a release directory")
+    file = path / SUMMARY
+    if not file.exists():
+        raise ResultsError(
+            f"{path} is not a release directory (no {SUMMARY}: "
+            "vfab-bench release --out writes one)"
+        )
+    try:
+        data = read_json(file)
+    except ResultsError as e:
+        raise ResultsError(f"{path} is damaged: {e}") from None
+    if not isinstance(data, dict) or data.get("kind") != "release":
+        found = data.get("kind") if isinstance(data, dict) else None
+        raise ResultsError(
+            f"{path} is not a release directory ({SUMMARY} is of kind {found!r})"
+        )
+    # Written before the format had a version: version 0.
+    data.setdefault("schema_version", 0)
+    version = data["schema_version"]
+    if isinstance(version, int) and version > RELEASE.version:
+        raise ResultsError(
+            f"{path} was written by a newer vfab-loadtest (release format "
+            f"{version}; this one reads up to {RELEASE.version})"
+        )
+    try:
+        data = RELEASE.migrate(data)
+    except ResultsError as e:
+        raise ResultsError(f"{path}/{SUMMARY}: {e}") from None
+    parts = data.get("parts")
+    meta = data.get("metadata")
+    if (
+        not isinstance(parts, list)
+        or not all(
+            isinstance(p, dict) and isinstance(p.get("name"), str) for p in parts
+        )
+        or not isinstance(meta, dict)
+        or not isinstance(meta.get("storages"), list)
+    ):
+        raise ResultsError(f"{path} is damaged: {SUMMARY} lacks its parts or storages")
+    return data
+
+
+def _listed(summary: dict[str, Any]) -> set[str]:
+    """Every file the parts say they wrote."""
+    return {
+        str(f)
+        for p in summary.get("parts") or ()
+        for f in (p.get("files") or ())
+        if isinstance(f, str)
+    }
+
+
+def load(path: Path) -> Release:
+    """The release at *path*, every JSON file its parts list read and
+    checked; ResultsError in one line otherwise."""
+    return read(path, _summary(path))
+
+
+def read(path: Path, summary: dict[str, Any]) -> Release:
+    """The release whose release.json holds *summary*, its parts' files
+    read from *path* (release reads the directory it has just written
+    before its release.json, which then holds the verdict)."""
+    listed = _listed(summary)
+    found: dict[str, Any] = {}
+    readers = {
+        TABLE: RunResult.load,
+        MILLION: RunResult.load,
+        SCALE: ScaleRun.read,
+        COUNTS: CountRun.load,
+    }
+    for name in (TABLE, MILLION, SCALE, COUNTS, MICRO_COUNTS, MICRO):
+        if name not in listed:
+            continue
+        file = path / name
+        if not file.is_file():
+            raise ResultsError(f"{path} is damaged: {name} is missing")
+        try:
+            if name in readers:
+                found[name] = readers[name](file)
+            elif name == MICRO_COUNTS:
+                found[name] = benchmark_cells(read_json(file), str(file))
+            else:
+                data = read_json(file)
+                if not isinstance(data, dict) or not isinstance(
+                    data.get("benchmarks"), list
+                ):
+                    raise ResultsError(f"{file}: not pytest-benchmark's JSON")
+                found[name] = data
+        except ResultsError as e:
+            text = str(e)
+            raise ResultsError(
+                f"{path} is damaged: {text if str(file) in text else f'{name}: {text}'}"
+            ) from None
+    return Release(
+        path,
+        summary,
+        table=found.get(TABLE),
+        counts=found.get(COUNTS),
+        micro_counts=found.get(MICRO_COUNTS),
+        micro=found.get(MICRO),
+        scale=found.get(SCALE),
+        million=found.get(MILLION),
+    )
+
+
+def _config(run: RunResult | None) -> dict[str, Any]:
+    if run is None:
+        return {}
+    config = run.metadata.get("config")
+    return config if isinstance(config, dict) else {}
+
+
+def identity(release: Release) -> dict[str, Any]:
+    """What two releases must share to be compared."""
+    table, million = _config(release.table), _config(release.million)
+    return {
+        "storages": sorted(release.storages),
+        "quick": bool(release.metadata.get("quick")),
+        "scale": table.get("scale"),
+        "seed": table.get("seed"),
+        "million": million.get("scale"),
+    }
+
+
+#: identity() key -> what differs, in words.
+MEANINGS = {
+    "storages": "another storage set",
+    "quick": "--quick against a full release",
+    "scale": "another data set size",
+    "seed": "another data generator seed",
+    "million": "another size for the million run",
+}
+
+
+def check_comparable(old: dict[str, Any], new: dict[str, Any], name: str) -> None:
+    """ResultsError naming how release *name* (identity *old*) differs from
+    *new*; a part one of them did not run (None) is left out, not refused."""
+    for key, meaning in MEANINGS.items():
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None:
+            continue
+        if a != b:
+            shown = {
+                "storages": lambda v: ", ".join(v) or "none",
+                "quick": lambda v: "--quick" if v else "full",
+            }.get(key, str)
+            raise ResultsError(
+                f"{name} is a release of {meaning} ({shown(a)}; this one: "
+                f"{shown(b)}): compare releases made alike"
+            )

@@ -1,0 +1,301 @@
+"""History across release directories: every part's trend.
+
+`vfab-bench history DIR DIR ...` where the directories are releases (each
+holds a release.json) puts them in order as run files are put (the
+version of --by each recorded, then the date:
+scenarios.results.history_files) and shows, part by part:
+
+- the 2000 table: the run files' history (scenarios.results.history),
+  steps marked as compare marks them;
+- counts: every cell that moved between two consecutive releases by more
+  than the threshold (and its tolerance), as the verdict's gate sees it
+  (scenarios.counts.compare), and how many never moved;
+- the concurrency curve: ops/s and p99 of each point in each release,
+  with the steps scale_compare calls significant;
+- the million run: time and size per object in each release;
+- consistency: each storage right, WRONG or not fully checked in each.
+
+Each step compares neighbours only, with the comparison the verdict of
+`release --against` uses for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scenarios.counts.compare import (
+    CountComparison,
+    compare_benchmarks,
+    compare_counts,
+)
+from scenarios.release import directory, verdict
+from scenarios.release.directory import Release
+from scenarios.results import history as run_history
+from scenarios.results.files import ResultsError
+from scenarios.results.formatter import duration, plural
+from scenarios.results.history_files import DEFAULT_BY, order
+from scenarios.results.model import RunResult
+from scenarios.results.scale_compare import compare_scale
+from scenarios.results.table import Table
+
+#: Marks after a value: moved up, moved down, no mark.
+UP, DOWN, SAME = "▲", "▼", " "
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseHistory:
+    releases: tuple[Release, ...]
+    labels: tuple[str, ...]
+    table: run_history.History | None
+    #: (cell, [value per release], [mark per release])
+    counts: tuple[tuple[str, list[str], list[str]], ...]
+    count_cells: int
+    curve: tuple[tuple[str, list[str], list[str]], ...]
+    micro: tuple[tuple[str, list[str]], ...]
+    million: tuple[tuple[str, list[str]], ...]
+    consistency: tuple[tuple[str, list[str]], ...]
+    notes: tuple[str, ...] = ()
+
+    def heading(self) -> str:
+        return (
+            f"History of {len(self.releases)} releases, in the order of the "
+            "versions they recorded, then their dates; a step is a change "
+            f"from the previous release ({UP} up, {DOWN} down) that release "
+            "--against would report."
+        )
+
+    def _runs(self) -> list[str]:
+        width = max(len(label) for label in self.labels)
+        return [
+            f"{i:>3}  {label.ljust(width)}  {r.date or '?'}  {r.path}"
+            for i, (label, r) in enumerate(
+                zip(self.labels, self.releases, strict=True), 1
+            )
+        ]
+
+    def _grid(self, title: str, rows: Sequence[tuple[str, list[str]]]) -> str:
+        header = ["", *(str(i) for i in range(1, len(self.releases) + 1))]
+        return Table(title, header, [[name, *cells] for name, cells in rows]).text()
+
+    @staticmethod
+    def marked(values: list[str], marks: list[str]) -> list[str]:
+        return [v + m if v != "-" else v for v, m in zip(values, marks, strict=True)]
+
+    def text(self) -> str:
+        parts = [self.heading(), "\n".join(self._runs()), *self.notes]
+        if self.table is not None:
+            parts.append("The 2000 table (table.json of each release):")
+            parts.append(self.table.text().rstrip("\n"))
+        if self.counts:
+            rows = [(n, self.marked(v, m)) for n, v, m in self.counts]
+            parts.append(
+                self._grid(
+                    f"Counts: the {len(rows)} of {self.count_cells} cells that "
+                    "moved between two releases (the others never did)",
+                    rows,
+                )
+            )
+        elif self.count_cells:
+            parts.append(
+                f"Counts: none of the {self.count_cells} cells moved between two "
+                "consecutive releases."
+            )
+        if self.curve:
+            rows = [(n, self.marked(v, m)) for n, v, m in self.curve]
+            parts.append(self._grid("Concurrency curve: ops/s and p99 per point", rows))
+        if self.micro:
+            parts.append(
+                self._grid("Micro-benchmarks: median per round (timed)", self.micro)
+            )
+        if self.million:
+            parts.append(self._grid("Million run: per object built", self.million))
+        if self.consistency:
+            parts.append(self._grid("Consistency", self.consistency))
+        return "\n\n".join(parts) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        def grid(rows: Sequence[tuple[str, list[str], list[str]]]) -> list[Any]:
+            return [{"cell": n, "values": v, "marks": m} for n, v, m in rows]
+
+        return {
+            "kind": "release-history",
+            "releases": [
+                {"release": i, "label": label, "directory": str(r.path), "date": r.date}
+                for i, (label, r) in enumerate(
+                    zip(self.labels, self.releases, strict=True), 1
+                )
+            ],
+            "table": None if self.table is None else self.table.to_json(),
+            "counts": {"cells": self.count_cells, "moved": grid(self.counts)},
+            "curve": grid(self.curve),
+            "micro": [{"cell": n, "values": v} for n, v in self.micro],
+            "million": [{"cell": n, "values": v} for n, v in self.million],
+            "consistency": [{"storage": n, "states": v} for n, v in self.consistency],
+            "notes": list(self.notes),
+        }
+
+
+def read(inputs: Sequence[Path], by: str = DEFAULT_BY) -> list[Release]:
+    """The releases in *inputs*, in version (then date) order."""
+    releases = [directory.load(p) for p in inputs]
+    if len(releases) < 2:
+        raise ResultsError(
+            f"a history needs two or more releases; found one ({releases[0].path})"
+        )
+    keys = [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases]
+    by_path = {r.path: r for r in releases}
+    return [by_path[p.path] for p in order(keys, by)]
+
+
+def _count_steps(
+    releases: list[Release], fail_above: float
+) -> tuple[tuple[tuple[str, list[str], list[str]], ...], int]:
+    """Cells that moved between neighbours, and how many cells there are."""
+    n = len(releases)
+    values: dict[str, list[str]] = {}
+    marks: dict[str, list[str]] = {}
+    moved: set[str] = set()
+
+    def note(comp: CountComparison, i: int) -> None:
+        for c in comp.cells:
+            if c.timing:
+                continue
+            name = verdict.cell_name(c)
+            row = values.setdefault(name, ["-"] * n)
+            marks.setdefault(name, [SAME] * n)
+            row[i - 1], row[i] = c.fmt(c.old.value), c.fmt(c.new.value)
+            if c.differs:
+                moved.add(name)
+                marks[name][i] = UP if (c.change is None or c.change > 0) else DOWN
+
+    for i in range(1, n):
+        a, b = releases[i - 1], releases[i]
+        if a.counts is not None and b.counts is not None:
+            note(compare_counts(a.counts, b.counts, exact_threshold=fail_above), i)
+        if a.micro_counts and b.micro_counts:
+            try:
+                note(compare_benchmarks(a.micro_counts, b.micro_counts,
+                                        exact_threshold=fail_above), i)  # fmt: skip
+            except ResultsError:
+                pass  # no benchmark in common: nothing to show
+    rows = tuple((name, values[name], marks[name]) for name in values if name in moved)
+    return rows, len(values)
+
+
+def _curve(releases: list[Release]) -> tuple[tuple[str, list[str], list[str]], ...]:
+    n = len(releases)
+    values: dict[str, list[str]] = {}
+    marks: dict[str, list[str]] = {}
+    for i, r in enumerate(releases):
+        if r.scale is None:
+            continue
+        for p in r.scale.points:
+            s = p.summary(r.scale.cores)
+            where = f"{p.storage}, {plural(p.clients, 'client')}"
+            for key, value in (
+                (f"{where}: ops/s", f"{float(s['ops_per_s'] or 0):.1f}"),
+                (f"{where}: p99", duration(float(s["p99_ms"] or 0) / 1000)),
+            ):
+                values.setdefault(key, ["-"] * n)[i] = value
+                marks.setdefault(key, [SAME] * n)
+    for i in range(1, n):
+        a, b = releases[i - 1].scale, releases[i].scale
+        if a is None or b is None:
+            continue
+        try:
+            comp = compare_scale(a, b)
+        except ResultsError:
+            continue  # another load: no steps between these two
+        for pc in comp.points:
+            for m in pc.measures:
+                if m.significant and m.ratio is not None:
+                    marks[f"{pc.where}: {m.name}"][i] = UP if m.ratio > 1 else DOWN
+    return tuple((k, values[k], marks[k]) for k in values)
+
+
+def _micro(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
+    """Each micro-benchmark's median per round in each release (timed: no
+    steps, the machine moves them; the counts part has the gate)."""
+    from scenarios.release.microbench import micro_rows
+
+    n = len(releases)
+    rows: dict[str, list[str]] = {}
+    for i, r in enumerate(releases):
+        if r.micro is None:
+            continue
+        names, table = micro_rows(r.micro)
+        for row in table:
+            for storage, cell in zip(names, row[1:], strict=True):
+                if cell != "-":
+                    rows.setdefault(f"{row[0]} [{storage}]", ["-"] * n)[i] = cell
+    return tuple(rows.items())
+
+
+def _million(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
+    from scenarios.results.report import cost_per_object
+
+    n = len(releases)
+    rows: dict[str, list[str]] = {}
+    for i, r in enumerate(releases):
+        run = r.million
+        if run is None:
+            continue
+        size = run.sizes[0]
+        for storage in run.storages:
+            t = cost_per_object(run, storage, size)
+            trials = run.trials_of(storage, size)
+            objects = trials[0].objects if trials else 0
+            on_disk = trials[0].size_bytes if trials else None
+            rows.setdefault(f"{storage}: time", ["-"] * n)[i] = (
+                "-" if t is None else duration(t)
+            )
+            rows.setdefault(f"{storage}: bytes", ["-"] * n)[i] = (
+                f"{on_disk / objects:.0f} B" if objects and on_disk else "-"
+            )
+    return tuple(rows.items())
+
+
+def _consistency(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
+    n = len(releases)
+    rows: dict[str, list[str]] = {}
+    for i, r in enumerate(releases):
+        for storage, (state, _) in verdict.states(r.scale).items():
+            rows.setdefault(storage, ["-"] * n)[i] = state
+    return tuple(rows.items())
+
+
+def build(
+    inputs: Sequence[Path],
+    by: str = DEFAULT_BY,
+    stat: str | None = None,
+    cpu: bool = False,
+    fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
+) -> ReleaseHistory:
+    releases = read(inputs, by)
+    labels = order(
+        [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases], by
+    )
+    notes = []
+    tables = [(r.path / directory.TABLE, r.table) for r in releases if r.table]
+    table = None
+    if len(tables) >= 2:
+        runs: list[tuple[Path, RunResult]] = [(p, t) for p, t in tables if t]
+        table = run_history.build([p for p, _ in runs], by, stat, cpu, (runs, []))
+    else:
+        notes.append("The 2000 table: fewer than two releases hold one.")
+    counts, cells = _count_steps(releases, fail_above)
+    return ReleaseHistory(
+        releases=tuple(releases),
+        labels=tuple(p.label for p in labels),
+        table=table,
+        counts=counts,
+        count_cells=cells,
+        curve=_curve(releases),
+        micro=_micro(releases),
+        million=_million(releases),
+        consistency=_consistency(releases),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,184 @@
+"""What the release verdict compares beyond the suite's comparisons of
+files: each storage's consistency state (right, WRONG, not fully checked)
+across a release's points, and the million run's time and size per object
+(one trial a side: ratios, no test)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios.release.directory import Release
+from scenarios.results import formatter
+from scenarios.results.formatter import plural
+from scenarios.results.report import cost_per_object
+from scenarios.scale.results import ScaleRun
+
+#: Severity of a verdict line (as scenarios.release.verdict): the gate
+#: failed, a change worth reading, nothing to see.
+GATE, CHANGE, QUIET = 2, 1, 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    """One part's verdict in one line."""
+
+    part: str
+    text: str
+    severity: int = QUIET
+
+    def __str__(self) -> str:
+        return f"{self.part}: {self.text}"
+
+
+# -- consistency ---------------------------------------------------------------
+
+
+def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:
+    """storage -> ("right" | "WRONG" | "not fully checked", why): WRONG when
+    any point found a violation, right when every point was checked."""
+    out: dict[str, tuple[str, str]] = {}
+    if run is None:
+        return out
+    for storage in run.storages():
+        points = [p for p in run.points if p.storage == storage]
+        wrong = [p for p in points if p.invariants.get("ok") is False]
+        unchecked = [p for p in points if p.invariants.get("ok") is None]
+        if wrong:
+            p = wrong[0]
+            why = f"{plural(p.clients, 'client')}: {p.invariants.get('summary')}"
+            out[storage] = ("WRONG", why)
+        elif unchecked:
+            p = unchecked[0]
+            why = f"{plural(p.clients, 'client')}: {p.invariants.get('summary')}"
+            out[storage] = ("not fully checked", why)
+        else:
+            out[storage] = ("right", f"every point checked ({len(points)})")
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Consistency:
+    old: dict[str, tuple[str, str]]
+    new: dict[str, tuple[str, str]]
+
+    def newly_wrong(self) -> list[str]:
+        return [
+            s
+            for s, (state, _) in self.new.items()
+            if state == "WRONG" and self.old.get(s, ("", ""))[0] != "WRONG"
+        ]
+
+    def lines(self) -> list[Line]:
+        if not self.new:
+            return [
+                Line("consistency", "not checked in this release (no shared storage)")
+            ]
+        out = []
+        for s in self.newly_wrong():
+            was = self.old.get(s, ("not checked", ""))[0]
+            out.append(
+                Line(
+                    "consistency",
+                    f"NEW WRONG: {s} was {was} in the last release, WRONG now "
+                    f"({self.new[s][1]})",
+                    GATE,
+                )
+            )
+        for s, (state, why) in self.new.items():
+            was = self.old.get(s, ("not checked", ""))[0]
+            if s in self.newly_wrong() or state == was == "right":
+                continue
+            if state == was:
+                out.append(Line("consistency", f"{s} still {state} ({why})", CHANGE))
+            else:
+                out.append(
+                    Line("consistency", f"{s} was {was}, now {state} ({why})", CHANGE)
+                )
+        if not out:
+            names = ", ".join(self.new)
+            out.append(
+                Line(
+                    "consistency",
+                    f"right on every point ({names}), as in the last release",
+                )
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": {s: list(v) for s, v in self.old.items()},
+            "new": {s: list(v) for s, v in self.new.items()},
+            "newly_wrong": self.newly_wrong(),
+        }
+
+
+# -- million -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PerObject:
+    """One storage of the million run: time and size per object built,
+    old and new (None where unknown)."""
+
+    storage: str
+    time: tuple[float | None, float | None]
+    size: tuple[float | None, float | None]
+
+    @staticmethod
+    def ratio(pair: tuple[float | None, float | None]) -> float | None:
+        a, b = pair
+        return b / a if a and b is not None else None
+
+    def line(self, times: bool) -> str:
+        parts = []
+        if times:
+            a, b = self.time
+            parts.append(
+                f"time per object {_us(a)} -> {_us(b)} "
+                f"({formatter.ratio(self.ratio(self.time))})"
+            )
+        a, b = self.size
+        parts.append(
+            f"size per object {_bytes(a)} -> {_bytes(b)} "
+            f"({formatter.ratio(self.ratio(self.size))})"
+        )
+        return f"{self.storage}: " + ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "time_per_object_s": list(self.time),
+            "size_per_object_bytes": list(self.size),
+            "time_ratio": self.ratio(self.time),
+            "size_ratio": self.ratio(self.size),
+        }
+
+
+def _us(v: float | None) -> str:
+    return "-" if v is None else formatter.duration(v)
+
+
+def _bytes(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f} B"
+
+
+def per_object(old: Release, new: Release) -> list[PerObject]:
+    a, b = old.million, new.million
+    if a is None or b is None:
+        return []
+    out = []
+    for storage in a.storages:
+        if storage not in b.storages:
+            continue
+        times: list[float | None] = []
+        sizes: list[float | None] = []
+        for run in (a, b):
+            size = run.sizes[0]
+            times.append(cost_per_object(run, storage, size))
+            trials = run.trials_of(storage, size)
+            objects = trials[0].objects if trials else 0
+            on_disk = trials[0].size_bytes if trials else None
+            sizes.append(on_disk / objects if objects and on_disk is not None else None)
+        out.append(PerObject(storage, (times[0], times[1]), (sizes[0], sizes[1])))
+    return out

@@ -1,0 +1,340 @@
+"""One release against the last: a verdict per part, and one at the top.
+
+Each part is compared with the suite's own comparison of its files:
+counts with scenarios.counts.compare (the 2000 rows and the
+micro-benchmarks: a cell that moved by more than --fail-above, and more
+than its tolerance where it is not exact, is a regression or an
+improvement), wall time with scenarios.results.compare (the permutation
+test, "inconclusive" with the trials a decision needs), the concurrency
+curve with scenarios.results.scale_compare (sub-window against
+sub-window), the million run as ratios of time and size per object (one
+trial a side: no test), and the consistency check point by point.
+
+The gate is what does not flake: a count cell grown above the threshold,
+or a storage WRONG that was not WRONG in the last release.  Either makes
+the verdict "REGRESSION" and the exit status 1.  Wall time, the curve and
+the million run are reported, never gated: they move with the machine.
+Releases of different machines compare their counts (the same on any
+machine) and say that the wall figures are not comparable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from scenarios.counts.compare import (
+    CountComparison,
+    CountDifference,
+    compare_benchmarks,
+    compare_counts,
+)
+from scenarios.counts.model import INSTRUCTIONS
+from scenarios.errors import EXIT_OK, EXIT_VIOLATIONS
+from scenarios.release.directory import Release
+from scenarios.release.measures import (
+    CHANGE,
+    GATE,
+    QUIET,
+    Consistency,
+    Line,
+    PerObject,
+    per_object,
+    states,
+)
+from scenarios.results.compare import Comparison, compare_files
+from scenarios.results.files import ResultsError
+from scenarios.results.scale_compare import ScaleComparison, compare_scale
+
+#: The default --fail-above: a count change the gate calls a regression
+#: (docs/counts.md: below 2% CPython's memory layout moves single phases).
+DEFAULT_FAIL_ABOVE = 0.02
+
+#: How many cells a line names before "and N more".
+NAMED = 4
+
+
+def cell_name(c: CountDifference) -> str:
+    what = "" if c.what == INSTRUCTIONS else f" ({c.what} calls)"
+    return f"{c.column} {c.row}{what}"
+
+
+def _named(cells: list[CountDifference]) -> str:
+    text = "; ".join(f"{cell_name(c)}: {c.line}" for c in cells[:NAMED])
+    if len(cells) > NAMED:
+        text += f"; and {len(cells) - NAMED} more"
+    return text
+
+
+def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
+    """What tells two machines apart: host name, CPU model and count."""
+    host = meta.get("host") or {}
+    env = meta.get("environment") or {}
+    return (
+        host.get("hostname"),
+        env.get("cpu_model"),
+        host.get("cpu_count") or meta.get("cpu_count"),
+    )
+
+
+def _machine_words(meta: dict[str, Any]) -> str:
+    name, model, cpus = machine(meta)
+    return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
+
+
+# -- the verdict ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    old: Release
+    new: Release
+    fail_above: float
+    same_machine: bool
+    consistency: Consistency
+    counts: CountComparison | None = None
+    micro_counts: CountComparison | None = None
+    wall: Comparison | None = None
+    curve: ScaleComparison | None = None
+    million: tuple[PerObject, ...] = ()
+    #: part -> why it was not compared
+    not_compared: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def count_regressions(self) -> list[CountDifference]:
+        return [
+            c
+            for comp in (self.counts, self.micro_counts)
+            if comp is not None
+            for c in comp.above(self.fail_above)
+        ]
+
+    def count_improvements(self) -> list[CountDifference]:
+        return [
+            c
+            for comp in (self.counts, self.micro_counts)
+            if comp is not None
+            for c in comp.fewer()
+            if c.change is not None and -c.change > self.fail_above
+        ]
+
+    @property
+    def regression(self) -> bool:
+        return bool(self.count_regressions() or self.consistency.newly_wrong())
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_VIOLATIONS if self.regression else EXIT_OK
+
+    def headline(self) -> str:
+        word = "REGRESSION" if self.regression else "NO REGRESSION"
+        gate = f"counts above {self.fail_above:.0%}, or a storage newly WRONG"
+        return f"Verdict against {self.old.label}: {word} (the gate: {gate})"
+
+    def _count_lines(self) -> list[Line]:
+        if self.counts is None and self.micro_counts is None:
+            why = self.not_compared.get("counts", "not compared")
+            return [Line("counts", f"{why}: no gate on counts", CHANGE)]
+        cells = [
+            c
+            for comp in (self.counts, self.micro_counts)
+            if comp is not None
+            for c in comp.cells
+            if not c.timing
+        ]
+        grew, fell = self.count_regressions(), self.count_improvements()
+        quiet = len(cells) - len(grew) - len(fell)
+        out = []
+        if grew:
+            out.append(
+                Line(
+                    "counts",
+                    f"{len(grew)} of {len(cells)} cells grew above "
+                    f"{self.fail_above:.0%}: {_named(grew)}",
+                    GATE,
+                )
+            )
+        if fell:
+            out.append(
+                Line(
+                    "counts",
+                    f"{len(fell)} of {len(cells)} cells fell by more than "
+                    f"{self.fail_above:.0%} (improvements): {_named(fell)}",
+                    CHANGE,
+                )
+            )
+        covered = []
+        if self.counts is not None:
+            covered.append("the 2000 rows")
+        if self.micro_counts is not None:
+            covered.append("the micro-benchmarks")
+        out.append(
+            Line(
+                "counts",
+                f"{quiet} of {len(cells)} cells no change ({' and '.join(covered)})"
+                + "".join(f"; {w}" for w in self.not_compared_of("counts")),
+            )
+        )
+        return out
+
+    def not_compared_of(self, part: str) -> list[str]:
+        why = self.not_compared.get(part)
+        return [why] if why else []
+
+    def _wall_line(self) -> Line:
+        if self.wall is None:
+            return Line("wall time", self.not_compared.get("wall", "not compared"))
+        w = self.wall
+        slower, faster, unsure = w.slower(), w.faster(), w.inconclusive()
+        quiet = len(w.cells) - len(slower) - len(faster) - len(unsure)
+        text = (
+            f"{len(w.cells)} cells: {len(slower)} slower, {len(faster)} faster "
+            f"(significant), {quiet} not significant"
+        )
+        if unsure:
+            text += f", {len(unsure)} {unsure[0].verdict}"
+        named = [*slower, *faster][:NAMED]
+        if named:
+            text += "; " + "; ".join(f"{c.column} {c.row}: {c.line}" for c in named)
+        # The speed warning only: the page and the text say the load.
+        text += "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
+        return Line("wall time", text, CHANGE if slower or faster else QUIET)
+
+    def _curve_line(self) -> Line:
+        if self.curve is None:
+            return Line("concurrency", self.not_compared.get("curve", "not compared"))
+        c = self.curve
+        worse = c.worse()
+        return Line(
+            "concurrency", c.summary(), CHANGE if worse or c.better() else QUIET
+        )
+
+    def _million_line(self) -> Line:
+        if not self.million:
+            return Line("million", self.not_compared.get("million", "not compared"))
+        text = "; ".join(m.line(self.same_machine) for m in self.million)
+        text += " (one trial a side: ratios, not tested)"
+        if not self.same_machine:
+            text += "; times not comparable (another machine)"
+        return Line("million", text)
+
+    def lines(self) -> list[Line]:
+        """Every part's lines, the gate's failures first, then changes."""
+        out = [
+            *self.consistency.lines(),
+            *self._count_lines(),
+            self._wall_line(),
+            self._curve_line(),
+            self._million_line(),
+        ]
+        if not self.same_machine:
+            out.append(
+                Line(
+                    "machines",
+                    f"the last release ran on {_machine_words(self.old.metadata)}, "
+                    f"this one on {_machine_words(self.new.metadata)}: counts "
+                    "compared, wall figures not comparable",
+                    CHANGE,
+                )
+            )
+        return sorted(out, key=lambda line: -line.severity)
+
+    def text(self) -> str:
+        out = [self.headline()]
+        out += [f"  {line}" for line in self.lines()]
+        return "\n".join(out) + "\n"
+
+    def details(self) -> str:
+        """The compared cells, part by part (after the verdict)."""
+        parts = []
+        for comp in (self.counts, self.micro_counts):
+            if comp is not None:
+                parts.append(comp.text().rstrip("\n"))
+        if self.wall is not None:
+            parts.append(self.wall.text(changed=True).rstrip("\n"))
+        if self.curve is not None:
+            parts.append(self.curve.text().rstrip("\n"))
+        return "\n\n".join(parts) + "\n" if parts else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "against": str(self.old.path),
+            "regression": self.regression,
+            "exit_status": self.exit_status,
+            "fail_above": self.fail_above,
+            "same_machine": self.same_machine,
+            "headline": self.headline(),
+            "lines": [
+                {"part": x.part, "text": x.text, "severity": x.severity}
+                for x in self.lines()
+            ],
+            "count_regressions": [c.to_json() for c in self.count_regressions()],
+            "count_improvements": [c.to_json() for c in self.count_improvements()],
+            "consistency": self.consistency.to_json(),
+            "counts": None if self.counts is None else self.counts.to_json(),
+            "micro_counts": (
+                None if self.micro_counts is None else self.micro_counts.to_json()
+            ),
+            "wall": None if self.wall is None else self.wall.to_json(),
+            "curve": None if self.curve is None else self.curve.to_json(),
+            "million": [m.to_json() for m in self.million],
+            "not_compared": dict(self.not_compared),
+        }
+
+
+def compare(
+    old: Release, new: Release, fail_above: float = DEFAULT_FAIL_ABOVE
+) -> Verdict:
+    """*new* against *old* (both loaded and checked to be comparable)."""
+    same = machine(old.metadata) == machine(new.metadata)
+    old_name, new_name = str(old.path), str(new.path)
+    not_compared: dict[str, str] = {}
+    counts = micro = None
+    if old.counts is None or new.counts is None:
+        missing = old_name if old.counts is None else new_name
+        not_compared["counts"] = f"no counts of the 2000 rows in {missing}"
+    else:
+        counts = compare_counts(
+            old.counts, new.counts, old_name, new_name, exact_threshold=fail_above
+        )
+    if old.micro_counts is not None and new.micro_counts is not None:
+        try:
+            micro = compare_benchmarks(
+                old.micro_counts, new.micro_counts, old_name, new_name, fail_above
+            )
+        except ResultsError as e:
+            not_compared["counts"] = str(e)
+    elif counts is not None:
+        missing = old_name if old.micro_counts is None else new_name
+        not_compared["counts"] = f"no micro-benchmark counts in {missing}"
+    wall = curve = None
+    other = "not comparable: another machine (see below)"
+    if not same:
+        not_compared.update(wall=other, curve=other)
+    else:
+        if old.table is not None and new.table is not None:
+            wall = compare_files(old.table, new.table, old_name, new_name)
+        else:
+            not_compared["wall"] = "not compared: the 2000 table did not run in both"
+        if old.scale is not None and new.scale is not None:
+            try:
+                curve = compare_scale(old.scale, new.scale, old_name, new_name)
+            except ResultsError as e:
+                not_compared["curve"] = f"not compared: {e}"
+        else:
+            not_compared["curve"] = "not compared: the curve did not run in both"
+    million = tuple(per_object(old, new))
+    if not million:
+        not_compared["million"] = "not compared: the million run did not run in both"
+    return Verdict(
+        old,
+        new,
+        fail_above,
+        same,
+        Consistency(states(old.scale), states(new.scale)),
+        counts,
+        micro,
+        wall,
+        curve,
+        million,
+        not_compared,
+    )

@@ -1,0 +1,326 @@
+"""A release against the last one, on release directories kept as files
+(tests/data/releases, pyperf's habit of checked-in result files): the
+verdict of `compare OLD_DIR NEW_DIR`, `history` over three releases, the
+page in Chromium, and every bad --against refused before any work.
+
+The three releases (tests/data/releases/README.md says how they were
+made): a and b of the same code, c with the configured column "slow"
+doing about 5% more work in each store() (tests/slowstore)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scenarios.release import directory, page, verdict
+from scenarios.release import history as release_history
+from scenarios.results.files import ResultsError
+from tests.cli_helpers import assert_bad_input, run_cli
+
+RELEASES = Path(__file__).parent / "data" / "releases"
+A, B, C = (RELEASES / name for name in ("a", "b", "c"))
+COMMIT_ROWS = ("commit users/groups", "commit processes", "commit sequences")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+]
+
+
+def test_two_releases_of_the_same_code_change_no_count_cell(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "v.json"
+    r = run_cli(capsys, "compare", str(A), str(B), "--json", str(out))
+    assert r.status == 0, r.out + r.err
+    assert r.out.startswith(f"Verdict against {A} (")
+    assert "NO REGRESSION" in r.out.splitlines()[0]
+    data = json.loads(out.read_text())
+    assert data["regression"] is False and data["exit_status"] == 0
+    cells = [
+        c
+        for part in ("counts", "micro_counts")
+        for c in data[part]["cells"]
+        if c["what"] != "recv"  # receives depend on timing: never compared
+    ]
+    assert len(cells) > 100
+    assert all(c["verdict"].startswith("no change") for c in cells), [
+        c for c in cells if not c["verdict"].startswith("no change")
+    ]
+
+
+def test_a_storage_slowed_by_five_percent_is_the_first_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    r = run_cli(capsys, "compare", str(A), str(C))
+    assert r.status == 1, r.out + r.err
+    head, first = r.out.splitlines()[:2]
+    assert "REGRESSION" in head and "NO REGRESSION" not in head
+    assert first.startswith("  counts: 3 of ") and "grew above 2%" in first
+    for row in COMMIT_ROWS:
+        assert f"slow {row}: " in first, first
+    assert "slow query processes" not in first
+    # Named with their ratio, as compare names cells.
+    assert "x more (+" in first
+
+
+def test_the_verdict_model(tmp_path: Path) -> None:
+    old, new = directory.load(A), directory.load(C)
+    v = verdict.compare(old, new)
+    grew = v.count_regressions()
+    assert sorted(c.row for c in grew) == sorted(COMMIT_ROWS)
+    assert {c.column for c in grew} == {"slow"}
+    assert all(0.02 < (c.change or 0) < 0.12 for c in grew)
+    assert v.regression and v.exit_status == 1
+    # A threshold above the change: no regression.
+    assert not verdict.compare(old, new, fail_above=0.20).regression
+    # The same machine: wall time, the curve and the million run compared.
+    assert v.same_machine and v.wall is not None and v.curve is not None
+    assert v.million and v.consistency.newly_wrong() == []
+
+
+def test_a_new_wrong_is_the_first_line(tmp_path: Path) -> None:
+    """A storage right in the last release and WRONG now gates (exit 1)
+    and comes first, before any count line."""
+    new = tmp_path / "wrong"
+    shutil.copytree(C, new)
+    scale = json.loads((new / "scale.json").read_text())
+    point = scale["points"][-1]
+    point["invariants"] = {
+        **point["invariants"],
+        "ok": False,
+        "summary": "consistency: 1 violation (lost write)",
+        "counts": {"lost write": 1},
+    }
+    (new / "scale.json").write_text(json.dumps(scale))
+    v = verdict.compare(directory.load(B), directory.load(new))
+    first = v.lines()[0]
+    assert first.part == "consistency" and first.text.startswith("NEW WRONG: zeo")
+    assert "1 violation (lost write)" in first.text
+    assert v.exit_status == 1
+
+
+def test_history_over_three_releases(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "h.json"
+    page_path = tmp_path / "h.html"
+    r = run_cli(
+        capsys, "history", str(C), str(A), str(B), "--json", str(out),
+        "--html", str(page_path),
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    # In date order (same ZODB version), whatever order they were named in.
+    lines = [x for x in r.out.splitlines() if x.startswith("  ")]
+    assert [x.split()[-1] for x in lines[:3]] == [str(A), str(B), str(C)]
+    # Every part's trend.
+    assert "The 2000 table (table.json of each release)" in r.out
+    assert "Concurrency curve: ops/s and p99 per point" in r.out
+    assert "Million run: per object built" in r.out
+    assert "Micro-benchmarks: median per round" in r.out
+    assert "Consistency" in r.out and "right" in r.out
+    # The counts moved once, from b to c, on the slow column's commits.
+    moved = [x for x in r.out.splitlines() if x.startswith("slow commit")]
+    assert len(moved) == 3 and all(x.rstrip().endswith("▲") for x in moved), moved
+    data = json.loads(out.read_text())
+    assert [x["directory"] for x in data["releases"]] == [str(A), str(B), str(C)]
+    assert {x["cell"] for x in data["counts"]["moved"]} == {
+        f"slow {row}" for row in COMMIT_ROWS
+    }
+    assert "<h2>The 2000 table</h2>" in page_path.read_text()
+
+
+def test_history_of_a_release_directory_leaves_other_files_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A directory of run files that also holds pytest-benchmark's JSON (as a
+    release directory does): that file is left out with a note, never exit 2."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(RELEASES / name / "table.json", runs / f"{name}.json")
+    shutil.copy(A / "micro.json", runs / "micro.json")
+    shutil.copy(A / "scale.json", runs / "scale.json")
+    r = run_cli(capsys, "history", str(runs))
+    assert r.status == 0, r.err
+    assert "micro.json (not a vfab-bench result)" in r.out
+    assert "scale.json (a scale file)" in r.out
+
+
+# -- bad --against: one line, exit 2, nothing written ---------------------------
+
+
+def _release_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, against: Path, fragment: str,
+    *more: str,
+) -> None:  # fmt: skip
+    out = tmp_path / "new-release"
+    r = run_cli(
+        capsys, "release", "--quick", "--storage", "mapping", "--out", str(out),
+        "--against", str(against), *more,
+    )  # fmt: skip
+    assert_bad_input(r, fragment)
+    assert not out.exists()
+
+
+def test_bad_against_directories_are_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _release_refused(capsys, tmp_path, empty, "is not a release directory")
+    _release_refused(capsys, tmp_path, tmp_path / "none", "does not exist")
+
+    newer = tmp_path / "newer"
+    shutil.copytree(A, newer)
+    summary = json.loads((newer / "release.json").read_text())
+    (newer / "release.json").write_text(json.dumps({**summary, "schema_version": 9}))
+    _release_refused(capsys, tmp_path, newer, "written by a newer vfab-loadtest")
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(A, damaged)
+    (damaged / "table.json").write_text('{"schema_version": 2, "results": [')
+    _release_refused(capsys, tmp_path, damaged, "is damaged: ")
+    (damaged / "table.json").unlink()
+    _release_refused(capsys, tmp_path, damaged, "is damaged: table.json is missing")
+
+    # Another storage set (a holds mapping, slow and zeo).
+    _release_refused(capsys, tmp_path, A, "a release of another storage set")
+
+    # The same storages, but a full release against a --quick one.
+    out = tmp_path / "full"
+    config = tmp_path / "slow.conf"
+    config.write_text(
+        "%import tests.slowstore\n<zodb slow>\n  <slowfilestorage>\n"
+        f"    path {tmp_path / 'Data.fs'}\n  </slowfilestorage>\n</zodb>\n"
+    )
+    r = run_cli(
+        capsys, "release", "--storage", "mapping,zeo", "--storage-config",
+        str(config), "--out", str(out), "--against", str(A),
+    )  # fmt: skip
+    assert_bad_input(r, "--quick against a full release")
+    assert not out.exists()
+
+
+def test_compare_refuses_a_directory_that_is_not_a_release(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_bad_input(
+        run_cli(capsys, "compare", str(A), str(empty)), "is not a release directory"
+    )
+    assert_bad_input(
+        run_cli(capsys, "compare", str(A), str(A / "table.json")), "is not a directory"
+    )
+    assert_bad_input(
+        run_cli(capsys, "compare", str(A), str(B), "--cpu"),
+        "--cpu does not apply to release directories",
+    )
+
+
+def test_load_names_what_is_wrong(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "release.json").write_text('{"kind": "scale", "schema_version": 4}')
+    with pytest.raises(ResultsError, match="is of kind 'scale'"):
+        directory.load(other)
+    old = tmp_path / "v0"
+    shutil.copytree(A, old)
+    summary = json.loads((old / "release.json").read_text())
+    del summary["schema_version"]  # a release of the previous format
+    summary["parts"] = [p for p in summary["parts"] if p["name"] != "counts"]
+    (old / "release.json").write_text(json.dumps(summary))
+    v = verdict.compare(directory.load(old), directory.load(B))
+    assert v.counts is None and not v.regression
+    assert "no counts of the 2000 rows in" in v.lines()[0].text
+
+
+# -- the page ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def playwright() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (the 'test' extra)")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.mark.browser
+def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
+    playwright: Any, tmp_path: Path
+) -> None:
+    new = directory.load(C)
+    v = verdict.compare(directory.load(A), new)
+    path = tmp_path / "index.html"
+    path.write_text(page.page(new, v))
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+    )
+    try:
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        requests: list[str] = []
+        tab.on("request", lambda req: requests.append(req.url))
+        tab.goto(path.resolve().as_uri())
+        first = tab.locator("main > section, main > h2").first
+        assert first.get_attribute("id") == "verdict"
+        heading = tab.locator("#verdict h2").inner_text()
+        assert "REGRESSION" in heading and "NO REGRESSION" not in heading
+        first_line = tab.locator("#verdict li").first.inner_text()
+        assert first_line.startswith("counts: 3 of "), first_line
+        for row in COMMIT_ROWS:
+            assert f"slow {row}" in first_line
+        width = tab.evaluate("document.documentElement.scrollWidth")
+        assert width <= 1280, width  # no horizontal scroll
+        # The 2000 table whole, in the page (no frame); every chart SVG.
+        assert tab.locator("iframe").count() == 0
+        box = tab.locator("#table ~ div.scroll").first
+        assert box.locator("table").is_visible()
+        wide, shown = box.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert wide <= shown, (wide, shown)  # whole, not clipped
+        assert tab.locator("svg.chart").count() >= 3
+        assert requests == [path.resolve().as_uri()], requests
+        shot = tmp_path / "release.png"
+        tab.screenshot(path=str(shot), full_page=True)
+        if os.environ.get("VFAB_SCREENSHOTS"):
+            target = Path(os.environ["VFAB_SCREENSHOTS"]) / "release.png"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, target)
+    finally:
+        browser.close()
+
+
+def test_the_history_model_orders_by_version_then_date() -> None:
+    h = release_history.build([B, C, A])
+    assert [r.path for r in h.releases] == [A, B, C]
+    assert h.count_cells > 100 and len(h.counts) == 3
+    states = dict(h.consistency)
+    assert states["zeo"] == ["right", "right", "right"]
+
+
+def test_releases_of_two_machines_compare_their_counts_only(tmp_path: Path) -> None:
+    other = tmp_path / "other-machine"
+    shutil.copytree(C, other)
+    summary = json.loads((other / "release.json").read_text())
+    summary["metadata"]["host"]["hostname"] = "elsewhere"
+    (other / "release.json").write_text(json.dumps(summary))
+    v = verdict.compare(directory.load(A), directory.load(other))
+    assert not v.same_machine and v.wall is None and v.curve is None
+    assert v.regression  # the counts still gate
+    words = {x.part: x.text for x in v.lines()}
+    assert "wall figures not comparable" in words["machines"]
+    assert "not comparable" in words["wall time"]
