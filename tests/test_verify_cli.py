@@ -209,6 +209,7 @@ def test_an_empty_target_is_an_error_not_every_storage() -> None:
 
 
 @pytest.mark.subprocess
+@pytest.mark.server
 def test_a_listener_that_never_answers_is_one_line_within_the_bound() -> None:
     import socket
 
