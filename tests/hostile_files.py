@@ -30,7 +30,7 @@ elif kind == "zlib":
     from zc.zlibstorage import ZlibStorage
     storage = ZlibStorage(FileStorage(path))
 elif kind == "bdb":
-    from storages.bdb import BDBStorage
+    from storages.bdb.storage import BDBStorage
     storage = BDBStorage(path)
 else:
     import os

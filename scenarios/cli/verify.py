@@ -14,6 +14,7 @@ from scenarios.cli.args import (
     add_progress_option,
     progress,
 )
+from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import (
     add_output_options,
     check_outputs,
@@ -65,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"WRONG, not fully checked or errors.  Exit {EXIT_VIOLATIONS} on any "
         f"violation, {EXIT_INVARIANTS} if something could not be checked, "
         f"{EXIT_ERRORS} if the data are right but operations failed, "
-        f"{EXIT_INTERRUPTED} on Ctrl-C.",
+        f"{EXIT_INTERRUPTED} on Ctrl-C (143 on SIGTERM, 129 on SIGHUP).",
     )
     p.add_argument(
         "--storage",
@@ -175,8 +176,9 @@ def main(args: argparse.Namespace) -> int:
         with progress(args, "verify") as shown:
             verdicts = run.run(config, options, target, shown, history)
     except scale_runner.ScaleInterrupted:
-        print("vfab-bench: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        # 128 + the signal: 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP
+        print(stop_line(last_signal()), file=sys.stderr)
+        return exit_status(last_signal())
     meta["load_average_after"] = list(os.getloadavg())
     print(report.text(verdicts), end="")
     if args.json is not None:

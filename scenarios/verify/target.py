@@ -6,7 +6,8 @@ time), and that no output lands in the target's own directory.
 
 The scenarios write into the target and the load commits into it: a
 database that is not a vfab data set, or a server that does not answer,
-is refused here, one line and exit 2, before either starts.
+is refused here, one line and exit 2, before either starts.  (A server
+that accepted the connection but does not answer is given ZEO's 10 s.)
 """
 
 from __future__ import annotations
@@ -17,20 +18,18 @@ from typing import Any
 from scenarios.errors import ConfigError
 from scenarios.load.target import check_target, describe, is_zconfig
 from storages import ROOT_KEY, StorageError
-from storages.errors import one_line
 from storages.named import URISource
 
-#: Seconds the read-only look waits for a server that accepted the
-#: connection but does not answer (the whole command's bound is 30 s).
-ANSWER_S = 10.0
 
+def _open_read_only(spec: str) -> tuple[Any, Any]:
+    """(the storage *spec* names, what closes it): read-only where its
+    kind can be, on a private copy where it cannot (a Berkeley DB
+    environment: opening it writes its region files), through a client
+    of a server otherwise (census's way: scenarios.census.sources)."""
+    from scenarios.census import sources
 
-def _open_read_only(spec: str) -> Any:
-    """The storage *spec* names, read-only where its kind can be (a
-    client of a server otherwise: it writes nothing unless asked)."""
     if is_zconfig(spec):
         from storages.checks import parse_storage_config
-        from storages.named import storage_sections
 
         config = parse_storage_config(spec)
         sections = [*config.databases, *config.storages]
@@ -38,18 +37,19 @@ def _open_read_only(spec: str) -> Any:
             raise StorageError("the target's ZConfig text names no storage")
         section = sections[0]
         storage = getattr(section.config, "storage", section)
-        for inner in storage_sections(storage):
-            if hasattr(inner.config, "read_only"):
-                inner.config.read_only = True
-        try:
-            return storage.open()
-        except StorageError:
-            raise
-        except Exception as e:
-            raise StorageError(
-                f"cannot open target {describe(spec)}: {one_line(e)}"
-            ) from None
-    return URISource(spec).open(read_only=True, wait_timeout=ANSWER_S)
+        return sources.open_sections(storage, _Described(describe(spec)))
+    opened = sources.open_uri(spec)
+    return opened.storage, opened.close
+
+
+class _Described:
+    """What storages.named.open_one_line says a failed open was of."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def describe(self) -> str:
+        return self.text
 
 
 def check_data_set(spec: str) -> None:
@@ -59,7 +59,7 @@ def check_data_set(spec: str) -> None:
     from scenarios.bench.phases import FAB_KEY
 
     check_target(spec)
-    storage = _open_read_only(spec)
+    storage, close = _open_read_only(spec)
     try:
         import ZODB
         import ZODB.POSException
@@ -78,7 +78,7 @@ def check_data_set(spec: str) -> None:
         finally:
             db.close()
     finally:
-        storage.close()
+        close()
     if not found:
         raise StorageError(_no_data_set(spec))
 
