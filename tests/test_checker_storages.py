@@ -192,7 +192,7 @@ def test_a_record_never_written(serve, tmp_path: Path) -> None:
 
 
 def test_commits_acknowledged_then_lost_with_the_server(serve, tmp_path: Path) -> None:
-    server = serve("volatilefilestorage", die_after=150)
+    server = serve("volatilefilestorage", die_after=60)
     by_scale, by_verify = check_both(server.address, tmp_path)
     assert server.restarts >= 2
     assert "lost write" in by_scale, by_scale
