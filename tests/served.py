@@ -42,14 +42,26 @@ class Served:
         return parse_address(self.address)  # [::1]:PORT too
 
 
+def _listens(args: tuple[str, ...]) -> bool:
+    """Whether serve ARGS starts a server (one that takes --port)."""
+    import storages
+    from scenarios.cli.serve import servable
+
+    i = args.index("--storage") if "--storage" in args else -1
+    name = args[i + 1] if i >= 0 else "file"
+    return name in servable() or storages.factory_class(name).starts_server
+
+
 @contextmanager
 def serve(*args: str, timeout: float = 60.0) -> Iterator[Served]:
-    """Start `vfab-bench serve --port 0 ARGS`, wait for its 'serving ... on
-    HOST:PORT' line, and on leaving stop it with SIGTERM, expecting exit 0
-    and no runzeo left behind."""
+    """Start `vfab-bench serve --port 0 ARGS` (no --port for a storage that
+    has no server: relstorage-sqlite refuses it), wait for its 'serving ...
+    on HOST:PORT' line, and on leaving stop it with SIGTERM, expecting exit
+    0 and no runzeo left behind."""
     before = runzeo_pids()
+    port = ["--port", "0"] if _listens(args) else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "scenarios.cli", "serve", "--port", "0", *args],
+        [sys.executable, "-m", "scenarios.cli", "serve", *port, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
