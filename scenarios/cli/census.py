@@ -7,9 +7,10 @@ import sys
 import textwrap
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_json
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.data.datadir import path_storages, read_marker
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.outputs import write_json
 from storages.zeo import add_zeo_address_option
 
 

@@ -11,8 +11,9 @@ import json
 import sys
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import ConfigError
+from scenarios.outputs import write_text
 from scenarios.results import compare, significance
 from scenarios.results.formatter import plural
 from storages.options import shown

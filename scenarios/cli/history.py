@@ -10,13 +10,9 @@ from __future__ import annotations
 import argparse
 
 from scenarios import argtypes
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_text,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.outputs import write_json, write_text
 from scenarios.results import history, significance
 
 

@@ -24,7 +24,6 @@ from scenarios.cli.args import (
     storage_list,
 )
 from scenarios.cli.compare import percentage
-from scenarios.cli.outputs import check_output, write_json, write_text
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_INVARIANTS,
@@ -32,6 +31,7 @@ from scenarios.errors import (
     EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.outputs import check_output, write_json, write_text
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.release.verdict import DEFAULT_FAIL_ABOVE

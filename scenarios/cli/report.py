@@ -9,8 +9,9 @@ import argparse
 from pathlib import Path
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.outputs import write_text
 from scenarios.results import significance
 from scenarios.results.files import ResultsError, read_json
 

@@ -32,13 +32,9 @@ from scenarios.cli.args import (
     storage_list,
     trials,
 )
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_text,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.outputs import write_json, write_text
 from scenarios.results import report
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 

@@ -20,12 +20,7 @@ from scenarios.cli.args import (
     progress,
 )
 from scenarios.cli.interrupts import exit_status, last_signal, stop_line
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_INVARIANTS,
@@ -37,6 +32,7 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
+from scenarios.outputs import write_json, write_with
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,

@@ -17,13 +17,9 @@ from scenarios.cli.args import (
     storage_list,
     trials,
 )
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.outputs import write_json, write_with
 from scenarios.sweep.config import MAX_OBJECTS
 
 

@@ -7,12 +7,7 @@ import sys
 
 from scenarios.argtypes import at_least, positive_float, seed
 from scenarios.cli.interrupts import exit_status, last_signal, stop_line
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -24,6 +19,7 @@ from scenarios.load.history import History, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
+from scenarios.outputs import write_json, write_with
 
 #: The most threads and client processes zeoloop starts.
 MAX_USERS = 10_000

@@ -29,8 +29,9 @@ def is_counts(path: Path) -> bool:
 
 def compare_main(args: argparse.Namespace) -> int:
     """`vfab-bench compare OLD NEW` where either is a count file."""
-    from scenarios.cli.outputs import check_outputs, write_text
+    from scenarios.cli.outputs import check_outputs
     from scenarios.counts.compare import compare_counts
+    from scenarios.outputs import write_text
 
     if args.new is None:
         raise ConfigError("--baseline compares time files; give two count files")
@@ -75,8 +76,9 @@ def compare_main(args: argparse.Namespace) -> int:
 def report_main(args: argparse.Namespace) -> int:
     """`vfab-bench report FILE` where FILE is a count file, or with
     --cost-model where FILE or the other one is."""
-    from scenarios.cli.outputs import check_outputs, write_text
+    from scenarios.cli.outputs import check_outputs
     from scenarios.counts import costmodel, html, report
+    from scenarios.outputs import write_text
     from scenarios.results import table
     from scenarios.results.model import RunResult
 

@@ -333,8 +333,8 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
 
 def main(args: argparse.Namespace, config: RunConfig) -> int:
     """Count every storage of *config*; write, then print, what was asked."""
-    from scenarios.cli.outputs import write_json, write_text
     from scenarios.counts import report
+    from scenarios.outputs import write_json, write_text
 
     if config.profile_dir is not None:
         raise ConfigError("--profile and --counts do not go together")

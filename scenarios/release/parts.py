@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.bench.config import RunConfig
-from scenarios.cli.outputs import write_json, write_text
 from scenarios.errors import one_line
+from scenarios.outputs import write_json, write_text
 from scenarios.progress import Progress
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
