@@ -71,6 +71,27 @@ positive_float = between(0, MAX_SECONDS, above=True)
 non_negative_float = between(0, MAX_SECONDS)
 
 
+#: The largest percentage (--fail-above: a ten-thousandfold slowdown).
+MAX_PERCENT = 1_000_000
+
+
+def percentage(text: str) -> float:
+    """An argparse type: "10%" or "10" -> 0.10."""
+    number = text.strip().removesuffix("%")
+    try:
+        value = float(number) / 100
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {shown(text)}") from None
+    if not 0 <= value <= MAX_PERCENT / 100:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0% to {MAX_PERCENT:,}%, not {shown(text)}"
+        )
+    return value
+
+
+percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
+
+
 def bounds_text(kind: Any) -> str | None:
     """The range --help prints for an option of type *kind*, or None."""
     bounds = getattr(kind, "bounds", None)
@@ -100,6 +121,7 @@ __all__ = [
     "non_negative_float",
     "non_negative_int",
     "path",
+    "percentage",
     "positive_float",
     "positive_int",
 ]

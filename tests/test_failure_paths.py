@@ -373,7 +373,7 @@ def test_a_ctrl_c_that_filestorage_close_swallows_is_raised_again(
     import ZODB.fsIndex
 
     import storages
-    from scenarios.cli import interrupts
+    from scenarios import interrupts
 
     real_save = ZODB.fsIndex.fsIndex.save
 

@@ -6,6 +6,7 @@ checked on their own."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -254,28 +255,25 @@ def test_the_plan_says_what_it_cut() -> None:
         assert lines[4].startswith("million: not run")
 
 
-def test_the_count_children_get_the_storage_options_as_typed() -> None:
-    from scenarios.cli.release import storage_args
+def test_the_count_children_get_the_release_configuration(tmp_path: Path) -> None:
+    """The count children read the very RunConfig the release planned, its
+    storage options included (no command line rebuilt and parsed again)."""
+    from scenarios.counts.child import read_job
+    from scenarios.counts.launch import write_job
+    from storages.base import DBOptions
 
-    argv = [
-        "--debug", "release", "--quick", "--out", "r", "--storage", "mapping",
-        "--storage-config", "slow.conf", "--cache-size", "5000", "-q",
-        "--storage-uri=x=memory://", "--against", "old",
-    ]  # fmt: skip
-    assert storage_args(argv) == [
-        "--storage-config", "slow.conf", "--cache-size", "5000",
-        "--storage-uri=x=memory://",
-    ]  # fmt: skip
     plan = release_plan.plan(("mapping", "zeo"), quick=True)
     assert plan.counts is not None
-    args = plan.counts.argv(["--cache-size", "5000"])
-    assert args[:2] == ["run", "--counts"] and args[-2:] == ["--cache-size", "5000"]
-    from scenarios.cli import build_parser
-    from scenarios.cli.run import run_config
-
-    config, _ = run_config(build_parser().parse_args(args))
-    assert config.storages == ("mapping", "zeo") and config.rows == "2000"
-    assert (config.repeat, config.warmups) == (1, 0)
+    config = dataclasses.replace(
+        plan.counts.table,
+        options=plan.counts.table.options.replace(DBOptions(cache_size=5000)),
+    )
+    write_job(config, tmp_path / "job.pickle")
+    job = read_job(tmp_path / "job.pickle")
+    assert job == config
+    assert job.storages == ("mapping", "zeo") and job.rows == "2000"
+    assert (job.repeat, job.warmups) == (1, 0)
+    assert job.storage_options.cache_size == 5000
 
 
 @pytest.mark.parametrize("count", [1, 3, 6])

@@ -284,7 +284,7 @@ def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
     script = tmp_path / "swallow.py"
     script.write_text(
         "import gc, time, weakref\n"
-        "from scenarios.cli.interrupts import _Interrupts, defer_interrupts\n"
+        "from scenarios.interrupts import _Interrupts, defer_interrupts\n"
         "defer_interrupts()\n"
         "class T: pass\n"
         "t = T()\n"

@@ -40,14 +40,14 @@ from scenarios.cli import (  # noqa: E402
     zeoloop,
 )
 from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
-from scenarios.cli.interrupts import (  # noqa: E402
+from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
+from scenarios.interrupts import (  # noqa: E402
     defer_interrupts,
     exit_status,
     forget_interrupts,
     signal_of,
     stop_line,
 )
-from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (

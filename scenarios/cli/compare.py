@@ -16,28 +16,8 @@ from scenarios.errors import ConfigError
 from scenarios.outputs import write_text
 from scenarios.results import compare, significance
 from scenarios.results.formatter import plural
-from storages.options import shown
 
 EXIT_SLOWER = 1
-
-
-def percentage(text: str) -> float:
-    """An argparse type: "10%" or "10" -> 0.10."""
-    number = text.strip().removesuffix("%")
-    try:
-        value = float(number) / 100
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {shown(text)}") from None
-    if not 0 <= value <= MAX_PERCENT / 100:
-        raise argparse.ArgumentTypeError(
-            f"must be from 0% to {MAX_PERCENT:,}%, not {shown(text)}"
-        )
-    return value
-
-
-#: The largest --fail-above (a ten-thousandfold slowdown).
-MAX_PERCENT = 1_000_000
-percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -99,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--fail-above",
-        type=percentage,
+        type=argtypes.percentage,
         metavar="PCT",
         help="exit 1 when a significant slowdown exceeds PCT (e.g. 10%%)",
     )

@@ -5,7 +5,7 @@ a moment; a signal then used to end in Python's KeyboardInterrupt
 traceback from whatever import it landed in.  Nothing has started yet
 (no file written, no process started), so the program exits at once,
 silently, with 128 + the signal, as every command does once it runs
-(scenarios.cli.interrupts replaces these handlers in main()).  Installed
+(scenarios.interrupts replaces these handlers in main()).  Installed
 only when vfab-bench is the program (python -m scenarios.cli, the
 vfab-bench script), never by a mere import (tests, locust); stdlib only,
 so that it is in place before the heavy imports.

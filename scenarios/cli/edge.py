@@ -24,7 +24,6 @@ import traceback
 from collections.abc import Iterator
 
 import storages
-from scenarios.cli.interrupts import quiet_after_interrupt
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -33,6 +32,7 @@ from scenarios.errors import (
     first_line,
     one_line,
 )
+from scenarios.interrupts import quiet_after_interrupt
 from scenarios.results.files import ResultsError
 from storages import StorageError
 

@@ -19,7 +19,6 @@ from scenarios.cli.args import (
     add_progress_option,
     progress,
 )
-from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import (
     EXIT_FAILED,
@@ -28,6 +27,7 @@ from scenarios.errors import (
     EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS

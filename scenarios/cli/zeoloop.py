@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from scenarios.argtypes import at_least, positive_float, seed
-from scenarios.cli.interrupts import exit_status, last_signal, stop_line
 from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import (
     EXIT_FAILED,
@@ -14,6 +13,7 @@ from scenarios.errors import (
     EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load import consistency
 from scenarios.load.history import History, write_history
 from scenarios.load.mix import OPERATIONS

@@ -1,8 +1,7 @@
 """The counted process: one storage's trials under valgrind or strace.
 
 `python -P -m scenarios.counts.child JOB STORAGE MODE OUT` (started by
-scenarios.counts.launch, never by hand): JOB is a JSON file holding the
-vfab-bench arguments of the run (the same RunConfig is built from them),
+scenarios.counts.launch, never by hand): JOB holds the run's RunConfig,
 MODE "native" (the same trials uncounted, first: they fill the bytecode
 cache and check that the storage works), "callgrind" or "strace", OUT the
 JSON this writes: every counted phase's label in order, the threads and
@@ -29,10 +28,23 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
+import pickle  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+if TYPE_CHECKING:
+    from scenarios.bench.config import RunConfig
 
 MODES = ("native", "callgrind", "strace")
+
+
+def read_job(path: Path) -> RunConfig:
+    """The RunConfig scenarios.counts.launch.write_job wrote."""
+    from scenarios.bench import config
+
+    job = pickle.loads(path.read_bytes())
+    assert isinstance(job, config.RunConfig), type(job)
+    return job
 
 
 def run(job: Path, storage: str, mode: str, out: Path) -> None:
@@ -41,11 +53,9 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     from scenarios.bench.runner import _json_safe, run_trial
 
     fixed.fix_trial_keys(Path(os.environ["TMPDIR"]).parent)
-    from scenarios.cli import build_parser
-    from scenarios.cli.run import run_config
     from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
 
-    config, _ = run_config(build_parser().parse_args(json.loads(job.read_text())))
+    config = read_job(job)
     factory = storages.get(storage, config.storage_options)
     meter: Meter
     if mode == "callgrind":
@@ -101,8 +111,8 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from scenarios.cli.interrupts import defer_interrupts
     from scenarios.errors import one_line
+    from scenarios.interrupts import defer_interrupts
 
     if len(argv) != 4 or argv[2] not in MODES:
         print(

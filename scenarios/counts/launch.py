@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -104,6 +105,12 @@ def strace_command(log: Path) -> list[str]:
         "-o",
         str(log),
     ]
+
+
+def write_job(config: RunConfig, path: Path) -> None:
+    """*config* for the children (scenarios.counts.child.read_job), pickled:
+    they run this code, from a directory only this user can read."""
+    path.write_bytes(pickle.dumps(config))
 
 
 def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
@@ -294,10 +301,9 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
-def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> CountRun:
-    """Count every storage of *config* that can run here (*argv*: the
-    vfab-bench arguments each child builds the same configuration from;
-    check_tools() first)."""
+def count(config: RunConfig, say: Callable[[str], None]) -> CountRun:
+    """Count every storage of *config* that can run here (check_tools()
+    first); each child reads *config* from the job file."""
     from scenarios.bench.runner import available
     from scenarios.results import environment
 
@@ -308,8 +314,8 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
     with fixed.private_directory() as private:
-        job = private / "job.json"
-        job.write_text(json.dumps(argv))
+        job = private / "job.pickle"
+        write_job(config, job)
         for name in names:
             r, s = count_storage(name, job, private, say)
             results += [
@@ -345,7 +351,7 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    run = count(config, args.argv, say)
+    run = count(config, say)
     if args.json is not None:
         write_json(args.json, run.to_json(), args.force)
     if args.markdown is not None:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scenarios import argtypes
 from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
 from scenarios.counts.launch import check_tools, reap, stop
@@ -146,15 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="two --benchmark-json files by instructions")
     c.add_argument("old", type=Path)
     c.add_argument("new", type=Path)
-    c.add_argument("--fail-above", type=percentage, metavar="PCT")
+    c.add_argument("--fail-above", type=argtypes.percentage, metavar="PCT")
     args = parser.parse_args(argv)
     return compare(args.old, args.new, args.fail_above)
-
-
-def percentage(text: str) -> float:
-    from scenarios.cli.compare import percentage as parse
-
-    return parse(text)
 
 
 if __name__ == "__main__":

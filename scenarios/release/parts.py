@@ -154,7 +154,6 @@ def run_micro(
 
 def run_counts(
     plan: CountsPlan,
-    storage_args: list[str],
     out: Path,
     force: bool,
     progress: Progress,
@@ -170,14 +169,13 @@ def run_counts(
         launch.check_tools()
         config = plan.table
         progress.plan(len(config.storages), unit_s=10.0)
-        argv = plan.argv(storage_args)
 
         def say(line: str) -> None:
             if ": system calls counted" in line:
                 progress.advance()
             progress.status(line)
 
-        run = launch.count(config, argv, say)
+        run = launch.count(config, say)
         part.data = run
         part.text = report.text(run)
         write_json(out / "counts.json", run.to_json(), force)

@@ -76,19 +76,6 @@ class CountsPlan:
     micro_storages: tuple[str, ...]
     select: str = ""
 
-    def argv(self, storage_args: list[str]) -> list[str]:
-        """`vfab-bench run --counts` arguments that build *table* (each count
-        child builds its configuration from them); *storage_args*: the
-        storage options as the user typed them."""
-        t = self.table
-        argv = ["run", "--counts", "--rows", t.rows, "--scale", str(t.scale)]
-        argv += ["--repeat", str(t.repeat), "--warmups", str(t.warmups)]
-        argv += ["--seed", str(t.seed)]
-        named = [n for n in t.storages if n in storages.REGISTRY]
-        if named:
-            argv += ["--storage", ",".join(named)]
-        return argv + storage_args
-
     def pytest_args(self, json_path: Path) -> list[str]:
         args = [f"--benchmark-json={json_path}", "-p", "no:cacheprovider", "-q"]
         for name in self.micro_storages:
