@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import compare, history, history_html, significance
+from scenarios.history import page as history_html
+from scenarios.history import trend as history
+from scenarios.results import compare, formatter, significance
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, DATA
@@ -251,7 +253,7 @@ def test_json_holds_the_same_numbers_as_the_text_and_compare(
         shown = h.cell_values(key)
         for value in cell["values"]:
             i = value["run"] - 1
-            assert compare.format_time(value["estimate"]) == shown[i].rstrip(
+            assert formatter.duration(value["estimate"]) == shown[i].rstrip(
                 "".join(history.MARK_WORDS)
             )
             assert value["low"] <= value["estimate"] <= value["high"]

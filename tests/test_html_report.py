@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import html
+from scenarios.bench import page as html
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli, run_quietly
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, checked_in

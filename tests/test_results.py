@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from scenarios.results import report
+from scenarios.bench import report
 from scenarios.results.files import RUN, ResultsError
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 

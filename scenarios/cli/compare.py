@@ -126,9 +126,9 @@ def main(args: argparse.Namespace) -> int:
             args.markdown, result.markdown(args.pvalues, args.changed), args.force
         )
     if args.html is not None:
-        from scenarios.results import pages
+        from scenarios.results import compare_page
 
-        write_text(args.html, pages.compare_page(result, args.changed), args.force)
+        write_text(args.html, compare_page.page(result, args.changed), args.force)
     if args.fail_above is not None:
         failed = result.slowdowns_above(args.fail_above)
         if failed:
@@ -199,7 +199,7 @@ NOT_FOR_SCALE = ("baseline", "cpu", "statistic", "fail_above", "pvalues", "chang
 
 def _scale(args: argparse.Namespace) -> int:
     """Two scale files: throughput and p99 per point, as ratios."""
-    from scenarios.results import scale_compare
+    from scenarios.scale import compare as scale_compare
     from scenarios.scale.results import ScaleRun
 
     for name in NOT_FOR_SCALE:

@@ -12,8 +12,9 @@ import argparse
 from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.history import trend as history
 from scenarios.outputs import write_json, write_text
-from scenarios.results import history, significance
+from scenarios.results import significance
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -85,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
     check_outputs(args)
     result = history.build(named, args.by, args.statistic, args.cpu, read)
     if args.html is not None:
-        from scenarios.results import history_html
+        from scenarios.history import page as history_html
 
         write_text(args.html, history_html.page(result), args.force)
     if args.json is not None:

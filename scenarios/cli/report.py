@@ -104,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from scenarios.results import report
+    from scenarios.bench import report
     from scenarios.results.model import RunResult
 
     result = RunResult.load(args.file)
@@ -119,11 +119,11 @@ def _run(args: argparse.Namespace) -> int:
         scale = ScaleRun.read(args.scale)
     stat = args.statistic
     if args.html is not None:
-        from scenarios.results import html
+        from scenarios.bench import page as html
 
         write_text(args.html, html.page(result, sweep, stat, scale), args.force)
     if args.pyperf is not None:
-        from scenarios.results import pyperf_suite
+        from scenarios.bench import pyperf_suite
 
         write_text(args.pyperf, pyperf_suite.text(result), args.force)
     if args.markdown:
@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         print(report.text(result, stat), end="")
     elif args.html is None and args.pyperf is None:
         # A page or a pyperf file asked for: that is the output.
-        from scenarios.results import short
+        from scenarios.bench import short
 
         rest = f"Every table: vfab-bench report {args.file} --all."
         print(short.text(result, stat, rest), end="")
@@ -146,9 +146,9 @@ def _scale(args: argparse.Namespace) -> int:
 
     run = ScaleRun.read(args.file)
     if args.html is not None:
-        from scenarios.results import pages
+        from scenarios.scale import page
 
-        write_text(args.html, pages.scale_page(run), args.force)
+        write_text(args.html, page.page(run), args.force)
         if not args.markdown:
             return EXIT_OK
     if args.markdown:
@@ -170,9 +170,9 @@ def _sweep(args: argparse.Namespace) -> int:
 
     run = SweepRun.load(args.file)
     if args.html is not None:
-        from scenarios.results import pages
+        from scenarios.sweep import page
 
-        write_text(args.html, pages.sweep_page(run, args.statistic), args.force)
+        write_text(args.html, page.page(run, args.statistic), args.force)
         if not args.markdown:
             return EXIT_OK
     if args.markdown:

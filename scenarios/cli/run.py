@@ -10,6 +10,7 @@ from pathlib import Path
 import storages
 from scenarios import argtypes
 from scenarios.argtypes import at_least
+from scenarios.bench import report
 from scenarios.bench.batching import DEFAULT_XLARGE_BATCH
 from scenarios.bench.config import (
     DEFAULT_BUDGET_S,
@@ -35,7 +36,6 @@ from scenarios.cli.args import (
 from scenarios.cli.outputs import add_output_options, check_outputs
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.outputs import write_json, write_text
-from scenarios.results import report
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 
 ABOUT = (
@@ -186,17 +186,17 @@ def main(args: argparse.Namespace) -> int:
     if args.markdown is not None:
         write_text(args.markdown, report.markdown(result), args.force)
     if args.html is not None:
-        from scenarios.results import html
+        from scenarios.bench import page as html
 
         write_text(args.html, html.page(result), args.force)
     if args.pyperf is not None:
-        from scenarios.results import pyperf_suite
+        from scenarios.bench import pyperf_suite
 
         write_text(args.pyperf, pyperf_suite.text(result), args.force)
     if args.all:
         print(report.text(result), end="")
     else:
-        from scenarios.results import short
+        from scenarios.bench import short
 
         rest = short.rest_of(args.json, args.html)
         print(short.text(result, rest=rest), end="")

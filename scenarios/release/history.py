@@ -3,9 +3,9 @@
 `vfab-bench history DIR DIR ...` where the directories are releases (each
 holds a release.json) puts them in order as run files are put (the
 version of --by each recorded, then the date:
-scenarios.results.history_files) and shows, part by part:
+scenarios.history.runs) and shows, part by part:
 
-- the 2000 table: the run files' history (scenarios.results.history),
+- the 2000 table: the run files' history (scenarios.history.trend),
   steps marked as compare marks them;
 - counts: every cell that moved between two consecutive releases by more
   than the threshold (and its tolerance), as the verdict's gate sees it
@@ -31,15 +31,15 @@ from scenarios.counts.compare import (
     compare_benchmarks,
     compare_counts,
 )
+from scenarios.history import trend as run_history
+from scenarios.history.runs import DEFAULT_BY, order
 from scenarios.release import directory, verdict
 from scenarios.release.directory import Release
-from scenarios.results import history as run_history
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration, plural
-from scenarios.results.history_files import DEFAULT_BY, order
 from scenarios.results.model import RunResult
-from scenarios.results.scale_compare import compare_scale
 from scenarios.results.table import Table
+from scenarios.scale.compare import compare_scale
 
 #: Marks after a value: moved up, moved down, no mark.
 UP, DOWN, SAME = "▲", "▼", " "
@@ -235,7 +235,7 @@ def _micro(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
 
 
 def _million(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
-    from scenarios.results.report import cost_per_object
+    from scenarios.bench.report import cost_per_object
 
     n = len(releases)
     rows: dict[str, list[str]] = {}

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from html import escape
 
+from scenarios.bench import page as html
 from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.history import ReleaseHistory
 from scenarios.release.microbench import micro_rows
 from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
-from scenarios.results import html, htmlbase, pages
+from scenarios.results import htmlbase
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
+from scenarios.scale import page as scale_page
 
 CSS = """
 main { max-width: 1220px; padding: 24px 20px 40px; }
@@ -132,7 +134,7 @@ def _part_body(release: Release, name: str) -> list[str]:
     elif name == "scale" and release.scale is not None:
         scale = release.scale
         out.append(
-            pages.scale_section(scale)
+            scale_page.scale_section(scale)
             .replace("<h2>", "<h3>", 1)
             .replace("</h2>", "</h3>", 1)
         )
@@ -218,7 +220,7 @@ def page(release: Release, verdict: Verdict | None) -> str:
 def history_page(h: ReleaseHistory) -> str:
     """The history of releases as one page: the releases in order, then
     each part's trend (the 2000 table's with history's own charts)."""
-    from scenarios.results import history_html
+    from scenarios.history import page as history_html
 
     body = ["<h1>vfab-loadtest: history of releases</h1>"]
     body.append(f'<p class="lede">{escape(h.heading())}</p>')

@@ -87,8 +87,8 @@ def run_table(
 ) -> PartResult:
     """A bench run (the 2000 table, the million run) into NAME.json,
     NAME.html and NAME.txt."""
-    from scenarios.bench import runner
-    from scenarios.results import html, report
+    from scenarios.bench import page as html
+    from scenarios.bench import report, runner
 
     part = PartResult(name, title)
 

@@ -6,7 +6,7 @@ micro-benchmarks: a cell that moved by more than --fail-above, and more
 than its tolerance where it is not exact, is a regression or an
 improvement), wall time with scenarios.results.compare (the permutation
 test, "inconclusive" with the trials a decision needs), the concurrency
-curve with scenarios.results.scale_compare (sub-window against
+curve with scenarios.scale.compare (sub-window against
 sub-window), the million run as ratios of time and size per object (one
 trial a side: no test), and the consistency check point by point.
 
@@ -44,7 +44,7 @@ from scenarios.release.measures import (
 )
 from scenarios.results.compare import Comparison, compare_files
 from scenarios.results.files import ResultsError
-from scenarios.results.scale_compare import ScaleComparison, compare_scale
+from scenarios.scale.compare import ScaleComparison, compare_scale
 
 #: The default --fail-above: a count change the gate calls a regression
 #: (docs/counts.md: below 2% CPython's memory layout moves single phases).

@@ -121,10 +121,6 @@ def check_same(
             )
 
 
-#: The name history (scenarios.results.history) imports: formatter.duration.
-format_time = formatter.duration
-
-
 @dataclasses.dataclass(frozen=True)
 class CellComparison:
     """One cell of the comparison: *column* (a storage, "storage variant" or,

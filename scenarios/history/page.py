@@ -1,4 +1,4 @@
-"""The history (scenarios.results.history) as one self-contained HTML page:
+"""The history (scenarios.history.trend) as one self-contained HTML page:
 inline CSS and SVG, no script and no external resource, so it opens
 offline.
 
@@ -16,9 +16,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from scenarios.results import environment, htmlbase, significance, svg
-from scenarios.results.compare import format_time
-from scenarios.results.history import (
+from scenarios.history.trend import (
     BY_DATE,
     FASTER,
     MISSING,
@@ -28,6 +26,8 @@ from scenarios.results.history import (
     History,
     Step,
 )
+from scenarios.results import environment, htmlbase, significance, svg
+from scenarios.results.formatter import duration as format_time
 
 #: Colours of the step marks: slower, faster, undecided.
 STEP_COLOURS = {SLOWER: "#b42318", FASTER: "#067647", UNDECIDED: "#8a8a8a"}

@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from scenarios.bench import report
+from scenarios.bench import rows as rows_model
 from scenarios.bench.phases import PHASES_2000
-from scenarios.results import formatter, htmlbase, pages, report, significance, svg
-from scenarios.results import rows as rows_model
+from scenarios.bench.table2000 import COLUMNS_2000, TABLE_2000
+from scenarios.results import formatter, htmlbase, significance, svg
 from scenarios.results.model import RunResult
-from scenarios.results.table2000 import COLUMNS_2000, TABLE_2000
+from scenarios.scale.page import scale_section
 from scenarios.scale.results import ScaleRun
+from scenarios.sweep.page import sweep_section
 from scenarios.sweep.results import SweepRun
 
 COLD_WARM_HOT = (
@@ -61,7 +64,7 @@ def _marks(
 
 def chart_groups(run: RunResult) -> list[tuple[str, list[tuple[str, str]]]]:
     """(title, [(row label, phase)]) for each chart: the report model's
-    groups of the run's rows (scenarios.results.rows)."""
+    groups of the run's rows (scenarios.bench.rows)."""
     return [
         (group, [(r.label, r.phase) for r in rows])
         for group, rows in rows_model.groups(run.phases)
@@ -194,9 +197,9 @@ def page(
         body.append(f"<h2>Phases by storage (size {escape(size)})</h2>")
         body += figures(run, size, s.name)
     if sweep is not None:
-        body.append(pages.sweep_section(sweep, s.name))
+        body.append(sweep_section(sweep, s.name))
     if scale is not None:
-        body.append(pages.scale_section(scale))
+        body.append(scale_section(scale))
     body.append("<h2>Tables</h2>")
     body += tables(run, s.name)
     left_out = report.omitted(run, s.name)

@@ -6,7 +6,7 @@ A cell is one storage and one row (a phase; "phase [size]" when the runs
 hold several sizes).  The runs are put in order by the version of one
 package as each run recorded it in its metadata ("versions"; ZODB unless
 told otherwise), compared as versions (PEP 440: 6.10 after 6.9), then by
-date; or by date alone (scenarios.results.history_files).
+date; or by date alone (scenarios.history.runs).
 
 A step is a change between two consecutive runs of a cell that `compare`
 would call significant: the same statistic, the same permutation test
@@ -28,11 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import environment, power, significance
-from scenarios.results.compare import format_time
-from scenarios.results.files import ResultsError
-from scenarios.results.formatter import plural
-from scenarios.results.history_files import (
+from scenarios.history.runs import (
     BY_DATE,
     BY_PYTHON,
     DEFAULT_BY,
@@ -41,6 +37,10 @@ from scenarios.results.history_files import (
     read_runs,
     recorded_version,
 )
+from scenarios.results import environment, power, significance
+from scenarios.results.files import ResultsError
+from scenarios.results.formatter import duration as format_time
+from scenarios.results.formatter import plural
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 

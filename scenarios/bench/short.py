@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import textwrap
 
+from scenarios.bench import report
 from scenarios.bench.phases import PHASES_2000
-from scenarios.results import environment, report, significance
+from scenarios.results import environment, significance
 from scenarios.results.model import RunResult
 from scenarios.results.significance import SHORT_S
 from scenarios.results.table import Table

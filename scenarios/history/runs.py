@@ -1,4 +1,4 @@
-"""The run files of a history (scenarios.results.history): found in the
+"""The run files of a history (scenarios.history.trend): found in the
 directories named, read and checked through the suite's one reader, and put
 in order by the version of a package each run recorded (PEP 440 order,
 packaging.version: 6.10 after 6.9), then by date; or by date alone.

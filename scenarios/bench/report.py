@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
+from scenarios.bench import rows as rows_model
 from scenarios.results import environment, formatter, significance, table
-from scenarios.results import rows as rows_model
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
 from scenarios.results.significance import SHORT_S
 from scenarios.results.stats import median, median_int
