@@ -20,7 +20,7 @@ from scenarios.outputs import write_with as write_with
 
 #: Output option -> the suffixes its writer understands (others: any).
 FORMATS: dict[str, tuple[str, ...]] = {
-    "plot": (".png", ".svg", ".pdf"),
+    "plot": (".svg",),
     "html": (".html", ".htm"),
 }
 

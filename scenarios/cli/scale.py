@@ -32,7 +32,7 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
-from scenarios.outputs import write_json, write_with
+from scenarios.outputs import write_json, write_text, write_with
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
@@ -184,7 +184,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p,
         json="write the points as JSON (kind scale)",
         history="keep every attempt's history as JSON lines",
-        plot="plot ops/s and p99 against clients (.svg, .png, .pdf)",
+        plot="draw ops/s and p99 against clients (SVG)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)
@@ -257,14 +257,6 @@ def main(args: argparse.Namespace) -> int:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
-    if args.plot is not None and args.plot.suffix.lower() != ".svg":
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                "--plot needs matplotlib for .png and .pdf (pip install "
-                "'vfab-loadtest[plot]'); .svg needs nothing"
-            ) from None
     check_outputs(args)
     meta = metadata.collect(config)
     start, probes = environment.snapshot(), environment.probes()
@@ -295,7 +287,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json is not None and points:
         write_json(args.json, run.to_json(), args.force)
     if args.plot is not None and points:
-        write_with(args.plot, args.force, lambda path: report.plot(run, path))
+        write_text(args.plot, report.svg_file(run), args.force)
     if history:
         write_with(args.history, args.force, lambda path: write_history(path, history))
     if interrupted:

@@ -11,8 +11,12 @@ from scenarios.sweep.report import tables as sweep_tables
 from scenarios.sweep.results import SweepRun
 
 
-def sweep_section(sweep: SweepRun, stat: str) -> str:
-    s = significance.statistic(stat)
+def charts(sweep: SweepRun, stat: str | None = None) -> list[tuple[str, str]]:
+    """(caption, SVG) of the wall and the CPU cost per object against
+    objects per transaction: a line per storage and variant (solid: BTree,
+    dashed: the flat list), each point *stat* (None: the sweep's
+    statistic) with its interval as an error bar."""
+    s = significance.statistic(stat or significance.recorded(sweep.metadata))
     storages = list(dict.fromkeys(p.storage for p in sweep.points))
     colours = {st: svg.PALETTE[i % len(svg.PALETTE)] for i, st in enumerate(storages)}
     dashes = {"btree": "", "list": "6 4"}
@@ -20,14 +24,11 @@ def sweep_section(sweep: SweepRun, stat: str) -> str:
         svg.Series(f"{st} {v}", colours[st], dash=dashes.get(v, "2 3"))
         for st, v in sweep.columns
     ]
-    figures = []
+    out = []
     for title, cpu in (("commit wall time", False), ("commit CPU time", True)):
         marks = {}
         for p in sweep.points:
-            per_object = [
-                (x.cpu_s if cpu else x.wall_s) * 1e6 / p.objects for x in p.samples
-            ]
-            iv = significance.interval(per_object, s)
+            iv = significance.interval(p.per_object_us(cpu), s)
             note = (
                 f"{p.storage} {p.variant}, {p.objects:,} objects: {iv.estimate:.2f} "
                 f"µs/object [{iv.low:.2f} - {iv.high:.2f}]"
@@ -44,11 +45,26 @@ def sweep_section(sweep: SweepRun, stat: str) -> str:
             width=500,
             height=360,
         )
-        figures.append(
-            f"<figure>{chart}<figcaption>{escape(title)} per object, "
-            f"{escape(s.label)} with its {1 - significance.ALPHA:.0%} interval"
-            "</figcaption></figure>"
+        caption = (
+            f"{title} per object, {s.label} with its "
+            f"{1 - significance.ALPHA:.0%} interval"
         )
+        out.append((caption, chart))
+    return out
+
+
+def svg_file(sweep: SweepRun, stat: str | None = None) -> str:
+    """The two charts side by side as one standalone SVG file (--plot)."""
+    zodb = sweep.metadata.get("versions", {}).get("ZODB", "?")
+    title = f"vfab-bench sweep: commit cost per object (ZODB {zodb})"
+    return svg.side_by_side([c for _, c in charts(sweep, stat)], escape(title))
+
+
+def sweep_section(sweep: SweepRun, stat: str) -> str:
+    figures = [
+        f"<figure>{chart}<figcaption>{escape(caption)}</figcaption></figure>"
+        for caption, chart in charts(sweep, stat)
+    ]
     variants = "; ".join(
         f"{v.name}: {v.description}"
         for v in VARIANTS.values()

@@ -10,7 +10,7 @@ from typing import Any
 
 from scenarios.results import schema
 from scenarios.results.files import SWEEP, ResultsError, malformed, read_json
-from scenarios.results.stats import Stats, median_high
+from scenarios.results.stats import median_high
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,14 +35,11 @@ class SweepPoint:
     objects: int
     samples: tuple[SweepSample, ...]
 
-    @property
-    def wall_us(self) -> Stats:
-        """Wall microseconds per object, over the trials."""
-        return Stats.of(s.wall_s * 1e6 / self.objects for s in self.samples)
-
-    @property
-    def cpu_us(self) -> Stats:
-        return Stats.of(s.cpu_s * 1e6 / self.objects for s in self.samples)
+    def per_object_us(self, cpu: bool = False) -> list[float]:
+        """Wall (or CPU) microseconds per object of each trial."""
+        return [
+            (s.cpu_s if cpu else s.wall_s) * 1e6 / self.objects for s in self.samples
+        ]
 
     @property
     def stores(self) -> int | None:

@@ -31,6 +31,7 @@ import storages
 from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
 from scenarios.progress import Progress, progress_of
+from scenarios.results import significance
 from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
@@ -95,6 +96,8 @@ def _sweep_storage(
     """Every transaction size and variant of *config* on one storage; each
     trial a step of the progress, weighing its objects."""
     name = factory.name
+    # The statistic the sweep's tables and charts show.
+    stat = significance.statistic(significance.DEFAULT_STATISTIC)
     points: list[SweepPoint] = []
     for variant in config.variants:
         for w in range(config.warmups):
@@ -110,11 +113,10 @@ def _sweep_storage(
                 shown.advance()
             point = SweepPoint(name, variant, n, tuple(samples))
             points.append(point)
-            wall = point.wall_us
+            wall, cpu = (stat(point.per_object_us(c)) for c in (False, True))
             shown.line(
-                f"{name} {variant} {n:,} objects: {wall.median:.1f} µs/object "
-                f"wall, {point.cpu_us.median:.1f} CPU "
-                f"({plural(config.repeat, 'trial')})",
+                f"{name} {variant} {n:,} objects: {wall:.1f} µs/object wall, "
+                f"{cpu:.1f} CPU ({stat.label} of {plural(config.repeat, 'trial')})",
                 counted=True,
             )
     return points
