@@ -8,6 +8,7 @@ crash leaves the old file or the new one, never half of one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import stat
@@ -164,6 +165,14 @@ def _probe(parent: Path, path: Path) -> None:
             os.unlink(name)
 
 
+@dataclasses.dataclass(frozen=True)
+class Writer:
+    """An output too large to hold as text: *write* writes it at the path
+    it is given (a temporary file write_with() then renames)."""
+
+    write: Callable[[Path], None]
+
+
 def write_with(path: Path, force: bool, writer: Callable[[Path], None]) -> None:
     """Have *writer* write the file at the path it is given, then put it at
     *path* (replacing it only with *force*); OutputError on failure."""
@@ -174,7 +183,10 @@ def write_with(path: Path, force: bool, writer: Callable[[Path], None]) -> None:
             raise OutputError(f"cannot write {path}: {e.strerror}") from None
         return
     parent = path.parent if str(path.parent) else Path(".")
-    fd, name = tempfile.mkstemp(prefix=".vfab-", suffix=path.suffix, dir=parent)
+    try:  # the directory may have gone since check_output()
+        fd, name = tempfile.mkstemp(prefix=".vfab-", suffix=path.suffix, dir=parent)
+    except OSError as e:
+        raise OutputError(f"cannot write {path}: {e.strerror}") from None
     tmp = Path(name)
     try:
         try:

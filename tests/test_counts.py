@@ -241,7 +241,8 @@ def test_compare_refuses_a_time_file_against_a_count_file(
         outcome = run_cli(capsys, "compare", *map(str, pair))
         assert outcome.status == 2
         lines = outcome.err.strip().splitlines()
-        assert len(lines) == 1 and "is a count file" in lines[0]
+        assert len(lines) == 1 and "a count file" in lines[0]
+        assert "compare two of one kind (report --cost-model links" in lines[0]
 
 
 def test_run_counts_without_valgrind_says_how_to_get_it(

@@ -220,7 +220,8 @@ def test_compare_refuses_a_directory_that_is_not_a_release(
         run_cli(capsys, "compare", str(A), str(empty)), "is not a release directory"
     )
     assert_bad_input(
-        run_cli(capsys, "compare", str(A), str(A / "table.json")), "is not a directory"
+        run_cli(capsys, "compare", str(A), str(A / "table.json")),
+        "is a release directory and",
     )
     assert_bad_input(
         run_cli(capsys, "compare", str(A), str(B), "--cpu"),
@@ -305,7 +306,7 @@ def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
 
 
 def test_the_history_model_orders_by_version_then_date() -> None:
-    h = release_history.build([B, C, A])
+    h = release_history.build([directory.load(p) for p in (B, C, A)])
     assert [r.path for r in h.releases] == [A, B, C]
     assert h.count_cells > 100 and len(h.counts) == 3
     states = dict(h.consistency)

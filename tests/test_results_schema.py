@@ -240,7 +240,7 @@ def test_json_python_cannot_hold_is_one_line(
 
 
 def test_scale_results_are_checked_too(tmp_path: Path) -> None:
-    """ScaleRun.read, the reader of `scale --json` files, names the field."""
+    """ScaleRun.load, the reader of `scale --json` files, names the field."""
     point = {
         "storage": "zeo",
         "clients": 1,
@@ -269,7 +269,7 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     good = {"schema_version": 1, "kind": "scale", "metadata": {}, "points": [point]}
     path = tmp_path / "scale.json"
     path.write_text(json.dumps(good))
-    assert ScaleRun.read(path).points[0].clients == 1
+    assert ScaleRun.load(path).points[0].clients == 1
     for key, value in [
         ("clients", 0),
         ("rate", float("inf")),
@@ -278,7 +278,7 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     ]:
         path.write_text(json.dumps({**good, "points": [{**point, key: value}]}))
         with pytest.raises(ResultsError, match=rf"{path}: .*points\[0\]\.{key}"):
-            ScaleRun.read(path)
+            ScaleRun.load(path)
     # what report prints of a point: the check's words and the fault's
     # figures (a missing summary was a KeyError in report)
     checked = point["invariants"]
@@ -299,10 +299,10 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     ]:  # fmt: skip
         path.write_text(json.dumps({**good, "points": [{**point, field: value}]}))
         with pytest.raises(ResultsError) as raised:
-            ScaleRun.read(path)
+            ScaleRun.load(path)
         assert f"points[0].{named}" in str(raised.value), raised.value
     path.write_text(json.dumps({**good, "points": [{**point, "fault": fault}]}))
-    assert ScaleRun.read(path).points[0].fault == fault
+    assert ScaleRun.load(path).points[0].fault == fault
 
 
 def test_every_sample_field_has_a_schema() -> None:

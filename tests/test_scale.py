@@ -149,7 +149,7 @@ def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     wrong_at_times = name.startswith("relstorage-sqlite")
     assert proc.returncode in ((0, 1) if wrong_at_times else (0,)), proc.stdout
     no_traceback(proc.stderr)
-    run = ScaleRun.read(out)
+    run = ScaleRun.load(out)
     assert [(p.storage, p.clients, p.started) for p in run.points] == [
         (name, 1, 1),
         (name, 2, 2),
@@ -170,7 +170,7 @@ def test_zeo_server_cpu_is_measured(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     proc = scale("--clients", "1", *SHORT, "--json", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
-    (point,) = ScaleRun.read(out).points
+    (point,) = ScaleRun.load(out).points
     assert point.server_cpu_s is not None and point.server_cpu_s > 0
     # the file's version and each point's summary
     data = json.loads(out.read_text())
@@ -204,7 +204,7 @@ def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     proc = scale("--clients", "1", "--rate", "20000", *SHORT,
                  "--json", str(out), "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    (p,) = ScaleRun.read(out).points
+    (p,) = ScaleRun.load(out).points
     assert p.rate == 20000 and p.honoured is False and p.backlog > 0
     assert "not honoured" in proc.stdout
     # latency from the intended start: the backlog's wait counts
@@ -212,7 +212,7 @@ def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     proc = scale("--clients", "2", "--rate", "40", *SHORT, "--json", str(out),
                  "--force", "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    (p,) = ScaleRun.read(out).points
+    (p,) = ScaleRun.load(out).points
     assert p.honoured is True and p.backlog == 0
     assert 15 <= p.ops_per_s <= 80  # Poisson at 40/s over one second
 
@@ -241,7 +241,7 @@ def test_kill_and_restart_the_server(
                  timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     no_traceback(proc.stdout + proc.stderr)
-    (p,) = ScaleRun.read(out).points
+    (p,) = ScaleRun.load(out).points
     fault = p.fault
     assert fault is not None and fault["applied_at_s"] >= 1.0
     assert fault["restarted_at_s"] >= 2.0
@@ -264,7 +264,7 @@ def test_kill_a_client(tmp_path: Path) -> None:
     proc = scale("--clients", "2", "--duration", "2", "--warmup", "0.5",
                  "--fault", "kill-client:0.5", "--json", str(out), "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    (p,) = ScaleRun.read(out).points
+    (p,) = ScaleRun.load(out).points
     assert p.killed_clients == 1 and p.started == 1
     assert p.invariants["ok"] is True  # the killed client's receipts included
 

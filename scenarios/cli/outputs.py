@@ -1,22 +1,31 @@
-"""The output options of every command (--json, --markdown, --html...),
-declared once and checked before the work, against the command's inputs
-too (scenarios.outputs holds the checks and writers)."""
+"""The output options of every command (--json, --markdown, --html...):
+declared once, checked before the work (against the command's inputs
+too), and written by emit(), the one place a command's view is put out
+(scenarios.outputs holds the checks and writers)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from scenarios import argtypes
 from scenarios.errors import ConfigError
-from scenarios.outputs import check_not_an_input, check_output, is_device
+from scenarios.outputs import (
+    Writer,
+    check_not_an_input,
+    check_output,
+    is_device,
+    write_text,
+)
 
 # Still imported from here by cli/verify.py and load/locust_plugin.py, which
 # another branch is changing: their imports move to scenarios.outputs after
 # the merge, and these two lines go.
 from scenarios.outputs import write_json as write_json
 from scenarios.outputs import write_with as write_with
+from scenarios.results.kinds import View
 
 #: Output option -> the suffixes its writer understands (others: any).
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -34,6 +43,25 @@ def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
     flags = "/".join(f"--{name}" for name in outputs)
     g.add_argument("--force", action="store_true", help=f"replace existing {flags}")
     p.set_defaults(outputs=tuple(outputs))
+
+
+def emit(args: argparse.Namespace, view: View) -> int:
+    """Write each output *args* names from *view* (results are written
+    before anything is printed), then print its text and its note; its
+    exit status."""
+    for name in getattr(args, "outputs", ()):
+        path = getattr(args, name)
+        if path is None:
+            continue
+        made = view.files[name]()
+        if isinstance(made, Writer):
+            write_with(path, args.force, made.write)
+        elif made is not None:
+            (write_json if name == "json" else write_text)(path, made, args.force)
+    print(view.text, end="")
+    if view.note:
+        print(view.note, file=sys.stderr)
+    return view.status
 
 
 def check_outputs(args: argparse.Namespace) -> None:

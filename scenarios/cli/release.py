@@ -316,7 +316,7 @@ def main(args: argparse.Namespace) -> int:
         "against": None,
         "exit_status": status,
     }
-    new = directory.read(out, summary)
+    new = directory.load(out, summary)
     judged = None
     if old is not None:
         judged = verdict.compare(old, new, args.fail_above)

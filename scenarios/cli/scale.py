@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import storages
 from scenarios.argtypes import (
@@ -19,7 +20,7 @@ from scenarios.cli.args import (
     add_progress_option,
     progress,
 )
-from scenarios.cli.outputs import add_output_options, check_outputs
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_INVARIANTS,
@@ -32,7 +33,8 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
-from scenarios.outputs import write_json, write_text, write_with
+from scenarios.outputs import Writer
+from scenarios.results.kinds import View
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
@@ -44,6 +46,9 @@ from scenarios.scale.config import (
     check_memory,
 )
 from storages.options import shown
+
+if TYPE_CHECKING:
+    from scenarios.scale.results import ScalePoint
 
 
 def shared_storages() -> list[str]:
@@ -246,7 +251,7 @@ def refuse_unavailable(
 
 def main(args: argparse.Namespace) -> int:
     from scenarios.results import environment, metadata
-    from scenarios.scale import report, runner
+    from scenarios.scale import kind, runner
     from scenarios.scale.results import ScaleRun
 
     config, target = config_from(args)
@@ -273,23 +278,29 @@ def main(args: argparse.Namespace) -> int:
         for warning in meta["environment"].get("warnings", []):
             print(f"warning: {warning}", file=sys.stderr)
     run = ScaleRun(meta, tuple(points))
-    if points:
-        print(report.text(run), end="")
+    notes = []
     if interrupted:
         last = points[-1] if points else None
         if last is None or not last.interrupted:
-            print(
+            notes.append(
                 "vfab-bench scale: the point in progress measured nothing and "
-                "is not reported; nothing of it to check",
-                file=sys.stderr,
+                "is not reported; nothing of it to check"
             )
-        print(stop_line(last_signal()), file=sys.stderr)
-    if args.json is not None and points:
-        write_json(args.json, run.to_json(), args.force)
-    if args.plot is not None and points:
-        write_text(args.plot, report.svg_file(run), args.force)
+        notes.append(stop_line(last_signal()))
+    # Nothing measured, nothing written.
+    view = kind.view(run) if points else View(files=dict.fromkeys(args.outputs, none))
+    files = {**view.files, "history": none}
     if history:
-        write_with(args.history, args.force, lambda path: write_history(path, history))
+        files["history"] = lambda: Writer(lambda path: write_history(path, history))
+    status = _status(config, points, interrupted)
+    return emit(args, View(view.text, files, "\n".join(notes), status))
+
+
+def none() -> None:
+    return None
+
+
+def _status(config: ScaleConfig, points: list[ScalePoint], interrupted: bool) -> int:
     if interrupted:
         return exit_status(last_signal())
     if any(p.invariants["ok"] is False for p in points):

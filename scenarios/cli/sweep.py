@@ -17,9 +17,7 @@ from scenarios.cli.args import (
     storage_list,
     trials,
 )
-from scenarios.cli.outputs import add_output_options, check_outputs
-from scenarios.errors import EXIT_OK
-from scenarios.outputs import write_json, write_text
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.sweep.config import MAX_OBJECTS
 
 
@@ -95,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.sweep import page, report, runner
+    from scenarios.sweep import kind, runner
     from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
     options = storages.options_from_args(args)
@@ -112,12 +110,6 @@ def main(args: argparse.Namespace) -> int:
     )
     check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
-
     with progress(args, "sweep") as shown:
         result = runner.run(config, shown)
-    print(report.text(result), end="")
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    if args.plot is not None:
-        write_text(args.plot, page.svg_file(result), args.force)
-    return EXIT_OK
+    return emit(args, kind.view(result))

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from scenarios.argtypes import at_least, positive_float, seed
-from scenarios.cli.outputs import add_output_options, check_outputs
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -19,7 +19,8 @@ from scenarios.load.history import History, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
-from scenarios.outputs import write_json, write_with
+from scenarios.outputs import Writer
+from scenarios.results.kinds import View
 
 #: The most threads and client processes zeoloop starts.
 MAX_USERS = 10_000
@@ -110,12 +111,12 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("consistency not checked: interrupted", file=sys.stderr)
         return exit_status(last_signal())
-    print(report.summary())
-    print(f"  {report.what()}")
-    for line in report.lines():
-        print(f"  {line}")
-    if args.json is not None:
-        doc = {
+    text = [report.summary(), f"  {report.what()}"]
+    text += [f"  {line}" for line in report.lines()]
+    context = {"target": config.address_text, "users": args.users}
+    parts = [(context | {"check": report.to_json()}, list(history))]
+    files = {
+        "json": lambda: {
             "users": args.users,
             "processes": args.processes,
             "duration_s": args.duration,
@@ -123,25 +124,20 @@ def main(args: argparse.Namespace) -> int:
             "invariants_ok": report.ok,
             "consistency": report.to_json(),
             "interrupted": interrupted,
-        }
-        write_json(args.json, doc, args.force)
-    if args.history is not None:
-        context = {"target": config.address_text, "users": args.users}
-        parts = [(context | {"check": report.to_json()}, list(history))]
-        write_with(args.history, args.force, lambda path: write_history(path, parts))
-    if interrupted:
-        signum = last_signal()
-        print(stop_line(signum), file=sys.stderr)
-        return exit_status(signum)
-    if not report.ok:
-        return EXIT_VIOLATIONS
+        },
+        "history": lambda: Writer(lambda path: write_history(path, parts)),
+    }
+    note, status = "", EXIT_FAILED if rows[-1].failures else EXIT_OK
     lost = sum(r.lost for r in results)
-    if lost:
-        print(
+    if interrupted:
+        note, status = stop_line(last_signal()), exit_status(last_signal())
+    elif not report.ok:
+        status = EXIT_VIOLATIONS
+    elif lost:
+        note = (
             f"vfab-bench zeoloop: {lost} client process(es) sent no result "
             "(killed or stuck): their operations are not counted; their history "
-            "is, and the check covered it",
-            file=sys.stderr,
+            "is, and the check covered it"
         )
-        return EXIT_FAILED
-    return EXIT_FAILED if rows[-1].failures else EXIT_OK
+        status = EXIT_FAILED
+    return emit(args, View("\n".join(text) + "\n", files, note, status))

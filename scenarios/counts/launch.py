@@ -24,7 +24,6 @@ instructions and every process's I/O calls are counted.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pickle
@@ -41,7 +40,7 @@ from scenarios.bench.config import RunConfig
 from scenarios.counts import build, callgrind, fixed, syscalls
 from scenarios.counts.meters import SKIP
 from scenarios.counts.model import CountResult, CountRun, CountSample
-from scenarios.errors import EXIT_OK, ConfigError, RunFailure
+from scenarios.errors import ConfigError, RunFailure
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
 
@@ -335,33 +334,6 @@ def count(config: RunConfig, say: Callable[[str], None]) -> CountRun:
         "wall_s": round(time.monotonic() - started, 1),
     }
     return CountRun(metadata=metadata, results=tuple(results), trials=tuple(summaries))
-
-
-def main(args: argparse.Namespace, config: RunConfig) -> int:
-    """Count every storage of *config*; write, then print, what was asked."""
-    from scenarios.counts import report
-    from scenarios.outputs import write_json, write_text
-
-    if config.profile_dir is not None:
-        raise ConfigError("--profile and --counts do not go together")
-    if args.budget is not None:
-        raise ConfigError("--counts counts exactly --repeat trials: no --budget")
-    check_tools()
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    run = count(config, say)
-    if args.json is not None:
-        write_json(args.json, run.to_json(), args.force)
-    if args.markdown is not None:
-        write_text(args.markdown, report.markdown(run), args.force)
-    if args.html is not None:
-        from scenarios.counts import html
-
-        write_text(args.html, html.page(run), args.force)
-    print(report.text(run), end="")
-    return EXIT_OK
 
 
 def tool_version(tool: str) -> str | None:

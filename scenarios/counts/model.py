@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
+from scenarios.results import files
 from scenarios.results.files import COUNTS, malformed
 from scenarios.results.model import PhaseRows, TrialSummary
 
@@ -165,4 +166,4 @@ class CountRun(PhaseRows[CountResult]):
 
     @classmethod
     def load(cls, path: Path) -> CountRun:
-        return cls.from_json(COUNTS.read(path))
+        return files.load(path, cls.from_json)

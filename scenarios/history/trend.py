@@ -41,6 +41,7 @@ from scenarios.results import environment, power, significance
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration as format_time
 from scenarios.results.formatter import plural
+from scenarios.results.kinds import sniff
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 
@@ -367,7 +368,7 @@ def build(
 ) -> History:
     """The history of the run files in *inputs* (files and directories;
     *read*: what read_runs() gave for them, when the caller read them)."""
-    runs, skipped = read if read is not None else read_runs(inputs)
+    runs, skipped = read if read is not None else read_runs(list(map(sniff, inputs)))
     if not runs:
         named = ", ".join(str(p) for p in inputs)
         raise ResultsError(f"no run file (*.json of vfab-bench run) in {named}")

@@ -138,9 +138,8 @@ class ReleaseHistory:
         }
 
 
-def read(inputs: Sequence[Path], by: str = DEFAULT_BY) -> list[Release]:
-    """The releases in *inputs*, in version (then date) order."""
-    releases = [directory.load(p) for p in inputs]
+def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
+    """*releases* in version (then date) order."""
     if len(releases) < 2:
         raise ResultsError(
             f"a history needs two or more releases; found one ({releases[0].path})"
@@ -268,13 +267,14 @@ def _consistency(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
 
 
 def build(
-    inputs: Sequence[Path],
+    loaded: Sequence[Release],
     by: str = DEFAULT_BY,
     stat: str | None = None,
     cpu: bool = False,
     fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
 ) -> ReleaseHistory:
-    releases = read(inputs, by)
+    """The trends of the releases *loaded* (directory.load), part by part."""
+    releases = ordered(loaded, by)
     labels = order(
         [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases], by
     )

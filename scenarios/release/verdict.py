@@ -243,6 +243,14 @@ class Verdict:
         out += [f"  {line}" for line in self.lines()]
         return "\n".join(out) + "\n"
 
+    def markdown(self) -> str:
+        lines = [f"# {self.headline()}", ""]
+        lines += [f"- **{x.part}**: {x.text}" for x in self.lines()]
+        details = self.details()
+        if details:
+            lines += ["", "```", details.rstrip("\n"), "```"]
+        return "\n".join(lines) + "\n"
+
     def details(self) -> str:
         """The compared cells, part by part (after the verdict)."""
         parts = []

@@ -162,9 +162,10 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
+T = TypeVar("T")
 
 
 class ResultsError(ValueError):
@@ -310,6 +311,16 @@ def _release_v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 RELEASE = Format("release", 1, {0: _release_v0_to_v1})
+
+
+def load(path: Path, from_json: Callable[[Any], T]) -> T:
+    """The result file at *path*, built by *from_json*; ResultsError naming
+    the file (and the field) when it is not one."""
+    data = read_json(path)
+    try:
+        return from_json(data)
+    except ResultsError as e:
+        raise ResultsError(f"{path}: {e}") from None
 
 
 def malformed(what: str, error: Exception) -> ResultsError:

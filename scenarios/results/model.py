@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from scenarios.results import schema
-from scenarios.results.files import RUN, ResultsError, malformed, read_json
+from scenarios.results import files, schema
+from scenarios.results.files import RUN, malformed
 from scenarios.results.stats import Stats, median_int, stats_or_none
+
+#: (storage, variant or "", row) -> raw samples, in the file's order: the
+#: cells compare and history test.
+Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,9 +182,31 @@ class RunResult(PhaseRows[PhaseResult]):
     """One run: its metadata, every phase result and every timed trial's
     summary, in run order."""
 
+    kind: ClassVar[str] = "run"
+
     metadata: dict[str, Any]
     results: tuple[PhaseResult, ...]
     trials: tuple[TrialSummary, ...] = ()
+
+    def cells(self, cpu: bool = False) -> Cells:
+        """Every cell's wall (or CPU) seconds per trial; a row is a phase,
+        "phase [size]" when the run has several sizes."""
+        several = len(self.sizes) > 1
+        return {
+            (r.storage, "", f"{r.phase} [{r.size}]" if several else r.phase): tuple(
+                r.cpu_values if cpu else r.wall_values
+            )
+            for r in self.results
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What two runs must share to be compared: the data set."""
+        config = self.metadata.get("config", {})
+        return {
+            "size": sorted(self.sizes),
+            "scale": config.get("scale"),
+            "seed": config.get("seed"),
+        }
 
     def trials_of(self, storage: str, size: str | None = None) -> list[TrialSummary]:
         return [
@@ -216,10 +242,4 @@ class RunResult(PhaseRows[PhaseResult]):
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
-        """The run result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
+        return files.load(path, cls.from_json)

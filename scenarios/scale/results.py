@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.load.mix import OPERATIONS
-from scenarios.results import schema
-from scenarios.results.files import SCALE, ResultsError, malformed, read_json
+from scenarios.results import files, schema
+from scenarios.results.files import SCALE, malformed
 from scenarios.scale import hist
 
 
@@ -206,14 +206,8 @@ class ScaleRun:
             raise malformed("scale result", e) from None
 
     @classmethod
-    def read(cls, path: Path) -> ScaleRun:
-        """The scale result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
+    def load(cls, path: Path) -> ScaleRun:
+        return files.load(path, cls.from_json)
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)

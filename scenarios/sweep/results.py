@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from scenarios.results import schema
-from scenarios.results.files import SWEEP, ResultsError, malformed, read_json
+from scenarios.results import files, schema
+from scenarios.results.files import SWEEP, malformed
+from scenarios.results.model import Cells
 from scenarios.results.stats import median_high
 
 
@@ -58,8 +59,24 @@ class SweepPoint:
 class SweepRun:
     """A whole sweep: metadata and every point, in run order."""
 
+    kind: ClassVar[str] = "sweep"
+
     metadata: dict[str, Any]
     points: tuple[SweepPoint, ...]
+
+    def cells(self, cpu: bool = False) -> Cells:
+        """Every cell's seconds per object per trial; a row is a
+        transaction size, a column a storage and variant."""
+        return {
+            (p.storage, p.variant, f"{p.objects:,} objects/txn"): tuple(
+                (s.cpu_s if cpu else s.wall_s) / p.objects for s in p.samples
+            )
+            for p in self.points
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What two sweeps must share to be compared: the data set's seed."""
+        return {"seed": self.metadata.get("config", {}).get("seed")}
 
     @property
     def columns(self) -> list[tuple[str, str]]:
@@ -103,10 +120,4 @@ class SweepRun:
 
     @classmethod
     def load(cls, path: Path) -> SweepRun:
-        """The sweep result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
+        return files.load(path, cls.from_json)
