@@ -228,6 +228,12 @@ def test_count_file_round_trip_and_kinds(tmp_path: Path) -> None:
     future.write_text(json.dumps({**run.to_json(), "schema_version": 99}))
     with pytest.raises(ResultsError, match="unsupported schema_version 99"):
         CountRun.load(future)
+    # A malformed count file names its field (the schema of CountRun).
+    bad = run.to_json()
+    bad["results"][0]["samples"][1]["instructions"] = -5
+    future.write_text(json.dumps(bad))
+    with pytest.raises(ResultsError, match=r"results\[0\]\.samples\[1\]\.instructions"):
+        CountRun.load(future)
 
 
 def test_compare_refuses_a_time_file_against_a_count_file(

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
-from scenarios.results import files
-from scenarios.results.files import COUNTS, malformed
+from scenarios.results import files, schema
+from scenarios.results.files import COUNTS
 from scenarios.results.model import PhaseRows, TrialSummary
 
 #: The two sides a cell can count: the client process and the servers.
@@ -53,7 +53,7 @@ class CountSample:
         return None if calls is None else calls.get(what)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,39 +131,27 @@ class CountRun(PhaseRows[CountResult]):
         return r.cell(side, what, exact_here=not self.has_server(storage))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **COUNTS.header(),
-            "metadata": self.metadata,
-            "results": [
-                {
-                    "storage": r.storage,
-                    "size": r.size,
-                    "phase": r.phase,
-                    "samples": [s.to_json() for s in r.samples],
-                }
-                for r in self.results
-            ],
-            "trials": [t.to_json() for t in self.trials],
-        }
+        return {**COUNTS.header(), **schema.encode(self)}
 
     @classmethod
     def from_json(cls, data: Any) -> CountRun:
         data = COUNTS.migrate(data)
-        try:
-            results = tuple(
-                CountResult(
-                    storage=r["storage"],
-                    size=r["size"],
-                    phase=r["phase"],
-                    samples=tuple(CountSample(**s) for s in r["samples"]),
-                )
-                for r in data["results"]
-            )
-            trials = tuple(TrialSummary(**t) for t in data.get("trials", []))
-        except (KeyError, TypeError) as e:
-            raise malformed("counts file", e) from None
-        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
+        schema.check(SCHEMA, data, "count file")
+        return schema.build(cls, data)
 
     @classmethod
     def load(cls, path: Path) -> CountRun:
         return files.load(path, cls.from_json)
+
+
+#: A count file's schema, from the dataclasses (COUNTS in files.py: its
+#: versions).
+SCHEMA = schema.of(
+    CountRun,
+    required=("results",),
+    metadata=schema.metadata(schema.CONFIG),
+    results=schema.ListOf(
+        schema.of(CountResult, samples=schema.ListOf(schema.of(CountSample, True), 1))
+    ),
+    trials=schema.ListOf(schema.of(TrialSummary, True)),
+)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from scenarios.results import files, schema
-from scenarios.results.files import RUN, malformed
+from scenarios.results.files import RUN
 from scenarios.results.stats import Stats, median_int, stats_or_none
 
 #: (storage, variant or "", row) -> raw samples, in the file's order: the
@@ -45,7 +45,7 @@ class Sample:
         return self.size_after_bytes - self.size_before_bytes
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +68,7 @@ class TrialSummary:
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,12 +130,7 @@ class PhaseResult:
         return stats_or_none(s.gc_s for s in self.samples)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "size": self.size,
-            "phase": self.phase,
-            "samples": [s.to_json() for s in self.samples],
-        }
+        return dict(schema.encode(self))
 
 
 class Keyed(Protocol):
@@ -214,32 +209,26 @@ class RunResult(PhaseRows[PhaseResult]):
         ]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **RUN.header(),
-            "metadata": self.metadata,
-            "results": [r.to_json() for r in self.results],
-            "trials": [t.to_json() for t in self.trials],
-        }
+        return {**RUN.header(), **schema.encode(self)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
         data = RUN.migrate(data)
-        schema.check(schema.RUN, data, "result file")
-        try:
-            results = tuple(
-                PhaseResult(
-                    storage=r["storage"],
-                    size=r["size"],
-                    phase=r["phase"],
-                    samples=tuple(Sample(**s) for s in r["samples"]),
-                )
-                for r in data["results"]
-            )
-            trials = tuple(TrialSummary(**t) for t in data["trials"])
-        except (KeyError, TypeError) as e:
-            raise malformed("result file", e) from None
-        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
+        schema.check(SCHEMA, data, "result file")
+        return schema.build(cls, data)
 
     @classmethod
     def load(cls, path: Path) -> RunResult:
         return files.load(path, cls.from_json)
+
+
+#: A run file's schema, from the dataclasses (RUN in files.py: its versions).
+SCHEMA = schema.of(
+    RunResult,
+    required=("results", "trials"),
+    metadata=schema.metadata(schema.CONFIG),
+    results=schema.ListOf(
+        schema.of(PhaseResult, samples=schema.ListOf(schema.of(Sample, True), 1)), 1
+    ),
+    trials=schema.ListOf(schema.of(TrialSummary, True)),
+)

@@ -14,7 +14,18 @@ from typing import Any
 
 from scenarios.load.mix import OPERATIONS
 from scenarios.results import files, schema
-from scenarios.results.files import SCALE, malformed
+from scenarios.results.files import SCALE
+from scenarios.results.schema import (
+    ANY,
+    Count,
+    Flag,
+    ListOf,
+    MapOf,
+    Object,
+    Optional,
+    Seconds,
+    Text,
+)
 from scenarios.scale import hist
 
 
@@ -156,19 +167,7 @@ class ScalePoint:
         }
 
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["notes"] = list(self.notes)
-        out["windows"] = [dict(w) for w in self.windows]
-        out["summary"] = self.summary(cores)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScalePoint:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in fields}
-        values["notes"] = tuple(values.get("notes", ()))
-        values["windows"] = tuple(values.get("windows", ()))
-        return cls(**values)
+        return {**schema.encode(self), "summary": self.summary(cores)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,14 +195,8 @@ class ScaleRun:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScaleRun:
         data = SCALE.migrate(data)
-        schema.check(schema.SCALE, data, "scale result")
-        try:
-            return cls(
-                data["metadata"],
-                tuple(ScalePoint.from_json(p) for p in data["points"]),
-            )
-        except (KeyError, TypeError) as e:
-            raise malformed("scale result", e) from None
+        schema.check(SCHEMA, data, "scale result")
+        return schema.build(cls, data)
 
     @classmethod
     def load(cls, path: Path) -> ScaleRun:
@@ -211,3 +204,60 @@ class ScaleRun:
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
+
+#: The consistency check's JSON (scenarios.load.violations: a report's
+#: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
+INVARIANTS = Object(
+    {
+        "checked": Flag,
+        "ok": Optional(Flag),
+        "summary": Text,
+        "what": Text,
+        "counts": MapOf(Count),
+        "problems": ListOf(Text),
+        "violations": ListOf(MapOf(ANY)),
+        "tally": MapOf(Count),
+        "seconds": Optional(Seconds),
+    },
+    required=("checked", "ok", "summary", "problems"),
+)
+
+#: A fault's report (scenarios.scale.faults.report).
+FAULT = Object(
+    {
+        "kind": Text,
+        "at_s": Seconds,
+        "restart_s": Optional(Seconds),
+        "applied_at_s": Optional(Seconds),
+        "restarted_at_s": Optional(Seconds),
+        "outage_s": Optional(Seconds),
+        "first_commit_after_restart_s": Optional(Seconds),
+        "first_commit_after_fault_s": Optional(Seconds),
+        "errors_before": MapOf(Count),
+        "errors_during": MapOf(Count),
+        "errors_after": MapOf(Count),
+    },
+    required=("kind", "applied_at_s", "outage_s"),
+)
+
+#: Offered operations per second over all clients (scale --rate).
+RATE = schema.Field("a finite rate above 0", low=0, high=1e9)
+WINDOW = Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
+
+#: A scale file's schema, from the dataclasses (SCALE in files.py: its
+#: versions).
+SCHEMA = schema.of(
+    ScaleRun,
+    metadata=schema.metadata({"seed": Optional(schema.Whole)}),
+    points=ListOf(
+        schema.of(
+            ScalePoint,
+            clients=schema.Positive,
+            rate=Optional(RATE),
+            invariants=INVARIANTS,
+            fault=Optional(FAULT),
+            windows=ListOf(WINDOW),
+            summary=MapOf(Optional(schema.Number)),
+        )
+    ),
+)

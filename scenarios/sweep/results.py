@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from scenarios.results import files, schema
-from scenarios.results.files import SWEEP, malformed
+from scenarios.results.files import SWEEP
 from scenarios.results.model import Cells
 from scenarios.results.stats import median_high
 
@@ -22,9 +22,6 @@ class SweepSample:
     cpu_s: float
     stores: int | None = None
     bytes_written: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,14 +42,6 @@ class SweepPoint:
     @property
     def stores(self) -> int | None:
         return median_high(s.stores for s in self.samples)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "variant": self.variant,
-            "objects": self.objects,
-            "samples": [s.to_json() for s in self.samples],
-        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,30 +83,35 @@ class SweepRun:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **SWEEP.header(),
-            "metadata": self.metadata,
-            "results": [p.to_json() for p in self.points],
-        }
+        # The points are "results" in the file, as a run file's rows.
+        points = schema.encode(self.points)
+        return {**SWEEP.header(), "metadata": self.metadata, "results": points}
 
     @classmethod
     def from_json(cls, data: Any) -> SweepRun:
         data = SWEEP.migrate(data)
-        schema.check(schema.SWEEP, data, "sweep result")
-        try:
-            points = tuple(
-                SweepPoint(
-                    storage=r["storage"],
-                    variant=r["variant"],
-                    objects=int(r["objects"]),
-                    samples=tuple(SweepSample(**s) for s in r["samples"]),
-                )
-                for r in data["results"]
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise malformed("sweep result", e) from None
+        schema.check(SCHEMA, data, "sweep result")
+        points = tuple(schema.build(SweepPoint, p) for p in data["results"])
         return cls(metadata=data.get("metadata", {}), points=points)
 
     @classmethod
     def load(cls, path: Path) -> SweepRun:
         return files.load(path, cls.from_json)
+
+
+#: A sweep file's schema, from the dataclasses (SWEEP in files.py: its
+#: versions).
+SCHEMA = schema.Object(
+    {
+        "metadata": schema.metadata(schema.CONFIG),
+        "results": schema.ListOf(
+            schema.of(
+                SweepPoint,
+                objects=schema.Positive,
+                samples=schema.ListOf(schema.of(SweepSample, True), 1),
+            ),
+            1,
+        ),
+    },
+    required=("results",),
+)
