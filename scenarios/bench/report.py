@@ -79,12 +79,16 @@ def counts(r: PhaseResult) -> str:
     return f"{r.loads}/{r.stores}"
 
 
-def within_cell(r: PhaseResult) -> str:
-    """Median time of batch commits / cyclic GC inside the phase."""
-    parts = []
-    for stats in (r.batch_commit, r.gc):
-        parts.append("-" if stats is None else formatter.duration(stats.median))
-    return " / ".join(parts)
+def part_cell(r: PhaseResult, field: str, stat: str) -> str:
+    """The statistic of the time the phase spent in *field* (batch_commit_s,
+    gc_s) over the trials, or "-"."""
+    values = [v for s in r.samples if (v := getattr(s, field)) is not None]
+    return formatter.duration(significance.statistic(stat)(values)) if values else "-"
+
+
+def within_cell(r: PhaseResult, stat: str) -> str:
+    """Time in batch commits / cyclic GC inside the phase."""
+    return f"{part_cell(r, 'batch_commit_s', stat)} / {part_cell(r, 'gc_s', stat)}"
 
 
 def hits_cell(r: PhaseResult) -> str:
@@ -131,18 +135,14 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
             Table(
                 "of the wall time: commits of full batches (--batch) / "
                 f"Python's cyclic GC, size {size}",
-                *_table(run, size, within_cell),
+                *_table(run, size, lambda r: within_cell(r, stat)),
             )
         )
     elif _any(run, size, lambda r: r.gc):
         out.append(
             Table(
                 f"of the wall time: Python's cyclic GC, size {size}",
-                *_table(
-                    run,
-                    size,
-                    lambda r: "-" if r.gc is None else formatter.duration(r.gc.median),
-                ),
+                *_table(run, size, lambda r: part_cell(r, "gc_s", stat)),
             )
         )
     return out
@@ -178,10 +178,11 @@ def trials_cell(run: RunResult, storage: str, size: str) -> str:
 
 
 def cost_per_object(
-    run: RunResult, storage: str, size: str, cpu: bool = False
+    run: RunResult, storage: str, size: str, cpu: bool = False, stat: str | None = None
 ) -> float | None:
-    """Seconds per model object built: the build rows' median wall (or CPU)
-    time, summed, over the objects the generator built."""
+    """Seconds per model object built: the build rows' wall (or CPU) time,
+    the statistic of each (*stat*, else the run's) summed, over the objects
+    the generator built."""
     trials = run.trials_of(storage, size)
     if not trials:
         return None
@@ -189,7 +190,8 @@ def cost_per_object(
     rows = [run.get(storage, p, size) for p in rows_model.BUILD_PHASES]
     if not objects or any(r is None for r in rows):
         return None
-    total = sum((r.cpu if cpu else r.wall).median for r in rows if r is not None)
+    of = significance.statistic(run_statistic(run, stat))
+    total = sum(of(r.cpu_values if cpu else r.wall_values) for r in rows if r)
     return total / objects
 
 
@@ -216,7 +218,7 @@ def zodb_cache_size() -> int:
     return int(default)
 
 
-def summary_table(run: RunResult, size: str) -> Table | None:
+def summary_table(run: RunResult, size: str, stat: str | None = None) -> Table | None:
     """One column per storage: what the run left behind."""
     storages = [s for s in run.storages if run.trials_of(s, size)]
     if not storages:
@@ -233,7 +235,7 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         return formatter.size(median_int(getattr(t, field) for t in by[s]))
 
     def cost(s: str, cpu: bool = False) -> str:
-        c = cost_per_object(run, s, size, cpu)
+        c = cost_per_object(run, s, size, cpu, stat)
         return "-" if c is None else f"{c * 1e6:.1f}"
 
     rows = [
@@ -270,7 +272,7 @@ def all_tables(run: RunResult, stat: str | None = None) -> list[Table]:
     out = []
     for size in run.sizes:
         out += phase_tables(run, size, stat)
-        summary = summary_table(run, size)
+        summary = summary_table(run, size, stat)
         if summary is not None:
             out.append(summary)
     return out
