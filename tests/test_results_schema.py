@@ -310,7 +310,7 @@ def test_the_schema_is_derived_from_the_dataclasses() -> None:
     dataclass is checked without writing it again (schema.of)."""
     import dataclasses
 
-    from scenarios.results.model import SCHEMA, Sample
+    from scenarios.results.model import RunResult, Sample
 
     @dataclasses.dataclass(frozen=True)
     class Point:
@@ -334,7 +334,7 @@ def test_the_schema_is_derived_from_the_dataclasses() -> None:
     point = schema.build(Point, {"name": "a", "wall_s": 1, "ratio": 2, "flags": [1]})
     assert point == Point("a", 1, 2, None, (True,))
     assert schema.encode(point)["flags"] == [True]
-    results = SCHEMA.fields["results"]
+    results = RunResult.schema().fields["results"]
     assert isinstance(results, schema.ListOf) and isinstance(
         results.kind, schema.Object
     )

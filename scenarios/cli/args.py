@@ -222,6 +222,24 @@ def check_storages_usable(
             factory.preflight()
 
 
+def add_mix_options(p: argparse.ArgumentParser, weights_only: bool = False) -> None:
+    """The operation mix's options (scenarios.load.options), in their own
+    group: every one, or the weights alone (help mix)."""
+    from scenarios.load.options import LOAD_OPTIONS
+
+    g = p.add_argument_group("operation mix")
+    for option in LOAD_OPTIONS:
+        if weights_only and not option.flag.startswith("--weight-"):
+            continue
+        g.add_argument(
+            option.flag,
+            type=option.checked,
+            default=option.default,
+            metavar=option.metavar,
+            help=option.help,
+        )
+
+
 def add_recover_option(p: argparse.ArgumentParser) -> None:
     """--recover: a database whose only fault is a last transaction a crash
     cut short is recovered (that transaction dropped, its bytes kept beside

@@ -173,7 +173,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
         )
         storages.add_storage_options(p)
     else:
-        from scenarios.load.options import LOAD_OPTIONS
+        from scenarios.cli.args import add_mix_options
 
         p.description = _refill(
             "The operation mix of scale, zeoloop and verify: each "
@@ -181,16 +181,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
             "mix options (--skew, --retries, --backoff-ms) are in each "
             "command's help."
         )
-        g = p.add_argument_group("operation mix")
-        for option in LOAD_OPTIONS:
-            if option.flag.startswith("--weight-"):
-                g.add_argument(
-                    option.flag,
-                    type=option.checked,
-                    default=option.default,
-                    metavar=option.metavar,
-                    help=option.help,
-                )
+        add_mix_options(p, weights_only=True)
     show_defaults(p)
     show_bounds(p)
     return p

@@ -17,6 +17,7 @@ from scenarios.argtypes import (
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
+    add_mix_options,
     add_progress_option,
     progress,
 )
@@ -31,7 +32,6 @@ from scenarios.errors import (
 from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
 from scenarios.outputs import Writer
 from scenarios.results.kinds import View
@@ -175,15 +175,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_false",
         help="record no history and skip the consistency check",
     )
-    g = p.add_argument_group("operation mix")
-    for option in LOAD_OPTIONS:
-        g.add_argument(
-            option.flag,
-            type=option.checked,
-            default=option.default,
-            metavar=option.metavar,
-            help=option.help,
-        )
+    add_mix_options(p)
     storages.add_storage_options(p)
     add_output_options(
         p,

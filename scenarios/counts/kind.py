@@ -13,7 +13,7 @@ from scenarios.errors import ConfigError
 from scenarios.results import files, table
 from scenarios.results.compare_view import listed
 from scenarios.results.formatter import plural
-from scenarios.results.kinds import Kind, View
+from scenarios.results.kinds import Kind, View, report_text
 from scenarios.results.model import RunResult
 
 #: compare's exit status when a cell grew above --fail-above.
@@ -22,24 +22,17 @@ EXIT_MORE = 1
 
 def view(run: CountRun, text: str = "text") -> View:
     """*run*'s text ("text", "markdown" or "") and its files."""
-    shown = {
-        "text": lambda: report.text(run),
+    texts = {"text": report.text, "markdown": report.markdown}
+    files = {
+        "json": run.to_json,
         "markdown": lambda: report.markdown(run),
-        "": lambda: "",
-    }[text]()
-    return View(
-        shown,
-        {
-            "json": run.to_json,
-            "markdown": lambda: report.markdown(run),
-            "html": lambda: html.page(run),
-        },
-    )
+        "html": lambda: html.page(run),
+    }
+    return View(texts[text](run) if text else "", files)
 
 
 def _report(run: CountRun, args: Any) -> View:
-    text = "markdown" if args.markdown else "" if args.html is not None else "text"
-    return view(run, text)
+    return view(run, report_text(args))
 
 
 def _compare(old: CountRun, new: CountRun, args: Any) -> View:

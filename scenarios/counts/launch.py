@@ -210,41 +210,30 @@ def count_storage(
     env = fixed.child_environment(private)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
-    for path in (tmp, cg_dir, private / "pycache"):
+    for path in (cg_dir, private / "pycache"):
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir()
-    started = time.monotonic()
-    run_child(
-        child_command(job, storage, "native", private / "native.json"),
-        fixed.child_environment(private, write_bytecode=True),
-        f"{storage} natively",
-        private,
-    )
-    say(f"{storage}: ran natively ({time.monotonic() - started:.0f} s)")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    cg_out = private / "callgrind.json"
-    started = time.monotonic()
-    run_child(
-        callgrind_command(private, cg_dir)
-        + child_command(job, storage, "callgrind", cg_out),
-        env,
-        f"{storage} under valgrind",
-        private,
-    )
-    say(f"{storage}: instructions counted ({time.monotonic() - started:.0f} s)")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    st_out = private / "strace.json"
+
+    def child(tool: list[str], mode: str, env: dict[str, str], done: str) -> Path:
+        """Run the child in *mode* (under *tool*) on a fresh TMPDIR; its
+        output file."""
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        out = private / f"{mode}.json"
+        started = time.monotonic()
+        what = {"native": "natively", "callgrind": "under valgrind"}.get(mode)
+        command = tool + child_command(job, storage, mode, out)
+        run_child(command, env, f"{storage} {what or 'under ' + mode}", private)
+        say(f"{storage}: {done} ({time.monotonic() - started:.0f} s)")
+        return out
+
+    # Natively first: it fills the bytecode cache the others read.
+    native_env = fixed.child_environment(private, write_bytecode=True)
+    child([], "native", native_env, "ran natively")
+    cg_out = child(callgrind_command(private, cg_dir), "callgrind", env,
+                   "instructions counted")  # fmt: skip
     st_log = private / "strace.log"
-    started = time.monotonic()
-    run_child(
-        strace_command(st_log) + child_command(job, storage, "strace", st_out),
-        env,
-        f"{storage} under strace",
-        private,
-    )
-    say(f"{storage}: system calls counted ({time.monotonic() - started:.0f} s)")
+    st_out = child(strace_command(st_log), "strace", env, "system calls counted")
     cg_plan = json.loads(cg_out.read_text())
     st_plan = json.loads(st_out.read_text())
     dumps = callgrind.read_dumps(cg_dir, SKIP)

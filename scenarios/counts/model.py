@@ -15,11 +15,10 @@ spread measured here (NOT_EXACT_FLOOR).
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
-from scenarios.results import files, schema
+from scenarios.results import schema
 from scenarios.results.files import COUNTS
 from scenarios.results.model import PhaseRows, TrialSummary
 
@@ -103,8 +102,11 @@ class CountResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class CountRun(PhaseRows[CountResult]):
+class CountRun(schema.Stored, PhaseRows[CountResult]):
     """One `run --counts`: metadata, every phase's counts, the trials."""
+
+    FORMAT = COUNTS
+    WHAT = "count file"
 
     metadata: dict[str, Any]
     results: tuple[CountResult, ...]
@@ -130,28 +132,16 @@ class CountRun(PhaseRows[CountResult]):
             return None
         return r.cell(side, what, exact_here=not self.has_server(storage))
 
-    def to_json(self) -> dict[str, Any]:
-        return {**COUNTS.header(), **schema.encode(self)}
-
     @classmethod
-    def from_json(cls, data: Any) -> CountRun:
-        data = COUNTS.migrate(data)
-        schema.check(SCHEMA, data, "count file")
-        return schema.build(cls, data)
-
-    @classmethod
-    def load(cls, path: Path) -> CountRun:
-        return files.load(path, cls.from_json)
-
-
-#: A count file's schema, from the dataclasses (COUNTS in files.py: its
-#: versions).
-SCHEMA = schema.of(
-    CountRun,
-    required=("results",),
-    metadata=schema.metadata(schema.CONFIG),
-    results=schema.ListOf(
-        schema.of(CountResult, samples=schema.ListOf(schema.of(CountSample, True), 1))
-    ),
-    trials=schema.ListOf(schema.of(TrialSummary, True)),
-)
+    def schema(cls) -> schema.Object:
+        return schema.of(
+            cls,
+            required=("results",),
+            metadata=schema.metadata(schema.CONFIG),
+            results=schema.ListOf(
+                schema.of(
+                    CountResult, samples=schema.ListOf(schema.of(CountSample, True), 1)
+                )
+            ),
+            trials=schema.ListOf(schema.of(TrialSummary, True)),
+        )

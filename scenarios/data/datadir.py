@@ -36,6 +36,12 @@ from storages import StorageError
 from vfab.generate import DataSpec
 
 MARKER = "vfab-dataset.json"
+# Marker format history (bump MARKER_VERSION and add a line on change):
+#   1 -- {"marker_version": 1, "storage": registry name, "complete": false
+#        while populate runs, then true, "entries": [names of the files and
+#        directories the storage created], "spec": {"scale", "seed",
+#        "size"}, "objects": current objects (len(storage)), "size_bytes",
+#        "seconds", "date", "versions"}
 MARKER_VERSION = 1
 
 

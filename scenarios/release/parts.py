@@ -127,16 +127,7 @@ def run_micro(
         argv += [str(MICRO_SUITE), *plan.pytest_args(json_path)]
         progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages))
         progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
-        env = dict(os.environ, PYTHONPATH=str(PROJECT))
-        env.pop("PYTEST_ADDOPTS", None)
-        done = subprocess.run(
-            argv,
-            cwd=PROJECT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=MICRO_TIMEOUT_S,
-        )
+        done = _pytest(argv)
         progress.advance()
         write_text(out / "micro.txt", done.stdout + done.stderr, force)
         part.files.append("micro.txt")
@@ -150,6 +141,21 @@ def run_micro(
             part.detail = f"pytest exited {done.returncode}: {' '.join(tail)}"
 
     return guarded(part, body)
+
+
+def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """pytest (or pytest under callgrind) on the micro-benchmarks, from the
+    project's directory, its output kept, bounded by MICRO_TIMEOUT_S."""
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
+    return subprocess.run(
+        argv,
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=MICRO_TIMEOUT_S,
+    )
 
 
 def run_counts(
@@ -200,16 +206,7 @@ def _micro_counts(
     progress.step("the micro-benchmarks under callgrind")
     argv = [sys.executable, "-m", "scenarios.counts.pytest_counts", "run"]
     argv += [*plan.pytest_args(json_path), str(MICRO_SUITE)]
-    env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    env.pop("PYTEST_ADDOPTS", None)
-    done = subprocess.run(
-        argv,
-        cwd=PROJECT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=MICRO_TIMEOUT_S,
-    )
+    done = _pytest(argv)
     write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)
     part.files.append("counts-micro.txt")
     if json_path.exists():

@@ -64,6 +64,12 @@ class View:
     status: int = 0
 
 
+def report_text(args: Any) -> str:
+    """What report prints of a file: "markdown" (--markdown), nothing when
+    it writes a page (--html: the page is the output), else "text"."""
+    return "markdown" if args.markdown else "" if args.html is not None else "text"
+
+
 #: A view of one result (report), and of two or one against a baseline
 #: (compare), from the command's options.
 Report = Callable[[Any, Any], View]

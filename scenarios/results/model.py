@@ -10,10 +10,9 @@ docs/json-format.md explains the fields of the current version.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from scenarios.results import files, schema
+from scenarios.results import schema
 from scenarios.results.files import RUN
 from scenarios.results.stats import Stats, median_int, stats_or_none
 
@@ -173,9 +172,12 @@ class PhaseRows(Generic[R]):
 
 
 @dataclasses.dataclass(frozen=True)
-class RunResult(PhaseRows[PhaseResult]):
+class RunResult(schema.Stored, PhaseRows[PhaseResult]):
     """One run: its metadata, every phase result and every timed trial's
     summary, in run order."""
+
+    FORMAT = RUN
+    WHAT = "result file"
 
     kind: ClassVar[str] = "run"
 
@@ -208,27 +210,17 @@ class RunResult(PhaseRows[PhaseResult]):
             t for t in self.trials if t.storage == storage and size in (None, t.size)
         ]
 
-    def to_json(self) -> dict[str, Any]:
-        return {**RUN.header(), **schema.encode(self)}
-
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunResult:
-        data = RUN.migrate(data)
-        schema.check(SCHEMA, data, "result file")
-        return schema.build(cls, data)
-
-    @classmethod
-    def load(cls, path: Path) -> RunResult:
-        return files.load(path, cls.from_json)
-
-
-#: A run file's schema, from the dataclasses (RUN in files.py: its versions).
-SCHEMA = schema.of(
-    RunResult,
-    required=("results", "trials"),
-    metadata=schema.metadata(schema.CONFIG),
-    results=schema.ListOf(
-        schema.of(PhaseResult, samples=schema.ListOf(schema.of(Sample, True), 1)), 1
-    ),
-    trials=schema.ListOf(schema.of(TrialSummary, True)),
-)
+    def schema(cls) -> schema.Object:
+        return schema.of(
+            cls,
+            required=("results", "trials"),
+            metadata=schema.metadata(schema.CONFIG),
+            results=schema.ListOf(
+                schema.of(
+                    PhaseResult, samples=schema.ListOf(schema.of(Sample, True), 1)
+                ),
+                1,
+            ),
+            trials=schema.ListOf(schema.of(TrialSummary, True)),
+        )

@@ -12,9 +12,10 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
-from scenarios.results.files import ResultsError
+from scenarios.results.files import Format, ResultsError, load
 from scenarios.results.formatter import plural
 
 #: The largest count (objects, bytes) and duration a file may hold: a
@@ -288,6 +289,37 @@ def kind_of(hint: Any, name: str = "") -> Kind:
     if hint is float:
         return Seconds if name.endswith("_s") else Number
     return simple[hint]
+
+
+S = TypeVar("S", bound="Stored")
+
+
+class Stored:
+    """A result dataclass kept as a versioned JSON file: its FORMAT
+    (files.py), the words an error names it with, and its schema, derived
+    from its fields (a class whose types do not say all overrides
+    schema())."""
+
+    FORMAT: ClassVar[Format]
+    WHAT: ClassVar[str]
+
+    @classmethod
+    def schema(cls) -> Object:
+        return of(cls)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.FORMAT.header(), **encode(self)}
+
+    @classmethod
+    def from_json(cls: type[S], data: Any) -> S:
+        data = cls.FORMAT.migrate(data)
+        check(cls.schema(), data, cls.WHAT)
+        return build(cls, data)
+
+    @classmethod
+    def load(cls: type[S], path: Path) -> S:
+        """The file at *path*; ResultsError naming it (and the field)."""
+        return load(path, cls.from_json)
 
 
 def check(schema: Kind, data: Any, what: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.results import files
-from scenarios.results.kinds import Kind, View
+from scenarios.results.kinds import Kind, View, report_text
 from scenarios.scale import page, report
 from scenarios.scale.compare import compare_scale
 from scenarios.scale.results import ScaleRun
@@ -15,24 +15,17 @@ from scenarios.scale.results import ScaleRun
 
 def view(run: ScaleRun, text: str = "text") -> View:
     """*run*'s text ("text", "markdown" or "") and its files."""
-    shown = {
-        "text": lambda: report.text(run),
-        "markdown": lambda: report.markdown(run),
-        "": lambda: "",
-    }[text]()
-    return View(
-        shown,
-        {
-            "json": run.to_json,
-            "html": lambda: page.page(run),
-            "plot": lambda: report.svg_file(run),
-        },
-    )
+    texts = {"text": report.text, "markdown": report.markdown}
+    files = {
+        "json": run.to_json,
+        "html": lambda: page.page(run),
+        "plot": lambda: report.svg_file(run),
+    }
+    return View(texts[text](run) if text else "", files)
 
 
 def _report(run: ScaleRun, args: Any) -> View:
-    text = "markdown" if args.markdown else "" if args.html is not None else "text"
-    return view(run, text)
+    return view(run, report_text(args))
 
 
 def _compare(old: ScaleRun, new: ScaleRun, args: Any) -> View:

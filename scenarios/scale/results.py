@@ -9,11 +9,10 @@ percentiles alone: the table computes them when it asks.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from scenarios.load.mix import OPERATIONS
-from scenarios.results import files, schema
+from scenarios.results import schema
 from scenarios.results.files import SCALE
 from scenarios.results.schema import (
     ANY,
@@ -171,8 +170,11 @@ class ScalePoint:
 
 
 @dataclasses.dataclass(frozen=True)
-class ScaleRun:
+class ScaleRun(schema.Stored):
     """Every point of one run, in run order, with the run's metadata."""
+
+    FORMAT = SCALE
+    WHAT = "scale result"
 
     metadata: dict[str, Any]
     points: tuple[ScalePoint, ...]
@@ -186,21 +188,22 @@ class ScaleRun:
         return cores if isinstance(cores, int) else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **SCALE.header(),
-            "metadata": self.metadata,
-            "points": [p.to_json(self.cores) for p in self.points],
-        }
+        points = [p.to_json(self.cores) for p in self.points]
+        return {**SCALE.header(), "metadata": self.metadata, "points": points}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScaleRun:
-        data = SCALE.migrate(data)
-        schema.check(SCHEMA, data, "scale result")
-        return schema.build(cls, data)
-
-    @classmethod
-    def load(cls, path: Path) -> ScaleRun:
-        return files.load(path, cls.from_json)
+    def schema(cls) -> schema.Object:
+        point = schema.of(
+            ScalePoint,
+            clients=schema.Positive,
+            rate=Optional(RATE),
+            invariants=INVARIANTS,
+            fault=Optional(FAULT),
+            windows=ListOf(WINDOW),
+            summary=MapOf(Optional(schema.Number)),
+        )
+        seed = {"seed": Optional(schema.Whole)}
+        return schema.of(cls, metadata=schema.metadata(seed), points=ListOf(point))
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
@@ -243,21 +246,3 @@ FAULT = Object(
 #: Offered operations per second over all clients (scale --rate).
 RATE = schema.Field("a finite rate above 0", low=0, high=1e9)
 WINDOW = Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
-
-#: A scale file's schema, from the dataclasses (SCALE in files.py: its
-#: versions).
-SCHEMA = schema.of(
-    ScaleRun,
-    metadata=schema.metadata({"seed": Optional(schema.Whole)}),
-    points=ListOf(
-        schema.of(
-            ScalePoint,
-            clients=schema.Positive,
-            rate=Optional(RATE),
-            invariants=INVARIANTS,
-            fault=Optional(FAULT),
-            windows=ListOf(WINDOW),
-            summary=MapOf(Optional(schema.Number)),
-        )
-    ),
-)

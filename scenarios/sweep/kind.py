@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.results import compare_view, files
-from scenarios.results.kinds import Kind, View
+from scenarios.results.kinds import Kind, View, report_text
 from scenarios.sweep import page, report
 from scenarios.sweep.results import SweepRun
 
@@ -14,24 +14,17 @@ from scenarios.sweep.results import SweepRun
 def view(sweep: SweepRun, stat: str | None = None, text: str = "text") -> View:
     """*sweep*'s text ("text", "markdown" or "") and its files, cells by
     *stat* (None: the sweep's statistic)."""
-    shown = {
-        "text": lambda: report.text(sweep, stat),
-        "markdown": lambda: report.markdown(sweep, stat),
-        "": lambda: "",
-    }[text]()
-    return View(
-        shown,
-        {
-            "json": sweep.to_json,
-            "html": lambda: page.page(sweep, stat),
-            "plot": lambda: page.svg_file(sweep, stat),
-        },
-    )
+    texts = {"text": report.text, "markdown": report.markdown}
+    files = {
+        "json": sweep.to_json,
+        "html": lambda: page.page(sweep, stat),
+        "plot": lambda: page.svg_file(sweep, stat),
+    }
+    return View(texts[text](sweep, stat) if text else "", files)
 
 
 def _report(sweep: SweepRun, args: Any) -> View:
-    text = "markdown" if args.markdown else "" if args.html is not None else "text"
-    return view(sweep, args.statistic, text)
+    return view(sweep, args.statistic, report_text(args))
 
 
 KIND = Kind(

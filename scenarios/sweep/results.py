@@ -5,10 +5,9 @@ format of scenarios.results.files)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any, ClassVar
 
-from scenarios.results import files, schema
+from scenarios.results import schema
 from scenarios.results.files import SWEEP
 from scenarios.results.model import Cells
 from scenarios.results.stats import median_high
@@ -45,8 +44,11 @@ class SweepPoint:
 
 
 @dataclasses.dataclass(frozen=True)
-class SweepRun:
+class SweepRun(schema.Stored):
     """A whole sweep: metadata and every point, in run order."""
+
+    FORMAT = SWEEP
+    WHAT = "sweep result"
 
     kind: ClassVar[str] = "sweep"
 
@@ -82,36 +84,29 @@ class SweepRun:
                 return p
         return None
 
+    @classmethod
+    def schema(cls) -> schema.Object:
+        point = schema.of(
+            SweepPoint,
+            objects=schema.Positive,
+            samples=schema.ListOf(schema.of(SweepSample, True), 1),
+        )
+        return schema.Object(
+            {
+                "metadata": schema.metadata(schema.CONFIG),
+                "results": schema.ListOf(point, 1),
+            },
+            required=("results",),
+        )
+
+    # The points are "results" in the file, as a run file's rows.
     def to_json(self) -> dict[str, Any]:
-        # The points are "results" in the file, as a run file's rows.
         points = schema.encode(self.points)
         return {**SWEEP.header(), "metadata": self.metadata, "results": points}
 
     @classmethod
     def from_json(cls, data: Any) -> SweepRun:
         data = SWEEP.migrate(data)
-        schema.check(SCHEMA, data, "sweep result")
+        schema.check(cls.schema(), data, cls.WHAT)
         points = tuple(schema.build(SweepPoint, p) for p in data["results"])
         return cls(metadata=data.get("metadata", {}), points=points)
-
-    @classmethod
-    def load(cls, path: Path) -> SweepRun:
-        return files.load(path, cls.from_json)
-
-
-#: A sweep file's schema, from the dataclasses (SWEEP in files.py: its
-#: versions).
-SCHEMA = schema.Object(
-    {
-        "metadata": schema.metadata(schema.CONFIG),
-        "results": schema.ListOf(
-            schema.of(
-                SweepPoint,
-                objects=schema.Positive,
-                samples=schema.ListOf(schema.of(SweepSample, True), 1),
-            ),
-            1,
-        ),
-    },
-    required=("results",),
-)
