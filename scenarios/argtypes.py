@@ -1,11 +1,7 @@
-"""Value types for command-line options, shared by the CLI's parser and
-locust's: each raises argparse.ArgumentTypeError naming what is wrong.
-
-Every numeric type has a range, its `bounds` attribute (low, high), which
-vfab-bench's --help prints after the option's help (bounds_help()); a
-number outside it, and one that is not finite (inf, nan, 1e400), is refused
-as the option is parsed.  The whole-number types come from
-storages.options, which the storages' own option groups use too."""
+"""Value types for command-line options (the CLI's parser and locust's): each
+raises argparse.ArgumentTypeError naming what is wrong, and every numeric
+type has a range (`bounds`) that --help prints and parsing enforces.
+"""
 
 from __future__ import annotations
 

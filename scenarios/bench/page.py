@@ -1,12 +1,6 @@
-"""The report as one self-contained HTML page: inline CSS, inline SVG charts
-drawn in Python (scenarios.results.svg), no script and no external resource,
-so it opens offline and can be mailed or attached to a CI run.
-
-What it shows: the 2000 table beside today's; a chart per group of rows (the
-2000 rows, each query brute-force and indexed in its three cache states,
-the update and pack rows), each storage a dot at the statistic with its
-interval as a whisker; the cost curve of a sweep when one is given; every
-table of the text report; and the metadata (versions, host, configuration).
+"""The run's page: the 2000 table beside today's, a dot chart per group of
+rows (the statistic, its interval, every trial), the sweep's and scale's
+curves when given, every table and the metadata; inline SVG, no script.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
-"""The run's report in the 2000 layout: phases as rows, storages as columns.
-
-A time cell is a statistic of the trials (the run's --statistic, recorded in
-its configuration; the minimum by default: noise only ever slows a trial
-down) in the unit that suits it (scenarios.results.formatter), and the
-half-width of its 95% bootstrap interval as a
-percentage of it, marked "!" when wider than ±10%
-(scenarios.results.significance).  A value under 1 ms is marked "~": too
-short to compare between runs (pyperf's rule); the micro-benchmarks time
-such work on a loop.
-Count cells are medians over the trials; a peak RSS cell is the highest of
-them.  After the per-phase tables comes one table per size with what a run
-leaves behind: size on disk, peak RSS, the cost per object built, and the
-backend's counters.  The same tables come out as plain text for the terminal
-and as Markdown.  A table whose cells are all equal or empty is left out,
-with one line saying so (omitted()).
-
-`run` and `report FILE` print the short view (short_text(): the 2000 rows'
-wall time, what else was measured and where it is, at most SHORT_LINES
-lines); `--all` prints every table.
+"""The run's tables in the 2000 layout (phases as rows, storages as columns),
+as text and Markdown: a time cell is the run's statistic with its
+interval ("!" when wide, "~" too short to compare), a count cell the
+median; a table whose cells are all equal or empty is left out, said
+(docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Option groups shared by every subcommand that takes them, and the parser.
-
-Groups: the data set (--size/--scale/--seed), trials and presets
-(--repeat/--warmups/--preset), outputs (--json/--markdown/--plot with
---force, and their checks), storages (--zeo-address, caches, bdb).  Value
-types (scenarios.argtypes) raise argparse.ArgumentTypeError, which Parser
-turns into one line on stderr and exit status EXIT_BAD_INPUT.
+"""Option groups shared by every subcommand that takes them (data set,
+trials and presets, storages, the operation mix, progress), and the
+parser that turns a usage error into one line and exit status 2.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""--help that fits a screen, and `vfab-bench help TOPIC` for the rest.
-
-Every subcommand's help ends with two or three examples (EXAMPLES).  The
-options every storage declares (caches, servers to use instead of
-starting one, --storage-config, --storage-uri: about 60 lines) and the
-operation mix's weights are the same for every command that takes them:
-they are parsed as before but listed once, in `vfab-bench help storages`
-and `vfab-bench help mix`, and each command's help says where.
+"""--help that fits a screen: each command's examples, and the options every
+storage declares and the mix's weights listed once, in `vfab-bench help
+storages` and `help mix`.
 """
 
 from __future__ import annotations

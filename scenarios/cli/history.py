@@ -1,9 +1,7 @@
-"""vfab-bench history: many saved run files (a directory of --json files,
-from several ZODB versions, storage versions or commits) as one table of
-each cell's trend, ordered by the versions the runs recorded, with the
-steps marked; --html writes the same as one offline page with charts.
-Release directories (vfab-bench release --out) give every part's trend
-(scenarios.release.history)."""
+"""vfab-bench history: many saved run files (or release directories) as one
+table of each cell's trend in version order, steps marked; --html the
+same as a page.
+"""
 
 from __future__ import annotations
 

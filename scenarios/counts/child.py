@@ -1,17 +1,7 @@
-"""The counted process: one storage's trials under valgrind or strace.
-
-`python -P -m scenarios.counts.child JOB STORAGE MODE OUT` (started by
-scenarios.counts.launch, never by hand): JOB holds the run's RunConfig,
-MODE "native" (the same trials uncounted, first: they fill the bytecode
-cache and check that the storage works), "callgrind" or "strace", OUT the
-JSON this writes: every counted phase's label in order, the threads and
-servers seen, the trials' summaries.
-
-Like the runner, it enters the storage's running() once, runs the warmup
-trials, freezes the collector's view of what is alive, then runs the
-counted trials; each phase's prepare runs outside the marks.  One storage
-per process: a storage's counts do not depend on which others the run
-measures (what ran before in a process moves its memory layout).
+"""The counted process (`python -P -m scenarios.counts.child JOB STORAGE MODE
+OUT`, started by scenarios.counts.launch): one storage's warmups and
+counted trials, natively, under callgrind or under strace, the phases'
+labels and the trials' summaries written to OUT (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
-"""`vfab-bench run --counts`: re-execute the run under valgrind and strace.
-
-For each storage, three child processes (scenarios.counts.child) run the
-same warmups and counted trials: one natively (it fills the private bytecode
-cache the others read, see scenarios.counts.fixed), one under valgrind's
-callgrind (instructions of
-the client and, through --trace-children, of a runzeo it starts), one under
-strace -f (I/O system calls of every thread and child process).  Each child
-gets the fixed environment and private directory of scenarios.counts.fixed,
-so a user never sets a hash seed or a temporary directory themselves.  The
-launcher reads what they left (scenarios.counts.callgrind and .syscalls)
-into a CountRun.
-
-Every child runs in its own session; on success, failure, Ctrl-C, SIGTERM or
-SIGHUP the launcher stops it (SIGTERM, which the child turns into the same
-cleanup as Ctrl-C: its servers stop; then SIGKILL to its session after
-STOP_GRACE_S) and removes the private directory.
-
-PostgreSQL and MariaDB (relstorage-pg, relstorage-mysql): their servers are
-not counted (not Python, their background processes' work belongs to no
-phase); valgrind does not follow them (--trace-children-skip), the client's
-instructions and every process's I/O calls are counted.
+"""`vfab-bench run --counts`: each storage re-executed three times (natively,
+under callgrind, under strace -f; scenarios.counts.child) in the fixed
+environment of scenarios.counts.fixed, the children stopped whatever
+happens, and what they left read into a CountRun (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""A count run's results: per phase and storage, the raw counts of every
-counted trial (CountSample), never a summary alone.
-
-A cell's value is the median of its trials (the lower of two); its spread
-is (max - min) / value over the trials.  Trials of one run differ a little
-(0-3%: the second trial runs in a process the first has shaped), but trial
-k of one run counts exactly what trial k of another run counts, where the
-cell is exact (docs/counts.md): the client's instructions on a storage with
-no server of its own, and fsync, read, write, seek and send calls on every
-storage.  A ZEO client's and server's instructions (asyncio batches
-messages by timing) and receives are not exact, and carry at least the
-spread measured here (NOT_EXACT_FLOOR).
+"""A count run's results: the raw counts of every counted trial per phase and
+storage (CountSample), never a summary alone; a cell is their median with
+its spread, exact or not (what is exact: docs/counts.md,
+docs/internals.md).
 """
 
 from __future__ import annotations

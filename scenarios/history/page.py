@@ -1,13 +1,6 @@
-"""The history (scenarios.history.trend) as one self-contained HTML page:
-inline CSS and SVG, no script and no external resource, so it opens
-offline.
-
-What it shows: the runs in order (version, date, file, trials, what else
-changed), the steps (significant changes between consecutive runs, as
-compare words them), a trend chart per row with a line per storage over
-the runs (the versions on the x axis, each point the statistic with its
-bootstrap interval, steps ringed and marked), and the table of values.
-section() is the body alone, for a page that embeds the history.
+"""The history as one self-contained HTML page: the runs in order, the steps,
+a trend chart per row (scenarios.results.svg) and the table of values;
+section() is the body alone, for a page that embeds it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The run files of a history (scenarios.history.trend): found in the
-directories named, read and checked through the suite's one reader, and put
-in order by the version of a package each run recorded (PEP 440 order,
-packaging.version: 6.10 after 6.9), then by date; or by date alone.
-
-The version is what the run's metadata recorded ("versions", from the
-distribution metadata found first on sys.path: a ZODB installed with
-`pip install --target DIR` and put first on PYTHONPATH records its own
-version; a source checkout without metadata records the installed one's).
+"""The run files of a history: found in the directories named, read once,
+and put in order by the version of a package each run recorded in its
+metadata (PEP 440: 6.10 after 6.9), then by date; or by date alone.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
-"""History across saved runs: each cell's trend over many run files, ordered
-by the versions their metadata recorded, with the steps marked, as asv
-marks them across commits.
-
-A cell is one storage and one row (a phase; "phase [size]" when the runs
-hold several sizes).  The runs are put in order by the version of one
-package as each run recorded it in its metadata ("versions"; ZODB unless
-told otherwise), compared as versions (PEP 440: 6.10 after 6.9), then by
-date; or by date alone (scenarios.history.runs).
-
-A step is a change between two consecutive runs of a cell that `compare`
-would call significant: the same statistic, the same permutation test
-(scenarios.results.significance.difference) and the same adjustment of the
-p-values across the cells of the pair (significance.adjust), so that a
-pair of neighbours shows exactly the steps `compare OLD NEW` reports for
-it.  A change the samples cannot decide at all (too few trials a side for
-any split to reach significance) is marked as undecided, never as "no
-change".
-
-Runs must have measured the same data set (scale and seed) to be put in
-one history; cells present in one run only are shown without a step.
+"""A history across saved runs: each cell's trend over run files put in
+order by the versions they recorded, with the steps marked as asv marks
+them.  A step is a change `compare` would call significant between two
+neighbours (same test, same adjustment); one the samples cannot decide is
+"undecided", never "no change" (docs/internals.md).
 """
 
 from __future__ import annotations

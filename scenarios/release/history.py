@@ -1,22 +1,6 @@
-"""History across release directories: every part's trend.
-
-`vfab-bench history DIR DIR ...` where the directories are releases (each
-holds a release.json) puts them in order as run files are put (the
-version of --by each recorded, then the date:
-scenarios.history.runs) and shows, part by part:
-
-- the 2000 table: the run files' history (scenarios.history.trend),
-  steps marked as compare marks them;
-- counts: every cell that moved between two consecutive releases by more
-  than the threshold (and its tolerance), as the verdict's gate sees it
-  (scenarios.counts.compare), and how many never moved;
-- the concurrency curve: ops/s and p99 of each point in each release,
-  with the steps scale_compare calls significant;
-- the million run: time and size per object in each release;
-- consistency: each storage right, WRONG or not fully checked in each.
-
-Each step compares neighbours only, with the comparison the verdict of
-`release --against` uses for them.
+"""History across release directories: every part's trend (the 2000 table,
+counts, the concurrency curve, the million run, consistency), each step
+between neighbours by the comparison the verdict uses (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""index.html of a release directory: the verdict first, then every part.
-
-Rendered from the directory itself (scenarios.release.directory), so the
-page of a release just made and the page `compare OLD_DIR NEW_DIR --html`
-writes are one view, testable on release directories kept as files.  The
-verdict against the last release (or the release's own, without one)
-opens the page; then what was shortened to fit, and each part with the
-commands' own renderers in the style of every page (htmlbase, svg): the
-2000 table whole beside 2000's with its chart, the counts, the
-micro-benchmarks, the concurrency curve (scale's SVG charts) with the
-consistency verdict of every point, and the million run.  Self-contained:
-no script, no frame, no remote resource.
+"""index.html of a release directory: the verdict first, then every part with
+the commands' own renderers, rendered from the directory itself (so the
+page of a new release and compare's are one view); self-contained.
 """
 
 from __future__ import annotations

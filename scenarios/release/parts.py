@@ -1,14 +1,6 @@
-"""Running the release's parts, each into files of the output directory.
-
-A part is one of the suite's own runners (bench, scale, run --counts'
-launcher) or the pytest-benchmark micro suite in a child pytest (timed,
-and counted under callgrind by scenarios.counts.pytest_counts); what it
-gives is a
-PartResult: its status, its text report (the command's own renderer), the
-files it wrote, and for the concurrency part the consistency verdict.  A
-part that fails (a storage error, a crash) is recorded as failed with its
-one line, and the next part runs: a release check that stops at the first
-failure hides the rest.  Ctrl-C and SIGTERM are not caught here.
+"""Running the release's parts, each into files of the output directory: a
+part failing is recorded with its one line and the next part runs
+(docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""One release against the last: a verdict per part, and one at the top.
-
-Each part is compared with the suite's own comparison of its files:
-counts with scenarios.counts.compare (the 2000 rows and the
-micro-benchmarks: a cell that moved by more than --fail-above, and more
-than its tolerance where it is not exact, is a regression or an
-improvement), wall time with scenarios.results.compare (the permutation
-test, "inconclusive" with the trials a decision needs), the concurrency
-curve with scenarios.scale.compare (sub-window against
-sub-window), the million run as ratios of time and size per object (one
-trial a side: no test), and the consistency check point by point.
-
-The gate is what does not flake: a count cell grown above the threshold,
-or a storage WRONG that was not WRONG in the last release.  Either makes
-the verdict "REGRESSION" and the exit status 1.  Wall time, the curve and
-the million run are reported, never gated: they move with the machine.
-Releases of different machines compare their counts (the same on any
-machine) and say that the wall figures are not comparable.
+"""One release against the last: a verdict per part and one at the top.  The
+gate is what does not flake: a count cell grown above the threshold, or a
+storage newly WRONG (exit 1); wall time, the curve and the million run are
+reported, never gated (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""Compare two result files, or the storages of one file against one of them,
-cell by cell, in the words pyperf and the RelStorage maintainers use:
-"3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not significant"; and, where
-the trials are too few for the test to decide, "inconclusive (5 vs 5
-trials; at least 7 needed)" (scenarios.results.power).
-
-A cell is one storage and one row: a phase of a run file (wall or CPU
-seconds per trial) or a transaction size of a sweep file (seconds per
-object per trial).  The statistic, its interval and the verdict come from
-scenarios.results.significance; nothing is compared on summaries alone.
-
-Files are compared only when they measured the same thing: the same kind
-(run or sweep), data set size and seed.  Cells present in one file only are
-listed, not compared.
+"""Two run or sweep files (or one file's storages against one), cell by cell,
+in pyperf's words: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not
+significant", "inconclusive (5 vs 5 trials; at least 7 needed)"; files
+of one kind and data set only (docs/internals.md).
 """
 
 from __future__ import annotations

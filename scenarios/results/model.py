@@ -1,10 +1,6 @@
-"""Results: raw samples plus metadata, as frozen objects and versioned JSON.
-
-Statistics are computed from the raw samples when asked, never stored
-alone, so a result file can be re-summarised any way later.
-
-The JSON format and its history: scenarios.results.files (RUN);
-docs/json-format.md explains the fields of the current version.
+"""The run's results: raw samples plus metadata, frozen, and their versioned
+JSON (RUN in files.py); statistics come from the samples when a view
+asks, never stored alone.
 """
 
 from __future__ import annotations

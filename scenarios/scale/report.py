@@ -1,8 +1,5 @@
-"""The scale run's tables and its charts (SVG, as every page's; --plot
-writes the same drawing as a file).
-
-A point's throughput is the window's; where the point kept sub-windows
-(format 4) its interval is the bootstrap interval of their median
+"""The scale run's tables and charts (SVG; --plot writes the same drawing):
+a point's interval is the bootstrap interval of its sub-windows' median
 (WINDOW_STATISTIC), shown as "±N%" and drawn as an error bar.
 """
 

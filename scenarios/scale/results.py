@@ -1,9 +1,6 @@
-"""What a scale run measured: ScalePoint per storage and client count,
-ScaleRun for the whole run, and their JSON (format SCALE in
-scenarios.results.files).
-
-A point keeps its latencies as merged HdrHistograms (encoded), never as
-percentiles alone: the table computes them when it asks.
+"""What a scale run measured: ScalePoint per storage and client count (its
+latencies as encoded HdrHistograms, never percentiles alone), ScaleRun,
+and their JSON (SCALE in files.py).
 """
 
 from __future__ import annotations
