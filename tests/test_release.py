@@ -19,6 +19,7 @@ from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.results import power
 from scenarios.results.significance import DEFAULT_STATISTIC
+from tests import slowstore
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
@@ -101,26 +102,15 @@ def needs_count_tools() -> None:
             pytest.skip(f"{tool} is not installed (apt-get install valgrind strace)")
 
 
-SLOW_CONFIG = """\
-%import tests.slowstore
-<zodb slow>
-  <slowfilestorage>
-    path {path}
-    extra {extra}
-  </slowfilestorage>
-</zodb>
-"""
-#: store() iterations that add about 5% to each commit row (test_counts).
-EXTRA_5_PERCENT = 22
-
-
 def _release(tmp_path: Path, name: str, extra: int, *more: str) -> Path:
     """A --quick release of mapping and the configured column "slow" (a
     FileStorage, fresh, whose store() spins *extra* iterations)."""
     db = tmp_path / f"db-{name}"
     db.mkdir()
     config = tmp_path / f"{name}.conf"
-    config.write_text(SLOW_CONFIG.format(path=db / "Data.fs", extra=extra))
+    config.write_text(
+        slowstore.CONFIG.format(name="slow", path=db / "Data.fs", extra=extra)
+    )
     out = tmp_path / f"release-{name}"
     proc = vfab_bench(
         "release", "--quick", "--storage", "mapping", "--storage-config",
@@ -166,7 +156,7 @@ def test_release_against_the_last_gates_on_counts(tmp_path: Path) -> None:
         if not c["verdict"].startswith("no change")
     ]
 
-    slowed = _release(tmp_path, "c", EXTRA_5_PERCENT, "--against", str(first))
+    slowed = _release(tmp_path, "c", slowstore.EXTRA_5_PERCENT, "--against", str(first))
     out = (tmp_path / "c.stdout").read_text()
     assert (tmp_path / "c.status").read_text() == "1", out
     first_line = out.splitlines()[1]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,18 +246,6 @@ def test_load_names_what_is_wrong(tmp_path: Path) -> None:
 
 
 # -- the page ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def playwright() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (the 'test' extra)")
-    with sync_playwright() as p:
-        yield p
 
 
 @pytest.mark.browser
