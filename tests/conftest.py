@@ -125,6 +125,14 @@ def playwright() -> Iterator[Any]:
         yield p
 
 
+@pytest.fixture
+def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty directory made the working directory: a refused command
+    must leave it empty."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @contextlib.contextmanager
 def offline_page(
     playwright: Any, width: int = 1200, height: int = 900

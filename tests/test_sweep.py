@@ -179,15 +179,10 @@ def test_config_validation(kwargs: dict[str, object], fragment: str) -> None:
     ],
 )
 def test_bad_input(
-    args: list[str],
-    fragment: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    args: list[str], fragment: str, empty_cwd: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
     assert_bad_input(run_cli(capsys, "sweep", *args, "--json", "s.json"), fragment)
-    assert list(tmp_path.iterdir()) == []
+    assert not list(empty_cwd.iterdir())
 
 
 def test_existing_outputs_are_not_replaced(
