@@ -43,13 +43,15 @@ class Served:
 
 
 @contextmanager
-def serve(*args: str, timeout: float = 60.0) -> Iterator[Served]:
-    """Start `vfab-bench serve --port 0 ARGS`, wait for its 'serving ... on
-    HOST:PORT' line, and on leaving stop it with SIGTERM, expecting exit 0
-    and no runzeo left behind."""
+def serve(*args: str, timeout: float = 60.0, port: bool = True) -> Iterator[Served]:
+    """Start `vfab-bench serve --port 0 ARGS` (without --port when *port* is
+    false: a storage with no server refuses it), wait for its 'serving ...
+    on HOST:PORT' line, and on leaving stop it with SIGTERM, expecting exit
+    0 and no runzeo left behind."""
     before = runzeo_pids()
+    free_port = ["--port", "0"] if port else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "scenarios.cli", "serve", "--port", "0", *args],
+        [sys.executable, "-m", "scenarios.cli", "serve", *free_port, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
