@@ -27,6 +27,57 @@ class OutputError(ConfigError):
     """An output that cannot be written (one line, exit status 2)."""
 
 
+def command_inputs(args: Any) -> list[Path]:
+    """The local files and directories a command reads: every path argument
+    that is not an output (a result file, --path, --storage-config), and
+    the local paths inside its URI and target arguments (file:// URIs, a
+    ZConfig file given as --target, sqlite:// data directories)."""
+    outputs = {*getattr(args, "outputs", ()), *OUTPUT_DIRECTORIES}
+    found: list[Path] = []
+    for name, value in vars(args).items():
+        if name in outputs:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, Path):
+                found.append(item)
+            elif isinstance(item, str) and item and name in URI_ARGUMENTS:
+                found.extend(_paths_in(item))
+    return found
+
+
+#: Path arguments that are outputs of their own (run --profile DIR).
+OUTPUT_DIRECTORIES = ("profile",)
+
+#: Arguments whose text may name local files (URIs, NAME=URI, a ZConfig
+#: file as --target).
+URI_ARGUMENTS = ("uri", "target", "storage_uri")
+
+
+def _paths_in(text: str) -> list[Path]:
+    """Local paths a URI, NAME=URI or a file name given as text names."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from storages.named import URISource
+
+    _, sep, rest = text.partition("=")
+    candidates = [text, rest] if sep and "://" in rest else [text]
+    out = []
+    for candidate in candidates:
+        if "://" not in candidate:
+            if os.path.lexists(candidate):
+                out.append(Path(candidate))
+            continue
+        parts = urlsplit(candidate)
+        # The schemes whose path is a file or directory here, as their
+        # storages declare them (URIScheme.local).
+        scheme, _ = URISource(candidate).entry()
+        if parts.path and scheme.local:
+            out.append(Path(parts.path))
+        for key in ("data_dir", "path", "envdir"):
+            out.extend(Path(v) for v in parse_qs(parts.query).get(key, ()))
+    return out
+
+
 def check_not_an_input(path: Path, inputs: list[Path], flag: str) -> None:
     """Refuse an output that is one of *inputs*, or lies inside an input
     directory (a database directory the command reads)."""
