@@ -1,11 +1,7 @@
-"""Value types for command-line options, shared by the CLI's parser and
-locust's: each raises argparse.ArgumentTypeError naming what is wrong.
-
-Every numeric type has a range, its `bounds` attribute (low, high), which
-vfab-bench's --help prints after the option's help (bounds_help()); a
-number outside it, and one that is not finite (inf, nan, 1e400), is refused
-as the option is parsed.  The whole-number types come from
-storages.options, which the storages' own option groups use too."""
+"""Value types for command-line options (the CLI's parser and locust's): each
+raises argparse.ArgumentTypeError naming what is wrong, and every numeric
+type has a range (`bounds`) that --help prints and parsing enforces.
+"""
 
 from __future__ import annotations
 
@@ -71,6 +67,27 @@ positive_float = between(0, MAX_SECONDS, above=True)
 non_negative_float = between(0, MAX_SECONDS)
 
 
+#: The largest percentage (--fail-above: a ten-thousandfold slowdown).
+MAX_PERCENT = 1_000_000
+
+
+def percentage(text: str) -> float:
+    """An argparse type: "10%" or "10" -> 0.10."""
+    number = text.strip().removesuffix("%")
+    try:
+        value = float(number) / 100
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {shown(text)}") from None
+    if not 0 <= value <= MAX_PERCENT / 100:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0% to {MAX_PERCENT:,}%, not {shown(text)}"
+        )
+    return value
+
+
+percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
+
+
 def bounds_text(kind: Any) -> str | None:
     """The range --help prints for an option of type *kind*, or None."""
     bounds = getattr(kind, "bounds", None)
@@ -100,6 +117,7 @@ __all__ = [
     "non_negative_float",
     "non_negative_int",
     "path",
+    "percentage",
     "positive_float",
     "positive_int",
 ]

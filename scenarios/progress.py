@@ -1,23 +1,7 @@
-"""What a long command says while it runs: one module for run, scale,
-sweep, verify and populate.
-
-On a terminal (stderr is a TTY) a live bar on one line shows the command,
-the share done, the step in hand (a storage, a point, a trial), its phase,
-and an ETA, redrawn by a ticker thread so that it moves during a step that
-takes long (a scale window, a sweep's 50,000-object trial).  Where stderr
-is a file or a pipe (CI, a log), plain lines, one per step as the command
-chooses, with no control characters.  Both go to stderr, so stdout keeps
-only the tables; -q silences both.
-
-The numbers only ever move one way: the step total never decreases (work
-found on the way adds to it), the ETA never increases (each estimate is
-clamped to the last one shown), and the share done, elapsed / (elapsed +
-ETA), therefore never decreases either.  The estimate comes from what is
-known: the mean time per unit of the steps done so far (a step has a
-weight: a sweep's trial of n objects weighs n), a prior per unit before
-any step ended (scale's window), and a floor the command knows it will
-not end before (run's budget).  An ETA too low early stays low: it counts
-down to zero and waits there rather than jump back up.
+"""What a long command says while it runs (run, scale, sweep, verify,
+populate): a live bar on a terminal, a line per step elsewhere, both on
+stderr.  The share done and the step total never go back, the ETA never
+goes up (how it is estimated: docs/internals.md).
 """
 
 from __future__ import annotations

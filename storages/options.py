@@ -163,6 +163,10 @@ class StorageOptions:
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled for the processes a run starts (run --counts).
+        return (StorageOptions, tuple(self._groups.values()))
+
     def get(self, cls: type[G]) -> G:
         group = self._groups.get(cls)
         return group if isinstance(group, cls) else cls()

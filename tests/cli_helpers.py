@@ -23,13 +23,13 @@ class Outcome:
     err: str
 
 
-#: The signals whose handlers main() installs (scenarios.cli.interrupts).
+#: The signals whose handlers main() installs (scenarios.interrupts).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def process_hooks() -> tuple[Any, Any, list[Any], list[Any]]:
     """What vfab-bench's main() changes for the whole process
-    (scenarios.cli.interrupts.defer_interrupts): the SIGINT handler,
+    (scenarios.interrupts.defer_interrupts): the SIGINT handler,
     sys.unraisablehook, the filters of logging.lastResort, and the SIGTERM
     and SIGHUP handlers."""
     last_resort = logging.lastResort

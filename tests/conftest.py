@@ -4,6 +4,7 @@ quick one; --all runs every tier) are tests/tiers.py's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -122,6 +123,32 @@ def playwright() -> Iterator[Any]:
         pytest.skip("the playwright package is not installed (the 'test' extra)")
     with sync_playwright() as p:
         yield p
+
+
+@pytest.fixture
+def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty directory made the working directory: a refused command
+    must leave it empty."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@contextlib.contextmanager
+def offline_page(
+    playwright: Any, width: int = 1200, height: int = 900
+) -> Iterator[tuple[Any, list[str]]]:
+    """A tab of headless Chromium and the URLs it requests (a page that
+    loads anything but itself is not offline); the browser closed after."""
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+    )
+    try:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        requests: list[str] = []
+        page.on("request", lambda req: requests.append(req.url))
+        yield page, requests
+    finally:
+        browser.close()
 
 
 #: The index pip installs from unless PIP_INDEX_URL names another.

@@ -365,8 +365,8 @@ ENVIRONMENT = [
       env={"HOME": "/proc/vfab-nothing"}),
     C("environment", "run --counts", "VFAB_CACHE_DIR under /proc", COUNTS, (0, 2),
       "cache", env={"VFAB_CACHE_DIR": "/proc/vfab-nothing"}),
-    C("environment", "sweep", "--plot with HOME under /proc (matplotlib's cache)",
-      f"sweep --storage mapping --objects 10 {QUICK} --plot {{out}}/plot.png", (0,),
+    C("environment", "sweep", "--plot with HOME under /proc",
+      f"sweep --storage mapping --objects 10 {QUICK} --plot {{out}}/plot.svg", (0,),
       env={"HOME": "/proc/vfab-nothing"}),
 ]
 

@@ -53,15 +53,17 @@ def _listens(args: tuple[str, ...]) -> bool:
 
 
 @contextmanager
-def serve(*args: str, timeout: float = 60.0) -> Iterator[Served]:
-    """Start `vfab-bench serve --port 0 ARGS` (no --port for a storage that
-    has no server: relstorage-sqlite refuses it), wait for its 'serving ...
-    on HOST:PORT' line, and on leaving stop it with SIGTERM, expecting exit
-    0 and no runzeo left behind."""
+def serve(
+    *args: str, timeout: float = 60.0, port: bool | None = None
+) -> Iterator[Served]:
+    """Start `vfab-bench serve --port 0 ARGS` (without --port when *port* is
+    false, or by default for a storage with no server, which refuses it),
+    wait for its 'serving ... on HOST:PORT' line, and on leaving stop it
+    with SIGTERM, expecting exit 0 and no runzeo left behind."""
     before = runzeo_pids()
-    port = ["--port", "0"] if _listens(args) else []
+    free_port = ["--port", "0"] if (_listens(args) if port is None else port) else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "scenarios.cli", "serve", *port, *args],
+        [sys.executable, "-m", "scenarios.cli", "serve", *free_port, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

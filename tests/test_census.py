@@ -4,7 +4,6 @@ ZODB database, read-only."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import types
@@ -284,15 +283,10 @@ def test_census_through_zeo_and_beside_it(
     ],
 )
 def test_bad_input(
-    args: list[str],
-    fragment: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    args: list[str], fragment: str, empty_cwd: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
     assert_bad_input(run_cli(capsys, "census", *args), fragment)
-    assert os.listdir(tmp_path) == []
+    assert not list(empty_cwd.iterdir())
 
 
 def test_existing_json_is_not_replaced(

@@ -21,8 +21,8 @@ import pytest
 import storages
 from scenarios.bench import runner
 from scenarios.bench.config import RunConfig
-from scenarios.cli.outputs import command_inputs
 from scenarios.load.target import open_target
+from scenarios.outputs import command_inputs
 from scenarios.sweep import config as sweep_config
 from scenarios.sweep import runner as sweep_runner
 from storages.base import StorageFactory

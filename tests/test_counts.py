@@ -23,6 +23,7 @@ from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.results.files import ResultsError
 from scenarios.results.model import RunResult
+from tests import slowstore
 from tests.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,6 +229,12 @@ def test_count_file_round_trip_and_kinds(tmp_path: Path) -> None:
     future.write_text(json.dumps({**run.to_json(), "schema_version": 99}))
     with pytest.raises(ResultsError, match="unsupported schema_version 99"):
         CountRun.load(future)
+    # A malformed count file names its field (the schema of CountRun).
+    bad = run.to_json()
+    bad["results"][0]["samples"][1]["instructions"] = -5
+    future.write_text(json.dumps(bad))
+    with pytest.raises(ResultsError, match=r"results\[0\]\.samples\[1\]\.instructions"):
+        CountRun.load(future)
 
 
 def test_compare_refuses_a_time_file_against_a_count_file(
@@ -241,7 +248,8 @@ def test_compare_refuses_a_time_file_against_a_count_file(
         outcome = run_cli(capsys, "compare", *map(str, pair))
         assert outcome.status == 2
         lines = outcome.err.strip().splitlines()
-        assert len(lines) == 1 and "is a count file" in lines[0]
+        assert len(lines) == 1 and "a count file" in lines[0]
+        assert "compare two of one kind (report --cost-model links" in lines[0]
 
 
 def test_run_counts_without_valgrind_says_how_to_get_it(
@@ -263,20 +271,6 @@ def test_run_counts_without_valgrind_says_how_to_get_it(
 
 # -- end to end: a storage slowed on purpose ----------------------------------
 
-SLOW_CONFIG = """\
-%import tests.slowstore
-<zodb col>
-  <slowfilestorage>
-    path {path}
-    extra {extra}
-  </slowfilestorage>
-</zodb>
-"""
-
-#: Iterations of the slow storage's loop per store(): about 5% more
-#: instructions in every commit row of the small data set (300: +66-75%).
-EXTRA_5_PERCENT = 22
-
 
 def counted(
     tmp_path: Path,
@@ -289,7 +283,9 @@ def counted(
     directory = tmp_path / f"db-{name}"
     directory.mkdir()
     config = tmp_path / f"{name}.conf"
-    config.write_text(SLOW_CONFIG.format(path=directory / "Data.fs", extra=extra))
+    config.write_text(
+        slowstore.CONFIG.format(name="col", path=directory / "Data.fs", extra=extra)
+    )
     out = tmp_path / f"{name}.json"
     outcome = run_cli(
         capsys,
@@ -323,7 +319,7 @@ def test_compare_gates_on_a_storage_slowed_by_five_percent(
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the children import tests.slowstore
     one = counted(tmp_path, capsys, "one", 0)
     two = counted(tmp_path, capsys, "two", 0)
-    slow = counted(tmp_path, capsys, "slo", EXTRA_5_PERCENT)
+    slow = counted(tmp_path, capsys, "slo", slowstore.EXTRA_5_PERCENT)
 
     same = run_cli(capsys, "compare", str(one), str(two), "--fail-above", "2%")
     assert same.status == 0, same.out + same.err

@@ -149,7 +149,7 @@ def test_an_output_on_a_full_disk_is_one_line(
     args = [a.format(populated=f"file://{populated / 'Data.fs'}") for a in args]
     target = "/dev/full"
     if args[-1] == "--plot":  # a plot's format comes from its suffix
-        target = str(tmp_path / "full.png")
+        target = str(tmp_path / "full.svg")
         os.symlink("/dev/full", target)
     proc = vfab_bench(*args, target, "--force")
     assert_one_line(proc, target)
@@ -373,7 +373,7 @@ def test_a_ctrl_c_that_filestorage_close_swallows_is_raised_again(
     import ZODB.fsIndex
 
     import storages
-    from scenarios.cli import interrupts
+    from scenarios import interrupts
 
     real_save = ZODB.fsIndex.fsIndex.save
 

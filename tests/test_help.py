@@ -35,12 +35,10 @@ def test_every_option_with_a_default_says_it() -> None:
     assert not missing
 
 
-@pytest.mark.subprocess
-def test_help_shows_the_default_as_users_see_it() -> None:
-    """In the printed --help, a default the option's own text did not state
-    comes before the range, and a float shows as a number, not 10.0."""
+def printed(*args: str) -> str:
+    """What `vfab-bench ARGS` prints on a wide terminal, on one line."""
     proc = subprocess.run(
-        [sys.executable, "-m", "scenarios.cli", "scale", "--help"],
+        [sys.executable, "-m", "scenarios.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -48,21 +46,19 @@ def test_help_shows_the_default_as_users_see_it() -> None:
         env={"PYTHONPATH": str(ROOT), "COLUMNS": "500", "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
-    text = " ".join(proc.stdout.split())
+    return " ".join(proc.stdout.split())
+
+
+@pytest.mark.subprocess
+def test_help_shows_the_default_as_users_see_it() -> None:
+    """In the printed --help, a default the option's own text did not state
+    comes before the range, and a float shows as a number, not 10.0."""
+    text = printed("scale", "--help")
     assert "measured seconds of each point (default: 10) (range: above 0" in text
     assert "--no-check record no history" in text
     assert "(default: True)" not in text  # a flag has no default to state
     # The weights are listed once, in `vfab-bench help mix`.
     assert "--weight-browse" not in text and "vfab-bench help mix" in text
-    proc = subprocess.run(
-        [sys.executable, "-m", "scenarios.cli", "help", "mix"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "COLUMNS": "500", "PATH": "/usr/bin:/bin"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    text = " ".join(proc.stdout.split())
+    text = printed("help", "mix")
     assert "--weight-browse W weight of browse" in text
     assert "(default: 3) (range: 0 to 1,000,000)" in text

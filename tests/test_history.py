@@ -18,10 +18,12 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import compare, history, history_html, significance
+from scenarios.history import page as history_html
+from scenarios.history import trend as history
+from scenarios.results import compare, formatter, significance
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, DATA
+from tests.conftest import DATA, offline_page
 from tests.tiers import starts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,7 +253,7 @@ def test_json_holds_the_same_numbers_as_the_text_and_compare(
         shown = h.cell_values(key)
         for value in cell["values"]:
             i = value["run"] - 1
-            assert compare.format_time(value["estimate"]) == shown[i].rstrip(
+            assert formatter.duration(value["estimate"]) == shown[i].rstrip(
                 "".join(history.MARK_WORDS)
             )
             assert value["low"] <= value["estimate"] <= value["high"]
@@ -449,13 +451,7 @@ def test_chromium_draws_the_history_of_three_zodb_versions(
     for i, label in enumerate(labels, 1):
         assert re.search(rf"^ +{i}  {re.escape(label)} ", r.out, re.M), r.out
     h = history.build([zodb_runs])
-    browser = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-    )
-    try:
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        requests: list[str] = []
-        page.on("request", lambda req: requests.append(req.url))
+    with offline_page(playwright) as (page, requests):
         url = page_path.resolve().as_uri()
         page.goto(url)
         # the runs in version order, in the table and on every chart's x axis
@@ -486,5 +482,3 @@ def test_chromium_draws_the_history_of_three_zodb_versions(
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
-    finally:
-        browser.close()

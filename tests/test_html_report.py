@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import html
+from scenarios.bench import page as html
 from scenarios.results.model import RunResult
 from tests.cli_helpers import assert_bad_input, run_cli, run_quietly
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, checked_in
+from tests.conftest import checked_in, offline_page
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "results" / "test-artifacts"
 
@@ -157,13 +157,7 @@ def test_outputs_are_checked_before_the_work(
 
 @pytest.mark.browser
 def test_chromium_draws_the_charts(playwright: Any, outputs: dict[str, Path]) -> None:
-    browser = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-    )
-    try:
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        requests: list[str] = []
-        page.on("request", lambda req: requests.append(req.url))
+    with offline_page(playwright) as (page, requests):
         url = outputs["rs.html"].resolve().as_uri()
         page.goto(url)
         charts = page.locator("svg.chart")
@@ -180,5 +174,3 @@ def test_chromium_draws_the_charts(playwright: Any, outputs: dict[str, Path]) ->
         assert requests == [url], requests  # nothing but the page itself
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-    finally:
-        browser.close()

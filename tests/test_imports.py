@@ -1,4 +1,5 @@
-"""The project's imports form no cycle, and no module grows past 500 lines.
+"""The project's imports form no cycle and go down the floors only, and no
+module grows past 500 lines.
 
 Read from the source (ast), not by importing: every import statement of
 vfab, storages, scenarios and locustfile.py, at module level and inside
@@ -131,6 +132,77 @@ def test_find_cycle_finds_one() -> None:
 def test_no_import_cycle() -> None:
     cycle = find_cycle(graph())
     assert cycle is None, " -> ".join(cycle or [])
+
+
+#: The floors, lowest first: a module imports from its own floor and those
+#: below, never above (a module's floor: its longest prefix here).  The
+#: results keep the model and the generic parts; each command owns its
+#: views; the registry lists the commands' result kinds; the CLI is the top.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("vfab",),
+    ("storages",),
+    ("scenarios", "scenarios.results"),
+    (
+        "scenarios.bench",
+        "scenarios.census",
+        "scenarios.counts",
+        "scenarios.data",
+        "scenarios.history",
+        "scenarios.load",
+        "scenarios.release",
+        "scenarios.scale",
+        "scenarios.sweep",
+        "scenarios.verify",
+    ),
+    ("scenarios.registry",),
+    ("scenarios.cli", "locustfile"),
+)
+
+#: Imports up a floor still to move, with the reason.
+UPWARD: dict[tuple[str, str], str] = {}
+
+
+def floor(module: str) -> int:
+    """The floor of *module*: that of its longest prefix in FLOORS."""
+    best, level = -1, -1
+    for i, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(
+                prefix
+            ) > best:
+                best, level = len(prefix), i
+    assert level >= 0, f"{module} is on no floor: add it to FLOORS"
+    return level
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    """Every import of a module on a higher floor than the importer's."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in edges.items()
+        for target in targets
+        if floor(target) > floor(source) and (source, target) not in UPWARD
+    )
+
+
+def test_upward_finds_an_import_up_a_floor() -> None:
+    edges = {
+        "scenarios.results.stats": {"scenarios.bench.phases"},
+        "scenarios.bench.phases": {"scenarios.results.stats", "vfab.model"},
+        "scenarios.cli.run": {"scenarios.bench.phases"},
+    }
+    assert upward(edges) == ["scenarios.results.stats -> scenarios.bench.phases"]
+    assert floor("scenarios.errors") == floor("scenarios.results.files") == 2
+    assert floor("scenarios.history.trend") == 3 and floor("scenarios.cli") == 5
+
+
+def test_no_import_goes_up_a_floor() -> None:
+    """results never imports a command; results, load, storages and the
+    commands never import the CLI."""
+    edges = graph()
+    assert upward(edges) == []
+    stale = [pair for pair in UPWARD if pair[1] not in edges[pair[0]]]
+    assert not stale, f"UPWARD lists imports that are gone: {stale}"
 
 
 def test_no_module_over_500_lines() -> None:

@@ -128,15 +128,10 @@ def test_refuses_another_storages_data_set(
     ],
 )
 def test_bad_input(
-    args: list[str],
-    fragment: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    args: list[str], fragment: str, empty_cwd: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
     assert_bad_input(run_cli(capsys, "populate", *args), fragment)
-    assert list(tmp_path.iterdir()) == []
+    assert not list(empty_cwd.iterdir())
 
 
 def test_a_file_is_not_a_directory(

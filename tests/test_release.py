@@ -6,6 +6,7 @@ checked on their own."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.results import power
 from scenarios.results.significance import DEFAULT_STATISTIC
+from tests import slowstore
 from tests.test_failure_paths import assert_one_line, tree_digest, vfab_bench
 
 
@@ -100,26 +102,15 @@ def needs_count_tools() -> None:
             pytest.skip(f"{tool} is not installed (apt-get install valgrind strace)")
 
 
-SLOW_CONFIG = """\
-%import tests.slowstore
-<zodb slow>
-  <slowfilestorage>
-    path {path}
-    extra {extra}
-  </slowfilestorage>
-</zodb>
-"""
-#: store() iterations that add about 5% to each commit row (test_counts).
-EXTRA_5_PERCENT = 22
-
-
 def _release(tmp_path: Path, name: str, extra: int, *more: str) -> Path:
     """A --quick release of mapping and the configured column "slow" (a
     FileStorage, fresh, whose store() spins *extra* iterations)."""
     db = tmp_path / f"db-{name}"
     db.mkdir()
     config = tmp_path / f"{name}.conf"
-    config.write_text(SLOW_CONFIG.format(path=db / "Data.fs", extra=extra))
+    config.write_text(
+        slowstore.CONFIG.format(name="slow", path=db / "Data.fs", extra=extra)
+    )
     out = tmp_path / f"release-{name}"
     proc = vfab_bench(
         "release", "--quick", "--storage", "mapping", "--storage-config",
@@ -165,7 +156,7 @@ def test_release_against_the_last_gates_on_counts(tmp_path: Path) -> None:
         if not c["verdict"].startswith("no change")
     ]
 
-    slowed = _release(tmp_path, "c", EXTRA_5_PERCENT, "--against", str(first))
+    slowed = _release(tmp_path, "c", slowstore.EXTRA_5_PERCENT, "--against", str(first))
     out = (tmp_path / "c.stdout").read_text()
     assert (tmp_path / "c.status").read_text() == "1", out
     first_line = out.splitlines()[1]
@@ -254,28 +245,25 @@ def test_the_plan_says_what_it_cut() -> None:
         assert lines[4].startswith("million: not run")
 
 
-def test_the_count_children_get_the_storage_options_as_typed() -> None:
-    from scenarios.cli.release import storage_args
+def test_the_count_children_get_the_release_configuration(tmp_path: Path) -> None:
+    """The count children read the very RunConfig the release planned, its
+    storage options included (no command line rebuilt and parsed again)."""
+    from scenarios.counts.child import read_job
+    from scenarios.counts.launch import write_job
+    from storages.base import DBOptions
 
-    argv = [
-        "--debug", "release", "--quick", "--out", "r", "--storage", "mapping",
-        "--storage-config", "slow.conf", "--cache-size", "5000", "-q",
-        "--storage-uri=x=memory://", "--against", "old",
-    ]  # fmt: skip
-    assert storage_args(argv) == [
-        "--storage-config", "slow.conf", "--cache-size", "5000",
-        "--storage-uri=x=memory://",
-    ]  # fmt: skip
     plan = release_plan.plan(("mapping", "zeo"), quick=True)
     assert plan.counts is not None
-    args = plan.counts.argv(["--cache-size", "5000"])
-    assert args[:2] == ["run", "--counts"] and args[-2:] == ["--cache-size", "5000"]
-    from scenarios.cli import build_parser
-    from scenarios.cli.run import run_config
-
-    config, _ = run_config(build_parser().parse_args(args))
-    assert config.storages == ("mapping", "zeo") and config.rows == "2000"
-    assert (config.repeat, config.warmups) == (1, 0)
+    config = dataclasses.replace(
+        plan.counts.table,
+        options=plan.counts.table.options.replace(DBOptions(cache_size=5000)),
+    )
+    write_job(config, tmp_path / "job.pickle")
+    job = read_job(tmp_path / "job.pickle")
+    assert job == config
+    assert job.storages == ("mapping", "zeo") and job.rows == "2000"
+    assert (job.repeat, job.warmups) == (1, 0)
+    assert job.storage_options.cache_size == 5000
 
 
 @pytest.mark.parametrize("count", [1, 3, 6])

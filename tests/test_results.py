@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from scenarios.results import report
+from scenarios.bench import report
 from scenarios.results.files import RUN, ResultsError
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 
@@ -131,3 +131,24 @@ def test_the_speed_probe_and_its_summary() -> None:
     slower = {"speed_probes_s": [0.0016] * 4}
     warning = environment.speed_warning(faster, slower, "A", "B")
     assert warning is not None and "1.02 ms in A and 1.60 ms in B" in warning
+
+
+def test_every_time_cell_shows_the_run_statistic() -> None:
+    """One statistic per view: the cost per object built and the time in GC
+    are the run's statistic of the trials (they were medians)."""
+    from scenarios.bench.rows import BUILD_PHASES
+
+    samples = (Sample(1.0, 1.0, gc_s=0.1), Sample(3.0, 3.0, gc_s=0.3),
+               Sample(5.0, 5.0, gc_s=0.5))  # fmt: skip
+    run = RunResult(
+        metadata={"config": {"statistic": "min"}},
+        results=tuple(PhaseResult("file", "small", p, samples) for p in BUILD_PHASES),
+        trials=(TrialSummary("file", "small", objects=10),) * 3,
+    )
+    per_object = len(BUILD_PHASES) * 1.0 / 10
+    assert report.cost_per_object(run, "file", "small") == pytest.approx(per_object)
+    assert report.cost_per_object(run, "file", "small", stat="median") == pytest.approx(
+        3 * per_object
+    )
+    assert report.part_cell(run.results[0], "gc_s", "min") == "100 ms"
+    assert report.part_cell(run.results[0], "batch_commit_s", "min") == "-"

@@ -240,7 +240,7 @@ def test_json_python_cannot_hold_is_one_line(
 
 
 def test_scale_results_are_checked_too(tmp_path: Path) -> None:
-    """ScaleRun.read, the reader of `scale --json` files, names the field."""
+    """ScaleRun.load, the reader of `scale --json` files, names the field."""
     point = {
         "storage": "zeo",
         "clients": 1,
@@ -269,7 +269,7 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     good = {"schema_version": 1, "kind": "scale", "metadata": {}, "points": [point]}
     path = tmp_path / "scale.json"
     path.write_text(json.dumps(good))
-    assert ScaleRun.read(path).points[0].clients == 1
+    assert ScaleRun.load(path).points[0].clients == 1
     for key, value in [
         ("clients", 0),
         ("rate", float("inf")),
@@ -278,7 +278,7 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     ]:
         path.write_text(json.dumps({**good, "points": [{**point, key: value}]}))
         with pytest.raises(ResultsError, match=rf"{path}: .*points\[0\]\.{key}"):
-            ScaleRun.read(path)
+            ScaleRun.load(path)
     # what report prints of a point: the check's words and the fault's
     # figures (a missing summary was a KeyError in report)
     checked = point["invariants"]
@@ -299,23 +299,48 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
     ]:  # fmt: skip
         path.write_text(json.dumps({**good, "points": [{**point, field: value}]}))
         with pytest.raises(ResultsError) as raised:
-            ScaleRun.read(path)
+            ScaleRun.load(path)
         assert f"points[0].{named}" in str(raised.value), raised.value
     path.write_text(json.dumps({**good, "points": [{**point, "fault": fault}]}))
-    assert ScaleRun.read(path).points[0].fault == fault
+    assert ScaleRun.load(path).points[0].fault == fault
 
 
-def test_every_sample_field_has_a_schema() -> None:
-    """A field added to Sample or TrialSummary must be described (the
-    schema is closed: a file with a field it does not know is refused)."""
+def test_the_schema_is_derived_from_the_dataclasses() -> None:
+    """A field's kind comes from its type, so a field added to a result
+    dataclass is checked without writing it again (schema.of)."""
     import dataclasses
 
-    from scenarios.results.model import Sample, TrialSummary
-    from scenarios.sweep.results import SweepSample
+    from scenarios.results.model import RunResult, Sample
 
-    for cls, obj in (
-        (Sample, schema.SAMPLE),
-        (TrialSummary, schema.TRIAL),
-        (SweepSample, schema.SWEEP_SAMPLE),
-    ):
-        assert {f.name for f in dataclasses.fields(cls)} == set(obj.fields), cls
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        name: str
+        wall_s: float
+        ratio: float
+        calls: int | None = None
+        flags: tuple[bool, ...] = ()
+        extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    derived = schema.of(Point, closed=True, calls=schema.Optional(schema.Positive))
+    assert derived.required == ("name", "wall_s", "ratio")
+    assert derived.fields == {
+        "name": schema.Text,
+        "wall_s": schema.Seconds,
+        "ratio": schema.Number,
+        "calls": schema.Optional(schema.Positive),
+        "flags": schema.ListOf(schema.Flag),
+        "extra": schema.MapOf(schema.ANY),
+    }
+    point = schema.build(Point, {"name": "a", "wall_s": 1, "ratio": 2, "flags": [1]})
+    assert point == Point("a", 1, 2, None, (True,))
+    assert schema.encode(point)["flags"] == [True]
+    results = RunResult.schema().fields["results"]
+    assert isinstance(results, schema.ListOf) and isinstance(
+        results.kind, schema.Object
+    )
+    samples = results.kind.fields["samples"]
+    assert isinstance(samples, schema.ListOf) and isinstance(
+        samples.kind, schema.Object
+    )
+    assert set(samples.kind.fields) == {f.name for f in dataclasses.fields(Sample)}
+    assert samples.kind.closed and samples.at_least == 1

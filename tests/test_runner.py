@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 import storages
-from scenarios.bench import rss, runner
+from scenarios.bench import report, rss, runner
 from scenarios.bench.config import RunConfig
 from scenarios.bench.phases import PHASE_NAMES, PHASES, PHASES_2000, QUERIES, Phase
 from scenarios.errors import ConfigError, RunFailure
-from scenarios.results import report
 from scenarios.results.model import RunResult, Sample
 from tests.conftest import runzeo_pids, storage_params
 from tests.tiers import starts
@@ -284,7 +283,7 @@ def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
     script = tmp_path / "swallow.py"
     script.write_text(
         "import gc, time, weakref\n"
-        "from scenarios.cli.interrupts import _Interrupts, defer_interrupts\n"
+        "from scenarios.interrupts import _Interrupts, defer_interrupts\n"
         "defer_interrupts()\n"
         "class T: pass\n"
         "t = T()\n"

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.bench import report, short
 from scenarios.cli import build_parser
-from scenarios.results import formatter, report, short
+from scenarios.results import formatter
 from scenarios.results.model import RunResult
 from tests.cli_helpers import run_cli
 

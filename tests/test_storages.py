@@ -212,7 +212,7 @@ def test_a_signal_during_a_commit_is_raised_once_the_storage_has_finished(
 
     from ZODB.FileStorage import FileStorage
 
-    from scenarios.cli import interrupts
+    from scenarios import interrupts
 
     armed: list[bool] = []
     finished: list[bool] = []
@@ -256,7 +256,7 @@ def test_a_signal_during_an_abort_is_raised_once_it_has_finished(
     rollback): the signal comes after it, the changes are gone."""
     import signal
 
-    from scenarios.cli import interrupts
+    from scenarios import interrupts
 
     interrupts.defer_interrupts()
     try:

@@ -1,11 +1,6 @@
-"""Commits in batches: a bounded number of new objects per transaction.
-
-A data set of a million objects built in one transaction holds every object
-in memory until the commit, and pickles them all in one go.  A Batcher is
-the generator's checkpoint (vfab.generate): it counts the objects attached so
-far and, once a batch is full, commits and trims the connection cache, so
-that memory stays bounded whatever the data set's size.  With batch 0 it
-only counts (one transaction per phase, as the 2000 suite did).
+"""Commits in batches: a Batcher commits and trims the cache once a batch of
+new objects is full, so that building a million objects keeps memory
+bounded; with batch 0 it only counts (one transaction per phase).
 """
 
 from __future__ import annotations

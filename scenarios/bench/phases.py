@@ -1,29 +1,8 @@
 """The phases: the eight rows of the 2000 table in its order, then the rows
-that show why a number is what it is.
-
-A phase is a plain function of the trial's state; the runner times it.
-Anything a phase needs that is not what it measures (parsing the shipped
-catalogue, opening the database, emptying or filling caches) happens before
-the clock starts, in the phase's *prepare*.
-
-After the 2000 rows, which run exactly as the 2000 suite ran them, each query
-runs again in two forms (brute-force walk, then from the BTree indexes) and
-three cache states:
-
-- cold: a new DB and client on the same data (Store.reopen): an empty object
-  cache and, for ZEO, an empty client cache.  The operating system's page
-  cache is not dropped (that needs root and hits the whole machine), so a
-  file read may still come from memory.
-- warm: every object a ghost (cacheMinimize) but what lies below the object
-  cache warm: the ZEO client cache, the page cache, MappingStorage's pickles.
-- hot: the objects in memory.  ZODB's default cache target (400 objects,
-  --cache-size) cannot hold medium's library, and ZODB trims the cache to the
-  target at every transaction boundary, so the hot rows raise the target to
-  HOT_CACHE_SIZE for themselves, run the query once untimed, cross a
-  transaction boundary and then time it: loads are 0 by construction.
-
-Then an update (reprice a tenth of the capabilities through the library, so
-its indexes stay right), its commit, and pack where the storage packs.
+that show why a number is what it is (each query brute-force and indexed,
+cold, warm and hot; an update, its commit, pack).  A phase is a plain
+function of the trial's state; what it needs but does not measure happens
+before the clock starts, in its *prepare* (cache states: docs/internals.md).
 """
 
 from __future__ import annotations

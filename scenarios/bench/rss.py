@@ -1,11 +1,6 @@
-"""Peak resident set size of this process, per phase where Linux allows.
-
-Linux (4.0 and later) resets a process's peak RSS ("VmHWM" in
-/proc/self/status) to its current RSS when "5" is written to
-/proc/self/clear_refs, so the peak can be taken per phase.  getrusage's
-ru_maxrss cannot be reset and also keeps the peak of exited threads (a ZEO
-client's), so it is only the fallback: a peak since the process started.
-Either way the figure is this process's memory, never a server's.
+"""Peak resident set size of this process, per phase where Linux lets the
+peak be reset (clear_refs), else since the process started (getrusage);
+never a server's (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
-"""The runner: fresh database per trial, every phase timed, raw samples out.
-
-Trials run in rounds of one trial per storage (see _rounds): warmup rounds,
-then timed rounds of every row, then, under a budget, top-up rounds of the
-2000 rows for the storages whose minimums have not settled.  Each trial
-opens a fresh database in a new temporary directory through the registry,
-runs the phases in order in this process, and closes the database whatever
-happens (a server shared by a storage's trials is started and stopped
-around all of them, in the factory's running()).
-
-Per phase, after its untimed prepare, it records wall time (perf_counter),
-CPU time of this process (process_time), the time Python's cyclic garbage
-collector took and, where they exist, the objects the connection loaded and
-stored, the storage size before and after, the peak RSS of this process
-during the phase (scenarios.bench.rss), the ZEO client cache hits and the time
-spent in batch commits.  Only wall and CPU time are
-taken inside the timed region; everything else is read around it.  Per trial
-it records the model objects built, the storage size at the end and the
-backend counters (a ZEO server's status).
-
-With a profile directory, each timed phase also runs under cProfile; one
-profile accumulates every timed trial of a phase on a storage and is written
-as DIR/<storage>-<size>-<phase>.prof (read it with pstats).  Profiling slows
-what it measures: the run's metadata records that it was on.
+"""The runner: a fresh database per trial, every phase timed, raw samples out.
+Trials run in rounds of one trial per storage: warmups, timed rounds of
+every row, then under a budget top-up rounds of the 2000 rows; only wall
+and CPU time are taken inside the timed region (what else a phase and a
+trial record: docs/internals.md).
 """
 
 from __future__ import annotations

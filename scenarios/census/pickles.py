@@ -1,9 +1,6 @@
-"""Reading ZODB records without importing a class: the class a record names,
-and the plain part of its state.
-
-A record's class is read from the GLOBAL opcode of its first pickle, so the
-census works on any ZODB database, whether or not its classes can be
-imported here, and never runs code from the database.
+"""Reading ZODB records without importing a class: a record's class from the
+GLOBAL opcode of its first pickle, and the plain part of its state, so a
+census works on any database and never runs its code.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Opening what the user named for a census, read-only where the storage
-supports it.
-
-Every URI, ZConfig file and --zeo-address goes through storages.named,
-read-only wherever its scheme says (``URIScheme.read_only``: file, zeo,
-postgres, mysql, sqlite).  A path goes through the URI its storage gives
-for it (``path_uri``: file's Data.fs), else through the registry in a
-directory `vfab-bench populate` wrote; the census only ever reads from
-them.  A read-only FileStorage takes no lock, so it can be opened while a
-ZEO server serves the same Data.fs; it then sees the file as it was when
-opened, and the census says so.  For the server's current view, ask the
-server (--zeo-address).
-
-Before opening, what a path or URI names here is checked whole without
-writing (storages.checks, the factory's check_at or check_existing): a
-damaged one is reported (DamagedStorage, exit status 2), never censused,
-and a bdb:// directory that holds no environment is refused before
-Berkeley DB would create one there.
+allows, after checking it whole without writing: a damaged database is
+reported (exit 2), never censused (docs/internals.md).
 """
 
 from __future__ import annotations

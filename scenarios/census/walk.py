@@ -1,11 +1,6 @@
 """The census itself: a breadth-first walk of the object graph from the root
-at one transaction, and where the storage iterates, its whole history.
-
-The walk reads each current record with loadBefore and follows the
-references in its pickle (ZODB.serialize.referencesf).  Where the storage
-iterates (IStorageIteration) the census also reads the whole history up to
-that transaction: revisions per class, current against old, and current
-objects the walk did not reach (garbage that a pack with GC would remove).
+at one transaction, and where the storage iterates, its whole history
+(revisions per class, current objects the walk did not reach).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""vfab-bench: the command line, one module per subcommand.
-
-Each subcommand module has register(subparsers), which adds its parser and
-sets `handler`.  Arguments become one frozen configuration; bad input of
-any kind (ConfigError, StorageError, ResultsError, an OSError, or an
-argparse error) becomes one line on stderr and exit status 2
-(EXIT_BAD_INPUT; every exit status is named in scenarios.errors) here, at
-the edge (scenarios.cli.edge), and nowhere else; any other error is one
-line too, exit 1, with its traceback under --debug.  Ctrl-C, SIGTERM and
-SIGHUP clean up alike and exit 128 + the signal.  Nothing is written
-before the input has been checked.
+"""vfab-bench: the command line, one module per subcommand (register() adds
+its parser and sets `handler`).  Arguments become one frozen
+configuration; any error is one line on stderr at the edge (cli/edge.py),
+exit 2 for bad input; nothing is written before the input is checked.
 """
 
 from __future__ import annotations
@@ -40,14 +33,14 @@ from scenarios.cli import (  # noqa: E402
     zeoloop,
 )
 from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
-from scenarios.cli.interrupts import (  # noqa: E402
+from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
+from scenarios.interrupts import (  # noqa: E402
     defer_interrupts,
     exit_status,
     forget_interrupts,
     signal_of,
     stop_line,
 )
-from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (

@@ -1,10 +1,6 @@
-"""Option groups shared by every subcommand that takes them, and the parser.
-
-Groups: the data set (--size/--scale/--seed), trials and presets
-(--repeat/--warmups/--preset), outputs (--json/--markdown/--plot with
---force, and their checks), storages (--zeo-address, caches, bdb).  Value
-types (scenarios.argtypes) raise argparse.ArgumentTypeError, which Parser
-turns into one line on stderr and exit status EXIT_BAD_INPUT.
+"""Option groups shared by every subcommand that takes them (data set,
+trials and presets, storages, the operation mix, progress), and the
+parser that turns a usage error into one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -220,6 +216,24 @@ def check_storages_usable(
     for factory in factories:
         if factory.unavailable() is None:
             factory.preflight()
+
+
+def add_mix_options(p: argparse.ArgumentParser, weights_only: bool = False) -> None:
+    """The operation mix's options (scenarios.load.options), in their own
+    group: every one, or the weights alone (help mix)."""
+    from scenarios.load.options import LOAD_OPTIONS
+
+    g = p.add_argument_group("operation mix")
+    for option in LOAD_OPTIONS:
+        if weights_only and not option.flag.startswith("--weight-"):
+            continue
+        g.add_argument(
+            option.flag,
+            type=option.checked,
+            default=option.default,
+            metavar=option.metavar,
+            help=option.help,
+        )
 
 
 def add_recover_option(p: argparse.ArgumentParser) -> None:

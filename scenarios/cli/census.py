@@ -7,9 +7,9 @@ import sys
 import textwrap
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_json
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.data.datadir import path_storages, read_marker
-from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.errors import ConfigError
 from storages.zeo import add_zeo_address_option
 
 
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.census import report, sources, walk
+    from scenarios.census import kind, sources, walk
 
     if args.storage is not None and args.path is None:
         raise ConfigError("--storage goes with --path")
@@ -116,7 +116,4 @@ def main(args: argparse.Namespace) -> int:
         )
     finally:
         source.close()
-    print(report.text(result), end="")
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    return EXIT_OK
+    return emit(args, kind.view(result))

@@ -1,42 +1,16 @@
-"""vfab-bench compare: two result files (OLD -> NEW), or one file's storages
-against one of them (--baseline), cell by cell; exit 1 with --fail-above
-when a significant slowdown exceeds the threshold (for CI gating).  Two
-release directories: the verdict release --against gives, read from both
-(scenarios.release.verdict)."""
+"""vfab-bench compare: two files or release directories of one kind, or one
+file's storages against one of them (--baseline); what a kind compares
+and which options it takes is its Kind's (scenarios.registry)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import ConfigError
-from scenarios.results import compare, significance
-from scenarios.results.formatter import plural
-from storages.options import shown
-
-EXIT_SLOWER = 1
-
-
-def percentage(text: str) -> float:
-    """An argparse type: "10%" or "10" -> 0.10."""
-    number = text.strip().removesuffix("%")
-    try:
-        value = float(number) / 100
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {shown(text)}") from None
-    if not 0 <= value <= MAX_PERCENT / 100:
-        raise argparse.ArgumentTypeError(
-            f"must be from 0% to {MAX_PERCENT:,}%, not {shown(text)}"
-        )
-    return value
-
-
-#: The largest --fail-above (a ten-thousandfold slowdown).
-MAX_PERCENT = 1_000_000
-percentage.bounds = (0, MAX_PERCENT)  # type: ignore[attr-defined]
+from scenarios.results import significance
+from scenarios.results.files import ResultsError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -98,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--fail-above",
-        type=percentage,
+        type=argtypes.percentage,
         metavar="PCT",
         help="exit 1 when a significant slowdown exceeds PCT (e.g. 10%%)",
     )
@@ -112,128 +86,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
+#: compare's options a kind may not take (Kind.compare_options says which
+#: it does).
+OPTIONS = ("baseline", "cpu", "statistic", "pvalues", "changed", "fail_above")
+
+
 def main(args: argparse.Namespace) -> int:
+    from scenarios import registry
+
     if (args.new is None) == (args.baseline is None):
         raise ConfigError("give NEW or --baseline STORAGE (one of them)")
-    if args.old.is_dir() or (args.new is not None and args.new.is_dir()):
-        return _releases(args)
-    from scenarios.counts import commands as counts
-
-    if counts.is_counts(args.old) or (args.new and counts.is_counts(args.new)):
-        if args.html is not None:
-            raise ConfigError("--html compares times; count files have none")
-        return counts.compare_main(args)  # run --counts files
-    check_outputs(args)
-    if compare.is_scale(args.old) or (args.new and compare.is_scale(args.new)):
-        return _scale(args)
-    old = compare.load(args.old)
+    kind, old = registry.find(args.old, "compare")
+    new = None
     if args.new is not None:
-        new = compare.load(args.new)
-        result = compare.compare_files(
-            old, new, str(args.old), str(args.new), args.cpu, args.statistic
-        )
-    else:
-        result = compare.compare_baseline(
-            old, args.baseline, str(args.old), args.cpu, args.statistic
-        )
-    print(result.text(args.pvalues, args.changed), end="")
-    if args.json is not None:
-        text = json.dumps(result.to_json(), indent=1) + "\n"
-        write_text(args.json, text, args.force)
-    if args.markdown is not None:
-        write_text(
-            args.markdown, result.markdown(args.pvalues, args.changed), args.force
-        )
-    if args.html is not None:
-        from scenarios.results import pages
-
-        write_text(args.html, pages.compare_page(result, args.changed), args.force)
-    if args.fail_above is not None:
-        failed = result.slowdowns_above(args.fail_above)
-        if failed:
-            cells = "; ".join(f"{c.column} {c.row}: {c.verdict}" for c in failed[:5])
-            if len(failed) > 5:
-                cells += f"; and {len(failed) - 5} more"
-            slowdowns = plural(len(failed), "significant slowdown")
-            print(
-                f"vfab-bench compare: {slowdowns} above {args.fail_above:.0%}: {cells}",
-                file=sys.stderr,
+        other, new = registry.find(args.new, "compare")
+        if other is not kind:
+            link = " (report --cost-model links times and counts)"
+            counts = "counts" in (kind.name, other.name)
+            raise ResultsError(
+                f"{args.old} is a {kind.noun} and {args.new} a {other.noun}: "
+                f"compare two of one kind{link if counts else ''}"
             )
-            return EXIT_SLOWER
-    return 0
-
-
-#: Options that mean nothing for release directories.
-NOT_FOR_RELEASES = ("baseline", "cpu", "statistic", "pvalues", "changed")
-
-
-def _releases(args: argparse.Namespace) -> int:
-    """Two release directories: the verdict, then every compared cell."""
-    from scenarios.release import directory, verdict
-
-    for name in NOT_FOR_RELEASES:
-        if getattr(args, name) not in (None, False):
+    for name in (*OPTIONS, *args.outputs):
+        if getattr(args, name) not in (None, False) and name not in (
+            kind.compare_options
+        ):
             option = "--" + name.replace("_", "-")
-            raise ConfigError(f"{option} does not apply to release directories")
-    assert args.new is not None  # --baseline refused above
-    for path in (args.old, args.new):
-        if not path.is_dir():
-            raise ConfigError(
-                f"{path} is not a directory: compare two release directories, "
-                "or two result files"
-            )
-    old, new = directory.load(args.old), directory.load(args.new)
-    directory.check_comparable(
-        directory.identity(old), directory.identity(new), str(args.old)
-    )
+            raise ConfigError(f"{option} does not apply to {kind.plural}")
     check_outputs(args)
-    fail_above = (
-        verdict.DEFAULT_FAIL_ABOVE if args.fail_above is None else args.fail_above
-    )
-    result = verdict.compare(old, new, fail_above)
-    if args.json is not None:
-        write_text(args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force)
-    if args.markdown is not None:
-        lines = [f"# {result.headline()}", ""]
-        lines += [f"- **{x.part}**: {x.text}" for x in result.lines()]
-        details = result.details()
-        if details:
-            lines += ["", "```", details.rstrip("\n"), "```"]
-        write_text(args.markdown, "\n".join(lines) + "\n", args.force)
-    if args.html is not None:
-        from scenarios.release import page
-
-        write_text(args.html, page.page(new, result), args.force)
-    print(result.text(), end="")
-    details = result.details()
-    if details:
-        print()
-        print(details, end="")
-    return result.exit_status
-
-
-#: Options that mean nothing for scale files (one window per point).
-NOT_FOR_SCALE = ("baseline", "cpu", "statistic", "fail_above", "pvalues", "changed")
-
-
-def _scale(args: argparse.Namespace) -> int:
-    """Two scale files: throughput and p99 per point, as ratios."""
-    from scenarios.results import scale_compare
-    from scenarios.scale.results import ScaleRun
-
-    for name in NOT_FOR_SCALE:
-        if getattr(args, name) not in (None, False):
-            option = "--" + name.replace("_", "-")
-            raise ConfigError(f"{option} does not apply to scale files")
-    if args.html is not None:
-        raise ConfigError("--html compares run or sweep files")
-    assert args.new is not None  # --baseline refused above
-    result = scale_compare.compare_scale(
-        ScaleRun.read(args.old), ScaleRun.read(args.new), str(args.old), str(args.new)
-    )
-    print(result.text(), end="")
-    if args.json is not None:
-        write_text(args.json, json.dumps(result.to_json(), indent=1) + "\n", args.force)
-    if args.markdown is not None:
-        write_text(args.markdown, result.markdown(), args.force)
-    return 0
+    assert kind.compare is not None  # registry.find checked it
+    a = registry.load(kind, old)
+    b = None if new is None else registry.load(kind, new)
+    return emit(args, kind.compare(a, b, args))

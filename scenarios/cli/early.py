@@ -1,14 +1,6 @@
-"""Ctrl-C, SIGTERM and SIGHUP before the command line is ready.
-
-Importing the command line (ZODB, ZEO, RelStorage, the subcommands) takes
-a moment; a signal then used to end in Python's KeyboardInterrupt
-traceback from whatever import it landed in.  Nothing has started yet
-(no file written, no process started), so the program exits at once,
-silently, with 128 + the signal, as every command does once it runs
-(scenarios.cli.interrupts replaces these handlers in main()).  Installed
-only when vfab-bench is the program (python -m scenarios.cli, the
-vfab-bench script), never by a mere import (tests, locust); stdlib only,
-so that it is in place before the heavy imports.
+"""Ctrl-C, SIGTERM and SIGHUP before the command line is imported: exit at
+once, silently, with 128 + the signal (nothing has started yet); stdlib
+only, installed only when vfab-bench is the program (docs/internals.md).
 """
 
 from __future__ import annotations

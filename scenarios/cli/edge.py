@@ -1,17 +1,7 @@
-"""The edge of the command line: every error becomes one line.
-
-Whatever a command raises, main() prints one line on stderr and exits with
-a named status: bad input and the failures a user can act on (a ConfigError,
-StorageError, ResultsError, a storage's own user errors, an OSError naming
-a file) exit EXIT_BAD_INPUT; anything else is a failure of the run
-(EXIT_FAILED), still one line.  With --debug (or VFAB_DEBUG=1 in the
-environment) the traceback follows on stderr.
-
-While a command runs, what ZODB, ZEO, RelStorage and asyncio log reaches
-stderr as one line per record ("vfab-bench: warning: ZODB.Connection:
-Couldn't load state ..."), without the tracebacks they attach unless
---debug: RelStorage's timing warnings stay visible, ZODB's stack dumps do
-not.
+"""The edge of the command line: whatever a command raises is one line on
+stderr and a named exit status (2 for bad input), the traceback only
+under --debug; the libraries' log records one line each
+(docs/internals.md).
 """
 
 from __future__ import annotations
@@ -24,7 +14,6 @@ import traceback
 from collections.abc import Iterator
 
 import storages
-from scenarios.cli.interrupts import quiet_after_interrupt
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -33,6 +22,7 @@ from scenarios.errors import (
     first_line,
     one_line,
 )
+from scenarios.interrupts import quiet_after_interrupt
 from scenarios.results.files import ResultsError
 from storages import StorageError
 

@@ -1,11 +1,6 @@
-"""--help that fits a screen, and `vfab-bench help TOPIC` for the rest.
-
-Every subcommand's help ends with two or three examples (EXAMPLES).  The
-options every storage declares (caches, servers to use instead of
-starting one, --storage-config, --storage-uri: about 60 lines) and the
-operation mix's weights are the same for every command that takes them:
-they are parsed as before but listed once, in `vfab-bench help storages`
-and `vfab-bench help mix`, and each command's help says where.
+"""--help that fits a screen: each command's examples, and the options every
+storage declares and the mix's weights listed once, in `vfab-bench help
+storages` and `help mix`.
 """
 
 from __future__ import annotations
@@ -173,7 +168,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
         )
         storages.add_storage_options(p)
     else:
-        from scenarios.load.options import LOAD_OPTIONS
+        from scenarios.cli.args import add_mix_options
 
         p.description = _refill(
             "The operation mix of scale, zeoloop and verify: each "
@@ -181,16 +176,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
             "mix options (--skew, --retries, --backoff-ms) are in each "
             "command's help."
         )
-        g = p.add_argument_group("operation mix")
-        for option in LOAD_OPTIONS:
-            if option.flag.startswith("--weight-"):
-                g.add_argument(
-                    option.flag,
-                    type=option.checked,
-                    default=option.default,
-                    metavar=option.metavar,
-                    help=option.help,
-                )
+        add_mix_options(p, weights_only=True)
     show_defaults(p)
     show_bounds(p)
     return p

@@ -1,23 +1,18 @@
-"""vfab-bench history: many saved run files (a directory of --json files,
-from several ZODB versions, storage versions or commits) as one table of
-each cell's trend, ordered by the versions the runs recorded, with the
-steps marked; --html writes the same as one offline page with charts.
-Release directories (vfab-bench release --out) give every part's trend
-(scenarios.release.history)."""
+"""vfab-bench history: many saved run files (or release directories) as one
+table of each cell's trend in version order, steps marked; --html the
+same as a page.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from scenarios import argtypes
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_text,
-)
-from scenarios.errors import EXIT_OK, ConfigError
-from scenarios.results import history, significance
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.errors import ConfigError
+from scenarios.history import trend as history
+from scenarios.results import significance
+from scenarios.results.kinds import Found
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,44 +65,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.release import directory
+    from scenarios.results.kinds import View, sniff
 
-    releases = [p for p in args.inputs if directory.is_release(p)]
-    if releases:
-        if len(releases) != len(args.inputs):
-            others = [str(p) for p in args.inputs if p not in releases]
-            raise ConfigError(
-                f"{', '.join(others)}: not release directories; give release "
-                "directories or run files, not both"
-            )
-        return _releases(args)
+    found = [sniff(p) for p in args.inputs]
+    if any(f.kind == "release" for f in found):
+        return _releases(args, found)
     # Check the outputs against the files read, not their directories: a
     # page may be written beside the runs it shows.
-    read = history.read_runs(args.inputs)
+    read = history.read_runs(found)
     named = args.inputs
     args.inputs = [path for path, _ in read[0]] or named
     check_outputs(args)
     result = history.build(named, args.by, args.statistic, args.cpu, read)
-    if args.html is not None:
-        from scenarios.results import history_html
+    from scenarios.history import page
 
-        write_text(args.html, history_html.page(result), args.force)
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    print(result.text(), end="")
-    return EXIT_OK
+    files = {"json": result.to_json, "html": lambda: page.page(result)}
+    return emit(args, View(result.text(), files))
 
 
-def _releases(args: argparse.Namespace) -> int:
+def _releases(args: argparse.Namespace, found: list[Found]) -> int:
     from scenarios.release import history as release_history
+    from scenarios.release import page
+    from scenarios.release.kind import load
+    from scenarios.results.kinds import View
 
+    others = [str(f.path) for f in found if f.kind != "release"]
+    if others:
+        raise ConfigError(
+            f"{', '.join(others)}: not release directories; give release "
+            "directories or run files, not both"
+        )
     check_outputs(args)
-    result = release_history.build(args.inputs, args.by, args.statistic, args.cpu)
-    if args.html is not None:
-        from scenarios.release import page
-
-        write_text(args.html, page.history_page(result), args.force)
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    print(result.text(), end="")
-    return EXIT_OK
+    releases = [load(f) for f in found]
+    result = release_history.build(releases, args.by, args.statistic, args.cpu)
+    files = {"json": result.to_json, "html": lambda: page.history_page(result)}
+    return emit(args, View(result.text(), files))

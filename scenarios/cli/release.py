@@ -16,15 +16,12 @@ from typing import Any
 import storages
 from scenarios import argtypes
 from scenarios.cli.args import (
-    Parser,
     add_progress_option,
     check_storages_usable,
     progress,
     storage_columns,
     storage_list,
 )
-from scenarios.cli.compare import percentage
-from scenarios.cli.outputs import check_output, write_json, write_text
 from scenarios.errors import (
     EXIT_FAILED,
     EXIT_INVARIANTS,
@@ -32,6 +29,7 @@ from scenarios.errors import (
     EXIT_VIOLATIONS,
     ConfigError,
 )
+from scenarios.outputs import check_output, write_json, write_text
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.release.verdict import DEFAULT_FAIL_ABOVE
@@ -112,7 +110,7 @@ def _options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--fail-above",
-        type=percentage,
+        type=argtypes.percentage,
         default=DEFAULT_FAIL_ABOVE,
         metavar="PCT",
         help="a count cell that grew by more is a regression (default: 2%%)",
@@ -137,19 +135,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _options(p)
     storages.add_storage_options(p)
     p.set_defaults(handler=main)
-
-
-def storage_args(argv: list[str]) -> list[str]:
-    """The storage options of a release's command line, as typed: what the
-    count children (which build a `run` configuration) need too.  Parsed by
-    a parser that knows only the release's own options, which leaves the
-    rest (the storage options and their values) in order."""
-    tokens = argv[argv.index("release") + 1 :] if "release" in argv else argv
-    p = Parser(add_help=False)
-    _options(p)
-    p.add_argument("--debug", action="store_true")
-    _, rest = p.parse_known_args(tokens)
-    return rest
 
 
 def check_out(out: Path, force: bool) -> None:
@@ -282,9 +267,7 @@ def main(args: argparse.Namespace) -> int:
     counts = PartResult("counts", "Counts: instructions and I/O calls (the gate)")
     if plan.counts is not None:
         with progress(args, "release: counts") as shown:
-            counts = parts.run_counts(
-                plan.counts, storage_args(args.argv), out, force, shown
-            )
+            counts = parts.run_counts(plan.counts, out, force, shown)
     else:
         counts.status, counts.detail = "not run", plan.skipped["counts"]
     results.append(counts)
@@ -333,7 +316,7 @@ def main(args: argparse.Namespace) -> int:
         "against": None,
         "exit_status": status,
     }
-    new = directory.read(out, summary)
+    new = directory.load(out, summary)
     judged = None
     if old is not None:
         judged = verdict.compare(old, new, args.fail_above)

@@ -1,21 +1,15 @@
-"""vfab-bench report: the tables of any file the suite saves (run, sweep,
-scale, counts), or (--html) one self-contained page with charts; a run's page
-can add a sweep's cost curve and a scale run's curves.  --pyperf writes a
-run file in pyperf's format."""
+"""vfab-bench report: the tables of a saved file (run, sweep, scale,
+counts), or its page (--html); what a kind shows and which options it takes
+is its Kind's (scenarios.registry)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
-from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.results.files import ResultsError, read_json
-
-#: "kind" -> what the file is, for the kinds report reads.
-KINDS = {None: "run", "sweep": "sweep", "scale": "scale", "counts": "counts"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -68,115 +62,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
-def kind_of(path: Path) -> str:
-    """ "run", "sweep", "scale" or "counts"; a ResultsError line for any
-    other file."""
-    data = read_json(path)
-    found = data.get("kind") if isinstance(data, dict) else "?"
-    if found not in KINDS:
-        raise ResultsError(
-            f"{path}: not a file report reads (kind {found!r}); it reads run, "
-            "sweep, scale and counts files"
-        )
-    return KINDS[found]
+#: report's options a kind may not take (Kind.report_options says which it
+#: does).
+OPTIONS = ("all", "markdown", "statistic", "sweep", "scale")
 
 
 def main(args: argparse.Namespace) -> int:
+    from scenarios import registry
+
     extras = [o for o in ("sweep", "scale") if getattr(args, o) is not None]
     if extras and args.html is None:
         raise ConfigError(f"--{extras[0]} needs --html")
-    kind = "run" if args.cost_model is not None else kind_of(args.file)
-    if kind != "run" and extras:
-        raise ConfigError(f"--{extras[0]} goes with a run file")
-    if kind != "run" and args.pyperf is not None:
-        raise ConfigError("--pyperf writes the trials of a run file")
-    if kind == "counts" or args.cost_model is not None:
-        from scenarios.counts import commands as counts
-
-        return counts.report_main(args)  # run --counts files, the cost model
+    kind, result = registry.read(args.file, "report")
+    if args.cost_model is not None:
+        return _cost_model(args, result)
+    for name in (*OPTIONS, *args.outputs):
+        if getattr(args, name) not in (None, False) and name not in (
+            kind.report_options
+        ):
+            option = "--" + name.replace("_", "-")
+            raise ConfigError(f"{option} does not apply to {kind.plural}")
     check_outputs(args)
-    if kind == "scale":
-        return _scale(args)
-    if kind == "sweep":
-        return _sweep(args)
-    return _run(args)
+    assert kind.report is not None  # registry.read checked it
+    return emit(args, kind.report(result, args))
 
 
-def _run(args: argparse.Namespace) -> int:
-    from scenarios.results import report
-    from scenarios.results.model import RunResult
+def _cost_model(args: argparse.Namespace, result: object) -> int:
+    """report FILE --cost-model OTHER: a time file and a count file."""
+    from scenarios import registry
+    from scenarios.counts.kind import cost_model
 
-    result = RunResult.load(args.file)
-    sweep = scale = None
-    if args.sweep is not None:
-        from scenarios.sweep.results import SweepRun
-
-        sweep = SweepRun.load(args.sweep)
-    if args.scale is not None:
-        from scenarios.scale.results import ScaleRun
-
-        scale = ScaleRun.read(args.scale)
-    stat = args.statistic
-    if args.html is not None:
-        from scenarios.results import html
-
-        write_text(args.html, html.page(result, sweep, stat, scale), args.force)
-    if args.pyperf is not None:
-        from scenarios.results import pyperf_suite
-
-        write_text(args.pyperf, pyperf_suite.text(result), args.force)
-    if args.markdown:
-        print(report.markdown(result, stat), end="")
-    elif args.all:
-        print(report.text(result, stat), end="")
-    elif args.html is None and args.pyperf is None:
-        # A page or a pyperf file asked for: that is the output.
-        from scenarios.results import short
-
-        rest = f"Every table: vfab-bench report {args.file} --all."
-        print(short.text(result, stat, rest), end="")
-    return EXIT_OK
-
-
-def _scale(args: argparse.Namespace) -> int:
-    from scenarios.results import table
-    from scenarios.scale import report
-    from scenarios.scale.results import ScaleRun
-
-    run = ScaleRun.read(args.file)
-    if args.html is not None:
-        from scenarios.results import pages
-
-        write_text(args.html, pages.scale_page(run), args.force)
-        if not args.markdown:
-            return EXIT_OK
-    if args.markdown:
-        points = list(run.points)
-        tables = [
-            report.points_table(points, run.cores),
-            report.operations_table(points),
-        ]
-        print(table.markdown(tables, ["# vfab-loadtest scale"], report.LEGEND), end="")
-    else:
-        print(report.text(run), end="")
-    return EXIT_OK
-
-
-def _sweep(args: argparse.Namespace) -> int:
-    from scenarios.results import table
-    from scenarios.sweep import report
-    from scenarios.sweep.results import SweepRun
-
-    run = SweepRun.load(args.file)
-    if args.html is not None:
-        from scenarios.results import pages
-
-        write_text(args.html, pages.sweep_page(run, args.statistic), args.force)
-        if not args.markdown:
-            return EXIT_OK
-    if args.markdown:
-        tables = report.tables(run, args.statistic)
-        print(table.markdown(tables, ["# vfab-loadtest sweep"]), end="")
-    else:
-        print(report.text(run, args.statistic), end="")
-    return EXIT_OK
+    for name in args.outputs:
+        if getattr(args, name) is not None:
+            raise ConfigError(f"--{name} does not go with --cost-model")
+    _, other = registry.read(args.cost_model, "report")
+    return emit(args, cost_model(result, other, args.markdown))

@@ -32,14 +32,8 @@ from scenarios.cli.args import (
     storage_list,
     trials,
 )
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_text,
-)
-from scenarios.errors import EXIT_OK, ConfigError
-from scenarios.results import report
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.errors import ConfigError
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 
 ABOUT = (
@@ -175,36 +169,35 @@ def main(args: argparse.Namespace) -> int:
     if args.counts and args.pyperf is not None:
         raise ConfigError("--pyperf writes times; a --counts run has none")
     if args.counts:
-        from scenarios.counts import launch
-
-        return launch.main(args, config)
+        return _counts(args, config)
     check_profile_dir(config, args.force)
 
     # Below xlarge, redrawn on events only: a ticker thread would wake
     # inside the timed phases, and the phases change often enough.
     with progress(args, "run", tick=config.xlarge) as shown:
         result = runner.run(config, shown)
-    # Results are written before anything is printed.
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    if args.markdown is not None:
-        write_text(args.markdown, report.markdown(result), args.force)
-    if args.html is not None:
-        from scenarios.results import html
+    from scenarios.bench import kind, short
 
-        write_text(args.html, html.page(result), args.force)
-    if args.pyperf is not None:
-        from scenarios.results import pyperf_suite
+    rest = short.rest_of(args.json, args.html)
+    return emit(args, kind.view(result, text="all" if args.all else "short", rest=rest))
 
-        write_text(args.pyperf, pyperf_suite.text(result), args.force)
-    if args.all:
-        print(report.text(result), end="")
-    else:
-        from scenarios.results import short
 
-        rest = short.rest_of(args.json, args.html)
-        print(short.text(result, rest=rest), end="")
-    return EXIT_OK
+def _counts(args: argparse.Namespace, config: RunConfig) -> int:
+    """run --counts: every storage of *config* counted (scenarios.counts)."""
+    import sys
+
+    from scenarios.counts import kind, launch
+
+    if config.profile_dir is not None:
+        raise ConfigError("--profile and --counts do not go together")
+    if args.budget is not None:
+        raise ConfigError("--counts counts exactly --repeat trials: no --budget")
+    launch.check_tools()
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    return emit(args, kind.view(launch.count(config, say)))
 
 
 def check_profile_dir(config: RunConfig, force: bool) -> None:

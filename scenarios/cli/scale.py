@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import storages
 from scenarios.argtypes import (
@@ -16,16 +17,11 @@ from scenarios.argtypes import (
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
+    add_mix_options,
     add_progress_option,
     progress,
 )
-from scenarios.cli.interrupts import exit_status, last_signal, stop_line
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import (
     EXIT_ERRORS,
     EXIT_INVARIANTS,
@@ -33,10 +29,12 @@ from scenarios.errors import (
     ConfigError,
     check_status,
 )
+from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import add_target_option, normalize
+from scenarios.outputs import Writer
+from scenarios.results.kinds import View
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
@@ -48,6 +46,9 @@ from scenarios.scale.config import (
     check_memory,
 )
 from storages.options import shown
+
+if TYPE_CHECKING:
+    from scenarios.scale.results import ScalePoint
 
 
 def shared_storages() -> list[str]:
@@ -175,21 +176,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_false",
         help="record no history and skip the consistency check",
     )
-    g = p.add_argument_group("operation mix")
-    for option in LOAD_OPTIONS:
-        g.add_argument(
-            option.flag,
-            type=option.checked,
-            default=option.default,
-            metavar=option.metavar,
-            help=option.help,
-        )
+    add_mix_options(p)
     storages.add_storage_options(p)
     add_output_options(
         p,
         json="write the points as JSON (kind scale)",
         history="keep every attempt's history as JSON lines",
-        plot="plot ops/s and p99 against clients (.svg, .png, .pdf)",
+        plot="draw ops/s and p99 against clients (SVG)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)
@@ -251,7 +244,7 @@ def refuse_unavailable(
 
 def main(args: argparse.Namespace) -> int:
     from scenarios.results import environment, metadata
-    from scenarios.scale import report, runner
+    from scenarios.scale import kind, runner
     from scenarios.scale.results import ScaleRun
 
     config, target = config_from(args)
@@ -262,14 +255,6 @@ def main(args: argparse.Namespace) -> int:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     check_memory(max(config.clients))
-    if args.plot is not None and args.plot.suffix.lower() != ".svg":
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                "--plot needs matplotlib for .png and .pdf (pip install "
-                "'vfab-loadtest[plot]'); .svg needs nothing"
-            ) from None
     check_outputs(args)
     meta = metadata.collect(config)
     start, probes = environment.snapshot(), environment.probes()
@@ -286,23 +271,29 @@ def main(args: argparse.Namespace) -> int:
         for warning in meta["environment"].get("warnings", []):
             print(f"warning: {warning}", file=sys.stderr)
     run = ScaleRun(meta, tuple(points))
-    if points:
-        print(report.text(run), end="")
+    notes = []
     if interrupted:
         last = points[-1] if points else None
         if last is None or not last.interrupted:
-            print(
+            notes.append(
                 "vfab-bench scale: the point in progress measured nothing and "
-                "is not reported; nothing of it to check",
-                file=sys.stderr,
+                "is not reported; nothing of it to check"
             )
-        print(stop_line(last_signal()), file=sys.stderr)
-    if args.json is not None and points:
-        write_json(args.json, run.to_json(), args.force)
-    if args.plot is not None and points:
-        write_with(args.plot, args.force, lambda path: report.plot(run, path))
+        notes.append(stop_line(last_signal()))
+    # Nothing measured, nothing written.
+    view = kind.view(run) if points else View(files=dict.fromkeys(args.outputs, none))
+    files = {**view.files, "history": none}
     if history:
-        write_with(args.history, args.force, lambda path: write_history(path, history))
+        files["history"] = lambda: Writer(lambda path: write_history(path, history))
+    status = _status(config, points, interrupted)
+    return emit(args, View(view.text, files, "\n".join(notes), status))
+
+
+def none() -> None:
+    return None
+
+
+def _status(config: ScaleConfig, points: list[ScalePoint], interrupted: bool) -> int:
     if interrupted:
         return exit_status(last_signal())
     return check_status(

@@ -1,15 +1,6 @@
-"""vfab-bench serve: a runzeo on a populated data set, until Ctrl-C or SIGTERM.
-
-What load generators (locust, `vfab-bench zeoloop`) talk to.  The data
-directory follows `vfab-bench populate`'s convention (scenarios.data.datadir):
-serve populates a new or empty --path the same way, marker included, serves
-a data set populate (or an earlier serve) left there, and replaces one of
-another size only with --overwrite, removing only what populate created.
-Without --path the data lives in a temporary directory removed at exit.
-
-The served storage's ZConfig section (and its %import lines) comes from
-the storage's factory (served_section()), so any storage that is
-``servable`` can be served, those of other packages included.
+"""vfab-bench serve: a runzeo on a populated data set (populate's directory
+convention, or a temporary one), until Ctrl-C or SIGTERM; any servable
+storage, its ZConfig section from its factory (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -17,13 +17,7 @@ from scenarios.cli.args import (
     storage_list,
     trials,
 )
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
-from scenarios.errors import EXIT_OK, ConfigError
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.sweep.config import MAX_OBJECTS
 
 
@@ -91,8 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write raw samples as JSON",
-        plot="plot cost per object against objects per transaction (a PNG; "
-        "needs matplotlib: the 'plot' extra)",
+        plot="draw cost per object against objects per transaction (SVG)",
     )
     add_progress_option(p)
     storages.add_storage_options(p)
@@ -100,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.sweep import report, runner
+    from scenarios.sweep import kind, runner
     from scenarios.sweep.config import DEFAULT_STORAGES, SweepConfig
 
     options = storages.options_from_args(args)
@@ -117,19 +110,6 @@ def main(args: argparse.Namespace) -> int:
     )
     check_storages_usable(config.storages, config.options, explicit=explicit)
     check_outputs(args)
-    if args.plot is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                "--plot needs matplotlib: install the 'plot' extra"
-            ) from None
-
     with progress(args, "sweep") as shown:
         result = runner.run(config, shown)
-    print(report.text(result), end="")
-    if args.json is not None:
-        write_json(args.json, result.to_json(), args.force)
-    if args.plot is not None:
-        write_with(args.plot, args.force, lambda path: report.plot(result, path))
-    return EXIT_OK
+    return emit(args, kind.view(result))

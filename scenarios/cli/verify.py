@@ -14,13 +14,7 @@ from scenarios.cli.args import (
     add_progress_option,
     progress,
 )
-from scenarios.cli.interrupts import exit_status, last_signal, stop_line
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.cli.scale import (
     client_counts,
     refuse_unavailable,
@@ -36,9 +30,12 @@ from scenarios.errors import (
     ConfigError,
     check_status,
 )
+from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load.history import Parts, write_history
 from scenarios.load.options import MAX_SKEW
 from scenarios.load.target import add_target_option
+from scenarios.outputs import Writer
+from scenarios.results.kinds import View
 from scenarios.scale.config import check_memory
 from scenarios.verify.run import (
     CONTENTION_SKEW,
@@ -180,10 +177,12 @@ def main(args: argparse.Namespace) -> int:
         print(stop_line(last_signal()), file=sys.stderr)
         return exit_status(last_signal())
     meta["load_average_after"] = list(os.getloadavg())
-    print(report.text(verdicts), end="")
-    if args.json is not None:
-        write_json(args.json, report.to_json(verdicts, meta), args.force)
-    if history:
-        write_with(args.history, args.force, lambda path: write_history(path, history))
     words = {v.verdict()[0] for v in verdicts}
-    return check_status(run.WRONG in words, run.UNCHECKED in words, run.ERRORS in words)
+    files = {
+        "json": lambda: report.to_json(verdicts, meta),
+        "history": lambda: Writer(lambda path: write_history(path, history or [])),
+    }
+    status = check_status(
+        run.WRONG in words, run.UNCHECKED in words, run.ERRORS in words
+    )
+    return emit(args, View(report.text(verdicts), files, status=status))

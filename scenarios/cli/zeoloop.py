@@ -6,13 +6,7 @@ import argparse
 import sys
 
 from scenarios.argtypes import at_least, positive_float, seed
-from scenarios.cli.interrupts import exit_status, last_signal, stop_line
-from scenarios.cli.outputs import (
-    add_output_options,
-    check_outputs,
-    write_json,
-    write_with,
-)
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import (
     EXIT_ERRORS,
     EXIT_INVARIANTS,
@@ -20,11 +14,14 @@ from scenarios.errors import (
     ConfigError,
     check_status,
 )
+from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load import consistency
 from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
+from scenarios.outputs import Writer
+from scenarios.results.kinds import View
 
 #: The most threads and client processes zeoloop starts.
 MAX_USERS = 10_000
@@ -117,12 +114,18 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("consistency not checked: interrupted", file=sys.stderr)
         return exit_status(last_signal())
-    print(report.summary())
-    print(f"  {report.what()}")
-    for line in report.lines():
-        print(f"  {line}")
-    if args.json is not None:
-        doc = {
+    text = [report.summary(), f"  {report.what()}"]
+    text += [f"  {line}" for line in report.lines()]
+    context = {"target": config.address_text, "users": args.users}
+    parts = [
+        Part(
+            context | {"check": report.to_json()},
+            list(history),
+            dict(history.sessions),
+        )
+    ]
+    files = {
+        "json": lambda: {
             "users": args.users,
             "processes": args.processes,
             "duration_s": args.duration,
@@ -130,30 +133,20 @@ def main(args: argparse.Namespace) -> int:
             "invariants_ok": report.ok,
             "consistency": report.to_json(),
             "interrupted": interrupted,
-        }
-        write_json(args.json, doc, args.force)
-    if args.history is not None:
-        context = {"target": config.address_text, "users": args.users}
-        parts = [
-            Part(
-                context | {"check": report.to_json()},
-                list(history),
-                dict(history.sessions),
-            )
-        ]
-        write_with(args.history, args.force, lambda path: write_history(path, parts))
-    if interrupted:
-        signum = last_signal()
-        print(stop_line(signum), file=sys.stderr)
-        return exit_status(signum)
+        },
+        "history": lambda: Writer(lambda path: write_history(path, parts)),
+    }
     lost = sum(r.lost for r in results)
+    note = ""
     if lost:
-        print(
+        note = (
             f"vfab-bench zeoloop: {lost} client process(es) sent no result "
             "(killed or stuck): their operations are not counted; their history "
-            "is, and the check covered it",
-            file=sys.stderr,
+            "is, and the check covered it"
         )
-    return check_status(
+    status = check_status(
         report.ok is False, report.ok is None, bool(lost or rows[-1].failures)
     )
+    if interrupted:
+        note, status = stop_line(last_signal()), exit_status(last_signal())
+    return emit(args, View("\n".join(text) + "\n", files, note, status))

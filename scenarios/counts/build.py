@@ -1,12 +1,7 @@
-"""Build and load the client-request extension (_callgrind.c) on demand.
-
-The extension is compiled the first time a count run needs it, with the
-compiler and flags Python itself was built with (sysconfig), against
-valgrind's callgrind.h, into a cache directory keyed by the source and the
-Python ABI; later runs load the built file.  Building on demand keeps the
-rest of the suite installable where valgrind's header or a compiler is
-missing: only `run --counts` then refuses, saying what to install.
-./bootstrap builds it once (`python -m scenarios.counts.build`).
+"""Build and load the client-request extension (_callgrind.c) on demand, with
+Python's own compiler and flags, into a cache keyed by source and ABI, so
+the rest of the suite installs where valgrind's header or a compiler is
+missing (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""Read callgrind's dump files: instructions per labelled dump, per process.
-
-With --callgrind-out-file=DIR/callgrind.out.%p, callgrind writes one file
-per dump, DIR/callgrind.out.PID.N (N from 1, in order), and one at exit
-(DIR/callgrind.out.PID).  Each starts with a header; the lines read here:
-
-    pid: 9076
-    part: 2
-    desc: Trigger: Client Request: t1p3     (a client request's dump)
-    desc: Trigger: dump t1p3                (a vgdb monitor command's)
-    summary: 6401606                        (instructions, every thread)
+"""Read callgrind's dump files: instructions per labelled dump, per process
+(the files and the lines read: docs/internals.md).
 """
 
 from __future__ import annotations

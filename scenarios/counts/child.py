@@ -1,18 +1,7 @@
-"""The counted process: one storage's trials under valgrind or strace.
-
-`python -P -m scenarios.counts.child JOB STORAGE MODE OUT` (started by
-scenarios.counts.launch, never by hand): JOB is a JSON file holding the
-vfab-bench arguments of the run (the same RunConfig is built from them),
-MODE "native" (the same trials uncounted, first: they fill the bytecode
-cache and check that the storage works), "callgrind" or "strace", OUT the
-JSON this writes: every counted phase's label in order, the threads and
-servers seen, the trials' summaries.
-
-Like the runner, it enters the storage's running() once, runs the warmup
-trials, freezes the collector's view of what is alive, then runs the
-counted trials; each phase's prepare runs outside the marks.  One storage
-per process: a storage's counts do not depend on which others the run
-measures (what ran before in a process moves its memory layout).
+"""The counted process (`python -P -m scenarios.counts.child JOB STORAGE MODE
+OUT`, started by scenarios.counts.launch): one storage's warmups and
+counted trials, natively, under callgrind or under strace, the phases'
+labels and the trials' summaries written to OUT (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -29,10 +18,23 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
+import pickle  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+if TYPE_CHECKING:
+    from scenarios.bench.config import RunConfig
 
 MODES = ("native", "callgrind", "strace")
+
+
+def read_job(path: Path) -> RunConfig:
+    """The RunConfig scenarios.counts.launch.write_job wrote."""
+    from scenarios.bench import config
+
+    job = pickle.loads(path.read_bytes())
+    assert isinstance(job, config.RunConfig), type(job)
+    return job
 
 
 def run(job: Path, storage: str, mode: str, out: Path) -> None:
@@ -41,11 +43,9 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     from scenarios.bench.runner import _json_safe, run_trial
 
     fixed.fix_trial_keys(Path(os.environ["TMPDIR"]).parent)
-    from scenarios.cli import build_parser
-    from scenarios.cli.run import run_config
     from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
 
-    config, _ = run_config(build_parser().parse_args(json.loads(job.read_text())))
+    config = read_job(job)
     factory = storages.get(storage, config.storage_options)
     meter: Meter
     if mode == "callgrind":
@@ -101,8 +101,8 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from scenarios.cli.interrupts import defer_interrupts
     from scenarios.errors import one_line
+    from scenarios.interrupts import defer_interrupts
 
     if len(argv) != 4 or argv[2] not in MODES:
         print(

@@ -1,22 +1,7 @@
-"""Two count files, cell by cell: no statistics, a threshold per cell.
-
-A cell (storage, side, row and what is counted) differs between OLD and NEW
-when its value changed by more than its tolerance: the threshold for exact
-cells (2% by default: below that CPython's memory layout moves single
-phases between builds of the same code paths), else the larger spread of
-the two files' trials and at least model.NOT_EXACT_FLOOR, and by more than
-NOT_EXACT_MIN_CHANGE instructions.  Receives depend on timing: shown, never
-compared.  Words as the time
-comparison's, with the ratio on every line: "97.78 M -> 103.05 M: 1.05x
-more (+5.4%)", "no change (1.00x)", "no change (1.01x, within ±8.0%)".
-
---fail-above PCT gates on the cells that grew by more than PCT and more
-than their tolerance.  A time file against a count file is refused.
-
-The micro-benchmarks counted under pytest (scenarios.counts.pytest_counts:
-pytest-benchmark's JSON with "instructions" in each benchmark's
-extra_info) compare the same way, a benchmark and storage a cell
-(compare_benchmarks).
+"""Two count files cell by cell: no statistics, a tolerance per cell (2% for
+exact cells, the trials' spread and a floor for the others), the ratio on
+every line; also the micro-benchmarks counted under pytest
+(docs/internals.md).
 """
 
 from __future__ import annotations

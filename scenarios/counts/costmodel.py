@@ -1,14 +1,7 @@
 """The cost model: one time run and one count run of the same work give
-nanoseconds per instruction per phase and storage.
-
-Instructions of the client (and of a server it started: its work is in the
-wall time too) against the phase's fastest wall time (the minimum: noise
-only slows a trial down).  On phases that only compute, that figure is the
-machine's (0.081-0.090 ns per instruction here); a phase that waits for the
-disk (fsync) or the network pays more per instruction: the kernel and the
-devices are not in the count.  The machine's figure is taken as the lower
-quartile of the cells that took at least significance.SHORT_S, and each
-cell is shown with its ratio to it.
+nanoseconds per instruction per phase and storage: the machine's figure
+where a phase only computes, more where it waits for the disk or the
+network (docs/internals.md).
 """
 
 from __future__ import annotations

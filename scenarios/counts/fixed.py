@@ -1,18 +1,7 @@
-"""The sources of run-to-run variation a count run removes, so that the
-same code counts the same instructions on any run and any load.
-
-Measured here (docs/counts.md): string hash randomization; RelStorage's
-psutil reads of /proc/PID/smaps_rollup (its local cache branches on the
-value); importlib re-listing sys.path[0] when files appear in it; the
-runner's own /proc/self reads for RSS; time.time (it makes tids), the
-performance counter (RelStorage's pack batches end on it), the random
-module (perfmetrics samples with it); temporary file names; the lengths of
-paths; whether imports read compiled bytecode or compile and write it.
-Garbage collection and address layout were not sources.
-
-Two halves: child_environment() and private_directory() are what the
-launcher gives the re-executed process; fix_process() is what that process
-does to itself first thing, before the storages are imported.
+"""The sources of run-to-run variation a count run removes, so the same code
+counts the same instructions on any run and any load: the environment
+and directory the launcher gives a child, and what the child fixes in
+itself first (the sources measured: docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,32 +1,14 @@
-"""`vfab-bench run --counts`: re-execute the run under valgrind and strace.
-
-For each storage, three child processes (scenarios.counts.child) run the
-same warmups and counted trials: one natively (it fills the private bytecode
-cache the others read, see scenarios.counts.fixed), one under valgrind's
-callgrind (instructions of
-the client and, through --trace-children, of a runzeo it starts), one under
-strace -f (I/O system calls of every thread and child process).  Each child
-gets the fixed environment and private directory of scenarios.counts.fixed,
-so a user never sets a hash seed or a temporary directory themselves.  The
-launcher reads what they left (scenarios.counts.callgrind and .syscalls)
-into a CountRun.
-
-Every child runs in its own session; on success, failure, Ctrl-C, SIGTERM or
-SIGHUP the launcher stops it (SIGTERM, which the child turns into the same
-cleanup as Ctrl-C: its servers stop; then SIGKILL to its session after
-STOP_GRACE_S) and removes the private directory.
-
-PostgreSQL and MariaDB (relstorage-pg, relstorage-mysql): their servers are
-not counted (not Python, their background processes' work belongs to no
-phase); valgrind does not follow them (--trace-children-skip), the client's
-instructions and every process's I/O calls are counted.
+"""`vfab-bench run --counts`: each storage re-executed three times (natively,
+under callgrind, under strace -f; scenarios.counts.child) in the fixed
+environment of scenarios.counts.fixed, the children stopped whatever
+happens, and what they left read into a CountRun (docs/internals.md).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -40,7 +22,7 @@ from scenarios.bench.config import RunConfig
 from scenarios.counts import build, callgrind, fixed, syscalls
 from scenarios.counts.meters import SKIP
 from scenarios.counts.model import CountResult, CountRun, CountSample
-from scenarios.errors import EXIT_OK, ConfigError, RunFailure
+from scenarios.errors import ConfigError, RunFailure
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
 
@@ -104,6 +86,12 @@ def strace_command(log: Path) -> list[str]:
         "-o",
         str(log),
     ]
+
+
+def write_job(config: RunConfig, path: Path) -> None:
+    """*config* for the children (scenarios.counts.child.read_job), pickled:
+    they run this code, from a directory only this user can read."""
+    path.write_bytes(pickle.dumps(config))
 
 
 def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
@@ -204,41 +192,30 @@ def count_storage(
     env = fixed.child_environment(private)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
-    for path in (tmp, cg_dir, private / "pycache"):
+    for path in (cg_dir, private / "pycache"):
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir()
-    started = time.monotonic()
-    run_child(
-        child_command(job, storage, "native", private / "native.json"),
-        fixed.child_environment(private, write_bytecode=True),
-        f"{storage} natively",
-        private,
-    )
-    say(f"{storage}: ran natively ({time.monotonic() - started:.0f} s)")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    cg_out = private / "callgrind.json"
-    started = time.monotonic()
-    run_child(
-        callgrind_command(private, cg_dir)
-        + child_command(job, storage, "callgrind", cg_out),
-        env,
-        f"{storage} under valgrind",
-        private,
-    )
-    say(f"{storage}: instructions counted ({time.monotonic() - started:.0f} s)")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    st_out = private / "strace.json"
+
+    def child(tool: list[str], mode: str, env: dict[str, str], done: str) -> Path:
+        """Run the child in *mode* (under *tool*) on a fresh TMPDIR; its
+        output file."""
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        out = private / f"{mode}.json"
+        started = time.monotonic()
+        what = {"native": "natively", "callgrind": "under valgrind"}.get(mode)
+        command = tool + child_command(job, storage, mode, out)
+        run_child(command, env, f"{storage} {what or 'under ' + mode}", private)
+        say(f"{storage}: {done} ({time.monotonic() - started:.0f} s)")
+        return out
+
+    # Natively first: it fills the bytecode cache the others read.
+    native_env = fixed.child_environment(private, write_bytecode=True)
+    child([], "native", native_env, "ran natively")
+    cg_out = child(callgrind_command(private, cg_dir), "callgrind", env,
+                   "instructions counted")  # fmt: skip
     st_log = private / "strace.log"
-    started = time.monotonic()
-    run_child(
-        strace_command(st_log) + child_command(job, storage, "strace", st_out),
-        env,
-        f"{storage} under strace",
-        private,
-    )
-    say(f"{storage}: system calls counted ({time.monotonic() - started:.0f} s)")
+    st_out = child(strace_command(st_log), "strace", env, "system calls counted")
     cg_plan = json.loads(cg_out.read_text())
     st_plan = json.loads(st_out.read_text())
     dumps = callgrind.read_dumps(cg_dir, SKIP)
@@ -294,10 +271,9 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
-def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> CountRun:
-    """Count every storage of *config* that can run here (*argv*: the
-    vfab-bench arguments each child builds the same configuration from;
-    check_tools() first)."""
+def count(config: RunConfig, say: Callable[[str], None]) -> CountRun:
+    """Count every storage of *config* that can run here (check_tools()
+    first); each child reads *config* from the job file."""
     from scenarios.bench.runner import available
     from scenarios.results import environment
 
@@ -308,8 +284,8 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
     with fixed.private_directory() as private:
-        job = private / "job.json"
-        job.write_text(json.dumps(argv))
+        job = private / "job.pickle"
+        write_job(config, job)
         for name in names:
             r, s = count_storage(name, job, private, say)
             results += [
@@ -329,33 +305,6 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
         "wall_s": round(time.monotonic() - started, 1),
     }
     return CountRun(metadata=metadata, results=tuple(results), trials=tuple(summaries))
-
-
-def main(args: argparse.Namespace, config: RunConfig) -> int:
-    """Count every storage of *config*; write, then print, what was asked."""
-    from scenarios.cli.outputs import write_json, write_text
-    from scenarios.counts import report
-
-    if config.profile_dir is not None:
-        raise ConfigError("--profile and --counts do not go together")
-    if args.budget is not None:
-        raise ConfigError("--counts counts exactly --repeat trials: no --budget")
-    check_tools()
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    run = count(config, args.argv, say)
-    if args.json is not None:
-        write_json(args.json, run.to_json(), args.force)
-    if args.markdown is not None:
-        write_text(args.markdown, report.markdown(run), args.force)
-    if args.html is not None:
-        from scenarios.counts import html
-
-        write_text(args.html, html.page(run), args.force)
-    print(report.text(run), end="")
-    return EXIT_OK
 
 
 def tool_version(tool: str) -> str | None:

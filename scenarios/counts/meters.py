@@ -1,19 +1,7 @@
-"""What marks a phase's start and end inside the counted process.
-
-CallgrindMeter, under valgrind's callgrind: the client's counts through
-client requests (scenarios.counts._callgrind) and a server's (runzeo, run
-under callgrind too) through vgdb monitor commands to its pid.  Measured
-rules (docs/counts.md): instrumentation starts once, after the warmups, and
-stays on (START/STOP loses a second thread's work, ZEO's I/O thread); before
-each phase a throwaway dump, which zeroes every thread, then ZERO; after it
-a dump labelled with the phase, before anything else runs.
-
-StraceMeter, under strace -f: a marker system call (access() of a path that
-does not exist, naming the label) before and after the phase; the parser
-counts the I/O calls between the two.
-
-Both record, for the parser, the client's thread ids and the servers'
-process ids they saw.
+"""What marks a phase's start and end inside the counted process: client
+requests and vgdb under callgrind (CallgrindMeter), a marker system call
+under strace (StraceMeter); the measured rules they follow:
+docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
-"""A count run's results: per phase and storage, the raw counts of every
-counted trial (CountSample), never a summary alone.
-
-A cell's value is the median of its trials (the lower of two); its spread
-is (max - min) / value over the trials.  Trials of one run differ a little
-(0-3%: the second trial runs in a process the first has shaped), but trial
-k of one run counts exactly what trial k of another run counts, where the
-cell is exact (docs/counts.md): the client's instructions on a storage with
-no server of its own, and fsync, read, write, seek and send calls on every
-storage.  A ZEO client's and server's instructions (asyncio batches
-messages by timing) and receives are not exact, and carry at least the
-spread measured here (NOT_EXACT_FLOOR).
+"""A count run's results: the raw counts of every counted trial per phase and
+storage (CountSample), never a summary alone; a cell is their median with
+its spread, exact or not (what is exact: docs/counts.md,
+docs/internals.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
-from scenarios.results.files import COUNTS, malformed
+from scenarios.results import schema
+from scenarios.results.files import COUNTS
 from scenarios.results.model import PhaseRows, TrialSummary
 
 #: The two sides a cell can count: the client process and the servers.
@@ -52,7 +44,7 @@ class CountSample:
         return None if calls is None else calls.get(what)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,8 +94,11 @@ class CountResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class CountRun(PhaseRows[CountResult]):
+class CountRun(schema.Stored, PhaseRows[CountResult]):
     """One `run --counts`: metadata, every phase's counts, the trials."""
+
+    FORMAT = COUNTS
+    WHAT = "count file"
 
     metadata: dict[str, Any]
     results: tuple[CountResult, ...]
@@ -129,40 +124,16 @@ class CountRun(PhaseRows[CountResult]):
             return None
         return r.cell(side, what, exact_here=not self.has_server(storage))
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **COUNTS.header(),
-            "metadata": self.metadata,
-            "results": [
-                {
-                    "storage": r.storage,
-                    "size": r.size,
-                    "phase": r.phase,
-                    "samples": [s.to_json() for s in r.samples],
-                }
-                for r in self.results
-            ],
-            "trials": [t.to_json() for t in self.trials],
-        }
-
     @classmethod
-    def from_json(cls, data: Any) -> CountRun:
-        data = COUNTS.migrate(data)
-        try:
-            results = tuple(
-                CountResult(
-                    storage=r["storage"],
-                    size=r["size"],
-                    phase=r["phase"],
-                    samples=tuple(CountSample(**s) for s in r["samples"]),
+    def schema(cls) -> schema.Object:
+        return schema.of(
+            cls,
+            required=("results",),
+            metadata=schema.metadata(schema.CONFIG),
+            results=schema.ListOf(
+                schema.of(
+                    CountResult, samples=schema.ListOf(schema.of(CountSample, True), 1)
                 )
-                for r in data["results"]
-            )
-            trials = tuple(TrialSummary(**t) for t in data.get("trials", []))
-        except (KeyError, TypeError) as e:
-            raise malformed("counts file", e) from None
-        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
-
-    @classmethod
-    def load(cls, path: Path) -> CountRun:
-        return cls.from_json(COUNTS.read(path))
+            ),
+            trials=schema.ListOf(schema.of(TrialSummary, True)),
+        )

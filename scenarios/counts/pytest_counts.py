@@ -1,19 +1,6 @@
-"""pytest-benchmark under counts: run the benchmarks under callgrind, and
-compare two saved sets by instructions.
-
-    python -m scenarios.counts.pytest_counts run --benchmark-json=A.json \\
-        tests/benchmarks/test_phases.py --storage file --size small
-    python -m scenarios.counts.pytest_counts compare A.json B.json \\
-        --fail-above 2%
-
-`run` runs pytest natively once (filling the private bytecode cache, see
-scenarios.counts.fixed), then under valgrind --tool=callgrind with
-scenarios.counts.pytest_plugin, which puts each benchmark's instructions in
-its extra_info; pytest-benchmark writes them in --benchmark-json or
---benchmark-save files as usual (its times are valgrind's, not the
-machine's).  `compare` reads two such files: a benchmark differs when its
-instructions moved by more than 2%; --fail-above exits 1 naming those that
-grew by more.
+"""pytest-benchmark under counts: `run` runs pytest under callgrind (each
+benchmark's instructions in its extra_info), `compare` compares two saved
+files by instructions (usage: docs/counts.md; docs/internals.md).
 """
 
 from __future__ import annotations
@@ -24,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scenarios import argtypes
 from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
 from scenarios.counts.launch import check_tools, reap, stop
@@ -146,15 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="two --benchmark-json files by instructions")
     c.add_argument("old", type=Path)
     c.add_argument("new", type=Path)
-    c.add_argument("--fail-above", type=percentage, metavar="PCT")
+    c.add_argument("--fail-above", type=argtypes.percentage, metavar="PCT")
     args = parser.parse_args(argv)
     return compare(args.old, args.new, args.fail_above)
-
-
-def percentage(text: str) -> float:
-    from scenarios.cli.compare import percentage as parse
-
-    return parse(text)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,6 @@
 """pytest plugin: each pytest-benchmark target's instructions into its
-benchmark's extra_info, when pytest runs under callgrind.
-
-Loaded by `python -m scenarios.counts.pytest_counts run ...` (which starts
-pytest under valgrind with the fixed environment of scenarios.counts.fixed
-and VFAB_COUNTS_DUMPS naming the dump directory); inert anywhere else.
-Every call of a target that benchmark() or benchmark.pedantic() makes is
-counted on its own (a throwaway dump, ZERO, the call, a labelled dump,
-read back at once); extra_info gets "instructions" (the fewest over the
-calls: every round of a pedantic benchmark, the calibration calls of a
-plain one) and "instructions_rounds" (every call's, in order).
+benchmark's extra_info, when pytest runs under callgrind through
+scenarios.counts.pytest_counts; inert anywhere else (docs/internals.md).
 """
 
 from __future__ import annotations

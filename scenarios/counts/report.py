@@ -1,12 +1,6 @@
-"""A count run's tables, in the layout of the time tables: phases as rows,
-storages as columns.
-
-Instructions are shown in millions ("12.345 M"), exact counts in the JSON.
-A cell that cannot be exact (a ZEO client's or server's instructions) is
-marked "≈" with its trials' spread ("±3.1%").  System calls per phase are
-one cell per storage, fsync/read/write/seek/send/recv, as the objects
-loaded/stored cell of the time tables; a receive count whose trials
-differed is marked "≈".
+"""A count run's tables, in the layout of the time tables: instructions in
+millions ("≈" and the spread where not exact), system calls per phase
+(fsync/read/write/seek/send/recv) one cell per storage.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Read strace -f's log: I/O system calls per phase, per process kind.
-
-The counted process marks each phase with access("MARK/begin/LABEL") and
-access("MARK/end/LABEL") (scenarios.counts.meters); every traced call of any
-thread or process between the two belongs to the phase.  With -f each line
-starts with the thread's id; a call another thread interrupts is written in
-two parts ("... <unfinished ...>", then "<... NAME resumed> ..."), counted
-once, at its start.
-
-Which calls are traced (TRACED) and how they are grouped (GROUPS): the calls
-that do I/O.  fsync and fdatasync, reads, writes, seeks and sends counted
-the same run to run for every storage, ZEO included; receives (and
-epoll_wait and futex, not traced) depend on how a reply is split into
-packets and on thread timing, and are marked as not exact.
+"""Read strace -f's log: the I/O system calls of every thread and process
+between a phase's two markers, grouped (which calls, and which are not
+exact: docs/internals.md).
 """
 
 from __future__ import annotations

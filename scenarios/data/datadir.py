@@ -1,19 +1,7 @@
-"""A data set kept in a directory: `vfab-bench populate` writes it, census reads it.
-
-A data directory holds one storage's files (file: Data.fs and its .index,
-.lock, .tmp; bdb: its environment) and MARKER, a small JSON file saying
-which storage wrote them, the data set's spec and seed, and which directory
-entries the storage created.  Populate writes only into a new or empty
-directory, and replaces a data set (--overwrite) only where the marker says
-it wrote one with the same storage; it then removes exactly the entries the
-marker lists, never the directory itself nor anything else in it.
-
-Marker format history (bump MARKER_VERSION and add a line on change):
-  1 -- {"marker_version": 1, "storage": registry name, "complete": false
-        while populate runs, then true, "entries": [names of the files and
-        directories the storage created], "spec": {"scale", "seed",
-        "size"}, "objects": current objects (len(storage)), "size_bytes",
-        "seconds", "date", "versions"}
+"""A data set kept in a directory: `vfab-bench populate` writes it (one
+storage's files and MARKER, saying what wrote them), census and serve read
+it; a data set is replaced only where the marker says populate wrote it,
+and only the entries it lists are removed.
 """
 
 from __future__ import annotations
@@ -36,6 +24,12 @@ from storages import StorageError
 from vfab.generate import DataSpec
 
 MARKER = "vfab-dataset.json"
+# Marker format history (bump MARKER_VERSION and add a line on change):
+#   1 -- {"marker_version": 1, "storage": registry name, "complete": false
+#        while populate runs, then true, "entries": [names of the files and
+#        directories the storage created], "spec": {"scale", "seed",
+#        "size"}, "objects": current objects (len(storage)), "size_bytes",
+#        "seconds", "date", "versions"}
 MARKER_VERSION = 1
 
 

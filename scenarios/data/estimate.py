@@ -1,11 +1,6 @@
-"""What a data set of a given scale needs: memory and disk, estimated.
-
-Measured here on the file and bdb storages: peak RSS about 60 MB at small
-plus about 0.8 MB per unit of scale (xlarge, 1,700x: 1.1 GB on file and
-1.3 GB on bdb, built in batches), and a Data.fs of about 0.2 MB per unit
-(a pack copies it, so a run may briefly need twice that).  The estimate
-refuses a scale that cannot fit before any work starts, instead of letting
-a run grow memory until the machine swaps or kills it.
+"""What a data set of a given scale needs, memory and disk, estimated from
+measurements here, so that a scale that cannot fit is refused before any
+work (the figures: docs/internals.md).
 """
 
 from __future__ import annotations

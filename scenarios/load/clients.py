@@ -57,7 +57,7 @@ class Control:
         return 0.0
 
 
-#: The signals that stop a command (scenarios.cli.interrupts.STOP_SIGNALS):
+#: The signals that stop a command (scenarios.interrupts.STOP_SIGNALS):
 #: blocked in client processes, so that only the parent sees them.
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 

@@ -61,7 +61,6 @@ from locust.runners import (
     WorkerRunner,
 )
 
-from scenarios.cli.outputs import check_output
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERRORS,
@@ -75,6 +74,7 @@ from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import add_load_options, config_from, target_of
 from scenarios.load.session import Session, open_database, preflight
+from scenarios.outputs import check_output
 from storages import StorageError
 
 log = logging.getLogger("vfab")

@@ -1,13 +1,8 @@
 """A release directory read back: release.json and every part's files.
 
-`release --against DIR`, `compare OLD_DIR NEW_DIR` and `history DIR...`
-read a release through load(), which checks the whole directory before
-anything is compared or written: not a release (no release.json, another
-kind), written by a newer vfab-loadtest (a format this one does not
-know), or damaged (a file release.json lists that is missing, not JSON or
-not of its kind) is one ResultsError line naming the directory and what
-is wrong.  identity() is what two releases must share to be compared: the
-storages, --quick, the data set and the million run's size.
+load() checks the whole directory before anything is compared or written:
+not a release, from a newer vfab-loadtest, or damaged is one ResultsError
+line naming the directory.  identity() is what two releases must share.
 """
 
 from __future__ import annotations
@@ -19,10 +14,11 @@ from typing import Any
 from scenarios.counts.compare import benchmark_cells
 from scenarios.counts.model import Cell, CountRun
 from scenarios.results.files import RELEASE, ResultsError, read_json
+from scenarios.results.kinds import RELEASE_SUMMARY, Found, sniff
 from scenarios.results.model import RunResult
 from scenarios.scale.results import ScaleRun
 
-SUMMARY = "release.json"
+SUMMARY = RELEASE_SUMMARY
 
 #: File names of the parts' JSON, as release writes them.
 TABLE, COUNTS, MICRO_COUNTS = "table.json", "counts.json", "counts-micro.json"
@@ -79,29 +75,19 @@ class Release:
         return str(part.get("status")) if part else "not run"
 
 
-def is_release(path: Path) -> bool:
-    """Whether *path* is a directory holding a release.json."""
-    return path.is_dir() and (path / SUMMARY).is_file()
-
-
-def _summary(path: Path) -> dict[str, Any]:
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a directory"
-        raise ResultsError(f"{path} {what}: name a release directory")
-    file = path / SUMMARY
-    if not file.exists():
+def summary(found: Found) -> dict[str, Any]:
+    """The release.json of the directory sniff() *found*, checked and
+    migrated; ResultsError naming the directory otherwise."""
+    path, data = found.path, found.data
+    if found.kind != "release" or not path.is_dir():
         raise ResultsError(
             f"{path} is not a release directory (no {SUMMARY}: "
             "vfab-bench release --out writes one)"
         )
-    try:
-        data = read_json(file)
-    except ResultsError as e:
-        raise ResultsError(f"{path} is damaged: {e}") from None
     if not isinstance(data, dict) or data.get("kind") != "release":
-        found = data.get("kind") if isinstance(data, dict) else None
+        kind = data.get("kind") if isinstance(data, dict) else None
         raise ResultsError(
-            f"{path} is not a release directory ({SUMMARY} is of kind {found!r})"
+            f"{path} is not a release directory ({SUMMARY} is of kind {kind!r})"
         )
     # Written before the format had a version: version 0.
     data.setdefault("schema_version", 0)
@@ -139,22 +125,22 @@ def _listed(summary: dict[str, Any]) -> set[str]:
     }
 
 
-def load(path: Path) -> Release:
+def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
     """The release at *path*, every JSON file its parts list read and
-    checked; ResultsError in one line otherwise."""
-    return read(path, _summary(path))
-
-
-def read(path: Path, summary: dict[str, Any]) -> Release:
-    """The release whose release.json holds *summary*, its parts' files
-    read from *path* (release reads the directory it has just written
-    before its release.json, which then holds the verdict)."""
-    listed = _listed(summary)
+    checked; ResultsError in one line otherwise.  *checked*: its summary,
+    when release has just written the directory (before its release.json,
+    which then holds the verdict)."""
+    if checked is None:
+        if not path.is_dir():
+            what = "does not exist" if not path.exists() else "is not a directory"
+            raise ResultsError(f"{path} {what}: name a release directory")
+        checked = summary(sniff(path))
+    listed = _listed(checked)
     found: dict[str, Any] = {}
     readers = {
         TABLE: RunResult.load,
         MILLION: RunResult.load,
-        SCALE: ScaleRun.read,
+        SCALE: ScaleRun.load,
         COUNTS: CountRun.load,
     }
     for name in (TABLE, MILLION, SCALE, COUNTS, MICRO_COUNTS, MICRO):
@@ -182,7 +168,7 @@ def read(path: Path, summary: dict[str, Any]) -> Release:
             ) from None
     return Release(
         path,
-        summary,
+        checked,
         table=found.get(TABLE),
         counts=found.get(COUNTS),
         micro_counts=found.get(MICRO_COUNTS),

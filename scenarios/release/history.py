@@ -1,22 +1,6 @@
-"""History across release directories: every part's trend.
-
-`vfab-bench history DIR DIR ...` where the directories are releases (each
-holds a release.json) puts them in order as run files are put (the
-version of --by each recorded, then the date:
-scenarios.results.history_files) and shows, part by part:
-
-- the 2000 table: the run files' history (scenarios.results.history),
-  steps marked as compare marks them;
-- counts: every cell that moved between two consecutive releases by more
-  than the threshold (and its tolerance), as the verdict's gate sees it
-  (scenarios.counts.compare), and how many never moved;
-- the concurrency curve: ops/s and p99 of each point in each release,
-  with the steps scale_compare calls significant;
-- the million run: time and size per object in each release;
-- consistency: each storage right, WRONG or not fully checked in each.
-
-Each step compares neighbours only, with the comparison the verdict of
-`release --against` uses for them.
+"""History across release directories: every part's trend (the 2000 table,
+counts, the concurrency curve, the million run, consistency), each step
+between neighbours by the comparison the verdict uses (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -31,15 +15,15 @@ from scenarios.counts.compare import (
     compare_benchmarks,
     compare_counts,
 )
+from scenarios.history import trend as run_history
+from scenarios.history.runs import DEFAULT_BY, order
 from scenarios.release import directory, verdict
 from scenarios.release.directory import Release
-from scenarios.results import history as run_history
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration, plural
-from scenarios.results.history_files import DEFAULT_BY, order
 from scenarios.results.model import RunResult
-from scenarios.results.scale_compare import compare_scale
 from scenarios.results.table import Table
+from scenarios.scale.compare import compare_scale
 
 #: Marks after a value: moved up, moved down, no mark.
 UP, DOWN, SAME = "▲", "▼", " "
@@ -138,9 +122,8 @@ class ReleaseHistory:
         }
 
 
-def read(inputs: Sequence[Path], by: str = DEFAULT_BY) -> list[Release]:
-    """The releases in *inputs*, in version (then date) order."""
-    releases = [directory.load(p) for p in inputs]
+def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
+    """*releases* in version (then date) order."""
     if len(releases) < 2:
         raise ResultsError(
             f"a history needs two or more releases; found one ({releases[0].path})"
@@ -235,7 +218,7 @@ def _micro(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
 
 
 def _million(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
-    from scenarios.results.report import cost_per_object
+    from scenarios.bench.report import cost_per_object
 
     n = len(releases)
     rows: dict[str, list[str]] = {}
@@ -268,13 +251,14 @@ def _consistency(releases: list[Release]) -> tuple[tuple[str, list[str]], ...]:
 
 
 def build(
-    inputs: Sequence[Path],
+    loaded: Sequence[Release],
     by: str = DEFAULT_BY,
     stat: str | None = None,
     cpu: bool = False,
     fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
 ) -> ReleaseHistory:
-    releases = read(inputs, by)
+    """The trends of the releases *loaded* (directory.load), part by part."""
+    releases = ordered(loaded, by)
     labels = order(
         [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases], by
     )

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from scenarios.bench.report import cost_per_object
 from scenarios.release.directory import Release
 from scenarios.results import formatter
 from scenarios.results.formatter import plural
-from scenarios.results.report import cost_per_object
 from scenarios.scale.results import ScaleRun
 
 #: Severity of a verdict line (as scenarios.release.verdict): the gate

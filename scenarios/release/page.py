@@ -1,29 +1,22 @@
-"""index.html of a release directory: the verdict first, then every part.
-
-Rendered from the directory itself (scenarios.release.directory), so the
-page of a release just made and the page `compare OLD_DIR NEW_DIR --html`
-writes are one view, testable on release directories kept as files.  The
-verdict against the last release (or the release's own, without one)
-opens the page; then what was shortened to fit, and each part with the
-commands' own renderers in the style of every page (htmlbase, svg): the
-2000 table whole beside 2000's with its chart, the counts, the
-micro-benchmarks, the concurrency curve (scale's SVG charts) with the
-consistency verdict of every point, and the million run.  Self-contained:
-no script, no frame, no remote resource.
+"""index.html of a release directory: the verdict first, then every part with
+the commands' own renderers, rendered from the directory itself (so the
+page of a new release and compare's are one view); self-contained.
 """
 
 from __future__ import annotations
 
 from html import escape
 
+from scenarios.bench import page as html
 from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.history import ReleaseHistory
 from scenarios.release.microbench import micro_rows
 from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
-from scenarios.results import html, htmlbase, pages
+from scenarios.results import htmlbase
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
+from scenarios.scale import page as scale_page
 
 CSS = """
 main { max-width: 1220px; padding: 24px 20px 40px; }
@@ -132,7 +125,7 @@ def _part_body(release: Release, name: str) -> list[str]:
     elif name == "scale" and release.scale is not None:
         scale = release.scale
         out.append(
-            pages.scale_section(scale)
+            scale_page.scale_section(scale)
             .replace("<h2>", "<h3>", 1)
             .replace("</h2>", "</h3>", 1)
         )
@@ -218,7 +211,7 @@ def page(release: Release, verdict: Verdict | None) -> str:
 def history_page(h: ReleaseHistory) -> str:
     """The history of releases as one page: the releases in order, then
     each part's trend (the 2000 table's with history's own charts)."""
-    from scenarios.results import history_html
+    from scenarios.history import page as history_html
 
     body = ["<h1>vfab-loadtest: history of releases</h1>"]
     body.append(f'<p class="lede">{escape(h.heading())}</p>')

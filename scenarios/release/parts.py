@@ -1,14 +1,6 @@
-"""Running the release's parts, each into files of the output directory.
-
-A part is one of the suite's own runners (bench, scale, run --counts'
-launcher) or the pytest-benchmark micro suite in a child pytest (timed,
-and counted under callgrind by scenarios.counts.pytest_counts); what it
-gives is a
-PartResult: its status, its text report (the command's own renderer), the
-files it wrote, and for the concurrency part the consistency verdict.  A
-part that fails (a storage error, a crash) is recorded as failed with its
-one line, and the next part runs: a release check that stops at the first
-failure hides the rest.  Ctrl-C and SIGTERM are not caught here.
+"""Running the release's parts, each into files of the output directory: a
+part failing is recorded with its one line and the next part runs
+(docs/internals.md).
 """
 
 from __future__ import annotations
@@ -23,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.bench.config import RunConfig
-from scenarios.cli.outputs import write_json, write_text
 from scenarios.errors import one_line
+from scenarios.outputs import write_json, write_text
 from scenarios.progress import Progress
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
@@ -87,8 +79,8 @@ def run_table(
 ) -> PartResult:
     """A bench run (the 2000 table, the million run) into NAME.json,
     NAME.html and NAME.txt."""
-    from scenarios.bench import runner
-    from scenarios.results import html, report
+    from scenarios.bench import page as html
+    from scenarios.bench import report, runner
 
     part = PartResult(name, title)
 
@@ -127,16 +119,7 @@ def run_micro(
         argv += [str(MICRO_SUITE), *plan.pytest_args(json_path)]
         progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages))
         progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
-        env = dict(os.environ, PYTHONPATH=str(PROJECT))
-        env.pop("PYTEST_ADDOPTS", None)
-        done = subprocess.run(
-            argv,
-            cwd=PROJECT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=MICRO_TIMEOUT_S,
-        )
+        done = _pytest(argv)
         progress.advance()
         write_text(out / "micro.txt", done.stdout + done.stderr, force)
         part.files.append("micro.txt")
@@ -152,9 +135,23 @@ def run_micro(
     return guarded(part, body)
 
 
+def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """pytest (or pytest under callgrind) on the micro-benchmarks, from the
+    project's directory, its output kept, bounded by MICRO_TIMEOUT_S."""
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
+    return subprocess.run(
+        argv,
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=MICRO_TIMEOUT_S,
+    )
+
+
 def run_counts(
     plan: CountsPlan,
-    storage_args: list[str],
     out: Path,
     force: bool,
     progress: Progress,
@@ -170,14 +167,13 @@ def run_counts(
         launch.check_tools()
         config = plan.table
         progress.plan(len(config.storages), unit_s=10.0)
-        argv = plan.argv(storage_args)
 
         def say(line: str) -> None:
             if ": system calls counted" in line:
                 progress.advance()
             progress.status(line)
 
-        run = launch.count(config, argv, say)
+        run = launch.count(config, say)
         part.data = run
         part.text = report.text(run)
         write_json(out / "counts.json", run.to_json(), force)
@@ -202,16 +198,7 @@ def _micro_counts(
     progress.step("the micro-benchmarks under callgrind")
     argv = [sys.executable, "-m", "scenarios.counts.pytest_counts", "run"]
     argv += [*plan.pytest_args(json_path), str(MICRO_SUITE)]
-    env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    env.pop("PYTEST_ADDOPTS", None)
-    done = subprocess.run(
-        argv,
-        cwd=PROJECT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=MICRO_TIMEOUT_S,
-    )
+    done = _pytest(argv)
     write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)
     part.files.append("counts-micro.txt")
     if json_path.exists():

@@ -1,20 +1,7 @@
-"""The release plan: which parts run, on which storages, shortened how.
-
-Each part is one of the suite's own commands with fewer rounds, shorter
-windows or fewer client counts than that command's defaults, so that the
-five fit in about five minutes on a two-core machine; `shortened()` says,
-for each, what was cut, in the words of the command's options.  --quick
-cuts further (a test's minute, not a release's figures) and says so.
-
-The counts (the gate: the same on any run and any load) cover the 2000
-rows of every storage named, one warmup and one counted trial each
-(measured here, loaded: 6-10 s a storage, zeo 21 s; 80 s for the six
-default storages at load average 3-4), and the micro-benchmarks counted
-under pytest on
-MICRO_COUNT_STORAGES (file: ZODB's own FileStorage; 51-93 s at load
-average 3-6, about 40 s expected idle: most of it pytest and the data set
-under valgrind).  A whole default release took 265 s at load average 3-4.
---quick counts the 2000 rows without a warmup and two micro-benchmarks.
+"""The release plan: which parts run, on which storages, shortened how, so
+that the five fit in about five minutes on two cores; shortened() says
+what was cut in each command's words (what the counts cover and what it
+cost: docs/internals.md).
 """
 
 from __future__ import annotations
@@ -75,19 +62,6 @@ class CountsPlan:
     table: RunConfig
     micro_storages: tuple[str, ...]
     select: str = ""
-
-    def argv(self, storage_args: list[str]) -> list[str]:
-        """`vfab-bench run --counts` arguments that build *table* (each count
-        child builds its configuration from them); *storage_args*: the
-        storage options as the user typed them."""
-        t = self.table
-        argv = ["run", "--counts", "--rows", t.rows, "--scale", str(t.scale)]
-        argv += ["--repeat", str(t.repeat), "--warmups", str(t.warmups)]
-        argv += ["--seed", str(t.seed)]
-        named = [n for n in t.storages if n in storages.REGISTRY]
-        if named:
-            argv += ["--storage", ",".join(named)]
-        return argv + storage_args
 
     def pytest_args(self, json_path: Path) -> list[str]:
         args = [f"--benchmark-json={json_path}", "-p", "no:cacheprovider", "-q"]

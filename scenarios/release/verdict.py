@@ -1,21 +1,7 @@
-"""One release against the last: a verdict per part, and one at the top.
-
-Each part is compared with the suite's own comparison of its files:
-counts with scenarios.counts.compare (the 2000 rows and the
-micro-benchmarks: a cell that moved by more than --fail-above, and more
-than its tolerance where it is not exact, is a regression or an
-improvement), wall time with scenarios.results.compare (the permutation
-test, "inconclusive" with the trials a decision needs), the concurrency
-curve with scenarios.results.scale_compare (sub-window against
-sub-window), the million run as ratios of time and size per object (one
-trial a side: no test), and the consistency check point by point.
-
-The gate is what does not flake: a count cell grown above the threshold,
-or a storage WRONG that was not WRONG in the last release.  Either makes
-the verdict "REGRESSION" and the exit status 1.  Wall time, the curve and
-the million run are reported, never gated: they move with the machine.
-Releases of different machines compare their counts (the same on any
-machine) and say that the wall figures are not comparable.
+"""One release against the last: a verdict per part and one at the top.  The
+gate is what does not flake: a count cell grown above the threshold, or a
+storage newly WRONG (exit 1); wall time, the curve and the million run are
+reported, never gated (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -44,7 +30,7 @@ from scenarios.release.measures import (
 )
 from scenarios.results.compare import Comparison, compare_files
 from scenarios.results.files import ResultsError
-from scenarios.results.scale_compare import ScaleComparison, compare_scale
+from scenarios.scale.compare import ScaleComparison, compare_scale
 
 #: The default --fail-above: a count change the gate calls a regression
 #: (docs/counts.md: below 2% CPython's memory layout moves single phases).
@@ -242,6 +228,14 @@ class Verdict:
         out = [self.headline()]
         out += [f"  {line}" for line in self.lines()]
         return "\n".join(out) + "\n"
+
+    def markdown(self) -> str:
+        lines = [f"# {self.headline()}", ""]
+        lines += [f"- **{x.part}**: {x.text}" for x in self.lines()]
+        details = self.details()
+        if details:
+            lines += ["", "```", details.rstrip("\n"), "```"]
+        return "\n".join(lines) + "\n"
 
     def details(self) -> str:
         """The compared cells, part by part (after the verdict)."""

@@ -1,107 +1,44 @@
-"""Compare two result files, or the storages of one file against one of them,
-cell by cell, in the words pyperf and the RelStorage maintainers use:
-"3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not significant"; and, where
-the trials are too few for the test to decide, "inconclusive (5 vs 5
-trials; at least 7 needed)" (scenarios.results.power).
-
-A cell is one storage and one row: a phase of a run file (wall or CPU
-seconds per trial) or a transaction size of a sweep file (seconds per
-object per trial).  The statistic, its interval and the verdict come from
-scenarios.results.significance; nothing is compared on summaries alone.
-
-Files are compared only when they measured the same thing: the same kind
-(run or sweep), data set size and seed.  Cells present in one file only are
-listed, not compared.
+"""Two run or sweep files (or one file's storages against one), cell by cell,
+in pyperf's words: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not
+significant", "inconclusive (5 vs 5 trials; at least 7 needed)"; files
+of one kind and data set only (docs/internals.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from scenarios.results import environment, formatter, power, significance
-from scenarios.results.files import ResultsError, read_json
-from scenarios.results.model import RunResult
+from scenarios.results.files import ResultsError
+from scenarios.results.model import Cells
 from scenarios.results.significance import Difference, Statistic
-from scenarios.sweep.results import SweepRun
-
-#: (storage, variant or "", row) -> raw samples, in the file's order.
-Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
-def is_scale(path: Path) -> bool:
-    """Whether *path* is a scale file; read errors are left to the reader
-    that follows."""
-    try:
-        data = read_json(path)
-    except ResultsError:
-        return False
-    return isinstance(data, dict) and data.get("kind") == "scale"
+class Compared(Protocol):
+    """A result compare reads (RunResult, SweepRun): its kind, metadata,
+    cells and what two files must share to be compared."""
 
+    kind: ClassVar[str]
 
-def load(path: Path) -> RunResult | SweepRun:
-    """A run or sweep result file, told apart by its "kind"."""
-    data = read_json(path)
-    found = data.get("kind") if isinstance(data, dict) else None
-    if found in ("scale", "verify", "census"):
-        raise ResultsError(
-            f"{path} is a {found} result: compare takes run, sweep, scale or "
-            f"count files, two of one kind (`vfab-bench report {path}` prints it)"
-        )
-    try:
-        if isinstance(data, dict) and data.get("kind") == "sweep":
-            return SweepRun.from_json(data)
-        return RunResult.from_json(data)
-    except ResultsError as e:
-        raise ResultsError(f"{path}: {e}") from None
+    @property
+    def metadata(self) -> dict[str, Any]: ...
 
+    def cells(self, cpu: bool = False) -> Cells: ...
 
-def kind(result: RunResult | SweepRun) -> str:
-    return "sweep" if isinstance(result, SweepRun) else "run"
-
-
-def cells(result: RunResult | SweepRun, cpu: bool = False) -> Cells:
-    """Every cell's raw samples: seconds per trial (run), seconds per object
-    per trial (sweep)."""
-    out: Cells = {}
-    if isinstance(result, SweepRun):
-        for p in result.points:
-            out[(p.storage, p.variant, f"{p.objects:,} objects/txn")] = tuple(
-                (s.cpu_s if cpu else s.wall_s) / p.objects for s in p.samples
-            )
-        return out
-    several = len(result.sizes) > 1
-    for r in result.results:
-        row = f"{r.phase} [{r.size}]" if several else r.phase
-        out[(r.storage, "", row)] = tuple(
-            s.cpu_s if cpu else s.wall_s for s in r.samples
-        )
-    return out
-
-
-def _identity(result: RunResult | SweepRun) -> dict[str, Any]:
-    """What two files must share to be compared."""
-    config = result.metadata.get("config", {})
-    if isinstance(result, SweepRun):
-        return {"seed": config.get("seed")}
-    return {
-        "size": sorted(result.sizes),
-        "scale": config.get("scale"),
-        "seed": config.get("seed"),
-    }
+    def identity(self) -> dict[str, Any]: ...
 
 
 def check_comparable(
-    old: RunResult | SweepRun, new: RunResult | SweepRun, old_name: str, new_name: str
+    old: Compared, new: Compared, old_name: str, new_name: str
 ) -> None:
-    if kind(old) != kind(new):
+    if old.kind != new.kind:
         raise ResultsError(
-            f"{old_name} is a {kind(old)} result and {new_name} a {kind(new)} "
+            f"{old_name} is a {old.kind} result and {new_name} a {new.kind} "
             "result; compare files of one kind"
         )
-    check_same(_identity(old), _identity(new), old_name, new_name)
+    check_same(old.identity(), new.identity(), old_name, new_name)
 
 
 def check_same(
@@ -119,10 +56,6 @@ def check_same(
                 f"{old_name} and {new_name} differ in {key} ({a[key]} vs "
                 f"{b.get(key)}): {meaning}"
             )
-
-
-#: The name history (scenarios.results.history) imports: formatter.duration.
-format_time = formatter.duration
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,9 +315,7 @@ def _adjusted(out: list[CellComparison], stat: Statistic) -> tuple[CellCompariso
     )
 
 
-def chosen_statistic(
-    stat: str | Statistic | None, *results: RunResult | SweepRun
-) -> Statistic:
+def chosen_statistic(stat: str | Statistic | None, *results: Compared) -> Statistic:
     """*stat*, or the statistic the files record (run --statistic); a
     ResultsError when they record different ones and none was chosen."""
     if stat is not None:
@@ -404,8 +335,8 @@ def _label(storage: str, variant: str) -> str:
 
 
 def compare_files(
-    old: RunResult | SweepRun,
-    new: RunResult | SweepRun,
+    old: Compared,
+    new: Compared,
     old_name: str = "OLD",
     new_name: str = "NEW",
     cpu: bool = False,
@@ -415,7 +346,7 @@ def compare_files(
     the one the files record)."""
     check_comparable(old, new, old_name, new_name)
     s = chosen_statistic(stat, old, new)
-    a, b = cells(old, cpu), cells(new, cpu)
+    a, b = old.cells(cpu), new.cells(cpu)
     out = []
     for key, old_samples in a.items():
         if key in b:
@@ -443,7 +374,7 @@ def compare_files(
     )
     busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
     return Comparison(
-        kind=kind(old),
+        kind=old.kind,
         title=f"{old_name} -> {new_name}",
         metric="CPU" if cpu else "wall",
         statistic=s,
@@ -454,7 +385,7 @@ def compare_files(
 
 
 def compare_baseline(
-    result: RunResult | SweepRun,
+    result: Compared,
     baseline: str,
     name: str = "FILE",
     cpu: bool = False,
@@ -463,7 +394,7 @@ def compare_baseline(
     """Each other storage's cells against *baseline*'s (same variant and row),
     by *stat* (None: the one the file records)."""
     s = chosen_statistic(stat, result)
-    all_cells = cells(result, cpu)
+    all_cells = result.cells(cpu)
     storages = list(dict.fromkeys(k[0] for k in all_cells))
     if baseline not in storages:
         raise ResultsError(
@@ -490,7 +421,7 @@ def compare_baseline(
             )
         )
     return Comparison(
-        kind=kind(result),
+        kind=result.kind,
         title=f"{name}, against {baseline}",
         metric="CPU" if cpu else "wall",
         statistic=s,

@@ -1,15 +1,7 @@
-"""The machine a run ran on, noted the way pyperf notes it.
-
-CPU model, frequency governor and boost where Linux lets us read them, the
-load average at the start and the end of the run, and a warning when the
-machine was busy: another process competing for the cores slows every
-trial it overlaps, and noise here only ever slows a trial down.
-
-And the machine's speed while the run ran: a virtual machine's host can
-slow it for seconds at a time with nothing in the load average to show
-(1.5-1.8x here, docs/results.md).  The runner times a fixed pure-Python
-loop (probe()) a few times after every round; speed() summarises the
-probes and speed_warning() tells when two runs met different machines.
+"""The machine a run ran on, noted as pyperf notes it: CPU, governor, the
+load average at the start and the end with a warning when busy, and the
+speed probes that tell when two runs met different machines
+(docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,165 +1,8 @@
-"""Versioned JSON files: the one reader and checker for every file the suite
-writes (run results, sweep results, census), and their format history.
+"""Versioned JSON files: the one reader (read_json), each kind's Format (its
+version and migrations), with the format history as a comment above each.
 
-Every file carries a top-level "schema_version"; sweep and census files also
-a "kind".  read() turns a missing file, a file that is not JSON, another
-kind or a version this suite cannot read into one ResultsError line; files
-of an older version are brought up to date through their format's
-migrations.
-
-JSON format history (bump a format's version and add a line on any change;
-files of every older version are read through its migrations):
-
-run (vfab-bench run --json; RUN, scenarios.results.model.RunResult):
-  1 -- {"schema_version": 1, "metadata": {...}, "results": [{"storage",
-       "size", "phase", "samples": [{"wall_s", "cpu_s", "loads",
-       "stores"}]}]}; loads and stores are null on the memory storage.
-  2 -- samples gain "size_before_bytes", "size_after_bytes" (storage size
-       around the phase), "rss_peak_bytes" (this process's peak RSS during
-       the phase, or since it started where Linux cannot reset the peak:
-       metadata "rss" says which), "cache_hits" (ZEO client cache hits during
-       the phase), "batch_commit_s" (wall seconds of the phase spent
-       committing full batches, --batch) and "gc_s" (wall seconds of the phase
-       spent in Python's cyclic garbage collector); each null where it does
-       not apply.
-       A top-level "trials": [{"storage", "size", "objects", "batch",
-       "batch_commits", "size_bytes", "rss_peak_bytes", "stats"}], one per
-       timed trial in run order: model objects built, storage size at the end
-       of the run, peak RSS over the trial, backend counters (ZEO: "server"
-       is server_status(), "client_cache" the client cache's counters).
-       Reading a version-1 file gives null for all of these and no trials.
-       (Same version, since issue 13: rows may hold different numbers of
-       samples, the 2000 rows' top-up trials after the full ones, and
-       "trials" lists only the trials that ran every row.)
-
-sweep (vfab-bench sweep --json; SWEEP, scenarios.sweep.results.SweepRun):
-  1 -- {"schema_version": 1, "kind": "sweep", "metadata": {"date",
-        "python", "versions", "host", "config": SweepConfig.to_json(),
-        "command"}, "results": [{"storage", "variant", "objects": N,
-        "samples": [{"wall_s", "cpu_s", "stores", "bytes_written"}]}]};
-        wall_s and cpu_s time the whole commit (divide by objects for the
-        cost per object); stores and bytes_written are null where the
-        storage cannot tell.
-
-census (vfab-bench census --json; CENSUS, scenarios.census.model.Census):
-  1 -- {"schema_version": 1, "kind": "census",
-        "source": what was opened (path, URI or HOST:PORT),
-        "storage": the storage's class, "module.Name",
-        "tid": hex id of the transaction the census reads at (null: empty),
-        "tid_time": its time, ISO 8601 UTC (null: empty),
-        "classes": [{"class": "module.Name", "count": current objects
-                     reached from the root, "bytes": their pickle bytes,
-                     "revisions": records of this class in the history,
-                     "old_revisions": those not current (both null where
-                     the storage does not iterate)}, ...] (most bytes first),
-        "objects": sum of the counts, "pickle_bytes": sum of the bytes,
-        "missing": references to objects the storage does not have,
-        "size_bytes": storage.getSize() (FileStorage: Data.fs; ZEO: the
-                      server's storage, as the server last reported it),
-        "directory_bytes": bytes of the files in the database's directory
-                           (Data.fs with its .index, ...; null without one),
-        "storage_len": len(storage) (current objects, reached or not),
-        "history": {"transactions", "records", "current", "old",
-                    "unreachable"} or null where the storage does not
-                   iterate or --no-history was given,
-        "vfab": the spec a vfab data set records ({"scale", "seed",
-                "size"}) or null for any other database,
-        "seconds": time the census took,
-        "warning": why the view may be stale (a Data.fs another process
-                   has open), or null,
-        "metadata": {"date", "versions", "command"}}
-
-scale (vfab-bench scale --json; SCALE, scenarios.scale.results.ScaleRun):
-  1 -- {"schema_version": 1, "kind": "scale", "metadata": {"date",
-        "python", "versions", "host", "config": ScaleConfig.to_json(),
-        "command", "load_average": [1, 5, 15 min] before the run,
-        "load_average_after": the same after it},
-        "points": [{"storage", "clients", "started": clients that started,
-        "window_s": the measured window, "rate": offered ops/s over all
-        clients (null: closed loop), "hists": {operation: HdrHistogram of
-        successful operations' latencies in us, in HdrHistogram's encoded
-        (compressed base64) form}, "commits", "conflicts", "failed" (retries
-        ran out), "errors": {exception class: count}, "backlog" (open loop:
-        arrivals never started), "late_s", "client_cpu_s", "server_cpu_s"
-        (null: no server process), "log_records" (warnings the clients'
-        ZODB/ZEO logged), "killed_clients", "invariants": {"checked", "ok",
-        "summary", "problems"}, "fault": null or {"kind", "at_s",
-        "restart_s", "outage_s", "first_commit_after_restart_s",
-        "errors_during", "errors_after", ...}, "interrupted", "notes"}]}
-  2 -- the consistency check (scenarios.load.consistency): "invariants"
-        also has "what" (what was checked, in words), "counts" ({kind:
-        violations}), "violations" ([{"kind", "text", "ops", "tids"}], every
-        one) and "tally" ({"attempts", "ok", "failed", "unknown", "reads",
-        "audits", "prices", "labs", "sequences", "index_entries"}); hists
-        include the operations transfer_wafers and audit_stock; a point has
-        "arrivals" and "served" (open loop: arrivals inside the window that
-        were started, and those that succeeded; 0 where not counted).  A version-1
-        file reads with "what" saying its check was the older one, and no
-        violation list.
-  3 -- each point also has "summary": {"ops", "ops_per_s", "commits_per_s",
-        "p50_ms", "p95_ms", "p99_ms", "max_ms" (all operations, from the
-        histograms), "client_cpu_s", "server_cpu_s", "cpu_use" (share of
-        the host's cores over the window, null when unknown)}, for jq and
-        pandas; written, never read back (the histograms stay the source).
-        A version-2 file reads the same (its summaries are computed when a
-        report asks).  verify's points carry it too.
-  4 -- each point also has "windows": [{"hist": the encoded HdrHistogram
-        of every successful operation that ended in that sub-window (us),
-        "commits"}], the measured window cut into config "windows" equal
-        parts: each sub-window's throughput and p99 give the point an
-        interval, and compare tests two points window against window.  The
-        metadata has "environment" as a run's (load average at the start
-        and end, speed probes, busy warnings).  A version-3 file reads with
-        no windows (no interval: compare gives ratios alone) and its
-        "load_average" and "load_average_after" as its environment.
-
-verify (vfab-bench verify --json; VERIFY, scenarios.verify.report):
-  1 -- {"schema_version": 1, "kind": "verify", "metadata": {"date",
-        "python", "versions", "host", "config": VerifyConfig.to_json(),
-        "command", "load_average", "load_average_after"}, "storages":
-        [{"storage", "ok": true, false (a violation) or null (not all
-        checked), "violations": {kind: count over the points},
-        "scenarios": [{"name", "verdict": "ok", "violation" or "not run",
-        "detail"}], "points": [a scale point, format 2]}]}
-  2 -- each storage also has "verdict" ("right", "WRONG", "not fully
-        checked" or "errors": right data, failed operations), "why" (in
-        words), "known_bug" (an upstream bug named with its doc, or null)
-        and "errors" ({exception class: operations that raised it});
-        "ok" says what the verdict says: null for errors too (version 1
-        said false there).  Points carry the check's format 2 (history
-        format 2: "level", "anomalies", "allowed", "not_checked",
-        "unexplained" in "invariants").
-
-counts (vfab-bench run --counts --json; COUNTS,
-        scenarios.counts.model.CountRun):
-  1 -- {"schema_version": 1, "kind": "counts", "metadata": {... as a run's,
-        "counts": {"valgrind", "strace" (versions), "hash_seed",
-        "wall_s", "served": the storages that talk to a server}},
-        "results": [{"storage", "size", "phase", "samples":
-        [{"instructions": the client process's instructions in the phase
-        (every thread), "server_instructions": a server's the run started
-        (runzeo) or null, "syscalls": {"fsync", "read", "write", "seek",
-        "send", "recv": the client's I/O system calls in the phase},
-        "server_syscalls": the same for the server processes, or null}]}],
-        "trials": as a run's, one per counted trial}; a sample per counted
-        trial, in run order.  A run file (no "kind") is not a counts file:
-        readers tell them apart by "kind" and refuse a mixed pair.
-
-release (release.json of vfab-bench release --out DIR; RELEASE,
-         scenarios.release.directory):
-  0 -- (no "schema_version") {"kind": "release", "metadata": {"date",
-        "versions", "cpu_count", "storages", "quick"}, "shortened": [the
-        plan's lines], "parts": [{"name", "title", "status", "detail",
-        "files": names in DIR}], "verdicts": [consistency lines],
-        "exit_status"}; parts table, micro, scale, million.
-  1 -- "schema_version": 1; metadata also has "python", "host",
-        "environment" (as a run's: load average, speed probes, warnings),
-        "command" and "fail_above"; a part "counts" (counts.json: a count
-        file of the 2000 rows; counts-micro.json: pytest-benchmark's JSON of
-        the micro-benchmarks under callgrind, "instructions" in each
-        benchmark's extra_info); "against": null or {"directory", "verdict":
-        the comparison with that release (scenarios.release.verdict)}.  A
-        version-0 directory reads with no counts part and no verdict.
+A file's fields are its model's dataclasses (the schema is derived from
+them: schema.of); docs/json-format.md says what they mean.
 """
 
 from __future__ import annotations
@@ -170,9 +13,10 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
+T = TypeVar("T")
 
 
 class ResultsError(ValueError):
@@ -270,11 +114,46 @@ def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "trials": []}
 
 
+# run (run --json; scenarios.results.model.RunResult; no "kind"):
+#   1 -- {"schema_version", "metadata", "results": [{"storage", "size",
+#        "phase", "samples": [{"wall_s", "cpu_s", "loads", "stores"}]}]};
+#        loads and stores are null on the memory storage.
+#   2 -- samples gain size_before_bytes, size_after_bytes, rss_peak_bytes
+#        (metadata "rss": per-phase or since-start), cache_hits,
+#        batch_commit_s and gc_s, each null where it does not apply; a
+#        top-level "trials" (TrialSummary: one per timed trial, in run
+#        order).  A version-1 file reads with those null and no trials.
+#        (Same version since issue 13: rows may hold different numbers of
+#        samples, the 2000 rows' top-up trials after the full ones.)
 RUN = Format(None, 2, {1: _run_v1_to_v2})
+# sweep (sweep --json; scenarios.sweep.results.SweepRun):
+#   1 -- {"schema_version", "kind", "metadata", "results": [SweepPoint:
+#        {"storage", "variant", "objects", "samples": [{"wall_s", "cpu_s",
+#        "stores", "bytes_written"}]}]}; a sample times a whole commit.
 SWEEP = Format("sweep", 1)
+# census (census --json; scenarios.census.model.Census, written only):
+#   1 -- {"schema_version", "kind", "source", "storage", "tid", "tid_time",
+#        "classes": [{"class", "count", "bytes", "revisions",
+#        "old_revisions"}], "objects", "pickle_bytes", "missing",
+#        "size_bytes", "directory_bytes", "storage_len", "history", "vfab",
+#        "seconds", "warning", "metadata"}.
 CENSUS = Format("census", 1)
 
 
+# scale (scale --json; scenarios.scale.results.ScaleRun):
+#   1 -- {"schema_version", "kind", "metadata", "points": [ScalePoint]}; a
+#        point's latencies are encoded HdrHistograms (us), "invariants"
+#        {"checked", "ok", "summary", "problems"}, "fault" null or a report.
+#   2 -- the consistency check (scenarios.load.consistency): invariants
+#        gain "what", "counts", "violations" and "tally"; points gain
+#        "arrivals" and "served" (open loop).  A version-1 file reads with
+#        "what" saying its check was the older one, and no violations.
+#   3 -- each point gains "summary" (ops/s, commits/s, p50-max ms, CPU), for
+#        jq and pandas: written, never read back.
+#   4 -- each point gains "windows" ([{"hist", "commits"}], the window cut
+#        into config "windows" parts: the point's interval); the metadata
+#        gains "environment" as a run's.  A version-3 file reads with no
+#        windows (compare gives ratios alone).
 def _scale_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     # Version 1's check compared acknowledged writes only: no history, no
     # phantom writes, indexes or reads.  Say so rather than invent counts.
@@ -308,10 +187,36 @@ def _scale_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
 
 
 SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3_to_v4})
+# verify (verify --json; scenarios.verify.report, written only):
+#   1 -- {"schema_version", "kind", "metadata", "storages": [{"storage",
+#        "ok": true, false (a violation) or null (not all checked),
+#        "violations", "scenarios": [{"name", "verdict", "detail"}],
+#        "points": [scale points, format 2]}]}.
+#   2 -- each storage gains "verdict" ("right", "WRONG", "not fully
+#        checked" or "errors": right data, failed operations), "why",
+#        "known_bug" (an upstream bug and its doc, or null) and "errors"
+#        ({exception class: operations that raised it}); "ok" says what the
+#        verdict says (null for errors too; version 1 said false there).
+#        Points carry the check of history format 2 ("level", "anomalies",
+#        "allowed", "not_checked", "unexplained" in "invariants").
 VERIFY = Format("verify", 2)
+# counts (run --counts --json; scenarios.counts.model.CountRun):
+#   1 -- {"schema_version", "kind", "metadata" (a run's, and "counts":
+#        valgrind and strace versions, hash seed, wall_s, the storages
+#        "served"), "results": [{"storage", "size", "phase", "samples":
+#        [CountSample: "instructions", "server_instructions", "syscalls",
+#        "server_syscalls"]}], "trials"}: a sample per counted trial.
 COUNTS = Format("counts", 1)
 
 
+# release (DIR/release.json of release --out; scenarios.release.directory):
+#   0 -- no "schema_version": {"kind", "metadata", "shortened", "parts":
+#        [{"name", "title", "status", "detail", "files"}], "verdicts",
+#        "exit_status"}; parts table, micro, scale, million.
+#   1 -- "schema_version": 1; metadata gains "python", "host",
+#        "environment", "command" and "fail_above"; a part "counts"
+#        (counts.json, counts-micro.json); "against": null or {"directory",
+#        "verdict"}.  A version-0 directory reads with no counts, no verdict.
 def _release_v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
     # Version 0 had no counts part and compared with nothing.
     return {**data, "schema_version": 1, "against": None}
@@ -320,6 +225,11 @@ def _release_v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
 RELEASE = Format("release", 1, {0: _release_v0_to_v1})
 
 
-def malformed(what: str, error: Exception) -> ResultsError:
-    """The error for a file of the right version whose content is not."""
-    return ResultsError(f"malformed {what}: {error}")
+def load(path: Path, from_json: Callable[[Any], T]) -> T:
+    """The result file at *path*, built by *from_json*; ResultsError naming
+    the file (and the field) when it is not one."""
+    data = read_json(path)
+    try:
+        return from_json(data)
+    except ResultsError as e:
+        raise ResultsError(f"{path}: {e}") from None

@@ -1,21 +1,20 @@
-"""Results: raw samples plus metadata, as frozen objects and versioned JSON.
-
-Statistics are computed from the raw samples when asked, never stored
-alone, so a result file can be re-summarised any way later.
-
-The JSON format and its history: scenarios.results.files (RUN);
-docs/json-format.md explains the fields of the current version.
+"""The run's results: raw samples plus metadata, frozen, and their versioned
+JSON (RUN in files.py); statistics come from the samples when a view
+asks, never stored alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from scenarios.results import schema
-from scenarios.results.files import RUN, ResultsError, malformed, read_json
+from scenarios.results.files import RUN
 from scenarios.results.stats import Stats, median_int, stats_or_none
+
+#: (storage, variant or "", row) -> raw samples, in the file's order: the
+#: cells compare and history test.
+Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +40,7 @@ class Sample:
         return self.size_after_bytes - self.size_before_bytes
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +63,7 @@ class TrialSummary:
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,12 +125,7 @@ class PhaseResult:
         return stats_or_none(s.gc_s for s in self.samples)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "size": self.size,
-            "phase": self.phase,
-            "samples": [s.to_json() for s in self.samples],
-        }
+        return dict(schema.encode(self))
 
 
 class Keyed(Protocol):
@@ -174,52 +168,55 @@ class PhaseRows(Generic[R]):
 
 
 @dataclasses.dataclass(frozen=True)
-class RunResult(PhaseRows[PhaseResult]):
+class RunResult(schema.Stored, PhaseRows[PhaseResult]):
     """One run: its metadata, every phase result and every timed trial's
     summary, in run order."""
+
+    FORMAT = RUN
+    WHAT = "result file"
+
+    kind: ClassVar[str] = "run"
 
     metadata: dict[str, Any]
     results: tuple[PhaseResult, ...]
     trials: tuple[TrialSummary, ...] = ()
+
+    def cells(self, cpu: bool = False) -> Cells:
+        """Every cell's wall (or CPU) seconds per trial; a row is a phase,
+        "phase [size]" when the run has several sizes."""
+        several = len(self.sizes) > 1
+        return {
+            (r.storage, "", f"{r.phase} [{r.size}]" if several else r.phase): tuple(
+                r.cpu_values if cpu else r.wall_values
+            )
+            for r in self.results
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What two runs must share to be compared: the data set."""
+        config = self.metadata.get("config", {})
+        return {
+            "size": sorted(self.sizes),
+            "scale": config.get("scale"),
+            "seed": config.get("seed"),
+        }
 
     def trials_of(self, storage: str, size: str | None = None) -> list[TrialSummary]:
         return [
             t for t in self.trials if t.storage == storage and size in (None, t.size)
         ]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **RUN.header(),
-            "metadata": self.metadata,
-            "results": [r.to_json() for r in self.results],
-            "trials": [t.to_json() for t in self.trials],
-        }
-
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunResult:
-        data = RUN.migrate(data)
-        schema.check(schema.RUN, data, "result file")
-        try:
-            results = tuple(
-                PhaseResult(
-                    storage=r["storage"],
-                    size=r["size"],
-                    phase=r["phase"],
-                    samples=tuple(Sample(**s) for s in r["samples"]),
-                )
-                for r in data["results"]
-            )
-            trials = tuple(TrialSummary(**t) for t in data["trials"])
-        except (KeyError, TypeError) as e:
-            raise malformed("result file", e) from None
-        return cls(metadata=data.get("metadata", {}), results=results, trials=trials)
-
-    @classmethod
-    def load(cls, path: Path) -> RunResult:
-        """The run result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
+    def schema(cls) -> schema.Object:
+        return schema.of(
+            cls,
+            required=("results", "trials"),
+            metadata=schema.metadata(schema.CONFIG),
+            results=schema.ListOf(
+                schema.of(
+                    PhaseResult, samples=schema.ListOf(schema.of(Sample, True), 1)
+                ),
+                1,
+            ),
+            trials=schema.ListOf(schema.of(TrialSummary, True)),
+        )

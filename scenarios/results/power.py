@@ -1,17 +1,7 @@
 """What a comparison's samples can decide at all: the smallest p-value the
-permutation test (scenarios.results.significance) can give for a number of
-trials, and how many trials a side a change needs before it can be called.
-
-A permutation test over m + n samples cannot give a p-value below the share
-of splits that separate the two sides as far as they can go: 2 of the 252
-splits of 5 + 5 for the minimum (0.0079), 8 of 252 for the 25th percentile
-(0.032).  Across the cells of one comparison the p-values are adjusted
-(Benjamini-Hochberg): a cell that moved alone among *cells* needs p below
-ALPHA / cells.  Where the best attainable p is not below ALPHA, the samples
-cannot decide whatever they hold; where a cell's own p is below ALPHA but
-the best attainable is not below ALPHA / cells, its trials are too few to
-confirm it among the others.  compare then says "inconclusive" and how many
-trials would do, never "not significant".
+permutation test can give for a number of trials, and how many trials a
+side a change needs ("inconclusive", never "not significant", when too
+few; docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,36 +1,29 @@
-"""The fields of every result format, checked before a file is used.
-
-A file that is valid JSON of the right kind and version may still hold what
-no command wrote: a time that is a string, null, 1e400 (which Python reads
-as infinity) or NaN; metadata of the wrong type; a result with no samples;
-a phase that is a number.  check() walks a parsed file against its format's
-schema and raises one ResultsError naming the first field that is wrong
-("results[2].samples[0].wall_s: expected seconds (a finite number from 0
-to 1e9), got 'fast'"), so that report, report --html and compare print one
-line and exit 2 instead of failing deep inside a table or a chart.
-
-A schema is made of these pieces: a Field kind (Text, Seconds, Count,
-Number, Whole), Optional(kind) for null, ListOf(kind, at_least), Object(
-{key: kind}, required, closed) and MapOf(kind) for objects with any keys,
-and ANY for free-form values (a trial's backend counters).  Only the fields
-the suite uses are described; metadata keys it does not read may hold
-anything.
+"""A result file checked before it is used: check() names the first field
+no command wrote ("results[2].samples[0].wall_s: expected seconds..."), so
+views print one line and exit 2 instead of failing deep inside a table.
+A format's schema is derived from its model's dataclasses (of()); only the
+fields the suite reads are described, the metadata's others are free.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
-from scenarios.results.files import ResultsError
+from scenarios.results.files import Format, ResultsError, load
 from scenarios.results.formatter import plural
 
 #: The largest count (objects, bytes) and duration a file may hold: a
 #: signed 64-bit integer, and about 31 years.
 MAX_COUNT = 2**63 - 1
 MAX_SECONDS = 1e9
+
+T = TypeVar("T")
 
 
 def _describe(value: Any) -> str:
@@ -206,187 +199,127 @@ def metadata(config: Mapping[str, Kind]) -> Object:
     return Object({**_METADATA_FIELDS, "config": Object(config)})
 
 
-_CONFIG_FIELDS: dict[str, Kind] = {
+#: The run configuration's keys the views read (run and sweep files).
+CONFIG: dict[str, Kind] = {
     "statistic": Optional(Text),
     "scale": Optional(Positive),
     "seed": Optional(Whole),
     "options": Object({"cache_size": Optional(Count)}),
 }
 
-# -- run --------------------------------------------------------------------
+# -- the schema of a dataclass ----------------------------------------------
 
-SAMPLE = Object(
-    {
-        "wall_s": Seconds,
-        "cpu_s": Seconds,
-        "loads": Optional(Count),
-        "stores": Optional(Count),
-        "size_before_bytes": Optional(Count),
-        "size_after_bytes": Optional(Count),
-        "rss_peak_bytes": Optional(Count),
-        "cache_hits": Optional(Count),
-        "batch_commit_s": Optional(Seconds),
-        "gc_s": Optional(Seconds),
-    },
-    required=("wall_s", "cpu_s"),
-    closed=True,
-)
 
-PHASE_RESULT = Object(
-    {"storage": Text, "size": Text, "phase": Text, "samples": ListOf(SAMPLE, 1)},
-    required=("storage", "size", "phase", "samples"),
-)
+def of(
+    cls: type,
+    closed: bool = False,
+    required: tuple[str, ...] | None = None,
+    **fields: Kind,
+) -> Object:
+    """The schema of the JSON of dataclass *cls*: a field's kind from its
+    type (kind_of), or the one *fields* names (also keys the JSON has that
+    the class does not keep); *required*: by default the fields without a
+    default; *closed*: no other key (the class takes no other)."""
+    hints = typing.get_type_hints(cls)
+    own = dataclasses.fields(cls)
+    kinds = {f.name: fields.get(f.name) or kind_of(hints[f.name], f.name) for f in own}
+    if required is None:
+        required = tuple(
+            f.name
+            for f in own
+            if f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        )
+    return Object({**fields, **kinds}, required, closed)
 
-TRIAL = Object(
-    {
-        "storage": Text,
-        "size": Text,
-        "objects": Count,
-        "batch": Count,
-        "batch_commits": Count,
-        "size_bytes": Optional(Count),
-        "rss_peak_bytes": Optional(Count),
-        "stats": MapOf(ANY),
-    },
-    required=("storage", "size", "objects"),
-    closed=True,
-)
 
-RUN = Object(
-    {
-        "metadata": metadata(_CONFIG_FIELDS),
-        "results": ListOf(PHASE_RESULT, 1),
-        "trials": ListOf(TRIAL),
-    },
-    required=("results", "trials"),
-)
+def build(cls: type[T], data: Mapping[str, Any]) -> T:
+    """An instance of dataclass *cls* from JSON *data* its schema (of())
+    accepted: tuples and nested dataclasses built as the types say, keys
+    the class does not keep left out."""
+    hints = typing.get_type_hints(cls)
+    values = {
+        f.name: _value(hints[f.name], data[f.name])
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.name in data
+    }
+    return cls(**values)
 
-# -- sweep ------------------------------------------------------------------
 
-SWEEP_SAMPLE = Object(
-    {
-        "wall_s": Seconds,
-        "cpu_s": Seconds,
-        "stores": Optional(Count),
-        "bytes_written": Optional(Count),
-    },
-    required=("wall_s", "cpu_s"),
-    closed=True,
-)
+def _value(hint: Any, value: Any) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        (inner,) = (a for a in args if a is not type(None))
+        return _value(inner, value)
+    if origin is tuple:
+        return tuple(_value(args[0], v) for v in value)
+    if dataclasses.is_dataclass(hint):
+        return build(hint, value)  # type: ignore[arg-type]
+    return value
 
-SWEEP = Object(
-    {
-        "metadata": metadata(_CONFIG_FIELDS),
-        "results": ListOf(
-            Object(
-                {
-                    "storage": Text,
-                    "variant": Text,
-                    "objects": Positive,
-                    "samples": ListOf(SWEEP_SAMPLE, 1),
-                },
-                required=("storage", "variant", "objects", "samples"),
-            ),
-            1,
-        ),
-    },
-    required=("results",),
-)
 
-# -- scale ------------------------------------------------------------------
+def encode(obj: Any) -> Any:
+    """A dataclass (and what it holds) as JSON values: objects, lists."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (tuple, list)):
+        return [encode(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: encode(v) for k, v in obj.items()}
+    return obj
 
-#: The consistency check's JSON (scenarios.load.violations: a report's
-#: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
-_INVARIANTS = Object(
-    {
-        "checked": Flag,
-        "ok": Optional(Flag),
-        "summary": Text,
-        "what": Text,
-        "counts": MapOf(Count),
-        "problems": ListOf(Text),
-        "violations": ListOf(MapOf(ANY)),
-        "tally": MapOf(Count),
-        "seconds": Optional(Seconds),
-    },
-    required=("checked", "ok", "summary", "problems"),
-)
 
-#: A fault's report (scenarios.scale.faults.report).
-_FAULT = Object(
-    {
-        "kind": Text,
-        "at_s": Seconds,
-        "restart_s": Optional(Seconds),
-        "applied_at_s": Optional(Seconds),
-        "restarted_at_s": Optional(Seconds),
-        "outage_s": Optional(Seconds),
-        "first_commit_after_restart_s": Optional(Seconds),
-        "first_commit_after_fault_s": Optional(Seconds),
-        "errors_before": MapOf(Count),
-        "errors_during": MapOf(Count),
-        "errors_after": MapOf(Count),
-    },
-    required=("kind", "applied_at_s", "outage_s"),
-)
+def kind_of(hint: Any, name: str = "") -> Kind:
+    """The kind of a value of type *hint*: text, a count (int), seconds (a
+    float named *_s) or a number, true or false; X | None, tuple[X, ...],
+    list[X], dict[str, X]; a dataclass as of() gives it; Any: anything."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        return Optional(kind_of(inner, name))
+    if origin in (tuple, list):
+        return ListOf(kind_of(args[0], name))
+    if origin is dict:
+        return MapOf(kind_of(args[1], name))
+    if dataclasses.is_dataclass(hint):
+        return of(hint)  # type: ignore[arg-type]
+    simple = {str: Text, bool: Flag, int: Count, Any: ANY}
+    if hint is float:
+        return Seconds if name.endswith("_s") else Number
+    return simple[hint]
 
-_SCALE_POINT = Object(
-    {
-        "storage": Text,
-        "clients": Positive,
-        "started": Count,
-        "window_s": Seconds,
-        "rate": Optional(Field("a finite rate above 0", low=0, high=1e9)),
-        "hists": MapOf(Text),
-        "commits": Count,
-        "conflicts": Count,
-        "failed": Count,
-        "errors": MapOf(Count),
-        "backlog": Count,
-        "late_s": Seconds,
-        "client_cpu_s": Seconds,
-        "server_cpu_s": Optional(Seconds),
-        "log_records": Count,
-        "killed_clients": Count,
-        "invariants": _INVARIANTS,
-        "fault": Optional(_FAULT),
-        "interrupted": Flag,
-        "notes": ListOf(Text),
-        "arrivals": Count,
-        "served": Count,
-        "summary": MapOf(Optional(Number)),
-        "windows": ListOf(
-            Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
-        ),
-    },
-    required=(
-        "storage",
-        "clients",
-        "started",
-        "window_s",
-        "rate",
-        "hists",
-        "commits",
-        "conflicts",
-        "failed",
-        "errors",
-        "backlog",
-        "late_s",
-        "client_cpu_s",
-        "server_cpu_s",
-        "log_records",
-        "killed_clients",
-        "invariants",
-    ),
-)
 
-SCALE = Object(
-    {
-        "metadata": metadata({"seed": Optional(Whole)}),
-        "points": ListOf(_SCALE_POINT),
-    },
-    required=("metadata", "points"),
-)
+S = TypeVar("S", bound="Stored")
+
+
+class Stored:
+    """A result dataclass kept as a versioned JSON file: its FORMAT
+    (files.py), the words an error names it with, and its schema, derived
+    from its fields (a class whose types do not say all overrides
+    schema())."""
+
+    FORMAT: ClassVar[Format]
+    WHAT: ClassVar[str]
+
+    @classmethod
+    def schema(cls) -> Object:
+        return of(cls)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.FORMAT.header(), **encode(self)}
+
+    @classmethod
+    def from_json(cls: type[S], data: Any) -> S:
+        data = cls.FORMAT.migrate(data)
+        check(cls.schema(), data, cls.WHAT)
+        return build(cls, data)
+
+    @classmethod
+    def load(cls: type[S], path: Path) -> S:
+        """The file at *path*; ResultsError naming it (and the field)."""
+        return load(path, cls.from_json)
 
 
 def check(schema: Kind, data: Any, what: str) -> None:

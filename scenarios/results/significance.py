@@ -1,60 +1,7 @@
-"""Statistics for timings on a noisy machine: an interval for the statistic a
-table shows, and whether two sets of raw samples differ.
-
-Why these (docs/results.md, "Timing on this machine"): noise here only ever
-slows a trial down, and the machine alternates between a fast and a slow
-mode, so the samples of one cell are a one-sided, often two-humped mixture.
-The minimum (or a low percentile) estimates what the code costs; the median
-moves with the share of slow-mode trials (with 20 trials the minimum's run
-to run range was 8%, the median's 21%).  So:
-
-- the statistic shown is a parameter (STATISTICS: min, p10, p25, median),
-  chosen when a run is made (run --statistic), recorded in its file, and
-  used by every view of it (text, Markdown, HTML, compare) unless one is
-  told otherwise (recorded()).  The default is the minimum: noise here
-  only ever slows a trial down.  The 25th percentile is the low end without
-  resting on one lucky trial, and found more under heavy load: with four
-  jobs on the two cores a cell's trials spread 2-5x, and the
-  minimum rests on the one trial that met a quiet moment: two halves of one
-  16-trial run, one side's file samples scaled 2x, the test below found 18
-  of 23 slowed cells with the 25th percentile, 15 with the U test, 4 with
-  the minimum, none with the median; 1.5x no statistic found at 8 trials;
-  same code (scale 1): none called different with any;
-- its interval is a percentile bootstrap (RESAMPLES resamples, a fixed seed,
-  so a report is the same every time it is rendered), which assumes no
-  shape of the noise;
-- two cells differ when a permutation test of the statistic itself says so:
-  under "same distribution" the pooled samples are exchangeable, so the
-  share of splits of the pooled samples into two groups of the same sizes
-  whose statistics differ at least as much as observed is an exact p-value
-  (every split when there are at most EXACT_SPLITS, else PERMUTATIONS
-  random ones with a fixed seed), whatever the shape of the noise.  It is
-  significant below ALPHA.  There is no threshold on the size of a
-  difference;
-- a comparison of many cells (compare: 46 cells for two storages) would call
-  one in twenty different by chance alone, so across cells the p-values are
-  adjusted by Benjamini-Hochberg (adjust): of the cells called different, at
-  most ALPHA are expected not to be.  A lone cell then needs a smaller p
-  (more trials) than one of many that moved together.
-
-Measured, not assumed.  Simulated fast/slow noise (x1.7 slow mode, 8
-trials a side, 120 pairs): the same code with 20% vs 60% slow trials was
-called different by the Mann-Whitney U test (mann_whitney, reported
-alongside) in 34% of pairs, by the permutation test of the median 33%, of
-the 25th percentile 28%, of the minimum 16%; a real 1.5x slowdown was found
-by U in 47%, the 25th percentile 32%, the minimum 58%.  On real files under
-heavy load (above) the 25th percentile found the most.  No choice wins
-everywhere: `--statistic p25` suits a shared machine under heavy load; the
-minimum (the default) a quiet one, and it needs fewer trials to decide
-(scenarios.results.power: 7 a side among 46 cells, p25 9).  A
-change in the share of slow trials between two runs is the machine, not
-the code: interleave the runs.  The bootstrap interval of the ratio is
-shown but not used as a test: the minimum's bootstrap is too narrow (14-33%
-of same-code pairs had an interval excluding 1).
-
-The smallest p-value a split can give is 2 / C(m + n, m): with 3 trials a
-side 0.1, so a difference is never found; compare runs of 5 or more trials
-(10 or more for slowdowns of the size of the machine's noise).
+"""Statistics for timings on a noisy machine: the statistic a table shows
+with its bootstrap interval, and whether two sets of raw samples differ (a
+permutation test of that statistic, p-values adjusted across the cells).
+Why these, and what was measured to choose them: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Charts as inline SVG text, drawn here so a report opens offline with no
-JavaScript and no plotting library: a dot chart (rows of intervals on a log
-scale) and a line chart (a curve per series with error bars).
-
-Both return one <svg> element with a viewBox, so the page can scale it; a
-<title> on every mark gives its numbers on hover.
+"""Every chart, as inline SVG drawn here (no script, no plotting library, so
+a page opens offline): a dot chart (rows of intervals on a log scale), a
+line chart (a curve per series), a trend chart (values across runs), and
+side_by_side() for a standalone file (--plot).  A <title> on every mark
+gives its numbers on hover.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 from scenarios.results import formatter
@@ -290,18 +289,148 @@ def line_chart(
         )
         for n, m in points:
             cx = px(n)
-            parts = [f"<title>{escape(m.note)}</title>" if m.note else ""]
-            if m.high > m.low:
-                parts.append(
-                    f'<path d="M{_f(cx)},{_f(py(m.low))} V{_f(py(m.high))} '
-                    f"M{_f(cx - 4)},{_f(py(m.low))} H{_f(cx + 4)} "
-                    f'M{_f(cx - 4)},{_f(py(m.high))} H{_f(cx + 4)}" '
-                    f'stroke="{s.colour}" stroke-width="1.5" fill="none"/>'
-                )
-            parts.append(
-                f'<circle cx="{_f(cx)}" cy="{_f(py(m.value))}" r="4" '
-                f'fill="{s.colour}" stroke="white" stroke-width="1"/>'
+            parts = _point(m, cx, py, s.colour)
+            out.append(f'<g class="mark">{"".join(parts)}</g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _point(m: Mark, cx: float, py: Callable[[float], float], colour: str) -> list[str]:
+    """A point of a line or trend chart: its hover text, its interval as a
+    capped error bar, a dot at its value."""
+    parts = [f"<title>{escape(m.note)}</title>" if m.note else ""]
+    if m.high > m.low:
+        low, high = _f(py(m.low)), _f(py(m.high))
+        parts.append(
+            f'<path d="M{_f(cx)},{low} V{high} M{_f(cx - 4)},{low} H{_f(cx + 4)} '
+            f'M{_f(cx - 4)},{high} H{_f(cx + 4)}" stroke="{colour}" '
+            'stroke-width="1.5" fill="none"/>'
+        )
+    parts.append(
+        f'<circle cx="{_f(cx)}" cy="{_f(py(m.value))}" r="4" fill="{colour}" '
+        'stroke="white" stroke-width="1"/>'
+    )
+    return parts
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """1-2-5 ticks from lo to hi (decades only over a wide range)."""
+    out = []
+    decade = 10 ** math.floor(math.log10(lo))
+    wide = hi / lo > 1000
+    while decade <= hi:
+        for k in (1,) if wide else (1, 2, 5):
+            v = decade * k
+            if lo <= v <= hi:
+                out.append(v)
+        decade *= 10
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Badge:
+    """A sign beside a point of a trend chart: *text* in *colour* (CSS class
+    *css*), the point ringed when *ring*."""
+
+    text: str
+    colour: str
+    css: str
+    ring: bool = True
+
+
+def trend_chart(
+    labels: Sequence[str],
+    series: Sequence[Series],
+    marks: dict[tuple[int, str], Mark],
+    badges: Mapping[tuple[int, str], Badge] = {},
+    width: int = 520,
+    height: int = 250,
+) -> str:
+    """A line per series over *labels* (runs, evenly spaced on the x axis),
+    log y; each point the value with its interval as an error bar, and
+    its badge beside it (a history's steps)."""
+    left, right = 62, 16
+    key, legend_y = legend_marks(series, left, 16, width - right)
+    top = int(legend_y) + 16
+    slanted = len(labels) > 4 or max(len(x) for x in labels) > 14
+    bottom = 74 if slanted else 36
+    height += top - 14 + (bottom - 36)
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
+    values = [v for m in marks.values() for v in (m.low, m.high, m.value) if v > 0]
+    lo, hi = (min(values), max(values)) if values else (1e-3, 1.0)
+    lo, hi = lo / 1.15, hi * 1.15
+    if hi / lo < 10:  # at least a decade, centred on the values
+        middle = math.sqrt(lo * hi)
+        lo, hi = middle / math.sqrt(10), middle * math.sqrt(10)
+
+    # A slanted first label reaches left of its point: keep it on the chart.
+    inset = max(16.0, 0.87 * 6 * len(labels[0]) - left + 8) if slanted else 16.0
+
+    def px(i: int) -> float:
+        if len(labels) == 1:
+            return (x0 + x1) / 2
+        return x0 + inset + (x1 - x0 - inset - 16) * i / (len(labels) - 1)
+
+    def py(v: float) -> float:
+        v = min(max(v, lo), hi)
+        return y0 - (y0 - y1) * math.log10(v / lo) / math.log10(hi / lo)
+
+    out = [
+        f'<svg class="chart trend" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" {FONT}>',
+        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
+        'fill="#f8f9fb"/>',
+    ]
+    out += key
+    for v in _log_ticks(lo, hi):
+        out.append(
+            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+            'stroke="#dde1e7"/>'
+            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+            f'text-anchor="end" fill="#444">{time_tick(v)}</text>'
+        )
+    for i, label in enumerate(labels):
+        x = px(i)
+        out.append(
+            f'<line x1="{_f(x)}" y1="{y1}" x2="{_f(x)}" y2="{y0}" stroke="#e6e9ee"/>'
+        )
+        if slanted:
+            out.append(
+                f'<text class="version" x="{_f(x)}" y="{y0 + 14}" font-size="11" '
+                f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
+                f'{y0 + 14})">{escape(label)}</text>'
             )
+        else:
+            out.append(
+                f'<text class="version" x="{_f(x)}" y="{y0 + 16}" font-size="11" '
+                f'text-anchor="middle" fill="#333">{escape(label)}</text>'
+            )
+    for s in series:
+        points = [
+            (i, marks[(i, s.name)]) for i in range(len(labels)) if (i, s.name) in marks
+        ]
+        if not points:
+            continue
+        path = " ".join(f"{_f(px(i))},{_f(py(m.value))}" for i, m in points)
+        out.append(
+            f'<polyline class="trend" points="{path}" fill="none" '
+            f'stroke="{s.colour}" stroke-width="2"/>'
+        )
+        for i, m in points:
+            cx, cy = px(i), py(m.value)
+            parts = _point(m, cx, py, s.colour)
+            badge = badges.get((i, s.name))
+            if badge is not None:
+                if badge.ring:
+                    parts.append(
+                        f'<circle class="step {badge.css}" cx="{_f(cx)}" '
+                        f'cy="{_f(cy)}" r="8" fill="none" stroke="{badge.colour}" '
+                        'stroke-width="2"/>'
+                    )
+                parts.append(
+                    f'<text class="{badge.css}" x="{_f(cx + 9)}" y="{_f(cy - 6)}" '
+                    f'font-size="12" fill="{badge.colour}">{escape(badge.text)}</text>'
+                )
             out.append(f'<g class="mark">{"".join(parts)}</g>')
     out.append("</svg>")
     return "".join(out)

@@ -13,7 +13,7 @@ from vfab.generate import DEFAULT_SEED
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
 #: Sub-windows of a point's measured window, each with its own throughput
 #: and latencies: the spread between them is the point's interval, and two
-#: runs' points are compared window against window (scale_compare).
+#: runs' points are compared window against window (scale/compare.py).
 DEFAULT_WINDOWS = 10
 MAX_WINDOWS = 1000
 #: Resident memory of one client process (ZODB, ZEO or RelStorage, its

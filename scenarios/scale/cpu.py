@@ -1,10 +1,6 @@
-"""CPU seconds of server processes, from /proc (Linux).
-
-A server's CPU is its own and its children's: PostgreSQL and MariaDB do
-their work in backends (processes or threads), so a process is counted with
-every live descendant (utime + stime), plus what its reaped children used
-(cutime + cstime).  A server killed and restarted during a measurement is
-counted up to its last reading, the new one from its start.
+"""CPU seconds of server processes, from /proc (Linux): a process with every
+live descendant and its reaped children, as PostgreSQL and MariaDB work
+in backends (docs/internals.md).
 """
 
 from __future__ import annotations

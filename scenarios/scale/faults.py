@@ -1,16 +1,6 @@
-"""The fault report of a scale point, from its clients' timelines.
-
-Every client keeps, per counted operation, (end, intended start, kind) in
-seconds from the start of the measured window; kind is "ok", "commit",
-"failed" (retries ran out) or an exception class name.  From them:
-
-- outage_s: the longest stretch after the fault with no operation
-  succeeding (to the end of the window when service never came back);
-- first_commit_after_restart_s: from the restart to the first commit that
-  succeeded (None: none did);
-- errors_before / errors_during / errors_after, by kind: during runs from
-  the fault to the first commit after it (after the restart, for
-  kill-server), after is the rest of the window.
+"""The fault report of a scale point, from its clients' timelines: the
+outage, the first commit after the restart, and the errors before, during
+and after the fault, by kind (definitions: docs/internals.md).
 """
 
 from __future__ import annotations

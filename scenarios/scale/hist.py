@@ -1,10 +1,6 @@
-"""Latency histograms: HdrHistogram, in microseconds, merged across processes.
-
-Each client process records every operation's latency into a histogram per
-operation (3 significant digits, 1 us to an hour) and sends it encoded
-(HdrHistogram's compressed base64 form); the parent decodes and adds them.
-No list of samples crosses a process boundary, and percentiles come from
-the merged histogram when a table asks.
+"""Latency histograms: HdrHistogram in microseconds, one per operation and
+client process, sent encoded and merged in the parent; percentiles come
+from the merged histogram when a table asks.
 """
 
 from __future__ import annotations

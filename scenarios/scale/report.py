@@ -1,17 +1,13 @@
-"""The scale run's tables (scenarios.results.table), its charts (SVG, drawn
-by scenarios.results.svg as every page's) and its plot.
-
-A point's throughput is the window's; where the point kept sub-windows
-(format 4) its interval is the bootstrap interval of their median
+"""The scale run's tables and charts (SVG; --plot writes the same drawing):
+a point's interval is the bootstrap interval of its sub-windows' median
 (WINDOW_STATISTIC), shown as "±N%" and drawn as an error bar.
 """
 
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
-from scenarios.results import environment, formatter, significance, svg
+from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 from scenarios.scale import hist
@@ -105,10 +101,18 @@ def operations_table(points: list[ScalePoint]) -> Table:
     return Table("latency per operation", header, rows)
 
 
-def text(run: ScaleRun) -> str:
+def tables(run: ScaleRun) -> list[Table]:
     points = list(run.points)
-    parts = [points_table(points, run.cores).text(), operations_table(points).text()]
+    return [points_table(points, run.cores), operations_table(points)]
+
+
+def text(run: ScaleRun) -> str:
+    parts = [t.text() for t in tables(run)]
     return "\n\n".join(parts + ["\n".join(notes(run)), LEGEND]) + "\n"
+
+
+def markdown(run: ScaleRun) -> str:
+    return table.markdown(tables(run), ["# vfab-loadtest scale"], LEGEND)
 
 
 def notes(run: ScaleRun) -> list[str]:
@@ -238,41 +242,3 @@ def title(run: ScaleRun) -> str:
     cores = run.cores
     load = environment.of(run.metadata).get("load_average_start")
     return f"{cores} cores" + (f", load average {load[0]:.2f} before" if load else "")
-
-
-def plot(run: ScaleRun, path: Path) -> None:
-    """Throughput and p99 against clients, one line per storage: SVG drawn
-    here for .svg, matplotlib for .png and .pdf."""
-    if path.suffix.lower() == ".svg":
-        path.write_text(svg_file(run), encoding="utf-8")
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
-    for storage in run.storages():
-        points = [p for p in run.points if p.storage == storage]
-        xs = [p.clients for p in points]
-        left.plot(xs, [p.ops_per_s for p in points], marker="o", label=storage)
-        p99 = [hist.summary_ms(p.histogram())["p99"] for p in points]
-        right.plot(xs, p99, marker="o", label=storage)
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
-
-    counts = sorted({p.clients for p in run.points})
-    for ax, ylabel in ((left, "operations / s"), (right, "p99 latency (ms)")):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(counts)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("clients (one process each)")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-    left.set_ylim(bottom=0)
-    right.set_yscale("log")
-    fig.suptitle(f"vfab-bench scale: {title(run)}")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

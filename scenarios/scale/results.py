@@ -1,20 +1,27 @@
-"""What a scale run measured: ScalePoint per storage and client count,
-ScaleRun for the whole run, and their JSON (format SCALE in
-scenarios.results.files).
-
-A point keeps its latencies as merged HdrHistograms (encoded), never as
-percentiles alone: the table computes them when it asks.
+"""What a scale run measured: ScalePoint per storage and client count (its
+latencies as encoded HdrHistograms, never percentiles alone), ScaleRun,
+and their JSON (SCALE in files.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from scenarios.load.mix import OPERATIONS
 from scenarios.results import schema
-from scenarios.results.files import SCALE, ResultsError, malformed, read_json
+from scenarios.results.files import SCALE
+from scenarios.results.schema import (
+    ANY,
+    Count,
+    Flag,
+    ListOf,
+    MapOf,
+    Object,
+    Optional,
+    Seconds,
+    Text,
+)
 from scenarios.scale import hist
 
 
@@ -156,24 +163,15 @@ class ScalePoint:
         }
 
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["notes"] = list(self.notes)
-        out["windows"] = [dict(w) for w in self.windows]
-        out["summary"] = self.summary(cores)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScalePoint:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in fields}
-        values["notes"] = tuple(values.get("notes", ()))
-        values["windows"] = tuple(values.get("windows", ()))
-        return cls(**values)
+        return {**schema.encode(self), "summary": self.summary(cores)}
 
 
 @dataclasses.dataclass(frozen=True)
-class ScaleRun:
+class ScaleRun(schema.Stored):
     """Every point of one run, in run order, with the run's metadata."""
+
+    FORMAT = SCALE
+    WHAT = "scale result"
 
     metadata: dict[str, Any]
     points: tuple[ScalePoint, ...]
@@ -187,33 +185,61 @@ class ScaleRun:
         return cores if isinstance(cores, int) else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **SCALE.header(),
-            "metadata": self.metadata,
-            "points": [p.to_json(self.cores) for p in self.points],
-        }
+        points = [p.to_json(self.cores) for p in self.points]
+        return {**SCALE.header(), "metadata": self.metadata, "points": points}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ScaleRun:
-        data = SCALE.migrate(data)
-        schema.check(schema.SCALE, data, "scale result")
-        try:
-            return cls(
-                data["metadata"],
-                tuple(ScalePoint.from_json(p) for p in data["points"]),
-            )
-        except (KeyError, TypeError) as e:
-            raise malformed("scale result", e) from None
-
-    @classmethod
-    def read(cls, path: Path) -> ScaleRun:
-        """The scale result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
+    def schema(cls) -> schema.Object:
+        point = schema.of(
+            ScalePoint,
+            clients=schema.Positive,
+            rate=Optional(RATE),
+            invariants=INVARIANTS,
+            fault=Optional(FAULT),
+            windows=ListOf(WINDOW),
+            summary=MapOf(Optional(schema.Number)),
+        )
+        seed = {"seed": Optional(schema.Whole)}
+        return schema.of(cls, metadata=schema.metadata(seed), points=ListOf(point))
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
+
+#: The consistency check's JSON (scenarios.load.violations: a report's
+#: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
+INVARIANTS = Object(
+    {
+        "checked": Flag,
+        "ok": Optional(Flag),
+        "summary": Text,
+        "what": Text,
+        "counts": MapOf(Count),
+        "problems": ListOf(Text),
+        "violations": ListOf(MapOf(ANY)),
+        "tally": MapOf(Count),
+        "seconds": Optional(Seconds),
+    },
+    required=("checked", "ok", "summary", "problems"),
+)
+
+#: A fault's report (scenarios.scale.faults.report).
+FAULT = Object(
+    {
+        "kind": Text,
+        "at_s": Seconds,
+        "restart_s": Optional(Seconds),
+        "applied_at_s": Optional(Seconds),
+        "restarted_at_s": Optional(Seconds),
+        "outage_s": Optional(Seconds),
+        "first_commit_after_restart_s": Optional(Seconds),
+        "first_commit_after_fault_s": Optional(Seconds),
+        "errors_before": MapOf(Count),
+        "errors_during": MapOf(Count),
+        "errors_after": MapOf(Count),
+    },
+    required=("kind", "applied_at_s", "outage_s"),
+)
+
+#: Offered operations per second over all clients (scale --rate).
+RATE = schema.Field("a finite rate above 0", low=0, high=1e9)
+WINDOW = Object({"hist": Text, "commits": Count}, required=("hist", "commits"))

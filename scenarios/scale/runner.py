@@ -1,18 +1,7 @@
-"""The scale run: for each storage and client count, a fresh shared database
-populated with the data set, N client processes running the operation mix
-for a warmup and a measured window, the server's and clients' CPU, an
-optional fault, and the consistency check of the data against the history
-of every attempt (scenarios.load.consistency).
-
-A client is one process: one ZODB.DB (one ZEO connection, one RelStorage
-connection set) and one simulated user.  So N clients are N processes
-whatever the number of cores: on a 2-core machine the curve past 2 clients
-shows what the CPU limit does, which is the point of it.
-
-Ctrl-C (SIGINT to the whole process group) reaches only this process
-(scenarios.load.clients): the clients are stopped, each finishing its
-operation, the data are checked (or said not to be), and ScaleInterrupted
-carries the points measured so far.
+"""The scale run: per storage and client count, a fresh shared database, N
+client processes (one ZODB.DB each) for a warmup and a measured window, CPU,
+an optional fault and the consistency check; Ctrl-C reaches this process
+only, and the points measured so far are kept (docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """One client of a scale point: a process with one ZODB.DB on the target and
-one simulated user (its own transaction manager and connection).
-
-Closed loop: the user starts its next operation when the last one ends.
-Open loop (*rate*): operations arrive as a Poisson process at *rate* per
-second whether or not the last one has ended; each one's latency runs from
-its *intended* start (its arrival), so time spent waiting behind a slow
-operation counts (no coordinated omission).  Arrivals the client could not
-start before the window closed are its backlog, reported, never dropped
-silently.
-
-Operations that end inside the measured window count (an open loop's
-backlog from the warmup included, with the latency it has by then); the
-warmup before it runs the same loop unrecorded.
-Every attempt (its outcome, what it read and wrote) is appended to a history
-file and flushed at once (scenarios.load.history.FileHistory), reads as
-well as writes, so that what a client was told survives the client being
-killed.  Errors other than
-conflicts (ClientDisconnected while the server is away, "Couldn't load
-state" after it) are counted by kind against their operation; the log
-records ZODB and ZEO write meanwhile are counted, not printed.
+one user, in a closed loop or an open one (Poisson arrivals, latency from
+each arrival: no coordinated omission).  Every attempt goes to a history
+file at once, so what a client was told survives its death
+(docs/internals.md).
 """
 
 from __future__ import annotations

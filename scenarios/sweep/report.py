@@ -1,19 +1,12 @@
-"""A sweep's tables (cost per object per transaction size, objects stored)
-and its plot."""
+"""A sweep's tables: cost per object per transaction size (the run's
+statistic with its interval), objects stored."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from scenarios.results import environment, significance, table
-from scenarios.results.stats import Stats
 from scenarios.results.table import Table
 from scenarios.sweep.config import VARIANTS
-from scenarios.sweep.results import SweepPoint, SweepRun
-
-
-def _per_object_us(point: SweepPoint, cpu: bool) -> list[float]:
-    return [(s.cpu_s if cpu else s.wall_s) * 1e6 / point.objects for s in point.samples]
+from scenarios.sweep.results import SweepRun
 
 
 def _micros(value: float) -> str:
@@ -39,7 +32,7 @@ def tables(run: SweepRun, stat: str | None = None) -> list[Table]:
                 p = run.get(storage, v, n)
                 cell = "-"
                 if p is not None:
-                    cell = significance.cell_text(_per_object_us(p, cpu), s, _micros)
+                    cell = significance.cell_text(p.per_object_us(cpu), s, _micros)
                 row.append(cell)
             rows.append(row)
         if len(run.sizes) > 1:
@@ -50,7 +43,7 @@ def tables(run: SweepRun, stat: str | None = None) -> list[Table]:
                 if lo is None or hi is None:
                     row.append("-")
                     continue
-                a, b = s(_per_object_us(lo, cpu)), s(_per_object_us(hi, cpu))
+                a, b = s(lo.per_object_us(cpu)), s(hi.per_object_us(cpu))
                 row.append(f"x{b / a:.1f} " if a > 0 else "-")
             rows.append(row)
         out.append(Table(title, header, rows, label_left=False))
@@ -81,53 +74,5 @@ def text(run: SweepRun, stat: str | None = None) -> str:
     )
 
 
-def plot(run: SweepRun, path: Path) -> None:
-    """Cost per object (wall and CPU) against objects per transaction, log x,
-    one line per storage and variant; error bars span the trials."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
-    storages_seen = list(dict.fromkeys(p.storage for p in run.points))
-    colours = {s: f"C{i}" for i, s in enumerate(storages_seen)}
-    styles = {"btree": "-", "list": "--"}
-    for ax, stat, title in (
-        (axes[0], "wall_us", "commit wall time"),
-        (axes[1], "cpu_us", "commit CPU time (client process)"),
-    ):
-        for s, v in run.columns:
-            pts = [p for n in run.sizes if (p := run.get(s, v, n)) is not None]
-            xs = [p.objects for p in pts]
-            st: list[Stats] = [getattr(p, stat) for p in pts]
-            ys = [x.median for x in st]
-            err = [
-                [y - x.minimum for y, x in zip(ys, st, strict=True)],
-                [x.maximum - y for y, x in zip(ys, st, strict=True)],
-            ]
-            ax.errorbar(
-                xs,
-                ys,
-                yerr=err,
-                color=colours[s],
-                linestyle=styles.get(v, ":"),
-                marker="o",
-                capsize=3,
-                label=f"{s} {v}",
-            )
-        ax.set_xscale("log")
-        ax.set_xlabel("objects per transaction")
-        ax.set_title(title)
-        ax.set_ylim(bottom=0)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("µs per object")
-    axes[0].legend()
-    versions = run.metadata.get("versions", {})
-    fig.suptitle(
-        "vfab-bench sweep: commit cost per object; solid = BTree, dashed = "
-        f"flat PersistentList (ZODB {versions.get('ZODB', '?')})"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+def markdown(run: SweepRun, stat: str | None = None) -> str:
+    return table.markdown(tables(run, stat), ["# vfab-loadtest sweep"])

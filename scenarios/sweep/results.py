@@ -5,12 +5,12 @@ format of scenarios.results.files)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.results import schema
-from scenarios.results.files import SWEEP, ResultsError, malformed, read_json
-from scenarios.results.stats import Stats, median_high
+from scenarios.results.files import SWEEP
+from scenarios.results.model import Cells
+from scenarios.results.stats import median_high
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,9 +22,6 @@ class SweepSample:
     stores: int | None = None
     bytes_written: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
 class SweepPoint:
@@ -35,34 +32,42 @@ class SweepPoint:
     objects: int
     samples: tuple[SweepSample, ...]
 
-    @property
-    def wall_us(self) -> Stats:
-        """Wall microseconds per object, over the trials."""
-        return Stats.of(s.wall_s * 1e6 / self.objects for s in self.samples)
-
-    @property
-    def cpu_us(self) -> Stats:
-        return Stats.of(s.cpu_s * 1e6 / self.objects for s in self.samples)
+    def per_object_us(self, cpu: bool = False) -> list[float]:
+        """Wall (or CPU) microseconds per object of each trial."""
+        return [
+            (s.cpu_s if cpu else s.wall_s) * 1e6 / self.objects for s in self.samples
+        ]
 
     @property
     def stores(self) -> int | None:
         return median_high(s.stores for s in self.samples)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "variant": self.variant,
-            "objects": self.objects,
-            "samples": [s.to_json() for s in self.samples],
-        }
-
 
 @dataclasses.dataclass(frozen=True)
-class SweepRun:
+class SweepRun(schema.Stored):
     """A whole sweep: metadata and every point, in run order."""
+
+    FORMAT = SWEEP
+    WHAT = "sweep result"
+
+    kind: ClassVar[str] = "sweep"
 
     metadata: dict[str, Any]
     points: tuple[SweepPoint, ...]
+
+    def cells(self, cpu: bool = False) -> Cells:
+        """Every cell's seconds per object per trial; a row is a
+        transaction size, a column a storage and variant."""
+        return {
+            (p.storage, p.variant, f"{p.objects:,} objects/txn"): tuple(
+                (s.cpu_s if cpu else s.wall_s) / p.objects for s in p.samples
+            )
+            for p in self.points
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What two sweeps must share to be compared: the data set's seed."""
+        return {"seed": self.metadata.get("config", {}).get("seed")}
 
     @property
     def columns(self) -> list[tuple[str, str]]:
@@ -79,37 +84,29 @@ class SweepRun:
                 return p
         return None
 
+    @classmethod
+    def schema(cls) -> schema.Object:
+        point = schema.of(
+            SweepPoint,
+            objects=schema.Positive,
+            samples=schema.ListOf(schema.of(SweepSample, True), 1),
+        )
+        return schema.Object(
+            {
+                "metadata": schema.metadata(schema.CONFIG),
+                "results": schema.ListOf(point, 1),
+            },
+            required=("results",),
+        )
+
+    # The points are "results" in the file, as a run file's rows.
     def to_json(self) -> dict[str, Any]:
-        return {
-            **SWEEP.header(),
-            "metadata": self.metadata,
-            "results": [p.to_json() for p in self.points],
-        }
+        points = schema.encode(self.points)
+        return {**SWEEP.header(), "metadata": self.metadata, "results": points}
 
     @classmethod
     def from_json(cls, data: Any) -> SweepRun:
         data = SWEEP.migrate(data)
-        schema.check(schema.SWEEP, data, "sweep result")
-        try:
-            points = tuple(
-                SweepPoint(
-                    storage=r["storage"],
-                    variant=r["variant"],
-                    objects=int(r["objects"]),
-                    samples=tuple(SweepSample(**s) for s in r["samples"]),
-                )
-                for r in data["results"]
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise malformed("sweep result", e) from None
+        schema.check(cls.schema(), data, cls.WHAT)
+        points = tuple(schema.build(SweepPoint, p) for p in data["results"])
         return cls(metadata=data.get("metadata", {}), points=points)
-
-    @classmethod
-    def load(cls, path: Path) -> SweepRun:
-        """The sweep result file at *path*; ResultsError naming the file and
-        the field when it is not one."""
-        data = read_json(path)
-        try:
-            return cls.from_json(data)
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None

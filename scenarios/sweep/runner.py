@@ -1,22 +1,6 @@
-"""Running a sweep: one trial is one timed commit on a fresh database.
-
-One trial, on a fresh database opened through the registry:
-  1. untimed: populate the small vfab data set (scenarios.data.dataset.populate)
-     and commit it, so there are 250 process capabilities to order;
-  2. untimed: build N ProcessSteps in memory, each ordering a random
-     capability with parameter settings inside its ranges (as
-     vfab.generate builds the steps of a sequence), and put them in the
-     variant's container under root['vfab-loadtest']['sweep']:
-       btree: an IOBTree {i -> step}; the commit stores the N steps, the
-              tree and its buckets (about N/30 of them);
-       list:  one PersistentList of the N steps; the commit stores the N
-              steps and the list, whose one pickle holds N references;
-  3. timed: the one commit (transaction manager commit), wall
-     (perf_counter) and CPU (process_time of this process: a ZEO server's
-     CPU is not in it).
-Cost per object is the commit's time divided by N.  A sample also records
-the objects the commit stored (Connection.getTransferCounts) and the bytes
-the storage grew by.
+"""Running a sweep: one trial is one timed commit of N new ProcessSteps, in
+a BTree or a flat list, on a fresh database holding the small data set;
+everything else is untimed (the steps of a trial: docs/internals.md).
 """
 
 from __future__ import annotations
@@ -31,6 +15,7 @@ import storages
 from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
 from scenarios.progress import Progress, progress_of
+from scenarios.results import significance
 from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
@@ -95,6 +80,8 @@ def _sweep_storage(
     """Every transaction size and variant of *config* on one storage; each
     trial a step of the progress, weighing its objects."""
     name = factory.name
+    # The statistic the sweep's tables and charts show.
+    stat = significance.statistic(significance.DEFAULT_STATISTIC)
     points: list[SweepPoint] = []
     for variant in config.variants:
         for w in range(config.warmups):
@@ -110,11 +97,10 @@ def _sweep_storage(
                 shown.advance()
             point = SweepPoint(name, variant, n, tuple(samples))
             points.append(point)
-            wall = point.wall_us
+            wall, cpu = (stat(point.per_object_us(c)) for c in (False, True))
             shown.line(
-                f"{name} {variant} {n:,} objects: {wall.median:.1f} µs/object "
-                f"wall, {point.cpu_us.median:.1f} CPU "
-                f"({plural(config.repeat, 'trial')})",
+                f"{name} {variant} {n:,} objects: {wall:.1f} µs/object wall, "
+                f"{cpu:.1f} CPU ({stat.label} of {plural(config.repeat, 'trial')})",
                 counted=True,
             )
     return points

@@ -376,6 +376,7 @@ def test_a_quick_run_on_all_three_leaves_no_server(
         "--preset",
         "quick",
         "-q",
+        "--all",  # every table, and the storages' notes
         "--json",
         str(out),
         tmpdir=scratch,

@@ -1,18 +1,15 @@
-"""The run's short view: what `run` and `report FILE` print by default.
-
-The 2000 rows' wall time (the table the suite exists to give), one
-paragraph naming what else the run measured (the other rows and tables,
-and those left out because every cell was equal or empty), the machine's
-load and speed, and where the rest is (`report FILE --all`, the page).  At
-most SHORT_LINES lines for one size: a person reads it without scrolling.
+"""The run's short view, what `run` and `report FILE` print by default: the
+2000 rows, one paragraph of what else was measured, the machine, and where
+the rest is; at most SHORT_LINES lines.
 """
 
 from __future__ import annotations
 
 import textwrap
 
+from scenarios.bench import report
 from scenarios.bench.phases import PHASES_2000
-from scenarios.results import environment, report, significance
+from scenarios.results import environment, significance
 from scenarios.results.model import RunResult
 from scenarios.results.significance import SHORT_S
 from scenarios.results.table import Table

@@ -1,24 +1,13 @@
-"""The history (scenarios.results.history) as one self-contained HTML page:
-inline CSS and SVG, no script and no external resource, so it opens
-offline.
-
-What it shows: the runs in order (version, date, file, trials, what else
-changed), the steps (significant changes between consecutive runs, as
-compare words them), a trend chart per row with a line per storage over
-the runs (the versions on the x axis, each point the statistic with its
-bootstrap interval, steps ringed and marked), and the table of values.
-section() is the body alone, for a page that embeds the history.
+"""The history as one self-contained HTML page: the runs in order, the steps,
+a trend chart per row (scenarios.results.svg) and the table of values;
+section() is the body alone, for a page that embeds it.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from html import escape
 
-from scenarios.results import environment, htmlbase, significance, svg
-from scenarios.results.compare import format_time
-from scenarios.results.history import (
+from scenarios.history.trend import (
     BY_DATE,
     FASTER,
     MISSING,
@@ -28,6 +17,8 @@ from scenarios.results.history import (
     History,
     Step,
 )
+from scenarios.results import environment, htmlbase, significance, svg
+from scenarios.results.formatter import duration as format_time
 
 #: Colours of the step marks: slower, faster, undecided.
 STEP_COLOURS = {SLOWER: "#b42318", FASTER: "#067647", UNDECIDED: "#8a8a8a"}
@@ -48,133 +39,6 @@ td.text { white-space: normal; text-align: left; }
 """
 
 _CLASS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided"}
-
-
-def _f(x: float) -> str:
-    return f"{x:.1f}"
-
-
-def _log_ticks(lo: float, hi: float) -> list[float]:
-    """1-2-5 ticks from lo to hi (decades only over a wide range)."""
-    out = []
-    decade = 10 ** math.floor(math.log10(lo))
-    wide = hi / lo > 1000
-    while decade <= hi:
-        for k in (1,) if wide else (1, 2, 5):
-            v = decade * k
-            if lo <= v <= hi:
-                out.append(v)
-        decade *= 10
-    return out
-
-
-def trend_chart(
-    labels: Sequence[str],
-    series: Sequence[svg.Series],
-    marks: dict[tuple[int, str], svg.Mark],
-    steps: dict[tuple[int, str], str],
-    width: int = 520,
-    height: int = 250,
-) -> str:
-    """A line per series over the runs (*labels*, evenly spaced on the x
-    axis), log y; each point the value with its interval as an error bar;
-    a point *steps* marks as a step (SLOWER, FASTER) is ringed in the
-    mark's colour with the mark beside it; UNDECIDED gets the mark alone."""
-    left, right = 62, 16
-    key, legend_y = svg.legend_marks(series, left, 16, width - right)
-    top = int(legend_y) + 16
-    slanted = len(labels) > 4 or max(len(x) for x in labels) > 14
-    bottom = 74 if slanted else 36
-    height += top - 14 + (bottom - 36)
-    x0, x1, y0, y1 = left, width - right, height - bottom, top
-    values = [v for m in marks.values() for v in (m.low, m.high, m.value) if v > 0]
-    lo, hi = (min(values), max(values)) if values else (1e-3, 1.0)
-    lo, hi = lo / 1.15, hi * 1.15
-    if hi / lo < 10:  # at least a decade, centred on the values
-        middle = math.sqrt(lo * hi)
-        lo, hi = middle / math.sqrt(10), middle * math.sqrt(10)
-
-    # A slanted first label reaches left of its point: keep it on the chart.
-    inset = max(16.0, 0.87 * 6 * len(labels[0]) - left + 8) if slanted else 16.0
-
-    def px(i: int) -> float:
-        if len(labels) == 1:
-            return (x0 + x1) / 2
-        return x0 + inset + (x1 - x0 - inset - 16) * i / (len(labels) - 1)
-
-    def py(v: float) -> float:
-        v = min(max(v, lo), hi)
-        return y0 - (y0 - y1) * math.log10(v / lo) / math.log10(hi / lo)
-
-    out = [
-        f'<svg class="chart trend" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" {svg.FONT}>',
-        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
-        'fill="#f8f9fb"/>',
-    ]
-    out += key
-    for v in _log_ticks(lo, hi):
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{svg.time_tick(v)}</text>'
-        )
-    for i, label in enumerate(labels):
-        x = px(i)
-        out.append(
-            f'<line x1="{_f(x)}" y1="{y1}" x2="{_f(x)}" y2="{y0}" stroke="#e6e9ee"/>'
-        )
-        if slanted:
-            out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 14}" font-size="11" '
-                f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
-                f'{y0 + 14})">{escape(label)}</text>'
-            )
-        else:
-            out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 16}" font-size="11" '
-                f'text-anchor="middle" fill="#333">{escape(label)}</text>'
-            )
-    for s in series:
-        points = [
-            (i, marks[(i, s.name)]) for i in range(len(labels)) if (i, s.name) in marks
-        ]
-        if not points:
-            continue
-        path = " ".join(f"{_f(px(i))},{_f(py(m.value))}" for i, m in points)
-        out.append(
-            f'<polyline class="trend" points="{path}" fill="none" '
-            f'stroke="{s.colour}" stroke-width="2"/>'
-        )
-        for i, m in points:
-            cx, cy = px(i), py(m.value)
-            parts = [f"<title>{escape(m.note)}</title>" if m.note else ""]
-            if m.high > m.low:
-                parts.append(
-                    f'<path d="M{_f(cx)},{_f(py(m.low))} V{_f(py(m.high))}" '
-                    f'stroke="{s.colour}" stroke-width="1.5" fill="none"/>'
-                )
-            parts.append(
-                f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="4" fill="{s.colour}" '
-                'stroke="white" stroke-width="1"/>'
-            )
-            mark = steps.get((i, s.name))
-            if mark is not None:
-                colour = STEP_COLOURS[mark]
-                if mark != UNDECIDED:  # a step is ringed; a doubt only noted
-                    parts.append(
-                        f'<circle class="step {_CLASS[mark]}" cx="{_f(cx)}" '
-                        f'cy="{_f(cy)}" r="8" fill="none" stroke="{colour}" '
-                        'stroke-width="2"/>'
-                    )
-                parts.append(
-                    f'<text class="{_CLASS[mark]}" x="{_f(cx + 9)}" y="{_f(cy - 6)}" '
-                    f'font-size="12" fill="{colour}">{mark}</text>'
-                )
-            out.append(f'<g class="mark">{"".join(parts)}</g>')
-    out.append("</svg>")
-    return "".join(out)
 
 
 def _note(history: History, cell: Cell, i: int) -> str:
@@ -200,7 +64,7 @@ def _chart(history: History, row: str) -> str:
         for s in storages
     ]
     marks: dict[tuple[int, str], svg.Mark] = {}
-    steps: dict[tuple[int, str], str] = {}
+    badges: dict[tuple[int, str], svg.Badge] = {}
     for storage in storages:
         cell = (storage, row)
         for i in history.samples[cell]:
@@ -211,9 +75,15 @@ def _chart(history: History, row: str) -> str:
             )
             step = history.step(cell, i)
             if step is not None and step.mark in STEP_COLOURS:
-                steps[(i, storage)] = step.mark
+                # A step is ringed; a doubt only noted.
+                badges[(i, storage)] = svg.Badge(
+                    step.mark,
+                    STEP_COLOURS[step.mark],
+                    _CLASS[step.mark],
+                    ring=step.mark != UNDECIDED,
+                )
     labels = [p.label for p in history.points]
-    return trend_chart(labels, series, marks, steps)
+    return svg.trend_chart(labels, series, marks, badges)
 
 
 def _runs_table(history: History) -> str:

@@ -1,12 +1,6 @@
-"""The run files of a history (scenarios.results.history): found in the
-directories named, read and checked through the suite's one reader, and put
-in order by the version of a package each run recorded (PEP 440 order,
-packaging.version: 6.10 after 6.9), then by date; or by date alone.
-
-The version is what the run's metadata recorded ("versions", from the
-distribution metadata found first on sys.path: a ZODB installed with
-`pip install --target DIR` and put first on PYTHONPATH records its own
-version; a source checkout without metadata records the installed one's).
+"""The run files of a history: found in the directories named, read once,
+and put in order by the version of a package each run recorded in its
+metadata (PEP 440: 6.10 after 6.9), then by date; or by date alone.
 """
 
 from __future__ import annotations
@@ -20,7 +14,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from scenarios.results.files import ResultsError, read_json
+from scenarios.results.files import ResultsError
+from scenarios.results.kinds import Found, sniff
 from scenarios.results.model import RunResult
 
 DEFAULT_BY = "ZODB"
@@ -58,18 +53,20 @@ class Point:
         return max((len(r.samples) for r in self.run.results), default=0)
 
 
-def read_runs(inputs: Sequence[Path]) -> tuple[list[tuple[Path, RunResult]], list[str]]:
+def read_runs(
+    inputs: Sequence[Found],
+) -> tuple[list[tuple[Path, RunResult]], list[str]]:
     """The run files named or found in the directories named (their *.json,
-    by name); and the files of another kind found in a directory, left out.
-    A file named on its own must be a run file; any malformed file is a
-    ResultsError naming it."""
+    by name), each sniffed once; and the files of another kind found in a
+    directory, left out.  A file named on its own must be a run file; any
+    malformed file is a ResultsError naming it."""
     found: list[tuple[Path, RunResult]] = []
     skipped: list[str] = []
     for source in inputs:
-        if source.is_dir():
-            names = sorted(p for p in source.glob("*.json") if p.is_file())
+        if source.path.is_dir():
+            names = sorted(p for p in source.path.glob("*.json") if p.is_file())
             for path in names:
-                run = _read(path, in_directory=True)
+                run = _read(sniff(path), in_directory=True)
                 if isinstance(run, str):
                     skipped.append(f"{path} ({run})")
                 else:
@@ -77,26 +74,28 @@ def read_runs(inputs: Sequence[Path]) -> tuple[list[tuple[Path, RunResult]], lis
             continue
         run = _read(source, in_directory=False)
         assert not isinstance(run, str)
-        found.append((source, run))
+        found.append((source.path, run))
     return found, skipped
 
 
-def _read(path: Path, in_directory: bool) -> RunResult | str:
-    """The run file at *path*; in a directory, a file of another kind
-    gives what it is instead."""
-    data = read_json(path)
-    other = data.get("kind") if isinstance(data, dict) else None
-    if other is not None:
-        if in_directory:
-            return f"a {other} file"
+def _read(found: Found, in_directory: bool) -> RunResult | str:
+    """The run file *found*; in a directory, a file of another kind gives
+    what it is instead."""
+    path = found.path
+    if found.kind is None:
+        if in_directory:  # pytest-benchmark's JSON beside a release's runs
+            return "not a vfab-bench result"
         raise ResultsError(
-            f"{path} is a {other} file, not a run file (vfab-bench run --json)"
+            f"{path} is not a vfab-bench result (no kind, no schema_version)"
         )
-    if in_directory and (not isinstance(data, dict) or "schema_version" not in data):
-        # pytest-benchmark's JSON beside a release's runs, and the like.
-        return "not a vfab-bench result"
+    if found.kind != "run":
+        if in_directory:
+            return f"a {found.kind} file"
+        raise ResultsError(
+            f"{path} is a {found.kind} file, not a run file (vfab-bench run --json)"
+        )
     try:
-        return RunResult.from_json(data)
+        return RunResult.from_json(found.data)
     except ResultsError as e:
         raise ResultsError(f"{path}: {e}") from None
 

@@ -1,12 +1,6 @@
-"""The report as one self-contained HTML page: inline CSS, inline SVG charts
-drawn in Python (scenarios.results.svg), no script and no external resource,
-so it opens offline and can be mailed or attached to a CI run.
-
-What it shows: the 2000 table beside today's; a chart per group of rows (the
-2000 rows, each query brute-force and indexed in its three cache states,
-the update and pack rows), each storage a dot at the statistic with its
-interval as a whisker; the cost curve of a sweep when one is given; every
-table of the text report; and the metadata (versions, host, configuration).
+"""The run's page: the 2000 table beside today's, a dot chart per group of
+rows (the statistic, its interval, every trial), the sweep's and scale's
+curves when given, every table and the metadata; inline SVG, no script.
 """
 
 from __future__ import annotations
@@ -14,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from scenarios.bench import report
+from scenarios.bench import rows as rows_model
 from scenarios.bench.phases import PHASES_2000
-from scenarios.results import formatter, htmlbase, pages, report, significance, svg
-from scenarios.results import rows as rows_model
+from scenarios.bench.table2000 import COLUMNS_2000, TABLE_2000
+from scenarios.results import formatter, htmlbase, significance, svg
 from scenarios.results.model import RunResult
-from scenarios.results.table2000 import COLUMNS_2000, TABLE_2000
+from scenarios.scale.page import scale_section
 from scenarios.scale.results import ScaleRun
+from scenarios.sweep.page import sweep_section
 from scenarios.sweep.results import SweepRun
 
 COLD_WARM_HOT = (
@@ -61,7 +58,7 @@ def _marks(
 
 def chart_groups(run: RunResult) -> list[tuple[str, list[tuple[str, str]]]]:
     """(title, [(row label, phase)]) for each chart: the report model's
-    groups of the run's rows (scenarios.results.rows)."""
+    groups of the run's rows (scenarios.bench.rows)."""
     return [
         (group, [(r.label, r.phase) for r in rows])
         for group, rows in rows_model.groups(run.phases)
@@ -194,9 +191,9 @@ def page(
         body.append(f"<h2>Phases by storage (size {escape(size)})</h2>")
         body += figures(run, size, s.name)
     if sweep is not None:
-        body.append(pages.sweep_section(sweep, s.name))
+        body.append(sweep_section(sweep, s.name))
     if scale is not None:
-        body.append(pages.scale_section(scale))
+        body.append(scale_section(scale))
     body.append("<h2>Tables</h2>")
     body += tables(run, s.name)
     left_out = report.omitted(run, s.name)

@@ -1,21 +1,7 @@
-"""Two scale files side by side, point by point (storage and client count):
-throughput and p99 latency, OLD -> NEW, as ratios, tested where both points
-kept sub-windows.
-
-A point is one measured window.  Since format 4 the window is cut into
-equal sub-windows (scale --windows), each with its own throughput and
-p99: two points are then compared sub-window against sub-window by the
-permutation test compare uses for trials (scenarios.results.significance,
-of the median, the p-values adjusted across every test of the pair of
-files), and a change the sub-windows are too few to decide is
-"inconclusive" with the number needed (scenarios.results.power).
-Sub-windows of one window are not independent trials: a slow spell of the
-machine longer than a sub-window moves several of them, so a change the
-test calls significant can still be the machine's (this machine's spells
-move a point by up to 1.5-1.8x, docs/results.md); the heading says so.
-Points without sub-windows (older files) get ratios alone.  Files are
-compared only when they ran the same load: the same scale, seed, mix,
-window and offered rate.
+"""Two scale files point by point: throughput and p99, OLD -> NEW, as ratios,
+tested sub-window against sub-window where both points kept them (files
+of one load only; why a significant change may still be the machine's:
+docs/internals.md).
 """
 
 from __future__ import annotations

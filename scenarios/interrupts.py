@@ -1,14 +1,7 @@
 """Signals for the command line: a commit in flight finishes first, and
-SIGTERM and SIGHUP clean up exactly as Ctrl-C does.
-
-Process-wide signal handling belongs to the program, not to a library:
-main() installs the deferring handler here and registers a transaction
-synchronizer (storages.zodbstore.register_synchronizer) that marks every
-store's commit and abort as a critical section.
-SIGINT raises KeyboardInterrupt; SIGTERM and SIGHUP raise Terminated, a
-KeyboardInterrupt that remembers its signal, so that every `finally` and
-context manager that cleans up after Ctrl-C (temporary directories, servers
-the suite started) runs for them too, and main() exits 128 + the signal.
+SIGTERM and SIGHUP clean up exactly as Ctrl-C does (Terminated, a
+KeyboardInterrupt that remembers its signal), then exit 128 + the signal
+(docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
-"""History across saved runs: each cell's trend over many run files, ordered
-by the versions their metadata recorded, with the steps marked, as asv
-marks them across commits.
-
-A cell is one storage and one row (a phase; "phase [size]" when the runs
-hold several sizes).  The runs are put in order by the version of one
-package as each run recorded it in its metadata ("versions"; ZODB unless
-told otherwise), compared as versions (PEP 440: 6.10 after 6.9), then by
-date; or by date alone (scenarios.results.history_files).
-
-A step is a change between two consecutive runs of a cell that `compare`
-would call significant: the same statistic, the same permutation test
-(scenarios.results.significance.difference) and the same adjustment of the
-p-values across the cells of the pair (significance.adjust), so that a
-pair of neighbours shows exactly the steps `compare OLD NEW` reports for
-it.  A change the samples cannot decide at all (too few trials a side for
-any split to reach significance) is marked as undecided, never as "no
-change".
-
-Runs must have measured the same data set (scale and seed) to be put in
-one history; cells present in one run only are shown without a step.
+"""A history across saved runs: each cell's trend over run files put in
+order by the versions they recorded, with the steps marked as asv marks
+them.  A step is a change `compare` would call significant between two
+neighbours (same test, same adjustment); one the samples cannot decide is
+"undecided", never "no change" (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -28,11 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.results import environment, power, significance
-from scenarios.results.compare import format_time
-from scenarios.results.files import ResultsError
-from scenarios.results.formatter import plural
-from scenarios.results.history_files import (
+from scenarios.history.runs import (
     BY_DATE,
     BY_PYTHON,
     DEFAULT_BY,
@@ -41,6 +21,11 @@ from scenarios.results.history_files import (
     read_runs,
     recorded_version,
 )
+from scenarios.results import environment, power, significance
+from scenarios.results.files import ResultsError
+from scenarios.results.formatter import duration as format_time
+from scenarios.results.formatter import plural
+from scenarios.results.kinds import sniff
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 
@@ -367,7 +352,7 @@ def build(
 ) -> History:
     """The history of the run files in *inputs* (files and directories;
     *read*: what read_runs() gave for them, when the caller read them)."""
-    runs, skipped = read if read is not None else read_runs(inputs)
+    runs, skipped = read if read is not None else read_runs(list(map(sniff, inputs)))
     if not runs:
         named = ", ".join(str(p) for p in inputs)
         raise ResultsError(f"no run file (*.json of vfab-bench run) in {named}")

@@ -1,31 +1,16 @@
-"""The run's report in the 2000 layout: phases as rows, storages as columns.
-
-A time cell is a statistic of the trials (the run's --statistic, recorded in
-its configuration; the minimum by default: noise only ever slows a trial
-down) in the unit that suits it (scenarios.results.formatter), and the
-half-width of its 95% bootstrap interval as a
-percentage of it, marked "!" when wider than ±10%
-(scenarios.results.significance).  A value under 1 ms is marked "~": too
-short to compare between runs (pyperf's rule); the micro-benchmarks time
-such work on a loop.
-Count cells are medians over the trials; a peak RSS cell is the highest of
-them.  After the per-phase tables comes one table per size with what a run
-leaves behind: size on disk, peak RSS, the cost per object built, and the
-backend's counters.  The same tables come out as plain text for the terminal
-and as Markdown.  A table whose cells are all equal or empty is left out,
-with one line saying so (omitted()).
-
-`run` and `report FILE` print the short view (short_text(): the 2000 rows'
-wall time, what else was measured and where it is, at most SHORT_LINES
-lines); `--all` prints every table.
+"""The run's tables in the 2000 layout (phases as rows, storages as columns),
+as text and Markdown: a time cell is the run's statistic with its
+interval ("!" when wide, "~" too short to compare), a count cell the
+median; a table whose cells are all equal or empty is left out, said
+(docs/internals.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
+from scenarios.bench import rows as rows_model
 from scenarios.results import environment, formatter, significance, table
-from scenarios.results import rows as rows_model
 from scenarios.results.model import PhaseResult, RunResult, TrialSummary
 from scenarios.results.significance import SHORT_S
 from scenarios.results.stats import median, median_int
@@ -79,12 +64,16 @@ def counts(r: PhaseResult) -> str:
     return f"{r.loads}/{r.stores}"
 
 
-def within_cell(r: PhaseResult) -> str:
-    """Median time of batch commits / cyclic GC inside the phase."""
-    parts = []
-    for stats in (r.batch_commit, r.gc):
-        parts.append("-" if stats is None else formatter.duration(stats.median))
-    return " / ".join(parts)
+def part_cell(r: PhaseResult, field: str, stat: str) -> str:
+    """The statistic of the time the phase spent in *field* (batch_commit_s,
+    gc_s) over the trials, or "-"."""
+    values = [v for s in r.samples if (v := getattr(s, field)) is not None]
+    return formatter.duration(significance.statistic(stat)(values)) if values else "-"
+
+
+def within_cell(r: PhaseResult, stat: str) -> str:
+    """Time in batch commits / cyclic GC inside the phase."""
+    return f"{part_cell(r, 'batch_commit_s', stat)} / {part_cell(r, 'gc_s', stat)}"
 
 
 def hits_cell(r: PhaseResult) -> str:
@@ -131,18 +120,14 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
             Table(
                 "of the wall time: commits of full batches (--batch) / "
                 f"Python's cyclic GC, size {size}",
-                *_table(run, size, within_cell),
+                *_table(run, size, lambda r: within_cell(r, stat)),
             )
         )
     elif _any(run, size, lambda r: r.gc):
         out.append(
             Table(
                 f"of the wall time: Python's cyclic GC, size {size}",
-                *_table(
-                    run,
-                    size,
-                    lambda r: "-" if r.gc is None else formatter.duration(r.gc.median),
-                ),
+                *_table(run, size, lambda r: part_cell(r, "gc_s", stat)),
             )
         )
     return out
@@ -178,10 +163,11 @@ def trials_cell(run: RunResult, storage: str, size: str) -> str:
 
 
 def cost_per_object(
-    run: RunResult, storage: str, size: str, cpu: bool = False
+    run: RunResult, storage: str, size: str, cpu: bool = False, stat: str | None = None
 ) -> float | None:
-    """Seconds per model object built: the build rows' median wall (or CPU)
-    time, summed, over the objects the generator built."""
+    """Seconds per model object built: the build rows' wall (or CPU) time,
+    the statistic of each (*stat*, else the run's) summed, over the objects
+    the generator built."""
     trials = run.trials_of(storage, size)
     if not trials:
         return None
@@ -189,7 +175,8 @@ def cost_per_object(
     rows = [run.get(storage, p, size) for p in rows_model.BUILD_PHASES]
     if not objects or any(r is None for r in rows):
         return None
-    total = sum((r.cpu if cpu else r.wall).median for r in rows if r is not None)
+    of = significance.statistic(run_statistic(run, stat))
+    total = sum(of(r.cpu_values if cpu else r.wall_values) for r in rows if r)
     return total / objects
 
 
@@ -216,7 +203,7 @@ def zodb_cache_size() -> int:
     return int(default)
 
 
-def summary_table(run: RunResult, size: str) -> Table | None:
+def summary_table(run: RunResult, size: str, stat: str | None = None) -> Table | None:
     """One column per storage: what the run left behind."""
     storages = [s for s in run.storages if run.trials_of(s, size)]
     if not storages:
@@ -233,7 +220,7 @@ def summary_table(run: RunResult, size: str) -> Table | None:
         return formatter.size(median_int(getattr(t, field) for t in by[s]))
 
     def cost(s: str, cpu: bool = False) -> str:
-        c = cost_per_object(run, s, size, cpu)
+        c = cost_per_object(run, s, size, cpu, stat)
         return "-" if c is None else f"{c * 1e6:.1f}"
 
     rows = [
@@ -270,7 +257,7 @@ def all_tables(run: RunResult, stat: str | None = None) -> list[Table]:
     out = []
     for size in run.sizes:
         out += phase_tables(run, size, stat)
-        summary = summary_table(run, size)
+        summary = summary_table(run, size, stat)
         if summary is not None:
             out.append(summary)
     return out

@@ -1,9 +1,7 @@
-"""The report model: each row of a run's tables knows its group (the 2000
-rows; a query in its cache states, brute-force and indexed; update and
-pack), its label inside the group, and whether it builds the data set.
-Text, Markdown and HTML take their rows, groups and build rows from here;
-nothing else lists phase names (the phases themselves are
-scenarios.bench.phases)."""
+"""The report model: each row knows its group (the 2000 rows; a query in its
+cache states; update and pack), its label and whether it builds the data
+set; every view takes its rows from here (the phases: bench/phases.py).
+"""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""A run in pyperf's JSON format (run --pyperf, report --pyperf), so that the
-tools ZODB and RelStorage maintainers publish with read it:
-`pyperf compare_to OLD.json NEW.json`, `pyperf stats`, `pyperf hist`.
-
-One benchmark per row and storage ("file: commit processes", with the size
-in brackets when the run has several), its trials as pyperf runs of one
-value each (wall seconds: one trial is one process's worth of work, as one
-pyperf worker's run is), loops 1; the run's metadata (date, Python, host,
-versions, statistic) on every run.  pyperf refuses a value of 0: a trial
-the clock timed at 0 s is written as 1 ns.  pyperf's own statistics
-(mean, standard deviation, its t-test in compare_to) are pyperf's; this
-suite's tables show the run's statistic.
+"""A run in pyperf's JSON format (--pyperf), for `pyperf compare_to`, `stats`
+and `hist`: a benchmark per row and storage, a trial a run of one value
+(how the fields map: docs/internals.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,83 @@
+"""The count run as a result kind: what run --counts and report show of a
+CountRun (its tables, Markdown, the page), compare by cells (exit 1 on a
+cell grown above --fail-above), and report --cost-model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scenarios.counts import costmodel, html, report
+from scenarios.counts.compare import compare_counts
+from scenarios.counts.model import CountRun
+from scenarios.errors import ConfigError
+from scenarios.results import files, table
+from scenarios.results.compare_view import listed
+from scenarios.results.formatter import plural
+from scenarios.results.kinds import Kind, View, report_text
+from scenarios.results.model import RunResult
+
+#: compare's exit status when a cell grew above --fail-above.
+EXIT_MORE = 1
+
+
+def view(run: CountRun, text: str = "text") -> View:
+    """*run*'s text ("text", "markdown" or "") and its files."""
+    texts = {"text": report.text, "markdown": report.markdown}
+    files = {
+        "json": run.to_json,
+        "markdown": lambda: report.markdown(run),
+        "html": lambda: html.page(run),
+    }
+    return View(texts[text](run) if text else "", files)
+
+
+def _report(run: CountRun, args: Any) -> View:
+    return view(run, report_text(args))
+
+
+def _compare(old: CountRun, new: CountRun, args: Any) -> View:
+    result = compare_counts(old, new, str(args.old), str(args.new))
+    note, status = "", 0
+    failed = [] if args.fail_above is None else result.above(args.fail_above)
+    if failed:
+        cells = [f"{c.column} {c.row}: {c.line}" for c in failed]
+        grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above:.0%}"
+        note = f"vfab-bench compare: {grew}: {listed(cells, 8)}"
+        status = EXIT_MORE
+    return View(
+        result.text(),
+        {"json": result.to_json, "markdown": result.markdown},
+        note,
+        status,
+    )
+
+
+def cost_model(first: Any, second: Any, markdown: bool) -> View:
+    """report --cost-model: nanoseconds per instruction per phase, from a
+    run file and a count file (in either order)."""
+    times, counts = (first, second) if isinstance(first, RunResult) else (second, first)
+    if not (isinstance(times, RunResult) and isinstance(counts, CountRun)):
+        got = {type(first), type(second)}
+        both = {frozenset({RunResult}): "time", frozenset({CountRun}): "count"}
+        what = both.get(frozenset(got))
+        given = f"both are {what} files" if what else "in either order"
+        raise ConfigError(
+            "--cost-model needs a time file (run --json) and a count file "
+            f"(run --counts --json); {given}"
+        )
+    tables = costmodel.cost_tables(times, counts)
+    if markdown:
+        return View(table.markdown(tables, ["# vfab-loadtest cost model"]))
+    summary = (costmodel.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+    return View(table.text(tables, summary))
+
+
+KIND = Kind(
+    files.COUNTS,
+    "count file",
+    load=lambda found: CountRun.from_json(found.data),
+    report=_report,
+    report_options=frozenset({"all", "markdown", "html"}),
+    compare=_compare,
+    compare_options=frozenset({"fail_above", "json", "markdown"}),
+)

@@ -1,0 +1,73 @@
+"""The result kinds, as storages/registry.py lists the storages: each
+kind's format, model and views (a Kind: scenarios/results/kinds.py), and
+read(), how report, compare and history open what they are given: sniffed
+and parsed once, its model built by its kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scenarios.bench.kind import KIND as RUN
+from scenarios.census.kind import KIND as CENSUS
+from scenarios.counts.kind import KIND as COUNTS
+from scenarios.release.kind import KIND as RELEASE
+from scenarios.results.files import ResultsError
+from scenarios.results.kinds import Found, Kind, sniff
+from scenarios.scale.kind import KIND as SCALE
+from scenarios.sweep.kind import KIND as SWEEP
+from scenarios.verify.kind import KIND as VERIFY
+
+#: name -> kind.
+KINDS: dict[str, Kind] = {
+    k.name: k for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE)
+}
+
+
+def find(path: Path, command: str = "") -> tuple[Kind, Found]:
+    """The kind of *path* and what sniff() found there; ResultsError in one
+    line naming *path* when it is no result, or one *command* ("report",
+    "compare") does not read."""
+    found = sniff(path)
+    kind = KINDS.get(found.kind) if found.kind is not None else None
+    if kind is None or kind.load is None or (command and not getattr(kind, command)):
+        readable = [
+            k.plural
+            for k in KINDS.values()
+            if k.load is not None and (not command or getattr(k, command))
+        ]
+        what = _what(found.kind, path)
+        raise ResultsError(
+            f"{path} {what}; {command or 'vfab-bench'} reads {_or(readable)}"
+        )
+    return kind, found
+
+
+def load(kind: Kind, found: Found) -> Any:
+    """The model of what find() found; ResultsError naming the file."""
+    assert kind.load is not None  # find() checked it
+    try:
+        return kind.load(found)
+    except ResultsError as e:
+        text, path = str(e), str(found.path)
+        raise ResultsError(text if path in text else f"{path}: {text}") from None
+
+
+def read(path: Path, command: str = "") -> tuple[Kind, Any]:
+    """find() and load(): the kind of *path* and its model."""
+    kind, found = find(path, command)
+    return kind, load(kind, found)
+
+
+def _what(kind: str | None, path: Path) -> str:
+    if kind in KINDS:
+        return f"is a {KINDS[kind].noun} (kind {kind!r})"
+    if kind is not None:
+        return f"is a file of kind {kind!r}"
+    if path.is_dir():
+        return "is not a release directory (no release.json: release --out writes one)"
+    return "is not a vfab-bench result (no kind, no schema_version)"
+
+
+def _or(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + f" or {items[-1]}" if len(items) > 1 else items[0]
