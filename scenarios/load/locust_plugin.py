@@ -70,8 +70,9 @@ from scenarios.errors import (
     ConfigError,
 )
 from scenarios.load import consistency
-from scenarios.load.clock import Clock, boot_id
+from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
+from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import add_load_options, config_from, target_of
 from scenarios.load.session import Session, open_database, preflight
@@ -80,23 +81,13 @@ from storages import StorageError
 log = logging.getLogger("vfab")
 
 #: Messages between master and workers: "stop your users and send your
-#: history", and the answer carrying it; a worker's question for the
-#: master's clock, and the answer.
+#: history", and the answer carrying it (the clock's: locust_clock).
 FLUSH = "vfab_flush"
 FINAL = "vfab_final"
-CLOCK_ASK = "vfab_clock_ask"
-CLOCK = "vfab_clock"
 #: The key of a worker's history in its stats reports.
 HISTORY_KEY = "vfab_history"
 #: Seconds a master waits for the answers beyond the users' stop timeout.
 FLUSH_GRACE_S = 10.0
-#: Seconds a worker waits for the master's clock before its users start;
-#: without an answer its times are not ordered against others'.
-CLOCK_WAIT_S = 2.0
-#: Round trips of the clock measurement (the shortest one counts).
-CLOCK_ROUNDS = 3
-#: The uncertainty of a clock not measured: no real-time order with it.
-UNKNOWN_CLOCK_S = 1e9
 
 
 def node_of(client_id: str) -> str:
@@ -166,7 +157,7 @@ class ProcessClient:
         self.run_token = secrets.token_hex(4)
         #: this process's clock against the master's (a worker measures it)
         self.clock = Clock()
-        self._clock_asked: float | None = None
+        self._clocks: WorkerClock | None = None
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
@@ -215,12 +206,12 @@ class ProcessClient:
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
             runner.register_message(FLUSH, self.on_flush)
-            runner.register_message(CLOCK, self.on_clock)
+            self._clocks = WorkerClock(runner)
             environment.events.report_to_master.add_listener(self.on_report)
             return
         if isinstance(runner, MasterRunner):
             runner.register_message(FINAL, self.on_final)
-            runner.register_message(CLOCK_ASK, self.on_clock_ask)
+            answer_clocks(runner)
             environment.events.worker_report.add_listener(self.on_worker_report)
         options = environment.parsed_options
         try:
@@ -331,48 +322,15 @@ class ProcessClient:
     # -- the clock --------------------------------------------------------
 
     def measure_clock(self, runner: WorkerRunner) -> None:
-        """Ask the master for its clock CLOCK_ROUNDS times (on_clock keeps
-        the best answer), waiting at most CLOCK_WAIT_S in all; then the
-        sessions' records say so (times are recorded raw: the checker
-        applies the offset)."""
-        deadline = time.monotonic() + CLOCK_WAIT_S
-        for _ in range(CLOCK_ROUNDS):
-            self._clock_asked = time.monotonic()
-            runner.send_message(CLOCK_ASK, {"sent": self._clock_asked})
-            while self._clock_asked is not None and time.monotonic() < deadline:
-                gevent.sleep(0.005)
-            if self.clock.uncertainty_s == 0.0 or time.monotonic() >= deadline:
-                break
+        """This worker's clock against the master's (scenarios.load
+        .locust_clock); then the sessions' records say so (times are
+        recorded raw: the checker applies the offset)."""
+        if self._clocks is None:
+            self._clocks = WorkerClock(runner)
+        self.clock = self._clocks.measure()
         for record in list(self.history.sessions.values()):
             if record.client.startswith(self.node):
                 self.history.session(dataclasses.replace(record, clock=self.clock))
-
-    def on_clock_ask(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        """On the master: answer a worker with this process's clock."""
-        assert environment.runner is not None
-        answer = {
-            "sent": msg.data["sent"],
-            "theirs": time.monotonic(),
-            "host": boot_id(),
-        }
-        environment.runner.send_message(CLOCK, answer, client_id=msg.node_id)
-
-    def on_clock(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        """On a worker: the master's clock; on the same kernel the offset
-        is 0 exactly, elsewhere it is taken at the round trip's middle."""
-        back = time.monotonic()
-        sent, theirs = float(msg.data["sent"]), float(msg.data["theirs"])
-        if msg.data.get("host") == self.clock.host:
-            self.clock = dataclasses.replace(
-                self.clock, offset_s=0.0, uncertainty_s=0.0
-            )
-        else:
-            half = (back - sent) / 2
-            if half < self.clock.uncertainty_s:
-                self.clock = dataclasses.replace(
-                    self.clock, offset_s=theirs - (sent + half), uncertainty_s=half
-                )
-        self._clock_asked = None
 
     def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
         db, self.db = self.db, None
