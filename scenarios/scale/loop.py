@@ -1,5 +1,5 @@
-"""One client of a scale point: a process with one ZODB.DB on the target and
-one simulated user (its own transaction manager and connection).
+"""One client of a scale point: its loop, closed or open, and what it
+measured (scenarios.scale.worker runs one or more of them in a process).
 
 Closed loop: the user starts its next operation when the last one ends.
 Open loop (*rate*): operations arrive as a Poisson process at *rate* per
@@ -11,27 +11,17 @@ silently.
 
 Operations that end inside the measured window count (an open loop's
 backlog from the warmup included, with the latency it has by then); the
-warmup before it runs the same loop unrecorded.
-Every attempt (its outcome, what it read and wrote) is appended to a history
-file and flushed at once (scenarios.load.history.FileHistory), reads as
-well as writes, so that what a client was told survives the client being
-killed.  Errors other than
+warmup before it runs the same loop unrecorded.  Errors other than
 conflicts (ClientDisconnected while the server is away, "Couldn't load
-state" after it) are counted by kind against their operation; the log
-records ZODB and ZEO write meanwhile are counted, not printed.
+state" after it) are counted by kind against their operation.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
-import random
 import time
 from typing import Any
 
-from scenarios.load.clients import Control
-from scenarios.load.history import FileHistory, NoHistory
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import hist
 
@@ -41,26 +31,18 @@ ERROR_PAUSE_S = 0.01
 
 @dataclasses.dataclass(frozen=True)
 class ClientPlan:
-    """What one client process does (picklable: it crosses to the child)."""
+    """What every client of a point does (picklable, and JSON for a
+    worker on another host)."""
 
     config: LoadConfig
     warmup_s: float
     duration_s: float
-    #: Poisson arrivals per second for this client (None: closed loop).
+    #: Poisson arrivals per second for each client (None: closed loop).
     rate: float | None
-    seed: int | None
-    #: Where the client appends its history (None: --no-check, none kept).
-    history_path: str | None
-    #: How the history names the client (c0, c1, ...).
-    name: str = "c0"
     #: Seconds an operation waits for an absent server before failing.
     wait_timeout_s: float = 3.0
     #: Keep each operation's (end, kind) for the fault report.
     timeline: bool = False
-    #: Where the process's stderr goes (None: inherited).  What drivers
-    #: print there when their server dies (psycopg2 prints the exception
-    #: it could not raise) is not for the terminal.
-    stderr_path: str | None = None
     #: The point's token in the notes of its transactions (the check finds
     #: them in the storage's log by it)
     run: str = ""
@@ -68,14 +50,16 @@ class ClientPlan:
     #: histogram and commits (an interval for the point: ScalePoint.windows).
     windows: int = 1
 
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["config"]["weights"] = [list(w) for w in self.config.weights]
+        return out
 
-class _LogCounter(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClientPlan:
+        config = dict(data["config"])
+        config["weights"] = tuple((str(n), int(w)) for n, w in config["weights"])
+        return cls(**{**data, "config": LoadConfig(**config)})
 
 
 class _Tally:
@@ -110,65 +94,23 @@ class _Tally:
         }
 
 
-def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
-    """The client's loop; a JSON-able dict of what it measured."""
-    from scenarios.load.session import Session, open_database
-
-    if plan.stderr_path is not None:
-        fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        os.dup2(fd, 2)
-        os.close(fd)
-    counter = _LogCounter()
-    root = logging.getLogger()
-    root.handlers[:] = [counter]
-    root.setLevel(logging.WARNING)
-    history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
-    db = open_database(
-        plan.config.target,
-        pool_size=1,
-        wait_timeout=plan.wait_timeout_s,
-        server_sync=plan.config.server_sync,
-    )
-    rng = random.Random(plan.seed)
-    session = None
-    try:
-        session = Session(db, plan.config, history, rng, client=plan.name, run=plan.run)
-        start_at = control.wait_start()
-        if not start_at:
-            return {"started": False}
-        return _loop(plan, control, session, start_at, rng) | {
-            "started": True,
-            "log_records": counter.count,
-        }
-    finally:
-        if session is not None:
-            try:
-                session.close()
-            except Exception:  # the server may be gone: nothing to abort
-                pass
-        try:
-            db.close()
-        except Exception:
-            pass
-        if isinstance(history, FileHistory):
-            history.close()
-
-
-def _loop(
-    plan: ClientPlan, control: Control, session: Any, start_at: float, rng: Any
+def run_loop(
+    plan: ClientPlan, stop: Any, session: Any, start_at: float, rng: Any, cpu: Any
 ) -> dict[str, Any]:
+    """One client's loop on *session* from *start_at* (time.monotonic())
+    until the window ends or *stop* is set; what it measured (the CPU is
+    its process's: *cpu* is told when the window starts)."""
     measure_at = start_at + plan.warmup_s
     end_at = measure_at + plan.duration_s
     windows = max(1, plan.windows)
     window_s = plan.duration_s / windows
     tally = _Tally(windows)
-    cpu_start: float | None = None
     arrival = start_at
     backlog = 0
     arrivals = 0  # open loop: arrivals inside the window that were started
     served = 0  # ... and of those, the ones that succeeded (whenever they ended)
     late_s = 0.0
-    while not control.stop.is_set():
+    while not stop.is_set():
         if plan.rate:
             arrival += rng.expovariate(plan.rate)
             if arrival >= end_at:
@@ -179,10 +121,10 @@ def _loop(
                 late_s = now - arrival
                 backlog = 1 + _arrivals_before(rng, plan.rate, arrival, end_at)
                 break
-            while now < arrival and not control.stop.is_set():
+            while now < arrival and not stop.is_set():
                 time.sleep(min(arrival - now, 0.05))
                 now = time.monotonic()
-            if control.stop.is_set():
+            if stop.is_set():
                 break
             intended = arrival
             if intended >= measure_at:
@@ -191,8 +133,8 @@ def _loop(
             intended = time.monotonic()
             if intended >= end_at:
                 break
-        if cpu_start is None and time.monotonic() >= measure_at:
-            cpu_start = time.process_time()
+        if time.monotonic() >= measure_at:
+            cpu.window_started()
         op = session.pick()
         kind = "ok"
         try:
@@ -232,14 +174,12 @@ def _loop(
             tally.errors[kind] = tally.errors.get(kind, 0) + 1
         if plan.timeline:
             tally.timeline.append((done - measure_at, intended - measure_at, kind))
-    cpu_s = time.process_time() - cpu_start if cpu_start is not None else 0.0
     return tally.to_json() | {
-        "cpu_s": cpu_s,
         "backlog": backlog,
         "arrivals": arrivals,
         "served": served,
         "late_s": late_s,
-        "interrupted": control.stop.is_set(),
+        "interrupted": stop.is_set(),
     }
 
 

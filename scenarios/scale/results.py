@@ -65,6 +65,15 @@ class ScalePoint:
     #: HdrHistogram of every successful operation ending in it, "commits"}
     #: (format 4; () in older files).
     windows: tuple[dict[str, Any], ...] = ()
+    #: Several hosts (scale --workers): each that served the point, with
+    #: its clients and processes, their CPU and the host's ({"host",
+    #: "address", "worker", "clients", "processes", "client_cpu_s",
+    #: "cpu_busy_s", "cores", "clock"}); () on one machine.
+    hosts: tuple[dict[str, Any], ...] = ()
+    #: Why the point is incomplete (a host lost mid-point), None when it is
+    #: whole.  An incomplete point keeps no figures: the hosts left did not
+    #: measure the point's throughput.
+    incomplete: str | None = None
 
     @property
     def steady(self) -> bool:
@@ -138,9 +147,14 @@ class ScalePoint:
         """What a reader of the JSON wants without decoding histograms:
         operations and commits per second of the window, all operations'
         latency percentiles (ms), CPU seconds and, given the machine's
-        *cores*, the share of them the point used."""
+        *cores*, the share of them the point used (on several hosts, the
+        cores of every machine that served it, each counted once).  An
+        incomplete point's are all None."""
+        if self.incomplete is not None:
+            return dict.fromkeys(SUMMARY_KEYS)
         s = hist.summary_ms(self.histogram())
         cpu = self.client_cpu_s + (self.server_cpu_s or 0.0)
+        cores = self.cores or cores
         use = cpu / (self.window_s * cores) if cores and self.window_s else None
         return {
             "ops": self.ops,
@@ -155,10 +169,19 @@ class ScalePoint:
             "cpu_use": None if use is None else round(use, 4),
         }
 
+    @property
+    def cores(self) -> int | None:
+        """The cores of the machines that served the point, each machine
+        (kernel) once; None on one machine (the run's own)."""
+        kernels = {h.get("kernel"): h.get("cores") for h in self.hosts}
+        counts = [c for c in kernels.values() if isinstance(c, int)]
+        return sum(counts) if counts else None
+
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["notes"] = list(self.notes)
         out["windows"] = [dict(w) for w in self.windows]
+        out["hosts"] = [dict(h) for h in self.hosts]
         out["summary"] = self.summary(cores)
         return out
 
@@ -168,6 +191,7 @@ class ScalePoint:
         values = {k: v for k, v in data.items() if k in fields}
         values["notes"] = tuple(values.get("notes", ()))
         values["windows"] = tuple(values.get("windows", ()))
+        values["hosts"] = tuple(values.get("hosts", ()))
         return cls(**values)
 
 
@@ -217,3 +241,16 @@ class ScaleRun:
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
+#: The keys of ScalePoint.summary().
+SUMMARY_KEYS = (
+    "ops",
+    "ops_per_s",
+    "commits_per_s",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+    "client_cpu_s",
+    "server_cpu_s",
+    "cpu_use",
+)
