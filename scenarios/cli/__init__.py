@@ -37,6 +37,7 @@ from scenarios.cli import (  # noqa: E402
     status,
     sweep,
     verify,
+    worker,
     zeoloop,
 )
 from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
@@ -62,6 +63,7 @@ COMMANDS = (
     serve,
     zeoloop,
     scale,
+    worker,
     verify,
     status,
     release,
