@@ -158,6 +158,8 @@ class ProcessClient:
         #: this process's clock against the master's (a worker measures it)
         self.clock = Clock()
         self._clocks: WorkerClock | None = None
+        #: this process's locust environment (on the node that checks)
+        self.environment: Environment | None = None
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
@@ -213,6 +215,8 @@ class ProcessClient:
             runner.register_message(FINAL, self.on_final)
             answer_clocks(runner)
             environment.events.worker_report.add_listener(self.on_worker_report)
+        keep_stats_through_json(environment)
+        self.environment = environment
         options = environment.parsed_options
         try:
             config = self.load_config(environment)
@@ -404,7 +408,22 @@ class ProcessClient:
         events.test_stopping.add_listener(self.on_test_stopping)
         events.test_stop.add_listener(self.on_test_stop)
         events.quitting.add_listener(self.on_quitting)
+        events.quit.add_listener(self.print_summary)
         events.quit.add_listener(stop_csv_writer)
+
+    def print_summary(self, **_kw: Any) -> None:
+        """locust's final summary, which it leaves out when it saves
+        --json-file (the tables it prints without that option, printed
+        the same way, after the file is saved)."""
+        environment = self.environment
+        options = getattr(environment, "parsed_options", None)
+        if environment is None or not getattr(options, "json_file", None):
+            return
+        from locust import stats
+
+        stats.print_stats(environment.stats, current=False)
+        stats.print_percentile_stats(environment.stats)
+        stats.print_error_report(environment.stats)
 
 
 class TimedSession:
@@ -452,6 +471,30 @@ class TimedSession:
 
     def close(self) -> None:
         self.session.close()
+
+
+def keep_stats_through_json(environment: Environment) -> None:
+    """Make --json and --json-file leave the statistics as they are.
+
+    locust 2.47 writes them with RequestStats.serialize_stats(), which
+    takes each entry's report with get_stripped_report(): the report,
+    then a reset of the entry, as a worker's stats report needs (it sends
+    what happened since the last one).  Saving --json-file at exit thus
+    zeroed every entry (not the Aggregated total) before the --csv writer's
+    last write: every operation's row 0.  On a process that sends no stats
+    reports (a master, or the single process) nothing else calls it, so
+    there it serializes without the reset.
+    """
+    stats = environment.stats
+
+    def serialize_kept() -> list[Any]:
+        return [
+            e.serialize()
+            for e in stats.entries.values()
+            if not (e.num_requests == 0 and e.num_failures == 0)
+        ]
+
+    stats.serialize_stats = serialize_kept  # type: ignore[method-assign]
 
 
 def stop_csv_writer(**_kw: Any) -> None:
