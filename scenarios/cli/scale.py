@@ -369,12 +369,15 @@ def cluster_storage_options(
     """The servers this run starts listen where the workers reach this host
     (said on stderr when that is not loopback: anyone can reach them)."""
     from storages.options import ListenOptions
-    from storages.ports import exposed
+    from storages.ports import is_loopback
 
-    if any(n != "target" for n in config.storages):
-        warning = exposed(host, "PORT")
-        if warning:
-            print(f"vfab-bench scale: the servers: {warning}", file=sys.stderr)
+    if any(n != "target" for n in config.storages) and not is_loopback(host):
+        print(
+            f"vfab-bench scale: the servers this run starts listen on {host}, "
+            "not loopback: anyone who reaches them can read and change the "
+            "database, unauthenticated",
+            file=sys.stderr,
+        )
     return options.replace(ListenOptions(host, 0))
 
 

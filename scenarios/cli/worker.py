@@ -16,6 +16,7 @@ import time
 
 from scenarios.argtypes import positive_float
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, ConfigError
+from scenarios.results.formatter import plural
 from scenarios.scale.config import CONNECT_TIMEOUT_S, MASTER_PORT
 from storages.ports import LOCALHOST
 from storages.zeo import port_number
@@ -97,10 +98,11 @@ def main(args: argparse.Namespace) -> int:
     if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:
         print(
             f"vfab-bench worker: the master at {where} was silent for "
-            f"{MASTER_HEARTBEAT_TIMEOUT} s: lost mid-run ({worker.points} points "
-            "done here); its run is not fully checked",
+            f"{MASTER_HEARTBEAT_TIMEOUT} s: lost mid-run "
+            f"({plural(worker.points, 'point')} done here); its run is not fully "
+            "checked",
             file=sys.stderr,
         )
         return EXIT_INVARIANTS
-    say(f"the master's run ended ({worker.points} points done here)")
+    say(f"the master's run ended ({plural(worker.points, 'point')} done here)")
     return EXIT_OK
