@@ -410,10 +410,6 @@ def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.workers:
-        # locust patches this process with gevent on import: before
-        # anything opens a client or starts a thread.
-        import scenarios.scale.cluster  # noqa: F401
     from scenarios.results import environment, metadata
     from scenarios.scale import report, runner
     from scenarios.scale.results import ScaleRun
@@ -443,6 +439,10 @@ def main(args: argparse.Namespace) -> int:
                 "'vfab-loadtest[plot]'); .svg needs nothing"
             ) from None
     check_outputs(args)
+    if config.workers:
+        # locust patches this process with gevent on import: once the input
+        # is checked, before anything opens a client or starts a thread.
+        import scenarios.scale.cluster  # noqa: F401
     meta = metadata.collect(config)
     start, probes = environment.snapshot(), environment.probes()
 
