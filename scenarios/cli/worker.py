@@ -93,6 +93,9 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if worker.current is not None:
             worker.current.close()
+        # locust's quitting event: the worker tells its master it quits (a
+        # worker stopped mid-point is then lost at once, not 3 s later).
+        environment.events.quitting.fire(environment=environment)
         runner.quit()
     heard = runner.last_heartbeat_timestamp
     if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:

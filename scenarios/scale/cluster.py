@@ -248,9 +248,14 @@ class ClusterFleet:
             counts = {
                 c.id: int(c.user_classes_count.get(USER, 0))
                 for c in self.runner.clients.all
-                if c.id in live
+                if c.state != STATE_MISSING
             }
-            if sum(counts.values()) == self.clients:
+            # A worker that joined since has users too once it said hello.
+            placed = [w for w, n in counts.items() if n]
+            if sum(counts.values()) == self.clients and all(
+                w in self.cluster.facts for w in placed
+            ):
+                live = sorted(placed, key=self.runner.get_worker_index)
                 break
             if time.monotonic() > deadline:
                 raise WorkerLost(
