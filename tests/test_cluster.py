@@ -6,6 +6,7 @@ for RelStorage's servers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.load.violations import not_checked
+from scenarios.results.scale_compare import compare_scale
 from scenarios.scale.report import text
 from scenarios.scale.results import ScalePoint, ScaleRun
 from storages.zeo import free_port
@@ -168,7 +170,9 @@ def test_a_worker_killed_mid_point_leaves_it_incomplete(
     stdout, stderr = master.communicate(timeout=240)
     assert master.returncode == 3, stdout + stderr
     assert workers[0].wait(30) == 0, said[0].text()
-    (point,) = ScaleRun.read(out).points  # the run stopped at it
+    run = ScaleRun.read(out)
+    assert run.points == ()  # no figure; the run stopped at it
+    (point,) = run.incomplete
     assert point.clients == 2
     assert point.incomplete is not None and "was lost" in point.incomplete
     assert point.summary()["ops_per_s"] is None and point.hists == {}
@@ -203,6 +207,14 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     assert "no master answered" in line
 
 
+def _lookups() -> str:
+    from scenarios.scale import hist
+
+    h = hist.new()
+    hist.record_ms(h, 1.5)
+    return hist.encode(h)
+
+
 def test_an_incomplete_point_shows_no_figure() -> None:
     """What the report and the JSON say of a point a lost host cut short."""
     point = ScalePoint(
@@ -221,9 +233,21 @@ def test_an_incomplete_point_shows_no_figure() -> None:
     assert "zeo, 4 clients: incomplete: worker b (10.200.0.4) was lost" in shown
     assert "served by a (10.200.0.3): 2 clients in 2 processes" in shown
     back = ScaleRun.from_json(json.loads(json.dumps(run.to_json())))
-    assert back.points[0].incomplete == point.incomplete
-    assert back.points[0].hosts == point.hosts
+    assert back.points == () and back.incomplete[0].incomplete == point.incomplete
+    assert back.incomplete[0].hosts == point.hosts
     assert set(back.to_json()["points"][0]["summary"].values()) == {None}
+    # compare reads no figure of it: the point is in one file only
+    whole = dataclasses.replace(
+        point, incomplete=None, started=4, hists={"lookup": _lookups()}
+    )
+    two = dataclasses.replace(whole, clients=2, started=2)
+    old, new = (
+        ScaleRun(run.metadata, (two, whole)),
+        ScaleRun(run.metadata, (two, point)),
+    )
+    comparison = compare_scale(old, new)
+    assert [p.clients for p in comparison.points] == [2]
+    assert comparison.unmatched == ("zeo at 4 clients (OLD)",)
 
 
 @pytest.mark.netns

@@ -113,7 +113,7 @@ def operations_table(points: list[ScalePoint]) -> Table:
 
 
 def text(run: ScaleRun) -> str:
-    points = list(run.points)
+    points = list(run.every_point)
     parts = [points_table(points, run.cores).text(), operations_table(points).text()]
     return "\n\n".join(parts + ["\n".join(notes(run)), LEGEND]) + "\n"
 
@@ -122,7 +122,7 @@ def notes(run: ScaleRun) -> list[str]:
     """What the tables do not say, a line each: rates not honoured, errors,
     faults, the consistency check, the load average."""
     lines = []
-    for p in run.points:
+    for p in run.every_point:
         where = f"{p.storage}, {plural(p.clients, 'client')}"
         if p.rate is not None and not p.honoured:
             lines.append(
@@ -223,9 +223,7 @@ def _marks(
     the sub-windows' interval where the point has one."""
     ops: dict[tuple[int, str], svg.Mark] = {}
     p99s: dict[tuple[int, str], svg.Mark] = {}
-    for p in run.points:
-        if p.incomplete is not None:
-            continue  # no figure to draw
+    for p in run.points:  # the incomplete ones have no figure to draw
         s = p.summary(run.cores)
         where = f"{p.storage}, {plural(p.clients, 'client')}"
         for marks, value, windows, words in (
@@ -306,9 +304,7 @@ def plot(run: ScaleRun, path: Path) -> None:
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     for storage in run.storages():
-        points = [
-            p for p in run.points if p.storage == storage and p.incomplete is None
-        ]
+        points = [p for p in run.points if p.storage == storage]
         xs = [p.clients for p in points]
         left.plot(xs, [p.ops_per_s for p in points], marker="o", label=storage)
         p99 = [hist.summary_ms(p.histogram())["p99"] for p in points]

@@ -197,10 +197,29 @@ class ScalePoint:
 
 @dataclasses.dataclass(frozen=True)
 class ScaleRun:
-    """Every point of one run, in run order, with the run's metadata."""
+    """Every point of one run, in run order, with the run's metadata.
+
+    *points* are the points with figures; a point a lost host left
+    incomplete (it ends a run) is in *incomplete*, so that nothing that
+    reads figures (compare, the charts, a release's measures) reads its
+    absent ones as 0; the text report and the JSON show it after them.
+    """
 
     metadata: dict[str, Any]
     points: tuple[ScalePoint, ...]
+    incomplete: tuple[ScalePoint, ...] = ()
+
+    def __post_init__(self) -> None:
+        cut = tuple(p for p in self.points if p.incomplete is not None)
+        if cut:
+            whole = tuple(p for p in self.points if p.incomplete is None)
+            object.__setattr__(self, "points", whole)
+            object.__setattr__(self, "incomplete", self.incomplete + cut)
+
+    @property
+    def every_point(self) -> tuple[ScalePoint, ...]:
+        """The points with figures, then the incomplete ones (run order)."""
+        return self.points + self.incomplete
 
     def storages(self) -> list[str]:
         return list(dict.fromkeys(p.storage for p in self.points))
@@ -214,7 +233,7 @@ class ScaleRun:
         return {
             **SCALE.header(),
             "metadata": self.metadata,
-            "points": [p.to_json(self.cores) for p in self.points],
+            "points": [p.to_json(self.cores) for p in self.every_point],
         }
 
     @classmethod
