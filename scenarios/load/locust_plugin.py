@@ -64,7 +64,6 @@ from locust.runners import (
 from scenarios.cli.outputs import check_output
 from scenarios.errors import (
     EXIT_BAD_INPUT,
-    EXIT_ERRORS,
     EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
@@ -73,8 +72,18 @@ from scenarios.load import consistency
 from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
 from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
+from scenarios.load.locust_stats import (
+    keep_stats_through_json,
+    print_summary,
+    stop_csv_writer,
+)
 from scenarios.load.mix import LoadConfig
-from scenarios.load.options import add_load_options, config_from, target_of
+from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
+    LOCUST_DEFAULTS,
+    add_options,
+    config_from,
+    target_of,
+)
 from scenarios.load.session import Session, open_database, preflight
 from storages import StorageError
 
@@ -93,38 +102,6 @@ FLUSH_GRACE_S = 10.0
 def node_of(client_id: str) -> str:
     """How the history names a worker's users: w<last 6 of its id>.u<n>."""
     return f"w{client_id[-6:]}."
-
-
-#: locust's own settings as this suite wants them wherever locust starts:
-#: locust.conf says the same but is read only from the working directory.
-#: The web UI and the master listen on this machine only unless the user
-#: names another address; users finish the operation in hand (never stop
-#: inside a two-phase commit) when a test stops; failed operations exit
-#: with EXIT_ERRORS (scenarios.errors), not locust's 1.
-LOCUST_DEFAULTS: dict[str, object] = {
-    "web_host": "127.0.0.1",
-    "master_bind_host": "127.0.0.1",
-    "stop_timeout": "10",
-    # Failed operations beside right data: the suite's status for it, so
-    # that 1 means a violation only (--exit-code-on-error still wins).
-    "exit_code_on_error": EXIT_ERRORS,
-}
-
-
-def add_options(parser: Any) -> None:
-    """Our options (scenarios.load.options), on locust's command line,
-    locust.conf and the web UI form (web UI values replace the command
-    line's for the next test), and LOCUST_DEFAULTS (what the command line,
-    a config file or the environment says still wins)."""
-    add_load_options(parser, checked=False)
-    parser.add_argument(
-        "--history",
-        default="",
-        metavar="FILE",
-        help="vfab: keep every attempt's history as JSON lines (written by "
-        "the master, or the single process, when locust quits)",
-    )
-    parser.set_defaults(**LOCUST_DEFAULTS)
 
 
 class ProcessClient:
@@ -413,17 +390,9 @@ class ProcessClient:
 
     def print_summary(self, **_kw: Any) -> None:
         """locust's final summary, which it leaves out when it saves
-        --json-file (the tables it prints without that option, printed
-        the same way, after the file is saved)."""
-        environment = self.environment
-        options = getattr(environment, "parsed_options", None)
-        if environment is None or not getattr(options, "json_file", None):
-            return
-        from locust import stats
-
-        stats.print_stats(environment.stats, current=False)
-        stats.print_percentile_stats(environment.stats)
-        stats.print_error_report(environment.stats)
+        --json-file (locust_stats.print_summary)."""
+        if self.environment is not None:
+            print_summary(self.environment)
 
 
 class TimedSession:
@@ -471,55 +440,6 @@ class TimedSession:
 
     def close(self) -> None:
         self.session.close()
-
-
-def keep_stats_through_json(environment: Environment) -> None:
-    """Make --json and --json-file leave the statistics as they are.
-
-    locust 2.47 writes them with RequestStats.serialize_stats(), which
-    takes each entry's report with get_stripped_report(): the report,
-    then a reset of the entry, as a worker's stats report needs (it sends
-    what happened since the last one).  Saving --json-file at exit thus
-    zeroed every entry (not the Aggregated total) before the --csv writer's
-    last write: every operation's row 0.  On a process that sends no stats
-    reports (a master, or the single process) nothing else calls it, so
-    there it serializes without the reset.
-    """
-    stats = environment.stats
-
-    def serialize_kept() -> list[Any]:
-        return [
-            e.serialize()
-            for e in stats.entries.values()
-            if not (e.num_requests == 0 and e.num_failures == 0)
-        ]
-
-    stats.serialize_stats = serialize_kept  # type: ignore[method-assign]
-
-
-def stop_csv_writer(**_kw: Any) -> None:
-    """Stop locust's --csv writer before locust closes its files.
-
-    locust 2.4x closes the CSV files at exit (PR #3486) but leaves the
-    greenlet writing them running; with --processes, its exit handler
-    sleeps and the writer wakes on closed files: "ValueError: I/O operation
-    on closed file" and a traceback after a clean run.  So let it write once
-    more, with the final numbers, then stop it.
-    """
-    import gc
-
-    from locust.stats import CSV_STATS_INTERVAL_SEC
-
-    writers = [
-        obj
-        for obj in gc.get_objects()
-        if isinstance(obj, gevent.Greenlet)
-        and not obj.dead
-        and getattr(getattr(obj, "_run", None), "__name__", "") == "stats_writer"
-    ]
-    if writers:
-        gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)
-        gevent.killall(writers, block=True)
 
 
 def end_forked_workers() -> None:
