@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scenarios.results.scale_compare import compare_scale
 
 from scenarios.load.violations import not_checked
+from scenarios.scale.compare import compare_scale
 from scenarios.scale.report import text
 from scenarios.scale.results import ScalePoint, ScaleRun
 from storages.zeo import free_port
@@ -131,7 +131,7 @@ def test_a_curve_over_two_worker_hosts(
     for worker, lines in zip(workers, said, strict=True):
         assert worker.wait(30) == 0, lines.text()
         assert "the master's run ended" in lines.text()
-    run = ScaleRun.read(out)
+    run = ScaleRun.load(out)
     assert [p.clients for p in run.points] == [1, 2, 4]
     addresses = {netns_hosts.address("w1"), netns_hosts.address("w2")}
     for p in run.points:
@@ -170,7 +170,7 @@ def test_a_worker_killed_mid_point_leaves_it_incomplete(
     stdout, stderr = master.communicate(timeout=240)
     assert master.returncode == 3, stdout + stderr
     assert workers[0].wait(30) == 0, said[0].text()
-    run = ScaleRun.read(out)
+    run = ScaleRun.load(out)
     assert run.points == ()  # no figure; the run stopped at it
     (point,) = run.incomplete
     assert point.clients == 2
@@ -284,7 +284,7 @@ def test_serve_takes_clients_of_other_hosts(
     server.send_signal(signal.SIGTERM)
     warnings = server.communicate(timeout=60)[1]
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (point,) = ScaleRun.read(out).points
+    (point,) = ScaleRun.load(out).points
     assert point.ops > 0 and point.invariants["ok"], point.invariants
     assert "not loopback" in warnings
 

@@ -149,12 +149,12 @@ def test_clients_sharing_a_process_are_checked(
     # 4: operations that ran out of retries (200 greenlets on one
     # capability conflict); never a violation.
     assert proc.returncode in (0, 4), proc.stdout + proc.stderr
-    (point,) = ScaleRun.read(out).points
+    (point,) = ScaleRun.load(out).points
     assert point.started == clients, point.notes
     assert point.ops > 0 and point.commits > 0
     assert point.invariants["checked"] is True and point.invariants["ok"], (
         point.invariants
     )
     assert "consistency: 0 violations" in point.invariants["summary"]
-    config = ScaleRun.read(out).metadata["config"]
+    config = ScaleRun.load(out).metadata["config"]
     assert config["concurrency"] == kind
