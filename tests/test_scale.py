@@ -332,13 +332,13 @@ def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
             capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
         )  # fmt: skip
     assert "checked 0 attempts" not in proc.stdout
-    if name == "relstorage-sqlite" and proc.returncode == 1:
+    if name == "relstorage-sqlite" and proc.returncode in (1, 4):
         # RelStorage 4.3.0 on SQLite writes the rows of a transaction that
         # failed at vote (docs/relstorage-sqlite.md); four clients meet that
         # now and then.  The run must then say so: writes that should not
-        # exist, or commits failing with the KeyError or
-        # CacheConsistencyError that follow them; never an acknowledged
-        # write lost.
+        # exist (exit 1), or commits failing with the KeyError or
+        # CacheConsistencyError that follow them (exit 4: the data checked
+        # right, operations errored); never an acknowledged write lost.
         violations = re.search(r"consistency: [1-9]\d* violations", proc.stdout)
         failed = re.search(r"KeyError|CacheConsistencyError", proc.stderr)
         assert violations or failed, proc.stdout + proc.stderr
