@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -237,3 +238,33 @@ def test_bad_options_stop_before_any_user(
     assert proc.returncode == 2, output[-3000:]
     assert message in output and "Traceback" not in output
     assert not locust_pids(), "forked workers outlived their master"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("processes", [[], ["--processes", "2"]], ids=["one", "two"])
+def test_csv_and_json_file_keep_every_row(
+    served: Served, tmp_path: Path, processes: list[str], no_leaked_servers: None
+) -> None:
+    """--csv beside --json-file: every operation's row keeps its figures in
+    both (saving the JSON used to reset them before the CSV's last write),
+    and the final summary is printed as locust prints it."""
+    out, saved = tmp_path / "out", tmp_path / "saved"
+    proc = locust(
+        "-u", "4", "-r", "4", "-t", "3s", *processes,
+        "--zeo-address", served.address, "--csv", str(out),
+        "--json-file", str(saved),
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-3000:]
+    with open(f"{out}_stats.csv", newline="") as f:
+        every = list(csv.DictReader(f))
+    rows = [r for r in every if r["Type"] == "zodb"]
+    assert rows and all(int(r["Request Count"]) > 0 for r in rows), rows
+    (total,) = [r for r in every if r["Name"] == "Aggregated"]
+    assert int(total["Request Count"]) >= sum(int(r["Request Count"]) for r in rows)
+    entries = json.loads(Path(f"{saved}.json").read_text())
+    by_name = {e["name"]: e["num_requests"] for e in entries if e["method"] == "zodb"}
+    assert by_name == {r["Name"]: int(r["Request Count"]) for r in rows}
+    # locust's own summary: its table's heading and the percentiles'
+    assert "Response time percentiles (approximated)" in output, output[-3000:]
+    assert "# reqs" in output

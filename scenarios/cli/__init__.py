@@ -30,6 +30,7 @@ from scenarios.cli import (  # noqa: E402
     status,
     sweep,
     verify,
+    worker,
     zeoloop,
 )
 from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
@@ -56,6 +57,7 @@ COMMANDS = (
     serve,
     zeoloop,
     scale,
+    worker,
     verify,
     status,
     release,

@@ -60,7 +60,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "vfab-bench scale --storage zeo,relstorage-sqlite --clients 1,2,4 "
         "--json s.json",
         "vfab-bench scale --fault kill-server:3,restart:1 --clients 4",
+        "vfab-bench scale --concurrency greenlets --clients 200 "
+        "--clients-per-process 50",
+        "vfab-bench scale --workers 2 --master-bind-host 10.0.0.1 --clients 1,2,4",
     ),
+    "worker": ("vfab-bench worker --master-host 10.0.0.1",),
     "verify": (
         "vfab-bench verify",
         "vfab-bench verify --storage relstorage-sqlite --json v.json",

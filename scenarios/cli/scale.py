@@ -35,6 +35,7 @@ from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.target import add_target_option, normalize
 from scenarios.outputs import Writer
 from scenarios.results.kinds import View
+from scenarios.scale import kinds
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
@@ -44,6 +45,14 @@ from scenarios.scale.config import (
     Fault,
     ScaleConfig,
     check_memory,
+)
+from scenarios.scale.options import (
+    add_cluster_options,
+    add_concurrency_options,
+    cluster_address,
+    cluster_storage_options,
+    fleets_of,
+    refuse_cooperation,
 )
 from storages.options import shown
 
@@ -176,6 +185,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_false",
         help="record no history and skip the consistency check",
     )
+    add_concurrency_options(p)
+    add_cluster_options(p)
     add_mix_options(p)
     storages.add_storage_options(p)
     add_output_options(
@@ -223,6 +234,9 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
         wait_timeout_s=args.wait_timeout,
         check=args.check,
         windows=args.windows,
+        concurrency=args.concurrency,
+        clients_per_process=args.clients_per_process,
+        workers=args.workers or 0,
     )
     if args.history is not None and not args.check:
         raise ConfigError("--history needs the check: drop --no-check")
@@ -254,16 +268,28 @@ def main(args: argparse.Namespace) -> int:
         for name in config.storages:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
-    check_memory(max(config.clients))
+    if not config.workers:
+        per = kinds.per_process(
+            config.concurrency, config.clients_per_process, max(config.clients)
+        )
+        check_memory(max(config.clients), per_process=per)
+    refuse_cooperation(config, options, target)
+    address = cluster_address(args)
+    if address is not None:
+        options = cluster_storage_options(config, options, address[0])
     check_outputs(args)
+    if config.workers:
+        # locust patches this process with gevent on import: once the input
+        # is checked, before anything opens a client or starts a thread.
+        import scenarios.scale.cluster  # noqa: F401
     meta = metadata.collect(config)
     start, probes = environment.snapshot(), environment.probes()
 
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
     try:
-        with progress(args, "scale") as shown:
-            points = runner.run(config, options, target, shown, history)
+        with progress(args, "scale") as shown, fleets_of(args, config) as fleets:
+            points = runner.run(config, options, target, shown, history, fleets=fleets)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True
     meta["environment"] = environment.record(start, probes + environment.probes())
@@ -298,6 +324,7 @@ def _status(config: ScaleConfig, points: list[ScalePoint], interrupted: bool) ->
         return exit_status(last_signal())
     return check_status(
         any(p.invariants["ok"] is False for p in points),
-        config.check and any(p.invariants["ok"] is None for p in points),
+        (config.check and any(p.invariants["ok"] is None for p in points))
+        or any(p.incomplete is not None for p in points),
         any(p.failed or p.errors for p in points) and config.fault is None,
     )

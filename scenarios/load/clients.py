@@ -110,6 +110,7 @@ class ClientProcesses:
         self.processes: list[Any] = []
         self._conns: list[multiprocessing.connection.Connection] = []
         self.killed: set[int] = set()
+        self._closed = False
 
     def start(self) -> None:
         with stop_signals_blocked():
@@ -181,7 +182,11 @@ class ClientProcesses:
 
     def close(self, grace: float = 5.0) -> None:
         """Stop and reap every process: the stop event, then SIGKILL (SIGTERM
-        is blocked in them, as SIGINT and SIGHUP are)."""
+        is blocked in them, as SIGINT and SIGHUP are).  Once: again, it
+        does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self.stop.set()
         deadline = time.monotonic() + grace
         for p in self.processes:
@@ -201,5 +206,4 @@ class ClientProcesses:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._conns:
-            self.close()
+        self.close()

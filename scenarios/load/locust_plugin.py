@@ -63,16 +63,26 @@ from locust.runners import (
 
 from scenarios.errors import (
     EXIT_BAD_INPUT,
-    EXIT_ERRORS,
     EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
 )
 from scenarios.load import consistency
-from scenarios.load.clock import Clock, boot_id
+from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
+from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
+from scenarios.load.locust_stats import (
+    keep_stats_through_json,
+    print_summary,
+    stop_csv_writer,
+)
 from scenarios.load.mix import LoadConfig
-from scenarios.load.options import add_load_options, config_from, target_of
+from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
+    LOCUST_DEFAULTS,
+    add_options,
+    config_from,
+    target_of,
+)
 from scenarios.load.session import Session, open_database, preflight
 from scenarios.outputs import check_output
 from storages import StorageError
@@ -80,60 +90,18 @@ from storages import StorageError
 log = logging.getLogger("vfab")
 
 #: Messages between master and workers: "stop your users and send your
-#: history", and the answer carrying it; a worker's question for the
-#: master's clock, and the answer.
+#: history", and the answer carrying it (the clock's: locust_clock).
 FLUSH = "vfab_flush"
 FINAL = "vfab_final"
-CLOCK_ASK = "vfab_clock_ask"
-CLOCK = "vfab_clock"
 #: The key of a worker's history in its stats reports.
 HISTORY_KEY = "vfab_history"
 #: Seconds a master waits for the answers beyond the users' stop timeout.
 FLUSH_GRACE_S = 10.0
-#: Seconds a worker waits for the master's clock before its users start;
-#: without an answer its times are not ordered against others'.
-CLOCK_WAIT_S = 2.0
-#: Round trips of the clock measurement (the shortest one counts).
-CLOCK_ROUNDS = 3
-#: The uncertainty of a clock not measured: no real-time order with it.
-UNKNOWN_CLOCK_S = 1e9
 
 
 def node_of(client_id: str) -> str:
     """How the history names a worker's users: w<last 6 of its id>.u<n>."""
     return f"w{client_id[-6:]}."
-
-
-#: locust's own settings as this suite wants them wherever locust starts:
-#: locust.conf says the same but is read only from the working directory.
-#: The web UI and the master listen on this machine only unless the user
-#: names another address; users finish the operation in hand (never stop
-#: inside a two-phase commit) when a test stops; failed operations exit
-#: with EXIT_ERRORS (scenarios.errors), not locust's 1.
-LOCUST_DEFAULTS: dict[str, object] = {
-    "web_host": "127.0.0.1",
-    "master_bind_host": "127.0.0.1",
-    "stop_timeout": "10",
-    # Failed operations beside right data: the suite's status for it, so
-    # that 1 means a violation only (--exit-code-on-error still wins).
-    "exit_code_on_error": EXIT_ERRORS,
-}
-
-
-def add_options(parser: Any) -> None:
-    """Our options (scenarios.load.options), on locust's command line,
-    locust.conf and the web UI form (web UI values replace the command
-    line's for the next test), and LOCUST_DEFAULTS (what the command line,
-    a config file or the environment says still wins)."""
-    add_load_options(parser, checked=False)
-    parser.add_argument(
-        "--history",
-        default="",
-        metavar="FILE",
-        help="vfab: keep every attempt's history as JSON lines (written by "
-        "the master, or the single process, when locust quits)",
-    )
-    parser.set_defaults(**LOCUST_DEFAULTS)
 
 
 class ProcessClient:
@@ -166,7 +134,9 @@ class ProcessClient:
         self.run_token = secrets.token_hex(4)
         #: this process's clock against the master's (a worker measures it)
         self.clock = Clock()
-        self._clock_asked: float | None = None
+        self._clocks: WorkerClock | None = None
+        #: this process's locust environment (on the node that checks)
+        self.environment: Environment | None = None
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
@@ -215,13 +185,15 @@ class ProcessClient:
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
             runner.register_message(FLUSH, self.on_flush)
-            runner.register_message(CLOCK, self.on_clock)
+            self._clocks = WorkerClock(runner)
             environment.events.report_to_master.add_listener(self.on_report)
             return
         if isinstance(runner, MasterRunner):
             runner.register_message(FINAL, self.on_final)
-            runner.register_message(CLOCK_ASK, self.on_clock_ask)
+            answer_clocks(runner)
             environment.events.worker_report.add_listener(self.on_worker_report)
+        keep_stats_through_json(environment)
+        self.environment = environment
         options = environment.parsed_options
         try:
             config = self.load_config(environment)
@@ -331,48 +303,15 @@ class ProcessClient:
     # -- the clock --------------------------------------------------------
 
     def measure_clock(self, runner: WorkerRunner) -> None:
-        """Ask the master for its clock CLOCK_ROUNDS times (on_clock keeps
-        the best answer), waiting at most CLOCK_WAIT_S in all; then the
-        sessions' records say so (times are recorded raw: the checker
-        applies the offset)."""
-        deadline = time.monotonic() + CLOCK_WAIT_S
-        for _ in range(CLOCK_ROUNDS):
-            self._clock_asked = time.monotonic()
-            runner.send_message(CLOCK_ASK, {"sent": self._clock_asked})
-            while self._clock_asked is not None and time.monotonic() < deadline:
-                gevent.sleep(0.005)
-            if self.clock.uncertainty_s == 0.0 or time.monotonic() >= deadline:
-                break
+        """This worker's clock against the master's (scenarios.load
+        .locust_clock); then the sessions' records say so (times are
+        recorded raw: the checker applies the offset)."""
+        if self._clocks is None:
+            self._clocks = WorkerClock(runner)
+        self.clock = self._clocks.measure()
         for record in list(self.history.sessions.values()):
             if record.client.startswith(self.node):
                 self.history.session(dataclasses.replace(record, clock=self.clock))
-
-    def on_clock_ask(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        """On the master: answer a worker with this process's clock."""
-        assert environment.runner is not None
-        answer = {
-            "sent": msg.data["sent"],
-            "theirs": time.monotonic(),
-            "host": boot_id(),
-        }
-        environment.runner.send_message(CLOCK, answer, client_id=msg.node_id)
-
-    def on_clock(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        """On a worker: the master's clock; on the same kernel the offset
-        is 0 exactly, elsewhere it is taken at the round trip's middle."""
-        back = time.monotonic()
-        sent, theirs = float(msg.data["sent"]), float(msg.data["theirs"])
-        if msg.data.get("host") == self.clock.host:
-            self.clock = dataclasses.replace(
-                self.clock, offset_s=0.0, uncertainty_s=0.0
-            )
-        else:
-            half = (back - sent) / 2
-            if half < self.clock.uncertainty_s:
-                self.clock = dataclasses.replace(
-                    self.clock, offset_s=theirs - (sent + half), uncertainty_s=half
-                )
-        self._clock_asked = None
 
     def on_test_stop(self, environment: Environment, **_kw: Any) -> None:
         db, self.db = self.db, None
@@ -446,7 +385,14 @@ class ProcessClient:
         events.test_stopping.add_listener(self.on_test_stopping)
         events.test_stop.add_listener(self.on_test_stop)
         events.quitting.add_listener(self.on_quitting)
+        events.quit.add_listener(self.print_summary)
         events.quit.add_listener(stop_csv_writer)
+
+    def print_summary(self, **_kw: Any) -> None:
+        """locust's final summary, which it leaves out when it saves
+        --json-file (locust_stats.print_summary)."""
+        if self.environment is not None:
+            print_summary(self.environment)
 
 
 class TimedSession:
@@ -494,31 +440,6 @@ class TimedSession:
 
     def close(self) -> None:
         self.session.close()
-
-
-def stop_csv_writer(**_kw: Any) -> None:
-    """Stop locust's --csv writer before locust closes its files.
-
-    locust 2.4x closes the CSV files at exit (PR #3486) but leaves the
-    greenlet writing them running; with --processes, its exit handler
-    sleeps and the writer wakes on closed files: "ValueError: I/O operation
-    on closed file" and a traceback after a clean run.  So let it write once
-    more, with the final numbers, then stop it.
-    """
-    import gc
-
-    from locust.stats import CSV_STATS_INTERVAL_SEC
-
-    writers = [
-        obj
-        for obj in gc.get_objects()
-        if isinstance(obj, gevent.Greenlet)
-        and not obj.dead
-        and getattr(getattr(obj, "_run", None), "__name__", "") == "stats_writer"
-    ]
-    if writers:
-        gevent.sleep(CSV_STATS_INTERVAL_SEC + 0.1)
-        gevent.killall(writers, block=True)
 
 
 def end_forked_workers() -> None:

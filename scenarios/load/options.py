@@ -7,6 +7,8 @@ On zeoloop's parser each value is checked as it is parsed (argparse types,
 exit 2).  On locust's it is not: locust converts web UI values with the
 type of the current value, so every value there is checked by LoadConfig
 instead, when a test starts, with the same one-line ConfigError.
+add_options() puts them on locust's parser with LOCUST_DEFAULTS, the
+settings of locust's own this suite wants wherever locust starts.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios.argtypes import at_least, between
-from scenarios.errors import ConfigError
+from scenarios.errors import EXIT_ERRORS, ConfigError
 from scenarios.load.mix import DEFAULT_ADDRESS, OPERATIONS, LoadConfig
 from scenarios.load.target import add_target_option
 from storages.zeo import add_zeo_address_option
@@ -139,3 +141,35 @@ def target_of(options: Any) -> str:
     if address and address != DEFAULT_ADDRESS:
         raise ConfigError("give --target or --zeo-address, not both")
     return target
+
+
+#: locust's own settings as this suite wants them wherever locust starts:
+#: locust.conf says the same but is read only from the working directory.
+#: The web UI and the master listen on this machine only unless the user
+#: names another address; users finish the operation in hand (never stop
+#: inside a two-phase commit) when a test stops; failed operations exit
+#: with EXIT_ERRORS (scenarios.errors), not locust's 1.
+LOCUST_DEFAULTS: dict[str, object] = {
+    "web_host": "127.0.0.1",
+    "master_bind_host": "127.0.0.1",
+    "stop_timeout": "10",
+    # Failed operations beside right data: the suite's status for it, so
+    # that 1 means a violation only (--exit-code-on-error still wins).
+    "exit_code_on_error": EXIT_ERRORS,
+}
+
+
+def add_options(parser: Any) -> None:
+    """Our options (scenarios.load.options), on locust's command line,
+    locust.conf and the web UI form (web UI values replace the command
+    line's for the next test), and LOCUST_DEFAULTS (what the command line,
+    a config file or the environment says still wins)."""
+    add_load_options(parser, checked=False)
+    parser.add_argument(
+        "--history",
+        default="",
+        metavar="FILE",
+        help="vfab: keep every attempt's history as JSON lines (written by "
+        "the master, or the single process, when locust quits)",
+    )
+    parser.set_defaults(**LOCUST_DEFAULTS)

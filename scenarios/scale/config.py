@@ -20,8 +20,15 @@ MAX_WINDOWS = 1000
 #: caches), with room: a ZEO client measured 40 MB here at the small size;
 #: more clients than the available memory holds at this size are refused.
 CLIENT_MB = 70
-#: A hard cap whatever the memory: each client is a process.
+#: A hard cap whatever the memory and the concurrency kind.
 MAX_CLIENTS = 256
+#: Memory of a client beyond its process's, when several share one (its
+#: connection, its cache of up to 400 objects): reckoned, with room.
+SHARED_CLIENT_MB = 5
+#: locust's port for its workers, and how long a master waits for them (and
+#: a worker for its master) unless told otherwise.
+MASTER_PORT = 5557
+CONNECT_TIMEOUT_S = 60.0
 #: The latest a fault may happen or a server restart (seconds): a week.
 MAX_FAULT_S = 7 * 24 * 3600.0
 
@@ -95,6 +102,13 @@ class ScaleConfig:
     #: transaction).
     read_log: bool = False
     windows: int = DEFAULT_WINDOWS
+    #: How the clients run concurrently (scenarios.scale.kinds), and how
+    #: many share a process (None: threads and greenlets, all of a point's
+    #: clients in one process per host).
+    concurrency: str = "processes"
+    clients_per_process: int | None = None
+    #: Locust workers the clients run on (0: processes of this machine).
+    workers: int = 0
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -112,6 +126,13 @@ class ScaleConfig:
             raise ConfigError("--warmup must be 0 seconds or more")
         if not 1 <= self.windows <= MAX_WINDOWS:
             raise ConfigError(f"--windows takes 1 to {MAX_WINDOWS}")
+        from scenarios.scale.kinds import check_kind
+
+        check_kind(self.concurrency, self.clients_per_process)
+        if self.clients_per_process is not None and not (
+            1 <= self.clients_per_process <= MAX_CLIENTS
+        ):
+            raise ConfigError(f"--clients-per-process takes 1 to {MAX_CLIENTS}")
         if self.rate is not None and not self.rate > 0:
             raise ConfigError("--rate must be more than 0 operations per second")
         if self.fault is not None:
@@ -138,20 +159,37 @@ class ScaleConfig:
             "wait_timeout_s": self.wait_timeout_s,
             "check": self.check,
             "windows": self.windows,
+            "concurrency": self.concurrency,
+            "clients_per_process": self.clients_per_process,
+            "workers": self.workers,
         }
 
 
-def check_memory(clients: int, available_mb: float | None = None) -> None:
-    """ConfigError when *clients* processes would not fit in the memory
-    available now (Linux's MemAvailable; unknown elsewhere: not checked)."""
+def check_memory(
+    clients: int,
+    available_mb: float | None = None,
+    per_process: int = 1,
+    where: str = "",
+) -> None:
+    """ConfigError when *clients*, *per_process* to a process, would not
+    fit in the memory available now (Linux's MemAvailable; unknown
+    elsewhere: not checked) on this machine, or *where* it was read."""
     if available_mb is None:
         available_mb = mem_available_mb()
     if available_mb is None:
         return
-    if clients * CLIENT_MB > available_mb:
+    processes = -(-clients // max(1, per_process))
+    need = processes * CLIENT_MB + (clients - processes) * SHARED_CLIENT_MB
+    if need > available_mb:
+        per = (
+            f"{CLIENT_MB} MB per client process"
+            if per_process <= 1
+            else f"{CLIENT_MB} MB per process and {SHARED_CLIENT_MB} MB per "
+            "client beyond its first"
+        )
         raise ConfigError(
-            f"{clients} clients need about {clients * CLIENT_MB} MB "
-            f"({CLIENT_MB} MB per client process); {available_mb:.0f} MB available"
+            f"{clients} clients need about {need} MB ({per}); "
+            f"{available_mb:.0f} MB available{where}"
         )
 
 

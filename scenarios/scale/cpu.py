@@ -81,3 +81,19 @@ class CPUMeter:
         if not self._first:
             return None
         return sum(self._last[p] - self._first[p] for p in self._first)
+
+
+def host_busy_s() -> float | None:
+    """CPU seconds every core of this machine has spent busy since it
+    booted (/proc/stat: all but idle and iowait); None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    # guest and guest_nice (fields 9, 10) are already in user and nice.
+    return (sum(ticks[:8]) - idle) / _TICK

@@ -6,6 +6,7 @@ a point's interval is the bootstrap interval of its sub-windows' median
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
@@ -60,6 +61,13 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
     header += ["CPU use"]
     rows = []
     for p in points:
+        if p.incomplete is not None:
+            # No figure: what the hosts left measured is not the point's.
+            row = [p.storage, str(p.clients), "incomplete"]
+            row += ["-"] * (len(header) - len(row))
+            row[header.index("violations")] = violations_cell(p.invariants)
+            rows.append(row)
+            continue
         s = hist.summary_ms(p.histogram())
         row = [
             p.storage,
@@ -72,9 +80,8 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
             mark = "" if p.honoured in (None, True) else " !"
             row += [offered + mark, str(p.backlog)]
         cpu = p.client_cpu_s + (p.server_cpu_s or 0.0)
-        use = (
-            f"{cpu / (p.window_s * cores) * 100:.0f}%" if cores and p.window_s else "-"
-        )
+        on = p.cores or cores
+        use = f"{cpu / (p.window_s * on) * 100:.0f}%" if on and p.window_s else "-"
         row += [latency(s["p50"]), latency(s["p95"]), latency(s["p99"])]
         row += [latency(s["max"])]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
@@ -102,7 +109,7 @@ def operations_table(points: list[ScalePoint]) -> Table:
 
 
 def tables(run: ScaleRun) -> list[Table]:
-    points = list(run.points)
+    points = list(run.every_point)
     return [points_table(points, run.cores), operations_table(points)]
 
 
@@ -119,7 +126,7 @@ def notes(run: ScaleRun) -> list[str]:
     """What the tables do not say, a line each: rates not honoured, errors,
     faults, the consistency check, the load average."""
     lines = []
-    for p in run.points:
+    for p in run.every_point:
         where = f"{p.storage}, {plural(p.clients, 'client')}"
         if p.rate is not None and not p.honoured:
             lines.append(
@@ -132,6 +139,13 @@ def notes(run: ScaleRun) -> list[str]:
             lines.append(f"{where}: errors: {kinds}")
         if p.fault is not None:
             lines.append(f"{where}: {fault_line(p.fault)}")
+        if p.incomplete is not None:
+            lines.append(
+                f"{where}: incomplete: {p.incomplete}; no figure is reported "
+                "for it (the hosts left did not measure the point)"
+            )
+        if p.hosts:
+            lines.append(f"{where}: served by {hosts_line(p.hosts)}")
         for note in p.notes:
             lines.append(f"{where}: {note}")
         if p.interrupted:
@@ -155,6 +169,32 @@ LEGEND = (
     "(near 100%: the machine, not the storage, is the limit); "
     "'!': offered rate not honoured."
 )
+
+
+def hosts_line(hosts: tuple[dict[str, Any], ...]) -> str:
+    """The hosts of a point in a few words: each worker's clients and
+    processes and their CPU, and the coordinating host."""
+    parts = []
+    for h in hosts:
+        name = str(h.get("host", "?"))
+        if h.get("address"):
+            name += f" ({h['address']})"
+        if h.get("role") == "master":
+            parts.append(f"{name}, coordinating")
+            continue
+        clients, processes = int(h.get("clients", 0)), int(h.get("processes", 0))
+        cpu = h.get("client_cpu_s")
+        busy = h.get("cpu_busy_s")
+        text = (
+            f"{name}: {plural(clients, 'client')} in "
+            f"{plural(processes, 'process', 'processes')}"
+        )
+        if isinstance(cpu, (int, float)):
+            text += f", their CPU {cpu:.1f} s"
+        if isinstance(busy, (int, float)):
+            text += f", the host's {busy:.1f} s"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def fault_line(fault: dict[str, object]) -> str:
@@ -187,7 +227,7 @@ def _marks(
     the sub-windows' interval where the point has one."""
     ops: dict[tuple[int, str], svg.Mark] = {}
     p99s: dict[tuple[int, str], svg.Mark] = {}
-    for p in run.points:
+    for p in run.points:  # the incomplete ones have no figure to draw
         s = p.summary(run.cores)
         where = f"{p.storage}, {plural(p.clients, 'client')}"
         for marks, value, windows, words in (
@@ -216,7 +256,7 @@ def charts(run: ScaleRun, width: int = 500) -> list[tuple[str, str]]:
     ops, p99 = _marks(run)
     return [
         (
-            "operations per second against clients, one process each",
+            f"operations per second against clients, {how_run(run)}",
             svg.line_chart(
                 clients, series, ops, "clients (log scale)", "operations / s",
                 width=width,
@@ -230,6 +270,17 @@ def charts(run: ScaleRun, width: int = 500) -> list[tuple[str, str]]:
             ),
         ),
     ]  # fmt: skip
+
+
+def how_run(run: ScaleRun) -> str:
+    """How the run's clients ran: "one process each", "threads, 50 per
+    process", "greenlets, all of a point's in one process"."""
+    config = run.metadata.get("config") or {}
+    kind = config.get("concurrency") or "processes"
+    if kind == "processes":
+        return "one process each"
+    per = config.get("clients_per_process")
+    return f"{kind}, {per} per process" if per else f"{kind}, one process a host"
 
 
 def svg_file(run: ScaleRun) -> str:

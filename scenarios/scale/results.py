@@ -72,6 +72,15 @@ class ScalePoint:
     #: HdrHistogram of every successful operation ending in it, "commits"}
     #: (format 4; () in older files).
     windows: tuple[dict[str, Any], ...] = ()
+    #: Several hosts (scale --workers): each that served the point, with
+    #: its clients and processes, their CPU and the host's ({"host",
+    #: "address", "worker", "clients", "processes", "client_cpu_s",
+    #: "cpu_busy_s", "cores", "clock"}); () on one machine.
+    hosts: tuple[dict[str, Any], ...] = ()
+    #: Why the point is incomplete (a host lost mid-point), None when it is
+    #: whole.  An incomplete point keeps no figures: the hosts left did not
+    #: measure the point's throughput.
+    incomplete: str | None = None
 
     @property
     def steady(self) -> bool:
@@ -145,9 +154,14 @@ class ScalePoint:
         """What a reader of the JSON wants without decoding histograms:
         operations and commits per second of the window, all operations'
         latency percentiles (ms), CPU seconds and, given the machine's
-        *cores*, the share of them the point used."""
+        *cores*, the share of them the point used (on several hosts, the
+        cores of every machine that served it, each counted once).  An
+        incomplete point's are all None."""
+        if self.incomplete is not None:
+            return dict.fromkeys(SUMMARY_KEYS)
         s = hist.summary_ms(self.histogram())
         cpu = self.client_cpu_s + (self.server_cpu_s or 0.0)
+        cores = self.cores or cores
         use = cpu / (self.window_s * cores) if cores and self.window_s else None
         return {
             "ops": self.ops,
@@ -162,19 +176,43 @@ class ScalePoint:
             "cpu_use": None if use is None else round(use, 4),
         }
 
+    @property
+    def cores(self) -> int | None:
+        """The cores of the machines that served the point, each machine
+        (kernel) once; None on one machine (the run's own)."""
+        kernels = {h.get("kernel"): h.get("cores") for h in self.hosts}
+        counts = [c for c in kernels.values() if isinstance(c, int)]
+        return sum(counts) if counts else None
+
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
         return {**schema.encode(self), "summary": self.summary(cores)}
 
 
 @dataclasses.dataclass(frozen=True)
 class ScaleRun(schema.Stored):
-    """Every point of one run, in run order, with the run's metadata."""
+    """Every point of one run, in run order, with the run's metadata.
+    *points* have figures; a point a lost host left incomplete is in
+    *incomplete*, so nothing that reads figures reads its absent ones as 0
+    (the JSON keeps it among the points, the text report after them)."""
 
     FORMAT = SCALE
     WHAT = "scale result"
 
     metadata: dict[str, Any]
     points: tuple[ScalePoint, ...]
+    incomplete: tuple[ScalePoint, ...] = ()
+
+    def __post_init__(self) -> None:
+        cut = tuple(p for p in self.points if p.incomplete is not None)
+        if cut:
+            whole = tuple(p for p in self.points if p.incomplete is None)
+            object.__setattr__(self, "points", whole)
+            object.__setattr__(self, "incomplete", self.incomplete + cut)
+
+    @property
+    def every_point(self) -> tuple[ScalePoint, ...]:
+        """The points with figures, then the incomplete ones (run order)."""
+        return self.points + self.incomplete
 
     def storages(self) -> list[str]:
         return list(dict.fromkeys(p.storage for p in self.points))
@@ -185,8 +223,11 @@ class ScaleRun(schema.Stored):
         return cores if isinstance(cores, int) else None
 
     def to_json(self) -> dict[str, Any]:
-        points = [p.to_json(self.cores) for p in self.points]
-        return {**SCALE.header(), "metadata": self.metadata, "points": points}
+        return {
+            **SCALE.header(),
+            "metadata": self.metadata,
+            "points": [p.to_json(self.cores) for p in self.every_point],
+        }
 
     @classmethod
     def schema(cls) -> schema.Object:
@@ -243,3 +284,16 @@ FAULT = Object(
 #: Offered operations per second over all clients (scale --rate).
 RATE = schema.Field("a finite rate above 0", low=0, high=1e9)
 WINDOW = Object({"hist": Text, "commits": Count}, required=("hist", "commits"))
+#: The keys of ScalePoint.summary().
+SUMMARY_KEYS = (
+    "ops",
+    "ops_per_s",
+    "commits_per_s",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+    "client_cpu_s",
+    "server_cpu_s",
+    "cpu_use",
+)

@@ -8,33 +8,41 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import secrets
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import storages
 from scenarios.data import dataset
 from scenarios.load import consistency
-from scenarios.load.clients import ClientProcesses
-from scenarios.load.history import History, Part, Parts, read_history
+from scenarios.load.history import History, Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
 from scenarios.progress import Progress, progress_of
 from scenarios.results.formatter import plural
-from scenarios.scale import faults
+from scenarios.scale import faults, kinds
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
+from scenarios.scale.fleet import (
+    Fleet,
+    LocalFleet,
+    WorkerLost,
+    client_names,
+    process_plans,
+)
+from scenarios.scale.loop import ClientPlan
 from scenarios.scale.results import ScalePoint
-from scenarios.scale.worker import ClientPlan, run_client
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec
 
 Say = Callable[[str], None]
+log = logging.getLogger("vfab")
 
 #: Seconds a point takes beyond its window (populating, starting the
 #: clients, the check), assumed until the first point has ended.
@@ -60,12 +68,16 @@ def run(
     progress: Progress | Say | None = None,
     history: Parts | None = None,
     weight: Callable[[int], float] | None = None,
+    fleets: Fleets | None = None,
 ) -> list[ScalePoint]:
     """Every point, storage by storage, client counts in order, each a step
     of the progress.  *history*: where each checked point's (context,
     events) is appended.  *weight*: a point's weight in the progress by
     its client count, when the caller planned the progress itself
-    (verify); else this run plans a point a unit."""
+    (verify); else this run plans a point a unit.  *fleets*: where the
+    clients run (this machine's processes by default; a Cluster's
+    workers).  A point a lost host left incomplete ends the run: the hosts
+    that would serve the rest are not the ones asked for."""
     say = progress_of(progress, "scale", "points")
     if weight is None:
         say.plan(
@@ -96,12 +108,17 @@ def run(
                             preflight(
                                 dataclasses.replace(config.load, target=shared.client)
                             )
-                        point = run_point(config, name, clients, shared, say, history)
+                        point = run_point(
+                            config, name, clients, shared, say, history, fleets
+                        )
                     say.advance()
                     if point.interrupted:
                         # A point whose clients never started work is not one.
                         raise ScaleInterrupted(points + [point] * bool(point.started))
                     points.append(point)
+                    if point.incomplete is not None:
+                        say(f"  {where}: incomplete; the run stops here")
+                        return points
     except KeyboardInterrupt:
         raise ScaleInterrupted(points) from None
     return points
@@ -132,6 +149,11 @@ def _populate(client: str, spec: DataSpec, seed: int) -> None:
         store.close()
 
 
+#: Seconds between "go" and the clients' start on this machine (its
+#: processes read the start from shared memory).
+GO_DELAY_S = 0.1
+
+
 def run_point(
     config: ScaleConfig,
     storage: str,
@@ -139,9 +161,12 @@ def run_point(
     shared: Shared,
     say: Progress,
     history: Parts | None = None,
+    fleets: Fleets | None = None,
 ) -> ScalePoint:
     """One point on *shared* (populated): read the baseline, start the
-    clients, measure, apply the fault, stop, check."""
+    clients (*fleets*: where; this machine's processes by default),
+    measure, apply the fault, stop, check."""
+    fleets = fleets or LocalFleets()
     load = dataclasses.replace(config.load, target=shared.client)
     fault = config.fault
     if fault is not None and fault.kind == "kill-server" and not shared.can_kill:
@@ -151,55 +176,54 @@ def run_point(
     notes: list[str] = []
     baseline = consistency.read_baseline(shared.client) if config.check else None
     scratch = Path(tempfile.mkdtemp(prefix="vfab-scale-history-"))
-    per_client_rate = config.rate / clients if config.rate else None
-    run_token = secrets.token_hex(4)
-    plans = [
-        ClientPlan(
-            config=load,
-            warmup_s=config.warmup_s,
-            duration_s=config.duration_s,
-            rate=per_client_rate,
-            seed=None if config.seed is None else config.seed * 1000 + i,
-            history_path=str(scratch / f"client-{i}.jsonl") if config.check else None,
-            name=f"c{i}",
-            stderr_path=str(scratch / f"client-{i}.stderr"),
-            wait_timeout_s=config.wait_timeout_s,
-            timeline=fault is not None,
-            run=run_token,
-            windows=config.windows,
-        )
-        for i in range(clients)
-    ]
+    plan = ClientPlan(
+        config=load,
+        warmup_s=config.warmup_s,
+        duration_s=config.duration_s,
+        rate=config.rate / clients if config.rate else None,
+        wait_timeout_s=config.wait_timeout_s,
+        timeline=fault is not None,
+        run=secrets.token_hex(4),
+        windows=config.windows,
+    )
     meter = CPUMeter(shared.server_pids)
     applied_at = restarted_at = None
     interrupted = False
-    results: list[Any] = [None] * clients
-    ready = 0
+    incomplete: str | None = None
     measure_at = end_at = float("inf")
     try:
-        with ClientProcesses(run_client, [(p,) for p in plans]) as procs:
+        fleet = fleets.fleet(config, plan, clients, scratch)
+        results: list[Any] = [None] * len(fleet.plans)
+        with contextlib.closing(fleet):
             try:
                 say.status("starting the clients")
-                procs.start()
-                ready = procs.wait_ready(timeout=30 + 3 * clients)
-                if ready < clients:
-                    notes.append(f"only {ready} of {clients} clients started")
-                start_at = procs.go(0.1)
+                fleet.start()
+                processes = len(fleet.plans)
+                ready = fleet.wait_ready(timeout=30 + 3 * clients)
+                if ready < processes:
+                    notes.append(
+                        f"only {ready} of "
+                        f"{plural(processes, 'client process', 'client processes')} "
+                        "started"
+                    )
+                start_at = fleet.go(fleets.go_delay_s)
                 measure_at = start_at + config.warmup_s
                 end_at = measure_at + config.duration_s
                 say.status("warmup")
-                _sleep_until(measure_at)
+                _sleep_until(measure_at, fleet)
                 say.status("measuring")
                 meter.start()
                 if fault is not None:
-                    _sleep_until(measure_at + fault.at_s)
+                    _sleep_until(measure_at + fault.at_s, fleet)
                     applied_at = time.monotonic() - measure_at
                     if fault.kind == "kill-server":
                         meter.sample()
                         shared.kill_server()
                         say(f"  killed the server at {applied_at:.1f} s")
                         if fault.restart_s is not None:
-                            _sleep_until(measure_at + fault.at_s + fault.restart_s)
+                            _sleep_until(
+                                measure_at + fault.at_s + fault.restart_s, fleet
+                            )
                             try:
                                 shared.restart_server()
                             except StorageError as e:
@@ -208,42 +232,54 @@ def run_point(
                                 restarted_at = time.monotonic() - measure_at
                                 say(f"  restarted it at {restarted_at:.1f} s")
                     else:
-                        procs.kill(0)
-                        say(f"  killed client 0 at {applied_at:.1f} s")
-                _sleep_until(end_at)
+                        fleet.kill(0)
+                        say(f"  killed client process 0 at {applied_at:.1f} s")
+                _sleep_until(end_at, fleet)
                 meter.sample()
-                results = procs.results(timeout=config.wait_timeout_s + 15)
+                results = fleet.results(timeout=config.wait_timeout_s + 15)
+            except WorkerLost as e:
+                at = time.monotonic() - measure_at
+                when = f"{at:.1f} s into the window" if at >= 0 else "before the window"
+                incomplete = f"{e} {when}"
+                say(f"  {incomplete}: stopping the other clients")
+                fleet.stop()
+                results = fleet.results(timeout=config.wait_timeout_s + 10)
             except KeyboardInterrupt:
                 interrupted = True
                 end_at = min(end_at, time.monotonic())
                 say("  interrupted: stopping the clients")
                 meter.sample()
-                procs.stop.set()
+                fleet.stop()
                 try:
-                    results = procs.results(timeout=config.wait_timeout_s + 10)
+                    results = fleet.results(timeout=config.wait_timeout_s + 10)
                 except KeyboardInterrupt:  # again: stop waiting for them
-                    procs.close(grace=0)
+                    fleet.close(grace=0)
                     notes.append("Ctrl-C twice: the clients' results are lost")
         window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
+        merging = time.perf_counter()
         point = _point(config, storage, clients, results, meter, notes, interrupted)
-        point = dataclasses.replace(point, window_s=window)
-        events = History()
-        for plan in plans:
-            if plan.history_path is not None:
-                events.absorb(read_history(plan.history_path))
+        events = fleet.history()
+        merge_s = time.perf_counter() - merging + fleet.absorb_s
+        log.debug(
+            "%s, %d clients: histograms and %d history records merged in %.3f s",
+            storage, clients, len(events), merge_s,
+        )  # fmt: skip
+        point = dataclasses.replace(point, window_s=window, hosts=fleet.hosts(merge_s))
         if fault is not None:
-            timeline = [e for r in _oks(results) for e in r.get("timeline", ())]
+            timeline = [e for r in _clients(results) for e in r.get("timeline", ())]
+            killed = len(fleet.plans[0].clients) if fault.kind == "kill-client" else 0
             point = dataclasses.replace(
                 point,
                 fault=faults.report(fault, timeline, window, applied_at, restarted_at),
-                killed_clients=1 if fault.kind == "kill-client" and applied_at else 0,
+                killed_clients=killed if applied_at else 0,
             )
-        notes += _stderr_notes([p.stderr_path for p in plans])
+        notes += fleet.notes()
+        lost = fleet.lost()
         say.status("checking the data")
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
         elif shared.server_running:
-            invariants = _check(shared.client, baseline, events, config.read_log)
+            invariants = _check(shared.client, baseline, events, config.read_log, lost)
         else:
             try:
                 shared.restart_server()
@@ -253,40 +289,84 @@ def run_point(
                 )
             else:
                 notes.append("server restarted for the consistency check")
-                invariants = _check(shared.client, baseline, events, config.read_log)
+                invariants = _check(
+                    shared.client, baseline, events, config.read_log, lost
+                )
         if history is not None and baseline is not None:
             context = {"storage": storage, "clients": clients, "check": invariants}
             history.append(Part(context, list(events), dict(events.sessions)))
+        if incomplete is not None:
+            point = _incomplete(point, incomplete)
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _stderr_notes(paths: list[str | None]) -> list[str]:
-    """What the clients wrote on stderr, summed up in a note."""
-    lines: list[str] = []
-    for path in paths:
-        if path is not None:
-            try:
-                text = Path(path).read_text(errors="replace")
-            except OSError:
-                continue
-            lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return []
-    last = lines[-1][:200]
-    return [f"clients wrote {plural(len(lines), 'line')} on stderr; the last: {last}"]
+class Fleets(Protocol):
+    """Where a run's points place their clients."""
+
+    #: Seconds from "go" to the clients' start.
+    go_delay_s: float
+
+    def fleet(
+        self, config: ScaleConfig, plan: ClientPlan, clients: int, scratch: Path
+    ) -> Fleet: ...
+
+
+class LocalFleets:
+    """Every point's clients as processes of this machine."""
+
+    go_delay_s = GO_DELAY_S
+
+    def fleet(
+        self, config: ScaleConfig, plan: ClientPlan, clients: int, scratch: Path
+    ) -> Fleet:
+        per = kinds.per_process(config.concurrency, config.clients_per_process, clients)
+        return LocalFleet(
+            process_plans(
+                plan, client_names(config.seed, range(clients)), config.concurrency,
+                per, scratch, config.check,
+            )
+        )  # fmt: skip
+
+
+def _incomplete(point: ScalePoint, why: str) -> ScalePoint:
+    """A point a lost host cut short: said, and none of its figures kept
+    (what the other hosts measured is not the point's throughput)."""
+    return dataclasses.replace(
+        point,
+        incomplete=why,
+        hists={},
+        windows=(),
+        commits=0,
+        conflicts=0,
+        failed=0,
+        errors={},
+        backlog=0,
+        arrivals=0,
+        served=0,
+        late_s=0.0,
+        client_cpu_s=0.0,
+        server_cpu_s=None,
+        log_records=0,
+    )
 
 
 def _check(
-    client: str, baseline: consistency.Baseline, events: History, read_log: bool
+    client: str,
+    baseline: consistency.Baseline,
+    events: History,
+    read_log: bool,
+    lost: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     if not any(e.outcome == "ok" for e in events):
         # Nothing acknowledged (stopped before the clients' first commit):
         # "0 violations" would read as a check of work that was done.
         return consistency.not_checked("no operation was acknowledged before the stop")
     try:
-        report = consistency.verify(client, baseline, events, read_log=read_log)
+        report = consistency.verify(
+            client, baseline, events, lost=lost, read_log=read_log
+        )
     except KeyboardInterrupt:
         return consistency.not_checked("interrupted")
     except StorageError as e:
@@ -298,9 +378,15 @@ def _check(
 
 
 def _oks(results: list[Any]) -> list[dict[str, Any]]:
+    """The results of the processes whose clients started."""
     return [
         r[1] for r in results if r is not None and r[0] == "ok" and r[1].get("started")
     ]
+
+
+def _clients(results: list[Any]) -> list[dict[str, Any]]:
+    """What each client of those processes measured."""
+    return [c for r in _oks(results) for c in r["clients"]]
 
 
 def _point(
@@ -314,13 +400,17 @@ def _point(
 ) -> ScalePoint:
     from scenarios.scale import hist
 
-    oks = _oks(results)
+    processes = _oks(results)
+    oks = _clients(results)
     for r in results:
         if r is not None and r[0] == "error":
-            notes.append(f"a client failed: {r[1]}")
+            notes.append(f"a client process failed: {r[1]}")
     lost = sum(1 for r in results if r is None)
     if lost:
-        notes.append(f"{plural(lost, 'client')} sent no result (killed or stuck)")
+        notes.append(
+            f"{plural(lost, 'client process', 'client processes')} sent no "
+            "result (killed, lost or stuck)"
+        )
     hists = {
         op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
         for op in OPERATIONS
@@ -349,9 +439,9 @@ def _point(
         arrivals=sum(r.get("arrivals", 0) for r in oks),
         served=sum(r.get("served", 0) for r in oks),
         late_s=max((r["late_s"] for r in oks), default=0.0),
-        client_cpu_s=sum(r["cpu_s"] for r in oks),
+        client_cpu_s=sum(r["cpu_s"] for r in processes),
         server_cpu_s=meter.seconds,
-        log_records=sum(r.get("log_records", 0) for r in oks),
+        log_records=sum(r.get("log_records", 0) for r in processes),
         killed_clients=0,
         invariants=consistency.not_checked("not run"),
         interrupted=interrupted,
@@ -360,8 +450,12 @@ def _point(
     )
 
 
-def _sleep_until(at: float) -> None:
+def _sleep_until(at: float, fleet: Fleet | None = None) -> None:
+    """Sleep until *at* (time.monotonic()), asking *fleet* every 0.1 s
+    whether a host was lost (WorkerLost)."""
     while True:
+        if fleet is not None:
+            fleet.poll()
         left = at - time.monotonic()
         if left <= 0:
             return

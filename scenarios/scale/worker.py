@@ -1,5 +1,6 @@
-"""One client of a scale point: a process with one ZODB.DB on the target and
-one user, in a closed loop or an open one (Poisson arrivals, latency from
+"""One client process of a scale point: one ZODB.DB on the target and one
+or more users on it, inline, as threads or as gevent greenlets (the
+point's concurrency kind), in a closed loop or an open one (latency from
 each arrival: no coordinated omission).  Every attempt goes to a history
 file at once, so what a client was told survives its death
 (docs/internals.md).
@@ -11,46 +12,60 @@ import dataclasses
 import logging
 import os
 import random
+import threading
 import time
 from typing import Any
 
 from scenarios.load.clients import Control
-from scenarios.load.history import FileHistory, NoHistory
-from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.scale import hist
-
-#: Seconds a client pauses after an operation failed with an error.
-ERROR_PAUSE_S = 0.01
+from scenarios.scale.loop import ClientPlan, run_loop
 
 
 @dataclasses.dataclass(frozen=True)
-class ClientPlan:
-    """What one client process does (picklable: it crosses to the child)."""
+class Client:
+    """One client of a process: its name in the history and its seed."""
 
-    config: LoadConfig
-    warmup_s: float
-    duration_s: float
-    #: Poisson arrivals per second for this client (None: closed loop).
-    rate: float | None
+    name: str
     seed: int | None
-    #: Where the client appends its history (None: --no-check, none kept).
-    history_path: str | None
-    #: How the history names the client (c0, c1, ...).
-    name: str = "c0"
-    #: Seconds an operation waits for an absent server before failing.
-    wait_timeout_s: float = 3.0
-    #: Keep each operation's (end, kind) for the fault report.
-    timeline: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessPlan:
+    """What one client process does (picklable; JSON between hosts)."""
+
+    plan: ClientPlan
+    clients: tuple[Client, ...]
+    kind: str = "processes"
+    #: Where the process appends its clients' history (None: --no-check).
+    history_path: str | None = None
     #: Where the process's stderr goes (None: inherited).  What drivers
     #: print there when their server dies (psycopg2 prints the exception
     #: it could not raise) is not for the terminal.
     stderr_path: str | None = None
-    #: The point's token in the notes of its transactions (the check finds
-    #: them in the storage's log by it)
-    run: str = ""
-    #: Equal sub-windows of the measured window, each with its own
-    #: histogram and commits (an interval for the point: ScalePoint.windows).
-    windows: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan.to_json(),
+            "clients": [[c.name, c.seed] for c in self.clients],
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_json(
+        cls,
+        data: dict[str, Any],
+        history_path: str | None = None,
+        stderr_path: str | None = None,
+    ) -> ProcessPlan:
+        return cls(
+            ClientPlan.from_json(data["plan"]),
+            tuple(
+                Client(str(n), None if s is None else int(s))
+                for n, s in data["clients"]
+            ),
+            str(data["kind"]),
+            history_path,
+            stderr_path,
+        )
 
 
 class _LogCounter(logging.Handler):
@@ -62,40 +77,35 @@ class _LogCounter(logging.Handler):
         self.count += 1
 
 
-class _Tally:
-    """What a client measured in its window."""
+class ProcessCPU:
+    """This process's CPU seconds from the window's start (the first client
+    to see it says so) to the end (read once every client has stopped)."""
 
-    def __init__(self, windows: int = 1) -> None:
-        self.hists = {op.name: hist.new() for op in OPERATIONS}
-        #: per sub-window: every successful operation's latency, and commits
-        self.window_hists = [hist.new() for _ in range(windows)]
-        self.window_commits = [0] * windows
-        self.commits = 0
-        self.conflicts = 0
-        self.failed = 0  # retries ran out
-        self.errors: dict[str, int] = {}
-        #: kind -> the first message of that kind (one line)
-        self.examples: dict[str, str] = {}
-        self.timeline: list[tuple[float, float, str]] = []
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "hists": {name: hist.encode(h) for name, h in self.hists.items()},
-            "commits": self.commits,
-            "conflicts": self.conflicts,
-            "failed": self.failed,
-            "errors": self.errors,
-            "examples": self.examples,
-            "timeline": self.timeline,
-            "windows": [
-                {"hist": hist.encode(h), "commits": c}
-                for h, c in zip(self.window_hists, self.window_commits, strict=True)
-            ],
-        }
+    def window_started(self) -> None:
+        if self.started is None:
+            with self._lock:
+                if self.started is None:
+                    self.started = time.process_time()
+
+    def seconds(self) -> float:
+        return 0.0 if self.started is None else time.process_time() - self.started
 
 
-def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
-    """The client's loop; a JSON-able dict of what it measured."""
+def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
+    """The process's clients, each in its loop; a JSON-able dict: started,
+    cpu_s, log_records, and per client what it measured ("clients")."""
+    _die_with_parent()
+    if plan.kind == "greenlets":
+        # Before ZEO, RelStorage and the drivers are imported: what they
+        # bind at import (threading.Event, socket) must be gevent's.
+        from gevent import monkey
+
+        monkey.patch_all()
+    from scenarios.load.history import FileHistory, NoHistory
     from scenarios.load.session import Session, open_database
 
     if plan.stderr_path is not None:
@@ -107,25 +117,39 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
     root.handlers[:] = [counter]
     root.setLevel(logging.WARNING)
     history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
+    config = plan.plan.config
     db = open_database(
-        plan.config.target,
-        pool_size=1,
-        wait_timeout=plan.wait_timeout_s,
-        server_sync=plan.config.server_sync,
+        config.target,
+        pool_size=len(plan.clients),
+        wait_timeout=plan.plan.wait_timeout_s,
+        server_sync=config.server_sync,
     )
-    rng = random.Random(plan.seed)
-    session = None
+    sessions: list[Any] = []
     try:
-        session = Session(db, plan.config, history, rng, client=plan.name, run=plan.run)
+        if plan.kind == "greenlets":
+            from scenarios.scale.kinds import storage_refusal
+
+            refusal = storage_refusal(db.storage)
+            if refusal is not None:
+                raise RuntimeError(f"--concurrency greenlets: {refusal}")
+        rngs = [random.Random(c.seed) for c in plan.clients]
+        for client, rng in zip(plan.clients, rngs, strict=True):
+            sessions.append(
+                Session(db, config, history, rng, client=client.name, run=plan.plan.run)
+            )
         start_at = control.wait_start()
         if not start_at:
             return {"started": False}
-        return _loop(plan, control, session, start_at, rng) | {
+        cpu = ProcessCPU()
+        results = _run(plan, control, sessions, rngs, start_at, cpu)
+        return {
             "started": True,
+            "cpu_s": cpu.seconds(),
             "log_records": counter.count,
+            "clients": results,
         }
     finally:
-        if session is not None:
+        for session in sessions:
             try:
                 session.close()
             except Exception:  # the server may be gone: nothing to abort
@@ -138,99 +162,65 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
             history.close()
 
 
-def _loop(
-    plan: ClientPlan, control: Control, session: Any, start_at: float, rng: Any
-) -> dict[str, Any]:
-    measure_at = start_at + plan.warmup_s
-    end_at = measure_at + plan.duration_s
-    windows = max(1, plan.windows)
-    window_s = plan.duration_s / windows
-    tally = _Tally(windows)
-    cpu_start: float | None = None
-    arrival = start_at
-    backlog = 0
-    arrivals = 0  # open loop: arrivals inside the window that were started
-    served = 0  # ... and of those, the ones that succeeded (whenever they ended)
-    late_s = 0.0
-    while not control.stop.is_set():
-        if plan.rate:
-            arrival += rng.expovariate(plan.rate)
-            if arrival >= end_at:
-                break
-            now = time.monotonic()
-            if now >= end_at:
-                # Behind schedule at the end: what is left is backlog.
-                late_s = now - arrival
-                backlog = 1 + _arrivals_before(rng, plan.rate, arrival, end_at)
-                break
-            while now < arrival and not control.stop.is_set():
-                time.sleep(min(arrival - now, 0.05))
-                now = time.monotonic()
-            if control.stop.is_set():
-                break
-            intended = arrival
-            if intended >= measure_at:
-                arrivals += 1
-        else:
-            intended = time.monotonic()
-            if intended >= end_at:
-                break
-        if cpu_start is None and time.monotonic() >= measure_at:
-            cpu_start = time.process_time()
-        op = session.pick()
-        kind = "ok"
+class _Stop:
+    """Set when the parent says stop, or when a client of this process
+    failed (the process's other clients stop; other processes go on)."""
+
+    def __init__(self, parent: Any) -> None:
+        self.parent = parent
+        self.local = threading.Event()
+
+    def is_set(self) -> bool:
+        return bool(self.local.is_set() or self.parent.is_set())
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when the one that started it dies (a worker
+    host killed mid-point must not leave its clients running on)."""
+    import signal
+
+    from storages.process import die_with_parent
+
+    arm = die_with_parent(signal.SIGKILL)
+    if arm is not None:
+        arm()
+
+
+def _run(
+    plan: ProcessPlan,
+    control: Control,
+    sessions: list[Any],
+    rngs: list[random.Random],
+    start_at: float,
+    cpu: ProcessCPU,
+) -> list[dict[str, Any]]:
+    """Each session's loop, concurrently as the kind says; their results in
+    the clients' order."""
+    results: list[dict[str, Any]] = [{} for _ in sessions]
+    raised: list[BaseException] = []
+    stop = _Stop(control.stop)
+
+    def one(i: int) -> None:
         try:
-            outcome = session.run(op)
-        except Exception as e:  # counted against the operation, not printed
-            kind = type(e).__name__
-            outcome = None
-            if kind not in tally.examples:
-                tally.examples[kind] = f"{op.name}: {e}".splitlines()[0][:200]
-        done = time.monotonic()
-        if kind != "ok":
-            # A server that refuses connections fails every operation at
-            # once: pause rather than spin (counted as part of no service).
-            time.sleep(ERROR_PAUSE_S)
-        if plan.rate and intended >= measure_at and kind == "ok":
-            if outcome is None or outcome.error is None:
-                served += 1
-        if done < measure_at:
-            continue
-        if outcome is not None:
-            tally.conflicts += len(outcome.conflicts_ms)
-            if outcome.error is not None:  # its retries ran out
-                kind = "failed"
-                tally.failed += 1
-        if kind == "ok":
-            ms = (done - intended) * 1000
-            hist.record_ms(tally.hists[op.name], ms)
-            # By when it ended: an operation ending after the window (begun
-            # inside it) goes with the last sub-window, as with the point.
-            w = min(int((done - measure_at) / window_s), windows - 1)
-            hist.record_ms(tally.window_hists[w], ms)
-            if op.writes:
-                tally.commits += 1
-                tally.window_commits[w] += 1
-                kind = "commit"
-        elif kind != "failed":
-            tally.errors[kind] = tally.errors.get(kind, 0) + 1
-        if plan.timeline:
-            tally.timeline.append((done - measure_at, intended - measure_at, kind))
-    cpu_s = time.process_time() - cpu_start if cpu_start is not None else 0.0
-    return tally.to_json() | {
-        "cpu_s": cpu_s,
-        "backlog": backlog,
-        "arrivals": arrivals,
-        "served": served,
-        "late_s": late_s,
-        "interrupted": control.stop.is_set(),
-    }
+            results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)
+        except BaseException as e:  # the process's error, raised below
+            raised.append(e)
+            stop.local.set()  # this process failed: its other clients stop
 
+    if len(sessions) == 1:
+        one(0)
+    elif plan.kind == "greenlets":
+        import gevent
 
-def _arrivals_before(rng: Any, rate: float, after: float, end: float) -> int:
-    n, t = 0, after
-    while True:
-        t += rng.expovariate(rate)
-        if t >= end:
-            return n
-        n += 1
+        gevent.joinall([gevent.spawn(one, i) for i in range(len(sessions))])
+    else:
+        threads = [
+            threading.Thread(target=one, args=(i,)) for i in range(len(sessions))
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if raised:
+        raise raised[0]
+    return results

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
-from storages.ports import LOCALHOST, host_port
+from storages.ports import LOCALHOST, host_port, is_loopback
 from storages.relstorage import drivers
 from storages.relstorage.drivers import driver_type
 from storages.relstorage.factory import _ServerFactory
@@ -183,8 +183,23 @@ class MariaDBServer(ServerProcess):
             f"--lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
             f"--innodb-lock-wait-timeout={LOCK_WAIT_TIMEOUT}",
         ]
+        if not is_loopback(self.host):
+            argv.append(f"--init-file={self._remote_root()}")
         argv += [f"--{name}={value}" for name, value in self.settings.items()]
         return argv
+
+    def _remote_root(self) -> Path:
+        """SQL run at each start on an address other than loopback: root
+        from any host, no password, as from 127.0.0.1 (without it every
+        client, this machine's too, got "Host ... is not allowed to
+        connect").  `serve --host` warns that it is exposed."""
+        assert self.directory is not None
+        path = self.directory / "remote-root.sql"
+        path.write_text(
+            "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '';\n"
+            "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;\n"
+        )
+        return path
 
     def _ready(self) -> bool:
         try:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from storages.base import DBOptions, OptionGroup, StorageError, URIScheme
-from storages.ports import LOCALHOST, host_port
+from storages.ports import LOCALHOST, host_port, is_loopback
 from storages.relstorage import drivers
 from storages.relstorage.drivers import driver_type
 from storages.relstorage.dsn import format_dsn, parse_dsn
@@ -43,6 +43,13 @@ from storages.relstorage.servers import ServerProcess, TrialDatabases, run_tool
 SUPERUSER = "postgres"
 #: The operating-system account that runs the server when the suite is root.
 OS_USER = "postgres"
+#: pg_hba.conf rules a server on an address other than loopback gets: any
+#: client, any host, no password (what the loopback rules of -A trust say).
+REMOTE_TRUST = (
+    "# vfab: a server on an exposed address takes every host",
+    "host all all 0.0.0.0/0 trust",
+    "host all all ::/0 trust",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +233,8 @@ class PostgreSQLServer(ServerProcess):
 
     def _command(self) -> list[str]:
         assert self.bindir is not None
+        if not is_loopback(self.host):
+            self._trust_remote()
         argv = [
             str(self.bindir / "postgres"),
             "-D",
@@ -240,6 +249,17 @@ class PostgreSQLServer(ServerProcess):
         for name, value in self.settings.items():
             argv += ["-c", f"{name}={value}"]
         return argv
+
+    def _trust_remote(self) -> None:
+        """Let clients of other hosts in, unauthenticated, as the loopback
+        ones are (initdb -A trust writes rules for 127.0.0.1 and ::1 only,
+        so a server on another address refused even this machine's clients:
+        "no pg_hba.conf entry").  `serve --host` warns that it is exposed."""
+        hba = self.data_dir / "pg_hba.conf"
+        text = hba.read_text()
+        if REMOTE_TRUST[0] in text:
+            return
+        hba.write_text(text.rstrip("\n") + "\n" + "\n".join(REMOTE_TRUST) + "\n")
 
     def _popen_user(self) -> dict[str, Any]:
         if self._owner is None:

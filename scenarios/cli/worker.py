@@ -1,0 +1,111 @@
+"""vfab-bench worker: one client host of a distributed `vfab-bench scale`.
+
+A locust worker (scenarios.scale.host): it connects to the master that
+`scale --workers N --master-bind-host IP` runs, and for each point starts
+the client processes the master gives it, as the local scale would.  It
+ends when the master's run ends (exit 0), or after a bound: no master
+answered (--connect-timeout, exit 2), the master went silent for locust's
+heartbeat timeout mid-run (exit 3: its points are not fully checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from scenarios.argtypes import positive_float
+from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, ConfigError
+from scenarios.results.formatter import plural
+from scenarios.scale.config import CONNECT_TIMEOUT_S, MASTER_PORT
+from storages.ports import LOCALHOST
+from storages.zeo import port_number
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "worker",
+        help="a client host of `vfab-bench scale --workers N` (a locust worker)",
+        description="Connect to the master of a distributed scale run and run "
+        "the clients it places here, point by point (docs/cluster.md).  Exit "
+        f"0 when its run ends, 2 when no master answers, {EXIT_INVARIANTS} when "
+        "the master is lost mid-run.",
+    )
+    p.add_argument(
+        "--master-host",
+        default=LOCALHOST,
+        metavar="ADDRESS",
+        help=f"the master's --master-bind-host (default: {LOCALHOST})",
+    )
+    p.add_argument(
+        "--master-port",
+        type=port_number,
+        default=MASTER_PORT,
+        metavar="N",
+        help=f"the master's --master-port (default: {MASTER_PORT}, locust's)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=positive_float,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="how long to wait for the master (default: 60)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="say nothing but errors")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    host = args.master_host.strip()
+    if not host:
+        raise ConfigError("--master-host: empty address")
+    if not args.master_port:
+        raise ConfigError("--master-port: the master's port, not 0")
+    # locust patches this process with gevent on import: first.
+    import gevent
+    from locust.env import Environment
+    from locust.runners import MASTER_HEARTBEAT_TIMEOUT
+
+    from scenarios.scale import wire
+    from scenarios.scale.host import Host
+
+    where = f"{host}:{args.master_port}"
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(f"vfab-bench worker: {line}", file=sys.stderr, flush=True)
+
+    environment = Environment(user_classes=[wire.ScaleClient])
+    say(f"connecting to the master at {where}, at most {args.connect_timeout:g} s")
+    try:
+        with gevent.Timeout(args.connect_timeout):
+            runner = environment.create_worker_runner(host, args.master_port)
+    except (gevent.Timeout, ConnectionError):
+        raise ConfigError(
+            f"no master answered at {where} within {args.connect_timeout:g} s "
+            "(is `vfab-bench scale --workers N` running there?)"
+        ) from None
+    worker = Host(runner, (host, args.master_port), say)
+    try:
+        worker.hello()
+        say("connected; waiting for the master's points")
+        runner.greenlet.join()
+    finally:
+        if worker.current is not None:
+            worker.current.close()
+        # locust's quitting event: the worker tells its master it quits (a
+        # worker stopped mid-point is then lost at once, not 3 s later).
+        environment.events.quitting.fire(environment=environment)
+        runner.quit()
+    heard = runner.last_heartbeat_timestamp
+    if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:
+        print(
+            f"vfab-bench worker: the master at {where} was silent for "
+            f"{MASTER_HEARTBEAT_TIMEOUT} s: lost mid-run "
+            f"({plural(worker.points, 'point')} done here); its run is not fully "
+            "checked",
+            file=sys.stderr,
+        )
+        return EXIT_INVARIANTS
+    say(f"the master's run ended ({plural(worker.points, 'point')} done here)")
+    return EXIT_OK

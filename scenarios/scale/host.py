@@ -1,0 +1,241 @@
+"""A worker host of a distributed scale run (`vfab-bench worker`): locust's
+WorkerRunner, and for each point the client processes the master's PLAN
+names, started as the local scale starts its own (scenarios.load.clients,
+scenarios.scale.worker), so that a client measures the same on a worker
+as on the master's machine.
+
+The process is gevent's (locust patches it): every call that blocks in C
+on a semaphore or a pipe of the client processes (waiting until they are
+ready, their results, reaping them) runs in gevent's thread pool, so that
+the heartbeats go on.  The client processes are started from the main
+thread and die with this process (PR_SET_PDEATHSIG).
+
+The clients' history files are read as they grow and sent with every stats
+report (scenarios.scale.wire), the session records carrying this host's
+clock as measured against the master's; the rest goes with the result.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gevent
+from gevent.event import Event
+
+from scenarios.load.clients import ClientProcesses
+from scenarios.load.clock import Clock
+from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock
+from scenarios.results.formatter import plural
+from scenarios.scale import wire
+from scenarios.scale.cpu import host_busy_s
+from scenarios.scale.worker import ProcessPlan, run_process
+
+Say = Callable[[str], None]
+
+
+class _Tail:
+    """The complete lines a file has gained since the last read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+
+    def read(self) -> list[str]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n") + 1  # a line being written waits for its end
+        self.offset += end
+        return data[:end].decode("utf-8", errors="replace").splitlines()
+
+
+class _Point:
+    """This host's part of one point: its client processes and files."""
+
+    def __init__(self, point: int, plans: list[ProcessPlan], scratch: Path) -> None:
+        self.point = point
+        self.plans = plans
+        self.scratch = scratch
+        self.procs = ClientProcesses(run_process, [(p,) for p in plans])
+        self.tails = [_Tail(p.history_path) for p in plans if p.history_path]
+        self.stopped = Event()
+        self.go: float | None = None
+        self.end_at: float | None = None
+        self.busy_from: float | None = None
+
+    def close(self) -> None:
+        self.procs.close(grace=0)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class Host:
+    """This worker's side of the messages in scenarios.scale.wire."""
+
+    def __init__(self, runner: Any, master: tuple[str, int], say: Say) -> None:
+        self.runner = runner
+        self.master = master
+        self.say = say
+        self.clocks = WorkerClock(runner)
+        self.clock = Clock(0.0, UNKNOWN_CLOCK_S)
+        self.current: _Point | None = None
+        self.points = 0
+        runner.register_message(wire.PLAN, self.on_plan, concurrent=True)
+        runner.register_message(wire.GO, self.on_go)
+        runner.register_message(wire.KILL, self.on_kill)
+        runner.register_message(wire.STOP, self.on_stop)
+        runner.environment.events.report_to_master.add_listener(self.on_report)
+
+    def hello(self) -> None:
+        """Measure this host's clock against the master's and say who it is."""
+        self.clock = self.clocks.measure()
+        facts = wire.host_facts(*self.master)
+        self.runner.send_message(wire.HELLO, facts | {"clock": self.clock.to_json()})
+
+    # -- a point ----------------------------------------------------------
+
+    def on_plan(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        """Start the point's client processes; READY once each has opened
+        its database (or failed, or the bound passed)."""
+        data = msg.data
+        if self.current is not None:
+            self.current.close()
+        scratch = Path(tempfile.mkdtemp(prefix="vfab-worker-"))
+        record = bool(data["record"])
+        plans = [
+            ProcessPlan.from_json(
+                p,
+                history_path=str(scratch / f"process-{j}.jsonl") if record else None,
+                stderr_path=str(scratch / f"process-{j}.stderr"),
+            )
+            for j, p in enumerate(data["plans"])
+        ]
+        point = self.current = _Point(int(data["point"]), plans, scratch)
+        clients = sum(len(p.clients) for p in plans)
+        kind = plans[0].kind if plans else "processes"
+        self.say(
+            f"point {point.point}: {plural(clients, 'client')} in "
+            f"{plural(len(plans), 'process', 'processes')}"
+            + ("" if kind == "processes" else f" ({kind})")
+        )
+        point.procs.start()  # the main thread: PR_SET_PDEATHSIG's parent
+        ready = _blocking(point.procs.wait_ready, float(data["ready_timeout_s"]))
+        self.runner.send_message(
+            wire.READY,
+            {"point": point.point, "ready": ready, "processes": len(plans)},
+        )
+
+    def on_go(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is None or point.go is not None:
+            return
+        plan = point.plans[0].plan if point.plans else None
+        point.go = point.procs.go(float(msg.data["delta"]))
+        if plan is not None:
+            point.end_at = point.go + plan.warmup_s + plan.duration_s
+            gevent.spawn(self._measure, point, point.go + plan.warmup_s)
+        gevent.spawn(self._finish, point, float(msg.data["results_timeout_s"]))
+
+    def on_kill(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is not None:
+            point.procs.kill(int(msg.data["process"]))
+
+    def on_stop(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is not None:
+            point.procs.stop.set()
+            point.stopped.set()
+
+    def _point(self, msg: Any) -> _Point | None:
+        point = self.current
+        if point is None or point.point != int(msg.data["point"]):
+            return None
+        return point
+
+    def _measure(self, point: _Point, at: float) -> None:
+        gevent.sleep(max(0.0, at - time.monotonic()))
+        point.busy_from = host_busy_s()
+
+    def _finish(self, point: _Point, timeout: float) -> None:
+        """At the window's end (or a STOP), each process's result, the rest
+        of the history and the host's CPU, to the master."""
+        if point.end_at is not None:
+            point.stopped.wait(max(0.0, point.end_at - time.monotonic()))
+        busy_to = host_busy_s()
+        results = _blocking(point.procs.results, timeout)
+        busy = (
+            None
+            if point.busy_from is None or busy_to is None
+            else round(busy_to - point.busy_from, 3)
+        )
+        self.runner.send_message(
+            wire.RESULT,
+            {
+                "point": point.point,
+                "results": [_plain(r) for r in results],
+                "history": self._history(point),
+                "stderr": _stderr(point.plans),
+                "cpu_busy_s": busy,
+            },
+        )
+        if self.current is point:
+            self.current = None
+        point.close()
+        self.points += 1
+
+    # -- the history ------------------------------------------------------
+
+    def on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
+        """The history the clients wrote since the last report rides with
+        locust's stats report (every 3 s)."""
+        point = self.current
+        if point is not None:
+            data[wire.POINT_KEY] = point.point
+            data[wire.HISTORY_KEY] = self._history(point)
+
+    def _history(self, point: _Point) -> list[str]:
+        """New history lines (JSON text), each session record on this
+        host's clock."""
+        out = []
+        clock = self.clock.to_json()
+        for tail in point.tails:
+            for line in tail.read():
+                if line.startswith('{"session"'):
+                    record = json.loads(line)
+                    record["clock"] = clock
+                    line = json.dumps(record)
+                out.append(line)
+        return out
+
+
+def _blocking(function: Callable[..., Any], *args: Any) -> Any:
+    """*function* in gevent's thread pool: it blocks in C (a semaphore, a
+    pipe), and this process's heartbeats must go on meanwhile."""
+    return gevent.get_hub().threadpool.apply(function, args)
+
+
+def _plain(result: Any) -> Any:
+    """A process's result as msgpack carries it (tuples as lists)."""
+    return None if result is None else list(result)
+
+
+def _stderr(plans: list[ProcessPlan]) -> dict[str, Any]:
+    """How many lines the processes wrote on stderr, and the last."""
+    lines: list[str] = []
+    for plan in plans:
+        if plan.stderr_path is not None:
+            try:
+                text = Path(plan.stderr_path).read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return {"lines": len(lines), "last": lines[-1][:200] if lines else ""}

@@ -1,0 +1,97 @@
+"""What scale's master and its workers say to each other over locust.
+
+locust carries everything: its master and workers (locust.runners), their
+connection, heartbeats and missing-worker detection, and the user counts
+its dispatcher spreads over the workers, point by point (the master's
+runner.start(N) for each client count).  One locust user is one client of
+the point (ScaleClient).  What scale measures beyond locust's statistics
+travels in the messages below, registered with register_message:
+
+    worker -> master  HELLO   {host, address, kernel, cores, memory_mb, clock}
+    master -> worker  PLAN    {point, plans: [ProcessPlan JSON]}
+    worker -> master  READY   {point, ready, processes}
+    master -> worker  GO      {point, delta}: start in delta seconds on
+                              your own clock
+    master -> worker  KILL    {point, process}: SIGKILL one (a fault)
+    master -> worker  STOP    {point}: every client finishes its operation
+    worker -> master  RESULT  {point, results, history, stderr, cpu_busy_s}
+
+and every stats report of a worker carries the history its clients wrote
+since the last one (HISTORY_KEY, as the locustfile's workers send theirs),
+so that what a worker's clients did before it was lost reaches the master.
+The clocks are measured as the locustfile's are (scenarios.load
+.locust_clock).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import gevent
+from locust import User, constant, task
+
+from scenarios.load.clock import boot_id
+from scenarios.load.locust_plugin import HISTORY_KEY, node_of
+from scenarios.scale.config import mem_available_mb
+
+HELLO = "vfab_scale_hello"
+PLAN = "vfab_scale_plan"
+READY = "vfab_scale_ready"
+GO = "vfab_scale_go"
+KILL = "vfab_scale_kill"
+STOP = "vfab_scale_stop"
+RESULT = "vfab_scale_result"
+#: The key of the point a stats report's history belongs to.
+POINT_KEY = "vfab_scale_point"
+
+__all__ = [
+    "GO",
+    "HELLO",
+    "HISTORY_KEY",
+    "KILL",
+    "PLAN",
+    "POINT_KEY",
+    "READY",
+    "RESULT",
+    "STOP",
+    "ScaleClient",
+    "host_facts",
+    "node_of",
+]
+
+
+class ScaleClient(User):
+    """One client of a scale point, as locust's dispatcher counts and places
+    it.  Its work runs in a client process of its worker's host (scenarios
+    .scale.worker, started when the master's PLAN comes), so that it runs
+    as the local scale's clients do; the user holds its place in locust's
+    user counts until locust stops it (at once: no stop timeout)."""
+
+    wait_time = constant(0)
+
+    @task
+    def hold(self) -> None:
+        gevent.sleep(3600)
+
+
+def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
+    """What a worker tells its master about its host: its name, the address
+    it reaches the master from, its kernel (boot id: one clock per kernel),
+    its cores and the memory available."""
+    address = ""
+    try:
+        family = socket.AF_INET6 if ":" in master_host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((master_host, master_port))  # no packet: picks a route
+            address = str(s.getsockname()[0])
+    except OSError:
+        pass
+    return {
+        "host": socket.gethostname(),
+        "address": address,
+        "kernel": boot_id(),
+        "cores": os.cpu_count(),
+        "memory_mb": mem_available_mb(),
+    }
