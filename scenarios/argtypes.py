@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,45 @@ seed = at_least(-MAX_INT - 1, MAX_INT)
 
 def path(text: str) -> Path:
     """A file or directory name; an empty one (which would mean the current
-    directory) is refused."""
+    directory) is refused, and one longer than the file system allows."""
     if not text.strip():
         raise argparse.ArgumentTypeError("needs a path, not an empty one")
+    problem = too_long(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
+
+
+#: The longest name of one file and the longest path Linux file systems
+#: take (NAME_MAX and PATH_MAX, which counts the final NUL): longer ones
+#: fail with ENAMETOOLONG, "File name too long", whatever the command.
+NAME_MAX, PATH_MAX = 255, 4096
+
+
+def too_long(name: str | bytes) -> str | None:
+    """Why the file system refuses *name* for its length (a name in it, or
+    the whole path, longer than it allows), or None."""
+    raw = os.fsencode(name)
+    longest = max(raw.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        return (
+            f"{abridged(raw)}: a name in it is {len(longest):,} bytes long, more "
+            f"than a file system allows ({NAME_MAX}); use a shorter name"
+        )
+    if len(raw) >= PATH_MAX:
+        return (
+            f"{abridged(raw)}: the path is {len(raw):,} bytes long, more than the "
+            f"system allows ({PATH_MAX - 1}); use a shorter path"
+        )
+    return None
+
+
+def abridged(raw: bytes, keep: int = 60) -> str:
+    """A long path shown by its start and its end."""
+    text = os.fsdecode(raw)
+    if len(text) <= keep:
+        return text
+    return f"{text[: keep // 2]}...{text[-(keep // 2) :]}"
 
 
 def _number(text: str) -> float:

@@ -37,6 +37,11 @@ EXIT_INVARIANTS = 3
 EXIT_ERRORS = 4
 #: Ctrl-C (128 + SIGINT); SIGTERM and SIGHUP exit 128 + their number too.
 EXIT_INTERRUPTED = 130
+#: Stdout is a pipe nobody reads any more (`| head` done) and the command
+#: had more to print before it was done: it stops quietly, as a program
+#: SIGPIPE ends would (128 + SIGPIPE).  Once its results are written, a
+#: closed stdout changes nothing: the command's own status.
+EXIT_PIPE_CLOSED = 141
 
 
 def check_status(violations: bool, unchecked: bool, errors: bool = False) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.errors import ConfigError
+from scenarios.printable import ERRORS
 
 #: Bytes the probe writes into a new output's directory.
 PROBE_BYTES = 4096
@@ -268,10 +269,12 @@ def current_umask() -> int:
 
 
 def write_text(path: Path, text: str, force: bool) -> None:
-    """*text* into *path*, whole or not at all."""
+    """*text* into *path*, whole or not at all; in UTF-8, a character it
+    cannot hold (a lone surrogate: a file name that was not UTF-8) as a
+    visible escape (scenarios.printable)."""
 
     def write(target: Path) -> None:
-        with open(target, "w", encoding="utf-8") as f:
+        with open(target, "w", encoding="utf-8", errors=ERRORS) as f:
             f.write(text)
             f.flush()
             if not is_device(target):

@@ -39,6 +39,7 @@ import dataclasses
 import resource
 import shlex
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.hostile_checks import (
@@ -164,7 +165,7 @@ class Result:
 
 
 def run_case(
-    case: Case, checkout: Checkout, bases: dict[str, Path], scratch: Path
+    case: Case, checkout: Checkout, bases: Mapping[str, Path], scratch: Path
 ) -> Result:
     """Lay the case out in a fresh directory under *scratch*, run its
     command and say what it did; everything started is stopped and the

@@ -1,4 +1,5 @@
-"""The files tests/hostile.py's cases start from, made once per probe by
+"""The files tests/hostile.py's cases start from, made once per probe
+(make_bases) or each when a test first asks for it (Bases), by
 the checkout's own commands (result files of run, scale, run --counts,
 verify, run --pyperf, pytest-benchmark's micro suite; data sets written by
 populate), databases another program wrote (a FileStorage, a zlib one, a
@@ -12,7 +13,7 @@ import copy
 import json
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,78 +50,116 @@ db.close()
 QUICK = ["--preset", "quick", "-q"]
 
 
-def make_bases(checkout: Checkout, directory: Path) -> dict[str, Path]:
-    """Every base file and data set, by name, under *directory*."""
-    tmp = directory / "tmpdir"  # not .../tmp: see hostile_work.Work
-    tmp.mkdir(parents=True)
-    env = checkout.env(HELPER_VAR, "bases", tmp)
-    bases: dict[str, Path] = {}
-
-    def make(name: str, *args: str, path: Path | None = None) -> None:
-        target = path or directory / name
-        run_to_end(checkout.cli(*(a.format(out=target) for a in args)), env, directory)
-        bases[name] = target
-
-    make("run.json", "run", "--storage", "mapping,memory", *QUICK, "--json", "{out}")
-    make(
-        "scale.json",
+#: The result files the checkout's own commands make: name -> vfab-bench's
+#: arguments ({out}: the file).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "run.json": ("run", "--storage", "mapping,memory", *QUICK, "--json", "{out}"),
+    "scale.json": (
         *("scale", "--storage", "zeo", "--clients", "1", "--duration", "1"),
         *("--warmup", "0", "-q", "--json", "{out}"),
-    )
-    make(
-        "counts.json",
+    ),
+    "counts.json": (
         *("run", "--counts", "--storage", "memory", "--rows", "2000"),
         *("--repeat", "1", "--warmups", "0", "-q", "--json", "{out}"),
-    )
-    make(
-        "verify.json",
+    ),
+    "verify.json": (
         *("verify", "--storage", "zeo", "--clients", "1", "--budget", "2"),
         *("--no-scenarios", "-q", "--json", "{out}"),
-    )
-    make("pyperf.json", "run", "--storage", "mapping", *QUICK, "--pyperf", "{out}")
-    make("file", "populate", "-q", "--storage", "file", "--path", "{out}")
-    make("bdb", "populate", "-q", "--storage", "bdb", "--path", "{out}")
-    # pytest-benchmark's JSON, as release's micro part writes it
-    micro = directory / "micro.json"
-    run_to_end(
-        [
-            *(checkout.python, "-m", "pytest", "-p", "no:cacheprovider", "-q"),
-            str(checkout.root / "tests" / "benchmarks" / "test_micro.py"),
-            *("--benchmark-only", f"--benchmark-json={micro}"),
-            *("--benchmark-min-rounds=1", "--benchmark-max-time=0.005"),
-            *("--storage", "mapping", "-k", "new_oid"),
-        ],
-        env,
-        checkout.root,
-    )
-    bases["micro.json"] = micro
-    for kind, name, leaf in (
-        ("file", "foreign-file", "Data.fs"),
-        ("zlib", "foreign-zlib", "Data.fs"),
-        ("bdb", "foreign-bdb", "bdb"),
-        ("sqlite", "foreign-sqlite", "relstorage"),
-    ):
-        (directory / name).mkdir()
-        target = directory / name / leaf
-        run_to_end([checkout.python, "-c", FOREIGN, kind, str(target)], env, directory)
-        for scratch in (directory / name).glob("*.tmp"):
-            scratch.unlink()
-        for lock in (directory / name).glob("*.lock"):
-            lock.unlink()
-        bases[name] = directory / name
-    for name, alter in MALFORMED.items():
-        source, change = alter
-        bases[name] = directory / name
-        (directory / name).write_text(change(_load(bases[source])))
-    bases["big-old.json"] = directory / "big-old.json"
-    bases["big-new.json"] = directory / "big-new.json"
-    old, new = many_trials(_load(bases["run.json"]))
-    bases["big-old.json"].write_text(json.dumps(old))
-    bases["big-new.json"].write_text(json.dumps(new))
-    bases["deep.json"] = directory / "deep.json"
-    bases["deep.json"].write_text("[" * 100_000 + "]" * 100_000)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return bases
+    ),
+    "pyperf.json": ("run", "--storage", "mapping", *QUICK, "--pyperf", "{out}"),
+    "file": ("populate", "-q", "--storage", "file", "--path", "{out}"),
+    "bdb": ("populate", "-q", "--storage", "bdb", "--path", "{out}"),
+}
+
+#: Databases another program wrote: name -> (FOREIGN's kind, the leaf).
+FOREIGN_BASES = {
+    "foreign-file": ("file", "Data.fs"),
+    "foreign-zlib": ("zlib", "Data.fs"),
+    "foreign-bdb": ("bdb", "bdb"),
+    "foreign-sqlite": ("sqlite", "relstorage"),
+}
+
+
+class Bases(Mapping[str, Path]):
+    """Every base file and data set by name, under *directory*, each made
+    the first time it is asked for (and what it derives from before it):
+    a test that needs two makes two."""
+
+    def __init__(self, checkout: Checkout, directory: Path) -> None:
+        self.checkout, self.directory = checkout, directory
+        self.tmp = directory / "tmpdir"  # not .../tmp: see hostile_work.Work
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.env = checkout.env(HELPER_VAR, "bases", self.tmp)
+        self.made: dict[str, Path] = {}
+
+    def names(self) -> list[str]:
+        return [
+            *COMMANDS,
+            "micro.json",
+            *FOREIGN_BASES,
+            *MALFORMED,
+            "big-old.json",
+            "big-new.json",
+            "deep.json",
+        ]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __getitem__(self, name: str) -> Path:
+        if name not in self.made:
+            if name not in self.names():
+                raise KeyError(name)
+            self.made[name] = self._make(name)
+        return self.made[name]
+
+    def _make(self, name: str) -> Path:
+        directory, checkout = self.directory, self.checkout
+        target = directory / name
+        if name in COMMANDS:
+            args = [a.format(out=target) for a in COMMANDS[name]]
+            run_to_end(checkout.cli(*args), self.env, directory)
+        elif name == "micro.json":  # pytest-benchmark's, as release's micro part
+            run_to_end(
+                [
+                    *(checkout.python, "-m", "pytest", "-p", "no:cacheprovider"),
+                    "-q",
+                    str(checkout.root / "tests" / "benchmarks" / "test_micro.py"),
+                    *("--benchmark-only", f"--benchmark-json={target}"),
+                    *("--benchmark-min-rounds=1", "--benchmark-max-time=0.005"),
+                    *("--storage", "mapping", "-k", "new_oid"),
+                ],
+                self.env,
+                checkout.root,
+            )
+        elif name in FOREIGN_BASES:
+            kind, leaf = FOREIGN_BASES[name]
+            target.mkdir()
+            argv = [checkout.python, "-c", FOREIGN, kind, str(target / leaf)]
+            run_to_end(argv, self.env, directory)
+            for scratch in [*target.glob("*.tmp"), *target.glob("*.lock")]:
+                scratch.unlink()
+        elif name in MALFORMED:
+            source, change = MALFORMED[name]
+            target.write_text(change(_load(self[source])))
+        elif name in ("big-old.json", "big-new.json"):
+            old, new = many_trials(_load(self["run.json"]))
+            (directory / "big-old.json").write_text(json.dumps(old))
+            (directory / "big-new.json").write_text(json.dumps(new))
+        else:
+            target.write_text("[" * 100_000 + "]" * 100_000)  # deep.json
+        return target
+
+
+def make_bases(checkout: Checkout, directory: Path) -> dict[str, Path]:
+    """Every base file and data set, by name, under *directory*."""
+    bases = Bases(checkout, directory)
+    made = {name: bases[name] for name in bases}
+    shutil.rmtree(bases.tmp, ignore_errors=True)
+    return made
 
 
 def _load(path: Path) -> dict[str, Any]:

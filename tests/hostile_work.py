@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from tests.hostile_proc import (
@@ -64,7 +64,7 @@ class Work:
     out/ (where the command runs and writes), tmp/ (its TMPDIR, empty
     after), data/ (what helpers serve), and the helpers to stop after."""
 
-    def __init__(self, root: Path, checkout: Checkout, bases: dict[str, Path]):
+    def __init__(self, root: Path, checkout: Checkout, bases: Mapping[str, Path]):
         self.root, self.checkout, self.bases = root, checkout, bases
         self.mark = uuid.uuid4().hex
         # Not ".../tmp": run --counts (scenarios.counts.launch.reap) stops
@@ -261,7 +261,7 @@ class Work:
 
 @contextlib.contextmanager
 def work_dir(
-    scratch: Path, checkout: Checkout, bases: dict[str, Path]
+    scratch: Path, checkout: Checkout, bases: Mapping[str, Path]
 ) -> Iterator[Work]:
     root = Path(tempfile.mkdtemp(prefix="case-", dir=scratch))
     root.chmod(0o755)  # as /tmp is: initdb runs as postgres in a case's cwd

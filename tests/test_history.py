@@ -312,8 +312,8 @@ def test_bad_input_is_one_line(
         "is a sweep file, not a run file",
     )
     other = copy.deepcopy(base)
-    for r in other["results"]:
-        r["storage"] = "elsewhere"
+    for r in other["results"]:  # each storage renamed: no two rows alike
+        r["storage"] = f"elsewhere-{r['storage']}"
     assert_bad_input(
         run_cli(capsys, "history", a, str(bad(tmp_path, "o.json", other))),
         "no cell in common",

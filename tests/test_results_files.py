@@ -7,7 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.results.files import CENSUS, RUN, SWEEP, Format, ResultsError
+from scenarios.results.files import (
+    CENSUS,
+    MAX_DEPTH,
+    RUN,
+    SWEEP,
+    Format,
+    ResultsError,
+    nesting,
+    read_json,
+)
+from tests.conftest import DATA
 
 
 def test_missing_and_not_json_are_one_line(tmp_path: Path) -> None:
@@ -44,3 +54,35 @@ def test_unsupported_version(tmp_path: Path) -> None:
 def test_old_run_files_migrate_to_the_current_version() -> None:
     old = {"schema_version": 1, "metadata": {}, "results": []}
     assert RUN.migrate(old) == {**old, "schema_version": RUN.version, "trials": []}
+
+
+def test_nesting_is_measured_without_parsing() -> None:
+    assert nesting("3") == 0
+    assert nesting('{"a": [1, {"b": []}]}') == 4
+    assert nesting('["]]]", "[[[[\\"[", {}]') == 2  # brackets in strings: text
+
+
+def test_a_file_nested_deeper_than_a_result_is_refused_before_parsing(
+    tmp_path: Path,
+) -> None:
+    """json's parser recurses in C a level a bracket: under a small stack
+    (ulimit -s 128) a few hundred levels crash the process, so the depth is
+    checked first, and what a result nests (under 10) reads."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    with pytest.raises(ResultsError, match=f"nested {MAX_DEPTH + 1} levels deep"):
+        read_json(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultsError, match="nested 100,000 levels deep"):
+        read_json(path)
+    path.write_text("[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH)
+    assert read_json(path) is not None
+    assert nesting((DATA / "run-3.json").read_text()) < 10
+
+
+def test_schema_version_must_be_a_whole_number(tmp_path: Path) -> None:
+    """true == 1 and 2.0 == 2 in Python: a file saying so is not read as
+    version 1 or 2."""
+    for version in (True, 2.0, "2"):
+        with pytest.raises(ResultsError, match="schema_version: expected a whole"):
+            RUN.migrate({"schema_version": version, "results": []})

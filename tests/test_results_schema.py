@@ -89,6 +89,12 @@ def environment(d: dict[str, Any]) -> dict[str, Any]:
     return d["metadata"]["environment"]
 
 
+def twice(d: dict[str, Any]) -> None:
+    """The first result again, at the end: a row found by its storage,
+    size and phase (a sweep's point: storage, variant, objects) twice."""
+    d["results"].append(copy.deepcopy(d["results"][0]))
+
+
 INF = float("inf")
 NESTED = json.loads("[" * 50 + "]" * 50)
 
@@ -138,9 +144,24 @@ RUN_VARIANTS: list[tuple[str, Edit, str]] = [
     ("a probe is infinite", setter(environment, "speed_probes_s", [INF]), "s_s[0]"),
     ("load average is text", setter(environment, "load_average_start", "x"), "start"),
     ("rss is a number", setter(meta, "rss", 1), "metadata.rss"),
+    # issue 28: what passed the check and failed in a library, or was shown
+    ("wall is 10**400", setter(sample, "wall_s", 10**400), "samples[0].wall_s"),
+    ("cpu is -10**400", setter(sample, "cpu_s", -(10**400)), "samples[0].cpu_s"),
+    ("schema_version is true", setter(top, "schema_version", True), "schema_version"),
+    ("schema_version is 2.0", setter(top, "schema_version", 2.0), "schema_version"),
+    ("storage is empty", setter(first, "storage", ""), "results[0].storage"),
+    ("storage is blank", setter(first, "storage", "  "), "results[0].storage"),
+    ("storage is two lines", setter(first, "storage", "a\nb"), "results[0].storage"),
+    ("phase ends in a newline", setter(first, "phase", "x\n"), "results[0].phase"),
+    ("trial storage is empty", setter(trial, "storage", ""), "trials[0].storage"),
+    ("a result listed twice", twice, "listed twice"),
+    ("hostname is two lines", setter(host, "hostname", "a\rb"), "host.hostname"),
+    ("a version is two lines", setter(versions, "ZODB", "6\n7"), "versions.ZODB"),
 ]  # fmt: skip
 
 SWEEP_VARIANTS: list[tuple[str, Edit, str]] = [
+    ("a point listed twice", twice, "listed twice"),
+    ("storage is empty", setter(first, "storage", ""), "results[0].storage"),
     ("wall is text", setter(sample, "wall_s", "x"), "samples[0].wall_s"),
     ("wall is infinite", setter(sample, "wall_s", INF), "samples[0].wall_s"),
     ("stores is negative", setter(sample, "stores", -1), "samples[0].stores"),
@@ -167,6 +188,7 @@ def commands(kind: str, bad: Path, good: dict[str, Path]) -> dict[str, list[str]
     if kind == "run":
         return {
             "report": ["report", str(bad)],
+            "report --pyperf": ["report", str(bad), "--pyperf", str(bad) + ".pyperf"],
             "report --html": ["report", str(bad), "--html", page],
             "report --markdown": ["report", str(bad), "--markdown"],
             "compare (old)": ["compare", str(bad), str(good["run"])],
@@ -275,6 +297,11 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
         ("rate", float("inf")),
         ("commits", "x"),
         ("errors", []),
+        ("storage", ""),
+        # issue 28: HdrHistogram's own errors, and one past its range
+        ("hists", {"browse": "not base64 !!!"}),
+        ("hists", {"browse": "SGVsbG8gd29ybGQ="}),  # base64, no histogram
+        ("hists", {"browse": _histogram(10**12)}),
     ]:
         path.write_text(json.dumps({**good, "points": [{**point, key: value}]}))
         with pytest.raises(ResultsError, match=rf"{path}: .*points\[0\]\.{key}"):
@@ -303,6 +330,44 @@ def test_scale_results_are_checked_too(tmp_path: Path) -> None:
         assert f"points[0].{named}" in str(raised.value), raised.value
     path.write_text(json.dumps({**good, "points": [{**point, "fault": fault}]}))
     assert ScaleRun.load(path).points[0].fault == fault
+
+
+def _histogram(us: int) -> str:
+    """An encoded HdrHistogram holding *us* microseconds once."""
+    from hdrh.histogram import HdrHistogram
+
+    h = HdrHistogram(1, max(us, 2), 3)
+    h.record_value(us)
+    return str(h.encode().decode("ascii"))
+
+
+def test_a_scale_point_reads_its_histograms(tmp_path: Path) -> None:
+    data = json.loads((DATA / "scale.json").read_text())
+    encoded = data["points"][0]["hists"]
+    assert encoded and all(schema.Latencies.accepts(v) for v in encoded.values())
+    assert schema.Latencies.accepts("") and schema.Latencies.accepts(_histogram(5))
+    assert not schema.Latencies.accepts(_histogram(10**12))
+
+
+def test_names_say_a_fields_kind_where_its_type_does_not() -> None:
+    """A storage's, a phase's and a size's name are names (one line, not
+    blank: a column, a pyperf benchmark); a histogram is one."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Row:
+        storage: str
+        phase: str
+        hists: dict[str, str]
+        note: str
+
+    derived = schema.of(Row)
+    assert derived.fields["storage"] is schema.Name
+    assert derived.fields["phase"] is schema.Name
+    assert derived.fields["hists"] == schema.MapOf(schema.Latencies)
+    assert derived.fields["note"] is schema.Text
+    assert not schema.Name.accepts("") and not schema.Name.accepts("a\u2028b")
+    assert schema.Name.accepts("zlib+file") and schema.Name.accepts("map\x1bping")
 
 
 def test_the_schema_is_derived_from_the_dataclasses() -> None:

@@ -302,3 +302,28 @@ def test_storages_that_keep_their_promises_are_right(tmp_path: Path) -> None:
                 "strict serializable",
                 "snapshot isolation (strong: strict in real time)",
             ), (storage["storage"], check["what"])
+
+
+def test_verify_says_its_counts_in_words() -> None:
+    """Issue 24's leftovers: "1 storage x 2 client counts", "2 clients",
+    never "storage(s)" or "client(s)"."""
+    from scenarios.scale.results import ScaleRun
+    from scenarios.verify import report
+    from scenarios.verify.run import StorageVerdict, VerifyConfig
+    from tests.conftest import DATA
+
+    assert (
+        VerifyConfig(("zeo",), clients=(1, 2))
+        .plan()
+        .startswith("verify: 1 storage x 2 client counts, load windows of")
+    )
+    assert (
+        VerifyConfig(("zeo", "bdb"), clients=(4,))
+        .plan()
+        .startswith("verify: 2 storages x 1 client count,")
+    )
+    points = ScaleRun.load(DATA / "scale.json").points
+    assert sorted(p.clients for p in points) == [1, 2]
+    text = report.text([StorageVerdict("zeo", (), points)])
+    assert "zeo, 1 client: " in text and "zeo, 2 clients: " in text
+    assert "(s)" not in text

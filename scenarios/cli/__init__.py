@@ -6,9 +6,9 @@ exit 2 for bad input; nothing is written before the input is checked.
 
 from __future__ import annotations
 
-from scenarios.cli.early import exit_on_signals_while_starting, is_program
+from scenarios.cli.early import is_program, prepare_program
 
-exit_on_signals_while_starting()  # before the imports below, which take a moment
+prepare_program()  # before the imports below, which take a moment
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
@@ -34,7 +34,7 @@ from scenarios.cli import (  # noqa: E402
     zeoloop,
 )
 from scenarios.cli.args import Parser, show_bounds, show_defaults  # noqa: E402
-from scenarios.errors import EXIT_BAD_INPUT  # noqa: E402
+from scenarios.errors import EXIT_BAD_INPUT, EXIT_PIPE_CLOSED  # noqa: E402
 from scenarios.interrupts import (  # noqa: E402
     defer_interrupts,
     exit_status,
@@ -42,6 +42,7 @@ from scenarios.interrupts import (  # noqa: E402
     signal_of,
     stop_line,
 )
+from scenarios.printable import silence_stdout, stdout_closed  # noqa: E402
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
@@ -100,13 +101,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = edge.debug_wanted(getattr(args, "debug", False))
     defer_interrupts()
     try:
+        edge.check_working_directory()
         with edge.logging_to_stderr(debug, keep=is_program()):
-            return int(args.handler(args))
+            status = int(args.handler(args))
+        sys.stdout.flush()  # a closed pipe met here, not in Python's exit
+        return status
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP: cleaned up
         signum = signal_of(e)
         print(stop_line(signum), file=sys.stderr)
         return exit_status(signum)
     except Exception as e:  # noqa: BLE001 - the edge: every error is one line
+        if isinstance(e, BrokenPipeError) and stdout_closed():
+            silence_stdout()  # printing is a courtesy: quietly, no error
+            return EXIT_PIPE_CLOSED
         return edge.report(e, debug)
     finally:
         forget_interrupts()

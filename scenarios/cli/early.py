@@ -1,6 +1,8 @@
 """Ctrl-C, SIGTERM and SIGHUP before the command line is imported: exit at
-once, silently, with 128 + the signal (nothing has started yet); stdlib
-only, installed only when vfab-bench is the program (docs/internals.md).
+once, silently, with 128 + the signal (nothing has started yet); an out of
+memory while importing it one line, exit 2; stdout and stderr that replace
+what they cannot encode.  Stdlib only, installed only when vfab-bench is
+the program (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -9,9 +11,23 @@ import os
 import signal
 import sys
 import threading
+from types import TracebackType
+
+from scenarios.printable import prepare_streams
 
 #: The signals that stop a command.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+#: Exit status of bad input (scenarios.errors.EXIT_BAD_INPUT, which this
+#: stdlib-only module does not import).
+EXIT_BAD_INPUT = 2
+
+#: What an out of memory while starting says: made now, when memory is
+#: there, and written without building anything then.
+OUT_OF_MEMORY = (
+    b"vfab-bench: error: out of memory while starting (a memory limit such as "
+    b"ulimit -v is too low for Python and the storages' libraries)\n"
+)
 
 
 def _exit_now(signum: int, frame: object) -> None:
@@ -35,3 +51,29 @@ def exit_on_signals_while_starting() -> None:
     for signum in STOP_SIGNALS:
         if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
             signal.signal(signum, _exit_now)
+
+
+def out_of_memory_hook(
+    kind: type[BaseException],
+    error: BaseException,
+    tb: TracebackType | None,
+    previous: object = sys.__excepthook__,
+) -> None:
+    """sys.excepthook while the program starts: a MemoryError that escapes
+    an import (the console script imports the command line outside main())
+    is one line and exit 2; any other error is Python's own report."""
+    if issubclass(kind, MemoryError):
+        os.write(2, OUT_OF_MEMORY)
+        os._exit(EXIT_BAD_INPUT)
+    previous(kind, error, tb)  # type: ignore[operator]
+
+
+def prepare_program() -> None:
+    """What vfab-bench sets up before it imports the rest: the stop
+    signals, the out of memory hook and its streams' error handler (only
+    when it is the program: a test or locust importing it keeps its own)."""
+    if not is_program():
+        return
+    exit_on_signals_while_starting()
+    sys.excepthook = out_of_memory_hook
+    prepare_streams()

@@ -7,6 +7,7 @@ under --debug; the libraries' log records one line each
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sys
@@ -14,6 +15,7 @@ import traceback
 from collections.abc import Iterator
 
 import storages
+from scenarios.argtypes import too_long
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -23,6 +25,7 @@ from scenarios.errors import (
     one_line,
 )
 from scenarios.interrupts import quiet_after_interrupt
+from scenarios.printable import shown
 from scenarios.results.files import ResultsError
 from storages import StorageError
 
@@ -43,12 +46,12 @@ def describe(error: BaseException) -> str:
     """One line naming what failed and why."""
     if isinstance(error, (*user_errors(), RunFailure)):
         return first_line(error) or type(error).__name__
-    return one_line(error)
+    return environment_error(error) or one_line(error)
 
 
 def status_of(error: BaseException) -> int:
     """EXIT_BAD_INPUT for what the user can fix, EXIT_FAILED otherwise."""
-    if isinstance(error, (*user_errors(), OSError)):
+    if isinstance(error, (*user_errors(), OSError, MemoryError)):
         return EXIT_BAD_INPUT
     return EXIT_FAILED
 
@@ -58,9 +61,53 @@ def report(error: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exception(error, file=sys.stderr)
     known = isinstance(error, (*user_errors(), RunFailure))
+    known = known or environment_error(error) is not None
     hint = "" if debug or known else " (--debug shows where)"
-    print(f"{PROG}: error: {describe(error)}{hint}", file=sys.stderr)
+    print(shown(f"{PROG}: error: {describe(error)}{hint}"), file=sys.stderr)
     return status_of(error)
+
+
+def environment_error(error: BaseException) -> str | None:
+    """What the machine refused, in words: out of memory, a name or path
+    too long for the file system, a working directory that is gone; None
+    for any other error."""
+    if isinstance(error, MemoryError):
+        return (
+            "out of memory (a memory limit such as ulimit -v, or the machine's "
+            "memory, is too small for this command)"
+        )
+    if not isinstance(error, OSError):
+        return None
+    if error.errno == errno.ENAMETOOLONG:
+        name = error.filename
+        if not isinstance(name, (str, bytes)) or not name:
+            return "a file name is too long for the file system"
+        return too_long(name) or f"{os.fsdecode(name)}: too long for the file system"
+    if error.errno == errno.ENOENT and not error.filename and cwd_gone():
+        return WORKING_DIRECTORY_GONE
+    return None
+
+
+WORKING_DIRECTORY_GONE = (
+    "the working directory no longer exists (it was removed after this shell "
+    "entered it): cd to a directory that exists"
+)
+
+
+def check_working_directory() -> None:
+    """Refuse to start in a working directory that is gone: relative paths
+    mean nothing there, and the client processes cannot start."""
+    if cwd_gone():
+        raise ConfigError(WORKING_DIRECTORY_GONE)
+
+
+def cwd_gone() -> bool:
+    """The process's working directory has been removed."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 class OneLineFormatter(logging.Formatter):
@@ -73,7 +120,7 @@ class OneLineFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[1] is not None:
             line += f" ({describe(record.exc_info[1])})"
             line += "\n" + "".join(traceback.format_exception(*record.exc_info))
-        return line
+        return shown(line)
 
 
 #: Loggers that report an error they then raise: the edge reports the

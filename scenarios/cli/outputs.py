@@ -21,6 +21,7 @@ from scenarios.outputs import (
     write_text,
     write_with,
 )
+from scenarios.printable import shown, silence_stdout
 from scenarios.results.kinds import View
 
 #: Output option -> the suffixes its writer understands (others: any).
@@ -43,8 +44,8 @@ def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
 
 def emit(args: argparse.Namespace, view: View) -> int:
     """Write each output *args* names from *view* (results are written
-    before anything is printed), then print its text and its note; its
-    exit status."""
+    before anything is printed), then print its text and its note, their
+    control characters shown escaped; its exit status."""
     for name in getattr(args, "outputs", ()):
         path = getattr(args, name)
         if path is None:
@@ -54,9 +55,15 @@ def emit(args: argparse.Namespace, view: View) -> int:
             write_with(path, args.force, made.write)
         elif made is not None:
             (write_json if name == "json" else write_text)(path, made, args.force)
-    print(view.text, end="")
+    # Text from a file (a storage name, a host name) may hold escape
+    # sequences: shown, never acted on by the terminal.  A closed stdout
+    # (`| head`) costs nothing but the text: the files are written.
+    try:
+        print(shown(view.text), end="", flush=True)
+    except BrokenPipeError:
+        silence_stdout()
     if view.note:
-        print(view.note, file=sys.stderr)
+        print(shown(view.note), file=sys.stderr)
     return view.status
 
 

@@ -206,6 +206,15 @@ def check_profile_dir(config: RunConfig, force: bool) -> None:
     directory = config.profile_dir
     if directory is None:
         return
+    paths = [
+        profile_path(directory, name, config.size, phase.name)
+        for name in config.storages
+        for phase in PHASES
+    ]
+    for path in paths:  # a storage's name makes the file's
+        problem = argtypes.too_long(str(path))
+        if problem:
+            raise ConfigError(f"--profile: {problem}")
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"--profile {directory} is not a directory")
     if not directory.exists():
@@ -216,8 +225,6 @@ def check_profile_dir(config: RunConfig, force: bool) -> None:
         except OSError as e:
             raise ConfigError(f"cannot create {directory}: {e.strerror}") from None
     if not force:
-        for name in config.storages:
-            for phase in PHASES:
-                path = profile_path(directory, name, config.size, phase.name)
-                if path.exists():
-                    raise ConfigError(f"{path} exists; use --force to replace it")
+        for path in paths:
+            if path.exists():
+                raise ConfigError(f"{path} exists; use --force to replace it")

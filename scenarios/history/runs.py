@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -64,7 +65,7 @@ def read_runs(
     skipped: list[str] = []
     for source in inputs:
         if source.path.is_dir():
-            names = sorted(p for p in source.path.glob("*.json") if p.is_file())
+            names = sorted(p for p in _listing(source.path) if p.is_file())
             for path in names:
                 run = _read(sniff(path), in_directory=True)
                 if isinstance(run, str):
@@ -76,6 +77,16 @@ def read_runs(
         assert not isinstance(run, str)
         found.append((source.path, run))
     return found, skipped
+
+
+def _listing(directory: Path) -> list[Path]:
+    """The *.json of *directory*; ResultsError when it cannot be read
+    (glob() would find nothing and say nothing)."""
+    try:
+        names = os.listdir(directory)
+    except OSError as e:
+        raise ResultsError(f"cannot read directory {directory}: {e.strerror}") from None
+    return [directory / n for n in names if n.endswith(".json")]
 
 
 def _read(found: Found, in_directory: bool) -> RunResult | str:

@@ -8,8 +8,10 @@ them: schema.of); docs/json-format.md says what they mean.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -37,7 +39,16 @@ def read_json(path: Path) -> Any:
             raise ResultsError(f"cannot read {path}: {_not_a_file(mode)}")
         os.set_blocking(fd, True)
         with open(fd, encoding="utf-8", closefd=False) as f:
-            return json.load(f)
+            text = f.read()
+        depth = nesting(text)
+        if depth > MAX_DEPTH:
+            raise ResultsError(
+                f"{path} is nested {depth:,} levels deep; no result is nested "
+                f"more than {MAX_DEPTH}"
+            )
+        return json.loads(text)
+    except ResultsError:
+        raise
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -48,6 +59,25 @@ def read_json(path: Path) -> Any:
         raise ResultsError(f"{path}: nested too deeply to be a result") from None
     finally:
         os.close(fd)
+
+
+#: The deepest nesting of arrays and objects a result file may have (theirs
+#: is under 10).  json's parser recurses in C once per level, and under a
+#: small stack limit (ulimit -s 128) a few hundred levels crash the
+#: process before Python's recursion limit is reached: deeper files are
+#: refused before they are parsed.
+MAX_DEPTH = 100
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting(text: str) -> int:
+    """How deep the arrays and objects of JSON *text* nest (brackets in
+    strings left out; 0 for a scalar), in linear time and constant stack."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def _not_a_file(mode: int) -> str:
@@ -91,9 +121,14 @@ class Format:
             raise ResultsError(
                 f"not a {self.name} result (kind {found!r}, schema_version {version!r})"
             )
+        if isinstance(version, bool) or not isinstance(version, (int, type(None))):
+            # true == 1 and 2.0 == 2 in Python: neither is a version
+            got = repr(version)
+            got = got if len(got) <= 40 else got[:37] + "..."
+            raise ResultsError(f"schema_version: expected a whole number, got {got}")
         if version == self.version:
             return data
-        if not isinstance(version, int) or version not in self.migrations:
+        if version is None or version not in self.migrations:
             known = ", ".join(str(v) for v in (*self.migrations, self.version))
             raise ResultsError(
                 f"unsupported schema_version {version!r} (this suite reads {known})"

@@ -8,6 +8,7 @@ are in storages/registry.py.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,12 @@ def sniff(path: Path) -> Found:
     none, its "schema_version".  ResultsError when it cannot be read."""
     if path.is_dir():
         summary = path / RELEASE_SUMMARY
-        if not summary.exists():
-            return Found(path, None, None)
+        try:
+            os.listdir(path)  # readable, or said now: not "no run file" later
+            if not summary.exists():
+                return Found(path, None, None)
+        except OSError as e:
+            raise ResultsError(f"cannot read directory {path}: {e.strerror}") from None
         try:
             return Found(path, "release", read_json(summary))
         except ResultsError as e:

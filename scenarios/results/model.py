@@ -128,6 +128,11 @@ class PhaseResult:
         return dict(schema.encode(self))
 
 
+#: What a row of results is found by (PhaseRows.get): a file with two
+#: rows alike in them is refused.
+ROW_KEY = ("storage", "size", "phase")
+
+
 class Keyed(Protocol):
     """What a row of results is found by."""
 
@@ -217,6 +222,7 @@ class RunResult(schema.Stored, PhaseRows[PhaseResult]):
                     PhaseResult, samples=schema.ListOf(schema.of(Sample, True), 1)
                 ),
                 1,
+                unique=ROW_KEY,
             ),
             trials=schema.ListOf(schema.of(TrialSummary, True)),
         )

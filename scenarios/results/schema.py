@@ -1,8 +1,11 @@
 """A result file checked before it is used: check() names the first field
 no command wrote ("results[2].samples[0].wall_s: expected seconds..."), so
-views print one line and exit 2 instead of failing deep inside a table.
-A format's schema is derived from its model's dataclasses (of()); only the
-fields the suite reads are described, the metadata's others are free.
+views print one line and exit 2 instead of failing deep inside a table
+(or in a library: pyperf, HdrHistogram).  A format's schema is derived
+from its model's dataclasses (of()): a field's kind from its type, and
+from its name where the type does not say all (NAMED: a storage name, an
+encoded histogram; *_s: seconds); only the fields the suite reads are
+described, the metadata's others are free.
 """
 
 from __future__ import annotations
@@ -74,13 +77,53 @@ class Field(Kind):
             return isinstance(value, bool)
         if isinstance(value, bool):
             return False
+        if isinstance(value, int):  # any size: compared exactly, never a float
+            return self.low <= value <= self.high
         if self.whole:
-            return isinstance(value, int) and self.low <= value <= self.high
+            return False
         return (
-            isinstance(value, (int, float))
+            isinstance(value, float)
             and math.isfinite(value)
             and self.low <= value <= self.high
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class Line(Kind):
+    """Text on one line (what a library or a table takes as one: pyperf's
+    metadata, a column's header), not blank if *name*."""
+
+    expected: str = "text on one line"
+    name: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        if not isinstance(value, str) or value.splitlines() not in ([value], []):
+            return False
+        return bool(value.strip()) or not self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Histogram(Kind):
+    """An encoded HdrHistogram (base64 of its compressed form; "" for none)
+    whose values fit in *highest* (what the reader adds it into)."""
+
+    highest: int
+    expected: str = "an encoded HdrHistogram"
+
+    def accepts(self, value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        if not value:
+            return True
+        from hdrh.histogram import HdrHistogram
+
+        try:
+            decoded = HdrHistogram.decode(value.encode("ascii"))
+        # Bytes from a file: base64, zlib and the codec's own errors, or
+        # whatever else the library meets in them.
+        except Exception:  # noqa: BLE001
+            return False
+        return bool(decoded.get_max_value() <= self.highest)
 
 
 Text = Field("text", text=True)
@@ -92,6 +135,21 @@ Count = Field("a whole number from 0 to 2**63-1", whole=True, low=0, high=MAX_CO
 Positive = Field("a whole number from 1 to 2**63-1", whole=True, low=1, high=MAX_COUNT)
 Whole = Field("a whole number", whole=True, low=-MAX_COUNT - 1, high=MAX_COUNT)
 Flag = Field("true or false", flag=True)
+OneLine = Line()
+#: A storage's, a phase's or a size's name: a column or a row of a table,
+#: a pyperf benchmark's name.
+Name = Line("a name: text on one line, not blank", name=True)
+#: A latency histogram of a scale run: microseconds, up to an hour.
+Latencies = Histogram(3_600_000_000, "an encoded HdrHistogram of microseconds")
+
+#: Fields whose kind their name says, where their type (str) does not.
+NAMED: dict[str, Kind] = {
+    "storage": Name,
+    "phase": Name,
+    "size": Name,
+    "hist": Latencies,
+    "hists": Latencies,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,10 +165,12 @@ class Optional(Kind):
 
 @dataclasses.dataclass(frozen=True)
 class ListOf(Kind):
-    """A list of *kind*, at least *at_least* long."""
+    """A list of *kind*, at least *at_least* long; with *unique*, no two
+    of its objects alike in those fields (a row found by them)."""
 
     kind: Kind
     at_least: int = 0
+    unique: tuple[str, ...] = ()
 
     def check(self, value: Any, where: str) -> None:
         if not isinstance(value, list):
@@ -120,8 +180,18 @@ class ListOf(Kind):
             raise ResultsError(
                 f"{where}: expected at least {plural(self.at_least, 'item')}, got {got}"
             )
+        seen: dict[tuple[Any, ...], int] = {}
         for i, item in enumerate(value):
             self.kind.check(item, f"{where}[{i}]")
+            if self.unique:
+                key = tuple(repr(item.get(k)) for k in self.unique)
+                if key in seen:
+                    fields = ", ".join(f"{k} {item.get(k)!r}" for k in self.unique)
+                    raise ResultsError(
+                        f"{where}[{i}]: {fields} listed twice "
+                        f"(also {where}[{seen[key]}])"
+                    )
+                seen[key] = i
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,14 +234,17 @@ class Object(Kind):
 
 # -- metadata: the keys the reports read ------------------------------------
 
+# The one-line ones are a pyperf suite's metadata too (--pyperf).
 _METADATA_FIELDS: dict[str, Kind] = {
-    "date": Text,
-    "python": Object({"version": Text, "implementation": Text, "executable": Text}),
-    "versions": MapOf(Optional(Text)),
+    "date": OneLine,
+    "python": Object(
+        {"version": OneLine, "implementation": OneLine, "executable": Text}
+    ),
+    "versions": MapOf(Optional(OneLine)),
     "host": Object(
         {
-            "hostname": Text,
-            "platform": Text,
+            "hostname": OneLine,
+            "platform": OneLine,
             "machine": Text,
             "cpu_count": Optional(Count),
         }
@@ -272,8 +345,9 @@ def encode(obj: Any) -> Any:
 
 
 def kind_of(hint: Any, name: str = "") -> Kind:
-    """The kind of a value of type *hint*: text, a count (int), seconds (a
-    float named *_s) or a number, true or false; X | None, tuple[X, ...],
+    """The kind of a value of type *hint*: text (its kind by its name, for
+    those NAMED), a count (int), seconds (a float named *_s) or a number,
+    true or false; X | None, tuple[X, ...],
     list[X], dict[str, X]; a dataclass as of() gives it; Any: anything."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
@@ -285,6 +359,8 @@ def kind_of(hint: Any, name: str = "") -> Kind:
         return MapOf(kind_of(args[1], name))
     if dataclasses.is_dataclass(hint):
         return of(hint)  # type: ignore[arg-type]
+    if hint is str and name in NAMED:
+        return NAMED[name]
     simple = {str: Text, bool: Flag, int: Count, Any: ANY}
     if hint is float:
         return Seconds if name.endswith("_s") else Number

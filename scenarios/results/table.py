@@ -2,11 +2,16 @@
 
 A Table is a title, a header and rows of cells already formatted as text
 (the command decides what a cell says; this module only lays it out).
+Cells often come from a file (a storage name): their control characters
+are shown escaped before the columns are measured, so that they neither
+act on the terminal nor break the alignment.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+from scenarios.printable import shown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,7 +28,7 @@ class Table:
 
     def lines(self, separator: str = "  ") -> list[str]:
         """The header and rows as aligned text lines, without the title."""
-        rows = [self.header, *self.rows]
+        rows = [[shown(c) for c in row] for row in (self.header, *self.rows)]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
         rule = separator.join("-" * w for w in widths)
         out = []
@@ -39,7 +44,7 @@ class Table:
 
     def text(self) -> str:
         """The title, then the aligned lines."""
-        return "\n".join(([self.title] if self.title else []) + self.lines())
+        return "\n".join(([shown(self.title)] if self.title else []) + self.lines())
 
     def markdown(self) -> str:
         """A '##' heading and a GitHub table (cells stripped, numbers
@@ -47,12 +52,14 @@ class Table:
         align = ["---" if self.label_left else "---:"]
         align += ["---:"] * (len(self.header) - 1)
         lines = [
-            f"## {self.title}",
+            f"## {shown(self.title)}",
             "",
-            "| " + " | ".join(self.header) + " |",
+            "| " + " | ".join(shown(c) for c in self.header) + " |",
             "|" + "|".join(align) + "|",
         ]
-        lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in self.rows]
+        lines += [
+            "| " + " | ".join(shown(c).strip() for c in row) + " |" for row in self.rows
+        ]
         return "\n".join(lines)
 
 

@@ -94,7 +94,10 @@ class SweepRun(schema.Stored):
         return schema.Object(
             {
                 "metadata": schema.metadata(schema.CONFIG),
-                "results": schema.ListOf(point, 1),
+                # a point is found by these (get())
+                "results": schema.ListOf(
+                    point, 1, unique=("storage", "variant", "objects")
+                ),
             },
             required=("results",),
         )

@@ -9,6 +9,7 @@ from typing import Any
 
 from scenarios.load.consistency import KINDS
 from scenarios.results.files import VERIFY
+from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 from scenarios.verify.run import StorageVerdict
 
@@ -63,7 +64,7 @@ def text(verdicts: list[StorageVerdict]) -> str:
             if s.verdict != "ok":
                 lines.append(f"{v.storage}: {s.name}: {s.verdict}: {s.detail}")
         for p in v.points:
-            where = f"{v.storage}, {p.clients} client(s)"
+            where = f"{v.storage}, {plural(p.clients, 'client')}"
             lines.append(f"{where}: {p.invariants['summary']}")
             if p.invariants.get("what"):
                 lines.append(f"  {p.invariants['what']}")

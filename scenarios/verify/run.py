@@ -32,6 +32,7 @@ from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Progress, duration, progress_of
+from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.results import ScalePoint
@@ -115,6 +116,17 @@ class VerifyConfig:
         per_storage = sum(self.point_s(n) for n in self.clients)
         per_storage += SCENARIOS_S if self.scenarios else 0.0
         return windows, per_storage * len(self.storages) - windows
+
+    def plan(self) -> str:
+        """What the run will do and about how long it takes, in a line."""
+        windows, rest = self.estimate()
+        return (
+            f"verify: {plural(len(self.storages), 'storage')} x "
+            f"{plural(len(self.clients), 'client count')}, load windows of "
+            f"{self.window_s:.1f} s ({windows:.0f} s in all); servers, scenarios, "
+            f"clients and checks about {rest:.0f} s more: "
+            f"about {duration(windows + rest)} in all"
+        )
 
     def scale_config(self, name: str) -> ScaleConfig:
         return ScaleConfig(
@@ -278,12 +290,7 @@ def run(
     say = progress_of(progress, "verify", "s planned")
     windows, rest = config.estimate()
     say.plan(windows + rest, unit_s=1.0)
-    say(
-        f"verify: {len(config.storages)} storage(s) x {len(config.clients)} "
-        f"client counts, load windows of {config.window_s:.1f} s "
-        f"({windows:.0f} s in all); servers, scenarios, clients and checks about "
-        f"{rest:.0f} s more: about {duration(windows + rest)} in all"
-    )
+    say(config.plan())
     out = []
     for name in config.storages:
         scenarios: list[Any] = []

@@ -1,0 +1,130 @@
+"""What the machine refuses, in words (issue 28): a name or a path longer
+than the file system takes, a working directory that is gone, memory that
+runs out, even while the command line imports; one line, exit 2, never
+Python's own text with the edge's "(--debug shows where)"."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scenarios import argtypes
+from scenarios.cli import edge
+from scenarios.errors import EXIT_BAD_INPUT
+from tests.cli_helpers import assert_bad_input, run_cli
+from tests.conftest import checked_in
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    return checked_in("run-3.json", tmp_path / "in", "r.json")
+
+
+def test_a_name_longer_than_the_file_system_takes_is_refused() -> None:
+    assert argtypes.path("x" * 255) == Path("x" * 255)
+    with pytest.raises(argparse.ArgumentTypeError, match="300 bytes long"):
+        argtypes.path("/tmp/" + "x" * 300)
+    with pytest.raises(argparse.ArgumentTypeError, match="a name in it"):
+        argtypes.path("é" * 128)  # 256 bytes in UTF-8
+    deep = "/".join(["y" * 200] * 21)
+    with pytest.raises(argparse.ArgumentTypeError, match="the path is 4,220 bytes"):
+        argtypes.path(deep)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["history", "{run}", "--json", "{long}.json"],
+        ["history", "{run}", "--html", "{path}.html"],
+        ["report", "{run}", "--pyperf", "{long}.json"],
+        ["history", "{long}.json"],
+    ],
+    ids=" ".join,
+)
+def test_output_and_input_paths_too_long_are_one_line(
+    run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    names = {
+        "run": str(run_file),
+        "long": str(tmp_path / ("x" * 300)),
+        "path": str(tmp_path / "/".join(["y" * 200] * 21)),
+    }
+    r = run_cli(capsys, *(a.format(**names) for a in args))
+    assert_bad_input(r, "bytes long, more than")
+    assert "(--debug shows where)" not in r.err
+    assert os.listdir(tmp_path) == ["in"]  # nothing made
+
+
+def test_a_path_inside_a_uri_too_long_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A path no option type sees (file:// in census's URI) reaches the
+    file system, which refuses it: the edge says why in words."""
+    deep = tmp_path / "/".join(["y" * 200] * 21)
+    r = run_cli(capsys, "census", f"file://{deep}/Data.fs")
+    assert_bad_input(r, "the path is")
+    assert "(--debug shows where)" not in r.err
+
+
+def test_the_edge_says_what_the_file_system_refused() -> None:
+    name = "/tmp/" + "x" * 300
+    said = edge.describe(OSError(errno.ENAMETOOLONG, "File name too long", name))
+    assert "a name in it is 300 bytes long" in said
+    assert edge.status_of(OSError(errno.ENAMETOOLONG, "x")) == EXIT_BAD_INPUT
+    assert edge.describe(MemoryError()).startswith("out of memory")
+    assert edge.status_of(MemoryError()) == EXIT_BAD_INPUT
+
+
+def test_out_of_memory_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert edge.report(MemoryError(), debug=False) == EXIT_BAD_INPUT
+    line = capsys.readouterr().err
+    assert line.startswith("vfab-bench: error: out of memory")
+    assert "--debug" not in line and len(line.splitlines()) == 1
+
+
+def test_a_working_directory_that_is_gone_is_said(
+    run_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    r = run_cli(capsys, "report", str(run_file))
+    assert_bad_input(r, "the working directory no longer exists")
+    # and when it goes while a command runs (multiprocessing's spawn asks)
+    lost = FileNotFoundError(errno.ENOENT, "No such file or directory")
+    assert edge.describe(lost) == edge.WORKING_DIRECTORY_GONE
+
+
+@pytest.mark.subprocess
+def test_out_of_memory_while_importing_is_one_line() -> None:
+    """A MemoryError that escapes an import of the command line (outside
+    main(): the console script imports it first) is one line, exit 2."""
+    code = (
+        "import sys; sys.argv[0] = 'vfab-bench'\n"
+        "from scenarios.cli import early\n"
+        "early.prepare_program()\n"
+        "raise MemoryError\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == EXIT_BAD_INPUT, done
+    assert done.stderr.startswith("vfab-bench: error: out of memory while starting")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
