@@ -6,7 +6,10 @@ vfab-bench arguments of the run (the same RunConfig is built from them),
 MODE "native" (the same trials uncounted, first: they fill the bytecode
 cache and check that the storage works), "callgrind" or "strace", OUT the
 JSON this writes: every counted phase's label in order, the threads and
-servers seen, the trials' summaries.
+servers seen, the trials' summaries.  JOB also says whether to tell, on
+stderr, which trial is counted (not under -q).  Should its parent (the
+launcher, or strace) die without stopping it, Linux sends it SIGTERM,
+which it turns into the cleanup of Ctrl-C (its servers stop).
 
 Like the runner, it enters the storage's running() once, runs the warmup
 trials, freezes the collector's view of what is alive, then runs the
@@ -29,6 +32,7 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
+import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -45,7 +49,8 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     from scenarios.cli.run import run_config
     from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
 
-    config, _ = run_config(build_parser().parse_args(json.loads(job.read_text())))
+    job_plan = json.loads(job.read_text())
+    config, _ = run_config(build_parser().parse_args(job_plan["argv"]))
     factory = storages.get(storage, config.storage_options)
     meter: Meter
     if mode == "callgrind":
@@ -71,7 +76,7 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
         return label
 
     def say(text: str) -> None:
-        if mode != "native":
+        if mode != "native" and job_plan["progress"]:
             print(f"{storage} ({mode}): {text}", file=sys.stderr, flush=True)
 
     with factory.running():
@@ -100,6 +105,19 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     out.write_text(json.dumps(result, indent=1) + "\n")
 
 
+def die_with_parent(signum: int) -> None:
+    """Ask Linux for *signum* when the parent dies (strace, whose own death
+    leaves its tracee running); at once if it already has."""
+    from storages.process import die_with_parent as death_signal
+
+    parent = os.getppid()
+    preexec = death_signal(signum)
+    if preexec is not None:
+        preexec()
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signum)
+
+
 def main(argv: list[str]) -> int:
     from scenarios.cli.interrupts import defer_interrupts
     from scenarios.errors import one_line
@@ -112,6 +130,7 @@ def main(argv: list[str]) -> int:
         return 2
     # SIGTERM from the launcher cleans up as Ctrl-C does (servers stopped).
     defer_interrupts()
+    die_with_parent(signal.SIGTERM)
     # The fixed clock starts at the same instant in every process: a
     # database an earlier process wrote (the callgrind child's, for the
     # strace child; a --storage-config one) holds "future" transactions.

@@ -11,10 +11,16 @@ so a user never sets a hash seed or a temporary directory themselves.  The
 launcher reads what they left (scenarios.counts.callgrind and .syscalls)
 into a CountRun.
 
-Every child runs in its own session; on success, failure, Ctrl-C, SIGTERM or
-SIGHUP the launcher stops it (SIGTERM, which the child turns into the same
-cleanup as Ctrl-C: its servers stop; then SIGKILL to its session after
-STOP_GRACE_S) and removes the private directory.
+Every child runs in its own session and carries the run's mark in its
+environment (fixed.RUN_VAR), which whatever it starts inherits; on success,
+failure, Ctrl-C, SIGTERM or SIGHUP the launcher stops it (SIGTERM, which
+the child turns into the same cleanup as Ctrl-C: its servers stop; then
+SIGKILL to its session after STOP_GRACE_S), then every process carrying
+the mark, and removes the private directory.  Should the launcher itself
+be killed (SIGKILL), Linux stops the child (a parent-death signal).  A
+counted child has a bound: COUNTED_FLOOR_S plus COUNTED_FACTOR times what
+the same trials took natively; past it, it is stopped and the run refused
+in one line (a valgrind or strace that never returns).
 
 PostgreSQL and MariaDB (relstorage-pg, relstorage-mysql): their servers are
 not counted (not Python, their background processes' work belongs to no
@@ -43,11 +49,17 @@ from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.errors import EXIT_OK, ConfigError, RunFailure
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
+from storages.process import die_with_parent
 
 #: Seconds a child has to clean up after SIGTERM before SIGKILL.
 STOP_GRACE_S = 20.0
 #: Seconds what a child left running has after SIGTERM before SIGKILL.
 REAP_GRACE_S = 10.0
+#: A counted child (under valgrind or strace) is stopped after this many
+#: seconds plus COUNTED_FACTOR times the native child's: callgrind costs
+#: about 20x on whole trials (docs/counts.md), its start-up a few seconds.
+COUNTED_FLOOR_S = 30.0
+COUNTED_FACTOR = 40.0
 
 #: Programs valgrind must not follow into (its own helpers, database
 #: servers that are not Python).
@@ -120,23 +132,50 @@ def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
 
 
 def run_child(
-    command: list[str], env: dict[str, str], what: str, private: Path
-) -> None:
-    """Run one child to its end; stop it (its session, and whatever it
-    started that names *private*: a runzeo in a session of its own) however
-    this ends.  RunFailure when it fails (its own line is on stderr)."""
+    command: list[str],
+    env: dict[str, str],
+    what: str,
+    bound: float | None = None,
+) -> float:
+    """Run one child to its end, at most *bound* seconds; its seconds.  Stop
+    it (its session, and every process carrying the run's mark: a runzeo in
+    a session of its own) however this ends.  RunFailure when it fails (its
+    own line is on stderr); ConfigError when it does not end in time."""
+    started = time.monotonic()
     process = subprocess.Popen(
-        command, env=env, stdin=subprocess.DEVNULL, start_new_session=True
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        # SIGKILL: strace blocks the others while it runs a command.
+        preexec_fn=die_with_parent(signal.SIGKILL),
     )
+    code: int | None = None
     try:
-        code = process.wait()
+        code = process.wait(bound)
+    except subprocess.TimeoutExpired:
+        pass
     finally:
         try:
             stop(process)
         finally:
-            reap(private)
+            reap(env[fixed.RUN_VAR])
+    if code is None:
+        tool = command[0]
+        raise ConfigError(
+            f"counting {what}: {tool} ({shutil.which(tool) or 'not found'}) did "
+            f"not end within {bound:.0f} s ({COUNTED_FACTOR:g}x the native run, "
+            f"plus {COUNTED_FLOOR_S:g} s); it was stopped"
+        )
     if code != 0:
         raise RunFailure(f"counting {what} failed (exit status {code})")
+    return time.monotonic() - started
+
+
+def counted_bound(native_s: float) -> float:
+    """Seconds a counted child may take, the native one having taken
+    *native_s*."""
+    return COUNTED_FLOOR_S + COUNTED_FACTOR * native_s
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -158,28 +197,32 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def naming(text: str) -> list[int]:
-    """Pids of this user's processes whose command line holds *text*."""
+def marked(run: str) -> list[int]:
+    """Pids of this user's live processes carrying fixed.RUN_VAR=*run* in
+    their environment: what this count run started, and nothing else."""
+    mark = f"{fixed.RUN_VAR}={run}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if entry.stat().st_uid == os.getuid() and text.encode() in (
-                (entry / "cmdline").read_bytes()
-            ):
-                pids.append(int(entry.name))
-        except OSError:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            if mark not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
             continue
+        if state != b"Z":
+            pids.append(int(entry.name))
     return pids
 
 
-def reap(private: Path, grace: float = REAP_GRACE_S) -> None:
-    """Stop what a child left running: every process naming the private
-    directory (valgrind's arguments name it, and a runzeo's config lives in
-    it); SIGTERM, then SIGKILL after *grace* seconds."""
-    text = f"{private}/"
-    pids = naming(text)
+def reap(run: str, grace: float = REAP_GRACE_S) -> None:
+    """Stop what a child left running: every process carrying the run's
+    mark (valgrind's, strace's and the child's children; a runzeo in a
+    session of its own); SIGTERM, then SIGKILL after *grace* seconds."""
+    pids = marked(run)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
             try:
@@ -189,7 +232,7 @@ def reap(private: Path, grace: float = REAP_GRACE_S) -> None:
         deadline = time.monotonic() + grace
         while pids and time.monotonic() < deadline:
             time.sleep(0.1)
-            pids = [p for p in pids if p in naming(text)]
+            pids = [p for p in pids if p in marked(run)]
         if not pids:
             return
 
@@ -199,46 +242,45 @@ def count_storage(
     job: Path,
     private: Path,
     say: Callable[[str], None],
+    run: str,
 ) -> tuple[list[CountResult], list[TrialSummary]]:
-    """One storage: natively, under callgrind, under strace."""
-    env = fixed.child_environment(private)
+    """One storage: natively, under callgrind, under strace (each counted
+    child bounded by what the native one took)."""
+    env = fixed.child_environment(private, run=run)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
     for path in (tmp, cg_dir, private / "pycache"):
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir()
-    started = time.monotonic()
-    run_child(
+    native_s = run_child(
         child_command(job, storage, "native", private / "native.json"),
-        fixed.child_environment(private, write_bytecode=True),
+        fixed.child_environment(private, write_bytecode=True, run=run),
         f"{storage} natively",
-        private,
     )
-    say(f"{storage}: ran natively ({time.monotonic() - started:.0f} s)")
+    say(f"{storage}: ran natively ({native_s:.0f} s)")
+    bound = counted_bound(native_s)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     cg_out = private / "callgrind.json"
-    started = time.monotonic()
-    run_child(
+    took = run_child(
         callgrind_command(private, cg_dir)
         + child_command(job, storage, "callgrind", cg_out),
         env,
         f"{storage} under valgrind",
-        private,
+        bound,
     )
-    say(f"{storage}: instructions counted ({time.monotonic() - started:.0f} s)")
+    say(f"{storage}: instructions counted ({took:.0f} s)")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     st_out = private / "strace.json"
     st_log = private / "strace.log"
-    started = time.monotonic()
-    run_child(
+    took = run_child(
         strace_command(st_log) + child_command(job, storage, "strace", st_out),
         env,
         f"{storage} under strace",
-        private,
+        bound,
     )
-    say(f"{storage}: system calls counted ({time.monotonic() - started:.0f} s)")
+    say(f"{storage}: system calls counted ({took:.0f} s)")
     cg_plan = json.loads(cg_out.read_text())
     st_plan = json.loads(st_out.read_text())
     dumps = callgrind.read_dumps(cg_dir, SKIP)
@@ -294,10 +336,16 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
-def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> CountRun:
+def count(
+    config: RunConfig,
+    argv: list[str],
+    say: Callable[[str], None],
+    child_progress: bool = True,
+) -> CountRun:
     """Count every storage of *config* that can run here (*argv*: the
     vfab-bench arguments each child builds the same configuration from;
-    check_tools() first)."""
+    check_tools() first).  *child_progress*: the counted children say
+    which trial they count, on stderr."""
     from scenarios.bench.runner import available
     from scenarios.results import environment
 
@@ -307,11 +355,12 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
     start, probes = environment.snapshot(), environment.probes()
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
+    mark = fixed.new_run_mark()
     with fixed.private_directory() as private:
         job = private / "job.json"
-        job.write_text(json.dumps(argv))
+        job.write_text(json.dumps({"argv": argv, "progress": child_progress}))
         for name in names:
-            r, s = count_storage(name, job, private, say)
+            r, s = count_storage(name, job, private, say, mark)
             results += [
                 CountResult(x.storage, config.size, x.phase, x.samples) for x in r
             ]
@@ -333,6 +382,7 @@ def count(config: RunConfig, argv: list[str], say: Callable[[str], None]) -> Cou
 
 def main(args: argparse.Namespace, config: RunConfig) -> int:
     """Count every storage of *config*; write, then print, what was asked."""
+    from scenarios.cli.args import progress
     from scenarios.cli.outputs import write_json, write_text
     from scenarios.counts import report
 
@@ -341,11 +391,8 @@ def main(args: argparse.Namespace, config: RunConfig) -> int:
     if args.budget is not None:
         raise ConfigError("--counts counts exactly --repeat trials: no --budget")
     check_tools()
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    run = count(config, args.argv, say)
+    with progress(args, "run --counts", tick=False) as shown:
+        run = count(config, args.argv, shown, child_progress=not args.quiet)
     if args.json is not None:
         write_json(args.json, run.to_json(), args.force)
     if args.markdown is not None:
