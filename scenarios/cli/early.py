@@ -1,4 +1,4 @@
-"""Ctrl-C, SIGTERM and SIGHUP before the command line is ready.
+"""Ctrl-C, SIGTERM, SIGHUP and SIGXCPU before the command line is ready.
 
 Importing the command line (ZODB, ZEO, RelStorage, the subcommands) takes
 a moment; a signal then used to end in Python's KeyboardInterrupt
@@ -18,8 +18,8 @@ import signal
 import sys
 import threading
 
-#: The signals that stop a command.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The signals that stop a command (scenarios.cli.interrupts.STOP_SIGNALS).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 
 
 def _exit_now(signum: int, frame: object) -> None:

@@ -1,14 +1,18 @@
 """Signals for the command line: a commit in flight finishes first, and
-SIGTERM and SIGHUP clean up exactly as Ctrl-C does.
+SIGTERM, SIGHUP and SIGXCPU (a CPU-time limit reached) clean up exactly as
+Ctrl-C does.
 
 Process-wide signal handling belongs to the program, not to a library:
 main() installs the deferring handler here and registers a transaction
 synchronizer (storages.zodbstore.register_synchronizer) that marks every
 store's commit and abort as a critical section.
-SIGINT raises KeyboardInterrupt; SIGTERM and SIGHUP raise Terminated, a
-KeyboardInterrupt that remembers its signal, so that every `finally` and
-context manager that cleans up after Ctrl-C (temporary directories, servers
-the suite started) runs for them too, and main() exits 128 + the signal.
+SIGINT raises KeyboardInterrupt; SIGTERM, SIGHUP and SIGXCPU raise
+Terminated, a KeyboardInterrupt that remembers its signal, so that every
+`finally` and context manager that cleans up after Ctrl-C (temporary
+directories, servers the suite started) runs for them too, and main()
+exits 128 + the signal.  Linux repeats SIGXCPU every CPU second past the
+soft limit: the first one counts, the cleanup then runs until the hard
+limit (SIGKILL).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any, NoReturn
 from storages.zodbstore import register_synchronizer
 
 #: The signals that stop a command, each with the cleanup of Ctrl-C.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 
 
 class Terminated(KeyboardInterrupt):
@@ -64,9 +68,15 @@ class _Interrupts:
     raised = False
     #: The signal last raised (0: none), for last_signal().
     raised_signal = 0
+    #: SIGXCPU came (once is enough: Linux repeats it).
+    cpu_limit = False
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
+        if signum == signal.SIGXCPU:
+            if cls.cpu_limit:
+                return  # repeated every CPU second: the cleanup is under way
+            cls.cpu_limit = True
         if cls.critical:
             cls.pending = cls.pending or signum
         else:
@@ -91,7 +101,7 @@ class _Interrupts:
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
         cls.critical = cls.pending = cls.raised_signal = 0
-        cls.raised = False
+        cls.raised = cls.cpu_limit = False
 
     @staticmethod
     def unraisable(unraisable: Any) -> None:
@@ -165,6 +175,15 @@ def last_signal() -> int:
     return _Interrupts.raised_signal or signal.SIGINT
 
 
+def interrupt_again() -> KeyboardInterrupt:
+    """The stop this command last raised, to raise again where a caller
+    turned it into something else (scale's ScaleInterrupted) and the
+    command must still stop: KeyboardInterrupt for Ctrl-C, Terminated for
+    the others, so that main() exits by the signal that came."""
+    signum = last_signal()
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
 def exit_status(signum: int) -> int:
     """128 + *signum*: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP."""
     return 128 + signum
@@ -175,6 +194,8 @@ def stop_line(signum: int) -> str:
     Ctrl-C, "vfab-bench: terminated (SIGTERM)" for the others."""
     if signum == signal.SIGINT:
         return "vfab-bench: interrupted"
+    if signum == signal.SIGXCPU:
+        return "vfab-bench: terminated (SIGXCPU: the CPU-time limit was reached)"
     return f"vfab-bench: terminated ({signal.Signals(signum).name})"
 
 

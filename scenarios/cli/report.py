@@ -9,7 +9,12 @@ import argparse
 from pathlib import Path
 
 from scenarios import argtypes
-from scenarios.cli.outputs import add_output_options, check_outputs, write_text
+from scenarios.cli.outputs import (
+    add_output_options,
+    check_outputs,
+    write_pyperf,
+    write_text,
+)
 from scenarios.errors import EXIT_OK, ConfigError
 from scenarios.results import significance
 from scenarios.results.files import ResultsError, read_json
@@ -124,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.pyperf is not None:
         from scenarios.results import pyperf_suite
 
-        write_text(args.pyperf, pyperf_suite.text(result), args.force)
+        write_pyperf(args.pyperf, pyperf_suite.text(result), args.force)
     if args.markdown:
         print(report.markdown(result, stat), end="")
     elif args.all:

@@ -36,6 +36,7 @@ from scenarios.cli.outputs import (
     add_output_options,
     check_outputs,
     write_json,
+    write_pyperf,
     write_text,
 )
 from scenarios.errors import EXIT_OK, ConfigError
@@ -196,7 +197,7 @@ def main(args: argparse.Namespace) -> int:
     if args.pyperf is not None:
         from scenarios.results import pyperf_suite
 
-        write_text(args.pyperf, pyperf_suite.text(result), args.force)
+        write_pyperf(args.pyperf, pyperf_suite.text(result), args.force)
     if args.all:
         print(report.text(result), end="")
     else:

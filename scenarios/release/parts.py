@@ -8,7 +8,10 @@ PartResult: its status, its text report (the command's own renderer), the
 files it wrote, and for the concurrency part the consistency verdict.  A
 part that fails (a storage error, a crash) is recorded as failed with its
 one line, and the next part runs: a release check that stops at the first
-failure hides the rest.  Ctrl-C and SIGTERM are not caught here.
+failure hides the rest.  Two things stop the release instead: Ctrl-C,
+SIGTERM and SIGHUP (a pytest child is asked to stop as Ctrl-C asks it, so
+that it removes what it made), and a file of --out that cannot be written
+(a full disk: every later part would fail the same way).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.bench.config import RunConfig
-from scenarios.cli.outputs import write_json, write_text
+from scenarios.cli.interrupts import interrupt_again
+from scenarios.cli.outputs import OutputError, write_json, write_text
 from scenarios.errors import one_line
 from scenarios.progress import Progress
 from scenarios.release.microbench import micro_text
@@ -37,6 +42,8 @@ PROJECT = Path(__file__).resolve().parent.parent.parent
 MICRO_SUITE = PROJECT / "tests" / "benchmarks" / "test_micro.py"
 #: The longest the micro suite may take before it is stopped (seconds).
 MICRO_TIMEOUT_S = 900.0
+#: Seconds a pytest child has to clean up after Ctrl-C before SIGKILL.
+STOP_GRACE_S = 30.0
 #: Seconds the micro suite is assumed to take per storage (the progress's
 #: ETA before it ends; measured here: 10-20 s per storage, loaded).
 MICRO_S_PER_STORAGE = 15.0
@@ -69,12 +76,53 @@ class PartResult:
 
 
 def guarded(part: PartResult, body: Callable[[], None]) -> PartResult:
-    """Run *body*; an error (not Ctrl-C) makes the part failed, in one line."""
+    """Run *body*; an error (not Ctrl-C, not an output that cannot be
+    written) makes the part failed, in one line."""
     try:
         body()
+    except OutputError:
+        raise
     except Exception as e:  # noqa: BLE001 - one part's failure is reported, not raised
         part.status, part.detail = "failed", one_line(e)
     return part
+
+
+def run_child(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A pytest child in the project's directory, to its end (at most
+    MICRO_TIMEOUT_S: subprocess.TimeoutExpired), its output captured.
+    Should this stop (Ctrl-C, SIGTERM, SIGHUP, the timeout), or die, the
+    child gets SIGINT: pytest's Ctrl-C, which runs its fixtures' cleanup
+    (the temporary directories and servers it made); SIGKILL to its
+    session after STOP_GRACE_S."""
+    from storages.process import die_with_parent
+
+    child = subprocess.Popen(
+        argv,
+        cwd=PROJECT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=die_with_parent(signal.SIGINT),
+    )
+    try:
+        out, err = child.communicate(timeout=MICRO_TIMEOUT_S)
+    except BaseException:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.communicate(timeout=STOP_GRACE_S)
+            except BaseException:  # its time is up, or a second Ctrl-C
+                pass
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        child.wait()
+        raise
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
 
 
 def run_table(
@@ -129,14 +177,7 @@ def run_micro(
         progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
         env = dict(os.environ, PYTHONPATH=str(PROJECT))
         env.pop("PYTEST_ADDOPTS", None)
-        done = subprocess.run(
-            argv,
-            cwd=PROJECT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=MICRO_TIMEOUT_S,
-        )
+        done = run_child(argv, env)
         progress.advance()
         write_text(out / "micro.txt", done.stdout + done.stderr, force)
         part.files.append("micro.txt")
@@ -177,7 +218,7 @@ def run_counts(
                 progress.advance()
             progress.status(line)
 
-        run = launch.count(config, argv, say)
+        run = launch.count(config, argv, say, child_progress=progress.say is not None)
         part.data = run
         part.text = report.text(run)
         write_json(out / "counts.json", run.to_json(), force)
@@ -204,14 +245,7 @@ def _micro_counts(
     argv += [*plan.pytest_args(json_path), str(MICRO_SUITE)]
     env = dict(os.environ, PYTHONPATH=str(PROJECT))
     env.pop("PYTEST_ADDOPTS", None)
-    done = subprocess.run(
-        argv,
-        cwd=PROJECT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=MICRO_TIMEOUT_S,
-    )
+    done = run_child(argv, env)
     write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)
     part.files.append("counts-micro.txt")
     if json_path.exists():
@@ -248,7 +282,7 @@ def run_scale(
         try:
             points = runner.run(config, options, None, progress)
         except runner.ScaleInterrupted:
-            raise KeyboardInterrupt from None  # the release stops, as on Ctrl-C
+            raise interrupt_again() from None  # the release stops, by its signal
         meta["environment"] = environment.record(start, probes + environment.probes())
         run = ScaleRun(meta, tuple(points))
         part.data = run
