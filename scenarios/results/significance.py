@@ -27,10 +27,12 @@ to run range was 8%, the median's 21%).  So:
   under "same distribution" the pooled samples are exchangeable, so the
   share of splits of the pooled samples into two groups of the same sizes
   whose statistics differ at least as much as observed is an exact p-value
-  (every split when there are at most EXACT_SPLITS, else PERMUTATIONS
-  random ones with a fixed seed), whatever the shape of the noise.  It is
-  significant below ALPHA.  There is no threshold on the size of a
-  difference;
+  whatever the shape of the noise.  Every split is tried when there are at
+  most EXACT_SPLITS; above, the Monte Carlo form: PERMUTATIONS random
+  splits drawn with the fixed PERMUTATION_SEED, p = (as large + 1) /
+  (PERMUTATIONS + 1), so the same samples give the same verdict (a test's
+  name says which ran: which_test()).  It is significant below ALPHA.
+  There is no threshold on the size of a difference;
 - a comparison of many cells (compare: 46 cells for two storages) would call
   one in twenty different by chance alone, so across cells the p-values are
   adjusted by Benjamini-Hochberg (adjust): of the cells called different, at
@@ -63,8 +65,8 @@ import dataclasses
 import functools
 import itertools
 import math
-import random
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from scenarios.results.formatter import seconds
 
@@ -79,9 +81,13 @@ SEED = 2000
 WIDE = 0.10
 #: A value under this is too short to compare between runs (pyperf's rule).
 SHORT_S = 0.001
-#: Permutation test: every split up to this many, else PERMUTATIONS random.
+#: Permutation test: every split up to this many, else PERMUTATIONS random
+#: ones drawn with PERMUTATION_SEED (numpy's generator).
 EXACT_SPLITS = 5000
 PERMUTATIONS = 2000
+PERMUTATION_SEED = 2000
+#: Values of pooled samples held at once while splits are drawn (memory).
+SPLIT_BLOCK = 2_000_000
 #: Exact U distribution up to this many samples on either side (beyond it,
 #: and with ties, the normal approximation, which is good there).
 EXACT_MAX = 30
@@ -334,6 +340,9 @@ class Difference:
     #: p_value adjusted for the other cells compared with it (adjust), which
     #: then decides *significant*; None when compared alone.
     q_value: float | None = None
+    #: The permutation test that gave p_value: every split (exact), or
+    #: PERMUTATIONS random ones drawn with PERMUTATION_SEED.
+    exact: bool = True
 
     @property
     def slower(self) -> bool:
@@ -363,7 +372,15 @@ class Difference:
             "u_p_value": self.u_p_value,
             "q_value": self.q_value,
             "significant": self.significant,
+            "test": self.test_json(),
         }
+
+    def test_json(self) -> dict[str, object]:
+        """The permutation test, as the JSON records it."""
+        m, n = self.old.n, self.new.n
+        if self.exact:
+            return {"kind": "exact", "splits": math.comb(m + n, m)}
+        return {"kind": "monte carlo", "splits": PERMUTATIONS, "seed": PERMUTATION_SEED}
 
 
 def ratio_words(ratio: float | None) -> str:
@@ -378,13 +395,30 @@ def ratio_words(ratio: float | None) -> str:
     return f"{1 / ratio:.2f}x faster (-{(1 - ratio) * 100:.0f}%)"
 
 
+def exact(m: int, n: int) -> bool:
+    """Whether the permutation test of *m* and *n* samples tries every split
+    (else it draws PERMUTATIONS of them)."""
+    return math.comb(m + n, m) <= EXACT_SPLITS
+
+
+def which_test(m: int, n: int) -> str:
+    """Which permutation test *m* against *n* samples get, in words."""
+    if exact(m, n):
+        return f"exact, every one of the {math.comb(m + n, m):,} splits"
+    return (
+        f"Monte Carlo, {PERMUTATIONS:,} random splits of the "
+        f"{m + n:,} samples, seed {PERMUTATION_SEED}"
+    )
+
+
 def permutation_p(
     old: Sequence[float],
     new: Sequence[float],
     stat: str | Statistic = DEFAULT_STATISTIC,
 ) -> float:
     """Two-sided p-value of |stat(new) - stat(old)| over the splits of the
-    pooled samples into groups of the same sizes (see the module docstring)."""
+    pooled samples into groups of the same sizes (see the module docstring):
+    every split where exact(), else PERMUTATIONS random ones."""
     s = statistic(stat)
     m, n = len(old), len(new)
     if m == 0 or n == 0:
@@ -393,26 +427,78 @@ def permutation_p(
     observed = abs(s(new) - s(old))
     # Sums and differences of floats: allow for rounding when comparing.
     tolerance = 1e-12 * max(abs(pooled[0]), abs(pooled[-1]), 1e-300)
-    if math.comb(m + n, m) <= EXACT_SPLITS:
-        as_large = total = 0
-        everything = range(m + n)
-        for chosen in itertools.combinations(everything, m):
-            picked = set(chosen)
-            a = [pooled[i] for i in chosen]
-            b = [pooled[i] for i in everything if i not in picked]
-            total += 1
-            if abs(s.of_sorted(b) - s.of_sorted(a)) >= observed - tolerance:
-                as_large += 1
-        return as_large / total
-    rng = random.Random(SEED)
-    shuffled = list(pooled)
-    as_large = 0
-    for _ in range(PERMUTATIONS):
-        rng.shuffle(shuffled)
-        a, b = sorted(shuffled[:m]), sorted(shuffled[m:])
+    if not exact(m, n):
+        return sampled_p(pooled, m, observed - tolerance, s)
+    as_large = total = 0
+    everything = range(m + n)
+    for chosen in itertools.combinations(everything, m):
+        picked = set(chosen)
+        a = [pooled[i] for i in chosen]
+        b = [pooled[i] for i in everything if i not in picked]
+        total += 1
         if abs(s.of_sorted(b) - s.of_sorted(a)) >= observed - tolerance:
             as_large += 1
-    return (as_large + 1) / (PERMUTATIONS + 1)
+    return as_large / total
+
+
+def sampled_p(
+    pooled: Sequence[float],
+    m: int,
+    at_least: float,
+    stat: Statistic,
+    splits: int = PERMUTATIONS,
+    seed: int = PERMUTATION_SEED,
+) -> float:
+    """The Monte Carlo permutation p-value: (the random splits of the sorted
+    *pooled* samples into m and the rest whose statistics differ by at least
+    *at_least*, + 1) / (*splits* + 1), the splits drawn with *seed*.
+
+    A split is a row of m marks among the pooled positions, shuffled; since
+    the samples are sorted, the k-th marked position holds the k-th
+    smallest sample of the first group (the k-th unmarked one, of the
+    second), so a quantile of each group needs no sorting.  Rows are drawn
+    in blocks of at most SPLIT_BLOCK values, in order: the same draws
+    whatever the block."""
+    import numpy
+
+    values = numpy.asarray(pooled, dtype=float)
+    total = len(values)
+    n = total - m
+    rng = numpy.random.default_rng(seed)
+    row = numpy.zeros(total, dtype=bool)
+    row[:m] = True
+    positions = numpy.arange(1, total + 1)
+    per_block = max(1, SPLIT_BLOCK // total)
+    as_large = 0
+    done = 0
+    while done < splits:
+        rows = min(per_block, splits - done)
+        marks = rng.permuted(numpy.broadcast_to(row, (rows, total)), axis=1)
+        first = numpy.cumsum(marks, axis=1)
+        second = positions - first
+        a = _quantiles(values, first, m, stat.q)
+        b = _quantiles(values, second, n, stat.q)
+        as_large += int(numpy.count_nonzero(numpy.abs(b - a) >= at_least))
+        done += rows
+    return (as_large + 1) / (splits + 1)
+
+
+def _quantiles(values: Any, counts: Any, size: int, q: float) -> Any:
+    """Per row, the q-quantile (percentile()'s interpolation) of the *size*
+    samples of *values* (sorted) a row's running *counts* mark: the k-th
+    smallest is where the count first reaches k + 1."""
+    import numpy
+
+    h = (size - 1) * q
+    lo = math.floor(h)
+
+    def kth(k: int) -> Any:
+        return values[numpy.argmax(counts >= k + 1, axis=1)]
+
+    low = kth(lo)
+    if h == lo:
+        return low
+    return low + (h - lo) * (kth(lo + 1) - low)
 
 
 def difference(
@@ -425,8 +511,9 @@ def difference(
     old_iv, new_iv = interval(old, s), interval(new, s)
     _, u_p = mann_whitney(old, new)
     p = permutation_p(old, new, s)
+    whole = exact(len(old), len(new))
     if old_iv.estimate <= 0:
-        return Difference(old_iv, new_iv, None, None, None, p, u_p, False)
+        return Difference(old_iv, new_iv, None, None, None, p, u_p, False, exact=whole)
     ratio = new_iv.estimate / old_iv.estimate
     ratios = sorted(
         numerator / denominator if denominator > 0 else math.inf
@@ -439,7 +526,28 @@ def difference(
     low = min(ratio, percentile(ratios, ALPHA / 2))
     high = max(ratio, percentile(ratios, 1 - ALPHA / 2))
     significant = p < ALPHA and ratio != 1
-    return Difference(old_iv, new_iv, ratio, low, high, p, u_p, significant)
+    return Difference(
+        old_iv, new_iv, ratio, low, high, p, u_p, significant, exact=whole
+    )
+
+
+def tests_used(differences: Sequence[Difference]) -> str:
+    """Which permutation tests gave *differences*' p-values, in words:
+    "exact" or "Monte Carlo: 2,000 random splits, seed 2000", and on how
+    many cells each when both."""
+    exact_cells = sum(d.exact for d in differences)
+    sampled = len(differences) - exact_cells
+    monte_carlo = (
+        f"Monte Carlo: {PERMUTATIONS:,} random splits, seed {PERMUTATION_SEED}"
+    )
+    if not sampled:
+        return "exact: every split"
+    if not exact_cells:
+        return monte_carlo
+    return (
+        f"exact on {exact_cells} cell{'s' * (exact_cells != 1)}, every split; "
+        f"{monte_carlo} on {sampled}"
+    )
 
 
 def adjust(differences: Sequence[Difference]) -> list[Difference]:
