@@ -169,6 +169,12 @@ def defer_interrupts() -> None:
         last_resort.addFilter(quiet_after_interrupt)
 
 
+def stopped() -> bool:
+    """Whether this command raised a stop signal (a caller may have caught
+    it and carried on: scale's check, zeoloop's)."""
+    return bool(_Interrupts.raised_signal)
+
+
 def last_signal() -> int:
     """The stop signal this command last raised (SIGINT if none): what a
     command that catches the interrupt itself (scale, zeoloop) exits by."""

@@ -254,7 +254,9 @@ def run_point(
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
         elif shared.server_running:
-            invariants = _check(shared.client, baseline, events, config.read_log)
+            invariants = consistency.checked(
+                shared.client, baseline, events, read_log=config.read_log
+            )
         else:
             try:
                 shared.restart_server()
@@ -264,7 +266,9 @@ def run_point(
                 )
             else:
                 notes.append("server restarted for the consistency check")
-                invariants = _check(shared.client, baseline, events, config.read_log)
+                invariants = consistency.checked(
+                    shared.client, baseline, events, read_log=config.read_log
+                )
         if history is not None and baseline is not None:
             context = {"storage": storage, "clients": clients, "check": invariants}
             history.append(Part(context, list(events), dict(events.sessions)))
@@ -287,25 +291,6 @@ def _stderr_notes(paths: list[str | None]) -> list[str]:
         return []
     last = lines[-1][:200]
     return [f"clients wrote {plural(len(lines), 'line')} on stderr; the last: {last}"]
-
-
-def _check(
-    client: str, baseline: consistency.Baseline, events: History, read_log: bool
-) -> dict[str, Any]:
-    if not any(e.outcome == "ok" for e in events):
-        # Nothing acknowledged (stopped before the clients' first commit):
-        # "0 violations" would read as a check of work that was done.
-        return consistency.not_checked("no operation was acknowledged before the stop")
-    try:
-        report = consistency.verify(client, baseline, events, read_log=read_log)
-    except KeyboardInterrupt:
-        return consistency.not_checked("interrupted")
-    except StorageError as e:
-        return consistency.not_checked(str(e))
-    except Exception as e:  # a storage's own error while reading back
-        # (a record that cannot be loaded is a finding, not this: readback)
-        return consistency.not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
-    return report.to_json()
 
 
 def _oks(results: list[Any]) -> list[dict[str, Any]]:

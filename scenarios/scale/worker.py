@@ -24,19 +24,15 @@ records ZODB and ZEO write meanwhile are counted, not printed.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import random
 import time
 from typing import Any
 
-from scenarios.load.clients import Control
+from scenarios.load.clients import ERROR_PAUSE_S, Control, count_log_records
 from scenarios.load.history import FileHistory, NoHistory
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import hist
-
-#: Seconds a client pauses after an operation failed with an error.
-ERROR_PAUSE_S = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,15 +63,6 @@ class ClientPlan:
     #: Equal sub-windows of the measured window, each with its own
     #: histogram and commits (an interval for the point: ScalePoint.windows).
     windows: int = 1
-
-
-class _LogCounter(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
 
 
 class _Tally:
@@ -118,10 +105,7 @@ def run_client(plan: ClientPlan, control: Control) -> dict[str, Any]:
         fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         os.dup2(fd, 2)
         os.close(fd)
-    counter = _LogCounter()
-    root = logging.getLogger()
-    root.handlers[:] = [counter]
-    root.setLevel(logging.WARNING)
+    counter = count_log_records()
     history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
     db = open_database(
         plan.config.target,
