@@ -111,7 +111,7 @@ def test_the_monte_carlo_test_agrees_with_the_exact_one_where_both_run(
             pooled = sorted(old + new)
             tolerance = 1e-12 * pooled[-1]
             observed = abs(s(new) - s(old))
-            sampled = S.sampled_p(pooled, m, observed - tolerance, s)
+            sampled = S.sampled_p(pooled, m, observed - tolerance, s.q)
             spread = math.sqrt(exact_p * (1 - exact_p) / S.PERMUTATIONS)
             assert abs(sampled - exact_p) <= 4.5 * spread + 2 / S.PERMUTATIONS, (
                 m, n, shift, exact_p, sampled,

@@ -270,15 +270,13 @@ class Comparison:
         whose cells measure different things."""
         return [self.column_summary(column) for column in self.columns]
 
-    def tests_used(self) -> str:
-        return significance.tests_used([c.difference for c in self.cells])
-
     def heading(self) -> str:
         unit = " per object" if self.kind == "sweep" else ""
+        tests = significance.tests_used([c.difference for c in self.cells])
         return (
             f"{self.title}: {self.metric} time{unit}, the {self.statistic.label} "
             f"of each cell's trials; significant: permutation test of the "
-            f"{self.statistic.label} ({self.tests_used()}), false discovery rate "
+            f"{self.statistic.label} ({tests}), false discovery rate "
             f"{significance.ALPHA} across the {len(self.cells)} cells"
         )
 

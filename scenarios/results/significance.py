@@ -31,8 +31,9 @@ to run range was 8%, the median's 21%).  So:
   most EXACT_SPLITS; above, the Monte Carlo form: PERMUTATIONS random
   splits drawn with the fixed PERMUTATION_SEED, p = (as large + 1) /
   (PERMUTATIONS + 1), so the same samples give the same verdict (a test's
-  name says which ran: which_test()).  It is significant below ALPHA.
-  There is no threshold on the size of a difference;
+  name says which ran: which_test(); scenarios.results.permutation).  It
+  is significant below ALPHA.  There is no threshold on the size of a
+  difference;
 - a comparison of many cells (compare: 46 cells for two storages) would call
   one in twenty different by chance alone, so across cells the p-values are
   adjusted by Benjamini-Hochberg (adjust): of the cells called different, at
@@ -63,12 +64,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from scenarios.results.formatter import seconds
+
+# The test's two forms, re-exported: significance is where callers look.
+from scenarios.results.permutation import EXACT_SPLITS as EXACT_SPLITS
+from scenarios.results.permutation import PERMUTATION_SEED as PERMUTATION_SEED
+from scenarios.results.permutation import PERMUTATIONS as PERMUTATIONS
+from scenarios.results.permutation import exact as exact
+from scenarios.results.permutation import exact_p as exact_p
+from scenarios.results.permutation import sampled_p as sampled_p
+from scenarios.results.permutation import which_test as which_test
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05
@@ -81,13 +89,6 @@ SEED = 2000
 WIDE = 0.10
 #: A value under this is too short to compare between runs (pyperf's rule).
 SHORT_S = 0.001
-#: Permutation test: every split up to this many, else PERMUTATIONS random
-#: ones drawn with PERMUTATION_SEED (numpy's generator).
-EXACT_SPLITS = 5000
-PERMUTATIONS = 2000
-PERMUTATION_SEED = 2000
-#: Values of pooled samples held at once while splits are drawn (memory).
-SPLIT_BLOCK = 2_000_000
 #: Exact U distribution up to this many samples on either side (beyond it,
 #: and with ties, the normal approximation, which is good there).
 EXACT_MAX = 30
@@ -395,22 +396,6 @@ def ratio_words(ratio: float | None) -> str:
     return f"{1 / ratio:.2f}x faster (-{(1 - ratio) * 100:.0f}%)"
 
 
-def exact(m: int, n: int) -> bool:
-    """Whether the permutation test of *m* and *n* samples tries every split
-    (else it draws PERMUTATIONS of them)."""
-    return math.comb(m + n, m) <= EXACT_SPLITS
-
-
-def which_test(m: int, n: int) -> str:
-    """Which permutation test *m* against *n* samples get, in words."""
-    if exact(m, n):
-        return f"exact, every one of the {math.comb(m + n, m):,} splits"
-    return (
-        f"Monte Carlo, {PERMUTATIONS:,} random splits of the "
-        f"{m + n:,} samples, seed {PERMUTATION_SEED}"
-    )
-
-
 def permutation_p(
     old: Sequence[float],
     new: Sequence[float],
@@ -418,7 +403,8 @@ def permutation_p(
 ) -> float:
     """Two-sided p-value of |stat(new) - stat(old)| over the splits of the
     pooled samples into groups of the same sizes (see the module docstring):
-    every split where exact(), else PERMUTATIONS random ones."""
+    every split where exact(), else PERMUTATIONS random ones
+    (scenarios.results.permutation)."""
     s = statistic(stat)
     m, n = len(old), len(new)
     if m == 0 or n == 0:
@@ -427,78 +413,9 @@ def permutation_p(
     observed = abs(s(new) - s(old))
     # Sums and differences of floats: allow for rounding when comparing.
     tolerance = 1e-12 * max(abs(pooled[0]), abs(pooled[-1]), 1e-300)
-    if not exact(m, n):
-        return sampled_p(pooled, m, observed - tolerance, s)
-    as_large = total = 0
-    everything = range(m + n)
-    for chosen in itertools.combinations(everything, m):
-        picked = set(chosen)
-        a = [pooled[i] for i in chosen]
-        b = [pooled[i] for i in everything if i not in picked]
-        total += 1
-        if abs(s.of_sorted(b) - s.of_sorted(a)) >= observed - tolerance:
-            as_large += 1
-    return as_large / total
-
-
-def sampled_p(
-    pooled: Sequence[float],
-    m: int,
-    at_least: float,
-    stat: Statistic,
-    splits: int = PERMUTATIONS,
-    seed: int = PERMUTATION_SEED,
-) -> float:
-    """The Monte Carlo permutation p-value: (the random splits of the sorted
-    *pooled* samples into m and the rest whose statistics differ by at least
-    *at_least*, + 1) / (*splits* + 1), the splits drawn with *seed*.
-
-    A split is a row of m marks among the pooled positions, shuffled; since
-    the samples are sorted, the k-th marked position holds the k-th
-    smallest sample of the first group (the k-th unmarked one, of the
-    second), so a quantile of each group needs no sorting.  Rows are drawn
-    in blocks of at most SPLIT_BLOCK values, in order: the same draws
-    whatever the block."""
-    import numpy
-
-    values = numpy.asarray(pooled, dtype=float)
-    total = len(values)
-    n = total - m
-    rng = numpy.random.default_rng(seed)
-    row = numpy.zeros(total, dtype=bool)
-    row[:m] = True
-    positions = numpy.arange(1, total + 1)
-    per_block = max(1, SPLIT_BLOCK // total)
-    as_large = 0
-    done = 0
-    while done < splits:
-        rows = min(per_block, splits - done)
-        marks = rng.permuted(numpy.broadcast_to(row, (rows, total)), axis=1)
-        first = numpy.cumsum(marks, axis=1)
-        second = positions - first
-        a = _quantiles(values, first, m, stat.q)
-        b = _quantiles(values, second, n, stat.q)
-        as_large += int(numpy.count_nonzero(numpy.abs(b - a) >= at_least))
-        done += rows
-    return (as_large + 1) / (splits + 1)
-
-
-def _quantiles(values: Any, counts: Any, size: int, q: float) -> Any:
-    """Per row, the q-quantile (percentile()'s interpolation) of the *size*
-    samples of *values* (sorted) a row's running *counts* mark: the k-th
-    smallest is where the count first reaches k + 1."""
-    import numpy
-
-    h = (size - 1) * q
-    lo = math.floor(h)
-
-    def kth(k: int) -> Any:
-        return values[numpy.argmax(counts >= k + 1, axis=1)]
-
-    low = kth(lo)
-    if h == lo:
-        return low
-    return low + (h - lo) * (kth(lo + 1) - low)
+    if exact(m, n):
+        return exact_p(pooled, m, observed - tolerance, s.of_sorted)
+    return sampled_p(pooled, m, observed - tolerance, s.q)
 
 
 def difference(
