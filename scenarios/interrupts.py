@@ -1,7 +1,8 @@
 """Signals for the command line: a commit in flight finishes first, and
-SIGTERM and SIGHUP clean up exactly as Ctrl-C does (Terminated, a
-KeyboardInterrupt that remembers its signal), then exit 128 + the signal
-(docs/internals.md).
+SIGTERM, SIGHUP and SIGXCPU (a CPU-time limit reached) clean up exactly as
+Ctrl-C does (Terminated, a KeyboardInterrupt that remembers its signal),
+then exit 128 + the signal; Linux repeats SIGXCPU every CPU second past the
+soft limit: the first one counts (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, NoReturn
 from storages.zodbstore import register_synchronizer
 
 #: The signals that stop a command, each with the cleanup of Ctrl-C.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 
 
 class Terminated(KeyboardInterrupt):
@@ -57,9 +58,15 @@ class _Interrupts:
     raised = False
     #: The signal last raised (0: none), for last_signal().
     raised_signal = 0
+    #: SIGXCPU came (once is enough: Linux repeats it).
+    cpu_limit = False
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
+        if signum == signal.SIGXCPU:
+            if cls.cpu_limit:
+                return  # repeated every CPU second: the cleanup is under way
+            cls.cpu_limit = True
         if cls.critical:
             cls.pending = cls.pending or signum
         else:
@@ -84,7 +91,7 @@ class _Interrupts:
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
         cls.critical = cls.pending = cls.raised_signal = 0
-        cls.raised = False
+        cls.raised = cls.cpu_limit = False
 
     @staticmethod
     def unraisable(unraisable: Any) -> None:
@@ -152,10 +159,25 @@ def defer_interrupts() -> None:
         last_resort.addFilter(quiet_after_interrupt)
 
 
+def stopped() -> bool:
+    """Whether this command raised a stop signal (a caller may have caught
+    it and carried on: scale's check, zeoloop's)."""
+    return bool(_Interrupts.raised_signal)
+
+
 def last_signal() -> int:
     """The stop signal this command last raised (SIGINT if none): what a
     command that catches the interrupt itself (scale, zeoloop) exits by."""
     return _Interrupts.raised_signal or signal.SIGINT
+
+
+def interrupt_again() -> KeyboardInterrupt:
+    """The stop this command last raised, to raise again where a caller
+    turned it into something else (scale's ScaleInterrupted) and the
+    command must still stop: KeyboardInterrupt for Ctrl-C, Terminated for
+    the others, so that main() exits by the signal that came."""
+    signum = last_signal()
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
 
 
 def exit_status(signum: int) -> int:
@@ -168,6 +190,8 @@ def stop_line(signum: int) -> str:
     Ctrl-C, "vfab-bench: terminated (SIGTERM)" for the others."""
     if signum == signal.SIGINT:
         return "vfab-bench: interrupted"
+    if signum == signal.SIGXCPU:
+        return "vfab-bench: terminated (SIGXCPU: the CPU-time limit was reached)"
     return f"vfab-bench: terminated ({signal.Signals(signum).name})"
 
 

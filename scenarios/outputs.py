@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gzip
 import json
 import os
 import stat
@@ -279,6 +280,24 @@ def write_text(path: Path, text: str, force: bool) -> None:
             f.flush()
             if not is_device(target):
                 os.fsync(f.fileno())
+
+    write_with(path, force, write)
+
+
+def write_pyperf(path: Path, text: str, force: bool) -> None:
+    """A pyperf suite's JSON *text* into *path*, gzipped when the name ends
+    in .gz (pyperf reads such a name as gzip), whole or not at all."""
+    if path.suffix != ".gz":
+        write_text(path, text, force)
+        return
+
+    def write(target: Path) -> None:
+        with open(target, "wb") as raw:
+            with gzip.GzipFile(filename=path.stem, mode="wb", fileobj=raw) as f:
+                f.write(text.encode("utf-8"))
+            raw.flush()
+            if not is_device(target):
+                os.fsync(raw.fileno())
 
     write_with(path, force, write)
 

@@ -224,12 +224,14 @@ class Work:
 
     def fake_valgrind(self) -> Path:
         """A directory holding a `valgrind` that never returns (put it first
-        on PATH)."""
+        on PATH); once started, it leaves a file `started` there."""
         bindir = self.root / "fakebin"
         bindir.mkdir()
         fake = bindir / "valgrind"
         fake.write_text(
-            "#!/bin/sh\n# a valgrind that never returns\nwhile :; do sleep 1; done\n"
+            "#!/bin/sh\n# a valgrind that never returns\n"
+            f"touch {bindir / 'started'}\n"
+            "while :; do sleep 1; done\n"
         )
         fake.chmod(0o755)
         return bindir

@@ -497,6 +497,40 @@ def test_a_signal_stops_every_counted_process(tmp_path: Path, signum: int) -> No
     assert not (tmp_path / "vfab-counts-0").exists()
 
 
+@pytest.mark.subprocess
+@pytest.mark.valgrind
+def test_a_count_run_stops_only_what_it_started(tmp_path: Path) -> None:
+    """Another user's count run whose TMPDIR merely ends in this run's
+    (/x/tmp and /tmp): its processes name "/x/tmp/vfab-counts-0/", and
+    stopping whatever names "/tmp/vfab-counts-0/" stopped them too."""
+    import os
+
+    needs("valgrind", "vgdb", "strace")
+    needs_extension(build.cache_dir())
+    ours = tmp_path / "tmp"
+    ours.mkdir()
+    theirs = f"/elsewhere{ours}/vfab-counts-0/job.json"
+    sleeper = "import time; time.sleep(300)"
+    other = subprocess.Popen([sys.executable, "-c", sleeper, theirs])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "scenarios.cli", "run", "--counts", "-q"]
+            + ["--storage", "memory", "--rows", "2000", "--repeat", "1"]
+            + ["--warmups", "0"],
+            env={**os.environ, "TMPDIR": str(ours)},
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert other.poll() is None, "the other run's process was stopped"
+        assert os.listdir(ours) == []
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_receives_are_shown_never_gated_and_small_moves_of_inexact_cells_pass() -> None:
     old, new = count_run(100_000, server=50_000), count_run(100_000, server=50_000)
     bumped = CountRun(

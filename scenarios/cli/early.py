@@ -1,4 +1,4 @@
-"""Ctrl-C, SIGTERM and SIGHUP before the command line is imported: exit at
+"""Ctrl-C, SIGTERM, SIGHUP and SIGXCPU before the command line is imported: exit at
 once, silently, with 128 + the signal (nothing has started yet); an out of
 memory while importing it one line, exit 2; stdout and stderr that replace
 what they cannot encode.  Stdlib only, installed only when vfab-bench is
@@ -15,8 +15,8 @@ from types import TracebackType
 
 from scenarios.printable import prepare_streams
 
-#: The signals that stop a command.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The signals that stop a command (scenarios.interrupts.STOP_SIGNALS).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 
 #: Exit status of bad input (scenarios.errors.EXIT_BAD_INPUT, which this
 #: stdlib-only module does not import).

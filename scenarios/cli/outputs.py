@@ -18,6 +18,7 @@ from scenarios.outputs import (
     command_inputs,
     is_device,
     write_json,
+    write_pyperf,
     write_text,
     write_with,
 )
@@ -54,7 +55,8 @@ def emit(args: argparse.Namespace, view: View) -> int:
         if isinstance(made, Writer):
             write_with(path, args.force, made.write)
         elif made is not None:
-            (write_json if name == "json" else write_text)(path, made, args.force)
+            writer = {"json": write_json, "pyperf": write_pyperf}.get(name, write_text)
+            writer(path, made, args.force)
     # Text from a file (a storage name, a host name) may hold escape
     # sequences: shown, never acted on by the terminal.  A closed stdout
     # (`| head`) costs nothing but the text: the files are written.

@@ -235,6 +235,8 @@ def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
 def main(args: argparse.Namespace) -> int:
     from scenarios.release import directory, parts, verdict
 
+    # Absolute: the micro part's pytest runs in the project's directory.
+    args.out = Path(os.path.abspath(args.out))
     plan = _plan(args)
     old = None
     if args.against is not None:

@@ -184,8 +184,6 @@ def main(args: argparse.Namespace) -> int:
 
 def _counts(args: argparse.Namespace, config: RunConfig) -> int:
     """run --counts: every storage of *config* counted (scenarios.counts)."""
-    import sys
-
     from scenarios.counts import kind, launch
 
     if config.profile_dir is not None:
@@ -193,11 +191,9 @@ def _counts(args: argparse.Namespace, config: RunConfig) -> int:
     if args.budget is not None:
         raise ConfigError("--counts counts exactly --repeat trials: no --budget")
     launch.check_tools()
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    return emit(args, kind.view(launch.count(config, say)))
+    with progress(args, "run --counts", tick=False) as shown:
+        run = launch.count(config, shown, child_progress=not args.quiet)
+    return emit(args, kind.view(run))
 
 
 def check_profile_dir(config: RunConfig, force: bool) -> None:

@@ -14,13 +14,14 @@ from scenarios.errors import (
     ConfigError,
     check_status,
 )
-from scenarios.interrupts import exit_status, last_signal, stop_line
+from scenarios.interrupts import exit_status, last_signal, stop_line, stopped
 from scenarios.load import consistency
 from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
 from scenarios.outputs import Writer
+from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
 
 #: The most threads and client processes zeoloop starts.
@@ -96,57 +97,70 @@ def main(args: argparse.Namespace) -> int:
         if any(r.interrupted for r in results)
         else ""
     )
-    print(
+    head = [
         f"{args.users} users in {args.processes} processes, "
-        f"{args.duration:g} s{cut}, {config.address_text}"
-    )
-    print(zeoloop.table(rows), end="")
+        f"{args.duration:g} s{cut}, {config.address_text}\n"
+        + zeoloop.table(rows).rstrip("\n")
+    ]
     errors = [e for r in results for e in r.errors]
     for line in errors[:5]:
         print(f"error: {line}", file=sys.stderr)
 
+    notes = []
+    logged = sum(r.log_records for r in results)
+    if logged:
+        notes.append(
+            f"vfab-bench zeoloop: the clients logged {plural(logged, 'warning')} "
+            "(ZODB, ZEO), counted, not shown"
+        )
     interrupted = any(r.interrupted for r in results)
     history = History()
     for r in results:
         history.absorb(r.history)
-    try:
-        report = consistency.verify(config.target, baseline, history)
-    except KeyboardInterrupt:
-        print("consistency not checked: interrupted", file=sys.stderr)
+    check = consistency.checked(config.target, baseline, history)
+    if (interrupted or stopped()) and not check["checked"]:
+        print(f"consistency not checked: {check['not_checked'][0]}", file=sys.stderr)
         return exit_status(last_signal())
-    text = [report.summary(), f"  {report.what()}"]
-    text += [f"  {line}" for line in report.lines()]
-    context = {"target": config.address_text, "users": args.users}
-    parts = [
-        Part(
-            context | {"check": report.to_json()},
-            list(history),
-            dict(history.sessions),
+    text = head
+    reconnects = sum(r.reconnects for r in results)
+    if reconnects:
+        text.append(
+            f"{plural(reconnects, 'attempt')} cut by a lost connection to the "
+            "server, each tried again once its client had connected again"
         )
-    ]
+    text.append(check["summary"])
+    if check["what"]:
+        text.append(f"  {check['what']}")
+    text += [f"  {line}" for line in check["problems"]]
+    context = {"target": config.address_text, "users": args.users}
+    parts = [Part(context | {"check": check}, list(history), dict(history.sessions))]
     files = {
         "json": lambda: {
             "users": args.users,
             "processes": args.processes,
             "duration_s": args.duration,
             "rows": [r.to_json() for r in rows],
-            "invariants_ok": report.ok,
-            "consistency": report.to_json(),
+            "reconnects": reconnects,
+            "invariants_ok": check["ok"],
+            "consistency": check,
             "interrupted": interrupted,
         },
         "history": lambda: Writer(lambda path: write_history(path, parts)),
     }
     lost = sum(r.lost for r in results)
-    note = ""
     if lost:
-        note = (
-            f"vfab-bench zeoloop: {lost} client process(es) sent no result "
-            "(killed or stuck): their operations are not counted; their history "
-            "is, and the check covered it"
+        covered = "the check covered it" if check["checked"] else "nothing was checked"
+        notes.append(
+            f"vfab-bench zeoloop: {plural(lost, 'client process', 'client processes')} "
+            f"sent no result (killed or stuck): none within {zeoloop.FINISH_S:.0f} s "
+            "of the window's end (a server that stops answering holds a client "
+            "for ever); their operations are not counted; their history is kept, "
+            f"and {covered}"
         )
     status = check_status(
-        report.ok is False, report.ok is None, bool(lost or rows[-1].failures)
+        check["ok"] is False, check["ok"] is None, bool(lost or rows[-1].failures)
     )
     if interrupted:
-        note, status = stop_line(last_signal()), exit_status(last_signal())
-    return emit(args, View("\n".join(text) + "\n", files, note, status))
+        notes.append(stop_line(last_signal()))
+        status = exit_status(last_signal())
+    return emit(args, View("\n".join(text) + "\n", files, "\n".join(notes), status))

@@ -28,6 +28,10 @@ HEADER_HINT = (
 )
 
 
+#: Seconds the compiler may take (a few, here).
+BUILD_TIMEOUT_S = 300.0
+
+
 class BuildError(RuntimeError):
     """The extension cannot be built here; the message says why in one line."""
 
@@ -84,10 +88,17 @@ def build(directory: Path | None = None) -> Path:
             f"Python's headers are missing ({paths['include']}/Python.h): "
             "install them (Debian: apt-get install python3-dev)"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
     # Built beside its final name, then renamed: two runs building at once
     # never load a half-written file.
-    fd, tmp = tempfile.mkstemp(prefix=".callgrind-", suffix=".so", dir=out.parent)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".callgrind-", suffix=".so", dir=out.parent)
+    except OSError as e:
+        raise BuildError(
+            f"cannot write the callgrind extension into the cache directory "
+            f"{out.parent}: {e.strerror or e}; set VFAB_CACHE_DIR (or HOME, or "
+            "XDG_CACHE_HOME) to a directory that can be written"
+        ) from None
     os.close(fd)
     command = [
         *cc,
@@ -100,7 +111,15 @@ def build(directory: Path | None = None) -> Path:
         tmp,
     ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            raise BuildError(
+                f"building the callgrind extension: {cc[0]} did not end within "
+                f"{BUILD_TIMEOUT_S:.0f} s"
+            ) from None
         if done.returncode != 0:
             lines = [ln for ln in done.stderr.splitlines() if "error" in ln]
             why = (lines or done.stderr.splitlines() or ["no output"])[0].strip()

@@ -2,6 +2,8 @@
 OUT`, started by scenarios.counts.launch): one storage's warmups and
 counted trials, natively, under callgrind or under strace, the phases'
 labels and the trials' summaries written to OUT (docs/internals.md).
+Should its parent (the launcher, or strace) die without stopping it, Linux
+sends it SIGTERM, which it turns into the cleanup of Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 import pickle  # noqa: E402
+import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
@@ -28,13 +31,14 @@ if TYPE_CHECKING:
 MODES = ("native", "callgrind", "strace")
 
 
-def read_job(path: Path) -> RunConfig:
-    """The RunConfig scenarios.counts.launch.write_job wrote."""
+def read_job(path: Path) -> tuple[RunConfig, bool]:
+    """The RunConfig scenarios.counts.launch.write_job wrote, and whether to
+    tell which trial is counted."""
     from scenarios.bench import config
 
     job = pickle.loads(path.read_bytes())
-    assert isinstance(job, config.RunConfig), type(job)
-    return job
+    assert isinstance(job["config"], config.RunConfig), type(job["config"])
+    return job["config"], bool(job["progress"])
 
 
 def run(job: Path, storage: str, mode: str, out: Path) -> None:
@@ -45,7 +49,7 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     fixed.fix_trial_keys(Path(os.environ["TMPDIR"]).parent)
     from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
 
-    config = read_job(job)
+    config, progress = read_job(job)
     factory = storages.get(storage, config.storage_options)
     meter: Meter
     if mode == "callgrind":
@@ -71,7 +75,7 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
         return label
 
     def say(text: str) -> None:
-        if mode != "native":
+        if mode != "native" and progress:
             print(f"{storage} ({mode}): {text}", file=sys.stderr, flush=True)
 
     with factory.running():
@@ -100,6 +104,19 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     out.write_text(json.dumps(result, indent=1) + "\n")
 
 
+def die_with_parent(signum: int) -> None:
+    """Ask Linux for *signum* when the parent dies (strace, whose own death
+    leaves its tracee running); at once if it already has."""
+    from storages.process import die_with_parent as death_signal
+
+    parent = os.getppid()
+    preexec = death_signal(signum)
+    if preexec is not None:
+        preexec()
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signum)
+
+
 def main(argv: list[str]) -> int:
     from scenarios.errors import one_line
     from scenarios.interrupts import defer_interrupts
@@ -112,6 +129,7 @@ def main(argv: list[str]) -> int:
         return 2
     # SIGTERM from the launcher cleans up as Ctrl-C does (servers stopped).
     defer_interrupts()
+    die_with_parent(signal.SIGTERM)
     # The fixed clock starts at the same instant in every process: a
     # database an earlier process wrote (the callgrind child's, for the
     # strace child; a --storage-config one) holds "future" transactions.

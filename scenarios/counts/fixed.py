@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,11 +42,26 @@ DIRECTORY_SLOTS = 10
 KEPT_VARIABLES = ("PATH", "HOME", "USER", "LOGNAME", "PYTHONPATH")
 KEPT_PREFIXES = ("VFAB_", "PG", "MYSQL", "VALGRIND_LIB")
 
+#: The variable marking every process one count run started, and the
+#: length of its value (new_run_mark()).
+RUN_VAR = "VFAB_COUNTS_RUN"
+RUN_LENGTH = 32
 
-def child_environment(private: Path, write_bytecode: bool = False) -> dict[str, str]:
+
+def new_run_mark() -> str:
+    """A count run's mark (RUN_VAR's value): unique, RUN_LENGTH characters."""
+    return uuid.uuid4().hex
+
+
+def child_environment(
+    private: Path, write_bytecode: bool = False, run: str = ""
+) -> dict[str, str]:
     """The environment of the re-executed run: fixed hash seed, TMPDIR in
-    the private directory, nothing that varies by shell, and the compiled
-    bytecode of every module in the private directory's own cache.
+    the private directory, nothing that varies by shell, the compiled
+    bytecode of every module in the private directory's own cache, and
+    RUN_VAR=*run*: the mark by which the launcher finds every process this
+    run started (a runzeo in a session of its own included) and no other
+    (RUN_LENGTH characters: a text of the same length every run).
 
     Whether an import reads a .pyc or compiles the source (and writes the
     .pyc) changes what the heap holds when the counting starts, and with it
@@ -60,6 +76,11 @@ def child_environment(private: Path, write_bytecode: bool = False) -> dict[str, 
     env.pop("VFAB_DEBUG", None)
     if not write_bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop(RUN_VAR, None)
+    if run:
+        if len(run) != RUN_LENGTH:
+            raise ValueError(f"a run mark has {RUN_LENGTH} characters: {run!r}")
+        env[RUN_VAR] = run
     env.update(
         PYTHONHASHSEED=HASH_SEED,
         TMPDIR=str(private / "tmp"),
@@ -74,16 +95,13 @@ def child_environment(private: Path, write_bytecode: bool = False) -> dict[str, 
 def private_directory(base: Path | None = None) -> Iterator[Path]:
     """A directory of a fixed name (DIRECTORY_NAME-N, N the first free slot)
     in *base* (the system's temporary directory), emptied, locked for this
-    run, and removed at its end.  Refuses (RuntimeError) when every slot is
-    taken."""
+    run, and removed at its end with its lock file.  Refuses (RuntimeError)
+    when every slot is taken."""
     base = Path(base or tempfile.gettempdir())
     for slot in range(DIRECTORY_SLOTS):
         lock_path = base / f".{DIRECTORY_NAME}-{slot}.lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _locked(lock_path)
+        if fd is None:
             continue
         path = base / f"{DIRECTORY_NAME}-{slot}"
         try:
@@ -93,9 +111,35 @@ def private_directory(base: Path | None = None) -> Iterator[Path]:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+            # Removed while still held: a run that opened it meanwhile
+            # finds, once it holds it, that it is no longer the file at
+            # lock_path (_locked), and starts again.
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
             os.close(fd)
         return
     raise RuntimeError(f"{DIRECTORY_SLOTS} count runs are already running in {base}")
+
+
+def _locked(path: Path) -> int | None:
+    """A descriptor of *path* under an exclusive lock, or None when another
+    run holds it.  Its holder removes the file when done: a lock won on a
+    file no longer at *path* is given up and *path* opened again."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        held = os.fstat(fd)
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        os.close(fd)
 
 
 class Clock:

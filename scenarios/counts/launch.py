@@ -1,7 +1,10 @@
 """`vfab-bench run --counts`: each storage re-executed three times (natively,
 under callgrind, under strace -f; scenarios.counts.child) in the fixed
 environment of scenarios.counts.fixed, the children stopped whatever
-happens, and what they left read into a CountRun (docs/internals.md).
+happens (every process a run started carries its mark, fixed.RUN_VAR; a
+parent-death signal when the launcher is killed), each counted child
+bounded by what the native one took, and what they left read into a
+CountRun (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -25,11 +28,17 @@ from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.errors import ConfigError, RunFailure
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
+from storages.process import die_with_parent
 
 #: Seconds a child has to clean up after SIGTERM before SIGKILL.
 STOP_GRACE_S = 20.0
 #: Seconds what a child left running has after SIGTERM before SIGKILL.
 REAP_GRACE_S = 10.0
+#: A counted child (under valgrind or strace) is stopped after this many
+#: seconds plus COUNTED_FACTOR times the native child's: callgrind costs
+#: about 20x on whole trials (docs/counts.md), its start-up a few seconds.
+COUNTED_FLOOR_S = 30.0
+COUNTED_FACTOR = 40.0
 
 #: Programs valgrind must not follow into (its own helpers, database
 #: servers that are not Python).
@@ -88,10 +97,11 @@ def strace_command(log: Path) -> list[str]:
     ]
 
 
-def write_job(config: RunConfig, path: Path) -> None:
+def write_job(config: RunConfig, path: Path, progress: bool = True) -> None:
     """*config* for the children (scenarios.counts.child.read_job), pickled:
-    they run this code, from a directory only this user can read."""
-    path.write_bytes(pickle.dumps(config))
+    they run this code, from a directory only this user can read; with
+    *progress*, whether they tell which trial they count (not under -q)."""
+    path.write_bytes(pickle.dumps({"config": config, "progress": progress}))
 
 
 def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
@@ -108,23 +118,50 @@ def child_command(job: Path, storage: str, mode: str, out: Path) -> list[str]:
 
 
 def run_child(
-    command: list[str], env: dict[str, str], what: str, private: Path
-) -> None:
-    """Run one child to its end; stop it (its session, and whatever it
-    started that names *private*: a runzeo in a session of its own) however
-    this ends.  RunFailure when it fails (its own line is on stderr)."""
+    command: list[str],
+    env: dict[str, str],
+    what: str,
+    bound: float | None = None,
+) -> float:
+    """Run one child to its end, at most *bound* seconds; its seconds.  Stop
+    it (its session, and every process carrying the run's mark: a runzeo in
+    a session of its own) however this ends.  RunFailure when it fails (its
+    own line is on stderr); ConfigError when it does not end in time."""
+    started = time.monotonic()
     process = subprocess.Popen(
-        command, env=env, stdin=subprocess.DEVNULL, start_new_session=True
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        # SIGKILL: strace blocks the others while it runs a command.
+        preexec_fn=die_with_parent(signal.SIGKILL),
     )
+    code: int | None = None
     try:
-        code = process.wait()
+        code = process.wait(bound)
+    except subprocess.TimeoutExpired:
+        pass
     finally:
         try:
             stop(process)
         finally:
-            reap(private)
+            reap(env[fixed.RUN_VAR])
+    if code is None:
+        tool = command[0]
+        raise ConfigError(
+            f"counting {what}: {tool} ({shutil.which(tool) or 'not found'}) did "
+            f"not end within {bound:.0f} s ({COUNTED_FACTOR:g}x the native run, "
+            f"plus {COUNTED_FLOOR_S:g} s); it was stopped"
+        )
     if code != 0:
         raise RunFailure(f"counting {what} failed (exit status {code})")
+    return time.monotonic() - started
+
+
+def counted_bound(native_s: float) -> float:
+    """Seconds a counted child may take, the native one having taken
+    *native_s*."""
+    return COUNTED_FLOOR_S + COUNTED_FACTOR * native_s
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -146,38 +183,42 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def naming(text: str) -> list[int]:
-    """Pids of this user's processes whose command line holds *text*."""
+def marked(run: str) -> list[int]:
+    """Pids of this user's live processes carrying fixed.RUN_VAR=*run* in
+    their environment: what this count run started, and nothing else."""
+    mark = f"{fixed.RUN_VAR}={run}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if entry.stat().st_uid == os.getuid() and text.encode() in (
-                (entry / "cmdline").read_bytes()
-            ):
-                pids.append(int(entry.name))
-        except OSError:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            if mark not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
             continue
+        if state != b"Z":
+            pids.append(int(entry.name))
     return pids
 
 
-def reap(private: Path, grace: float = REAP_GRACE_S) -> None:
-    """Stop what a child left running: every process naming the private
-    directory (valgrind's arguments name it, and a runzeo's config lives in
-    it); SIGTERM, then SIGKILL after *grace* seconds."""
-    text = f"{private}/"
-    pids = naming(text)
+def reap(run: str, grace: float = REAP_GRACE_S) -> None:
+    """Stop what a child left running: every process carrying the run's
+    mark (valgrind's, strace's and the child's children; a runzeo in a
+    session of its own); SIGTERM, then SIGKILL after *grace* seconds."""
+    pids = marked(run)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
             try:
                 os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
+            except OSError:
                 pass
         deadline = time.monotonic() + grace
         while pids and time.monotonic() < deadline:
             time.sleep(0.1)
-            pids = [p for p in pids if p in naming(text)]
+            pids = [p for p in pids if p in marked(run)]
         if not pids:
             return
 
@@ -187,30 +228,36 @@ def count_storage(
     job: Path,
     private: Path,
     say: Callable[[str], None],
+    run: str,
 ) -> tuple[list[CountResult], list[TrialSummary]]:
-    """One storage: natively, under callgrind, under strace."""
-    env = fixed.child_environment(private)
+    """One storage: natively, under callgrind, under strace (each counted
+    child bounded by what the native one took)."""
+    env = fixed.child_environment(private, run=run)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
     for path in (cg_dir, private / "pycache"):
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir()
 
+    bound: float | None = None  # the native child's sets the others'
+
     def child(tool: list[str], mode: str, env: dict[str, str], done: str) -> Path:
         """Run the child in *mode* (under *tool*) on a fresh TMPDIR; its
         output file."""
+        nonlocal bound
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         out = private / f"{mode}.json"
-        started = time.monotonic()
         what = {"native": "natively", "callgrind": "under valgrind"}.get(mode)
         command = tool + child_command(job, storage, mode, out)
-        run_child(command, env, f"{storage} {what or 'under ' + mode}", private)
-        say(f"{storage}: {done} ({time.monotonic() - started:.0f} s)")
+        took = run_child(command, env, f"{storage} {what or 'under ' + mode}", bound)
+        say(f"{storage}: {done} ({took:.0f} s)")
+        if bound is None:
+            bound = counted_bound(took)
         return out
 
     # Natively first: it fills the bytecode cache the others read.
-    native_env = fixed.child_environment(private, write_bytecode=True)
+    native_env = fixed.child_environment(private, write_bytecode=True, run=run)
     child([], "native", native_env, "ran natively")
     cg_out = child(callgrind_command(private, cg_dir), "callgrind", env,
                    "instructions counted")  # fmt: skip
@@ -271,9 +318,12 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
     return bool(plan.get("server_pids"))
 
 
-def count(config: RunConfig, say: Callable[[str], None]) -> CountRun:
+def count(
+    config: RunConfig, say: Callable[[str], None], child_progress: bool = True
+) -> CountRun:
     """Count every storage of *config* that can run here (check_tools()
-    first); each child reads *config* from the job file."""
+    first); each child reads *config* from the job file and, with
+    *child_progress*, says on stderr which trial it counts."""
     from scenarios.bench.runner import available
     from scenarios.results import environment
 
@@ -285,9 +335,10 @@ def count(config: RunConfig, say: Callable[[str], None]) -> CountRun:
     names = [n for n, _ in factories]
     with fixed.private_directory() as private:
         job = private / "job.pickle"
-        write_job(config, job)
+        write_job(config, job, child_progress)
+        run = fixed.new_run_mark()
         for name in names:
-            r, s = count_storage(name, job, private, say)
+            r, s = count_storage(name, job, private, say, run)
             results += [
                 CountResult(x.storage, config.size, x.phase, x.samples) for x in r
             ]

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from scenarios import argtypes
 from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
-from scenarios.counts.launch import check_tools, reap, stop
+from scenarios.counts.launch import check_tools, counted_bound, reap, stop
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
 from scenarios.results.formatter import plural
+from storages.process import die_with_parent
 
 #: What benchmarks need under counts: measured (the suite's addopts
 #: disable them), one round where the test does not choose, no warmup.
@@ -30,31 +33,45 @@ BENCHMARK_OPTIONS = (
 )
 
 
-def _run(command: list[str], env: dict[str, str], private: Path) -> int:
-    process = subprocess.Popen(command, env=env, start_new_session=True)
+def _run(command: list[str], env: dict[str, str], bound: float | None = None) -> int:
+    """Run *command* to its end, at most *bound* seconds (then it is stopped
+    and this exits 2 saying so); its exit status.  Whatever it started
+    (every process carrying the run's mark) is stopped after it."""
+    process = subprocess.Popen(
+        command,
+        env=env,
+        start_new_session=True,
+        preexec_fn=die_with_parent(signal.SIGKILL),
+    )
     try:
-        return process.wait()
+        return process.wait(bound)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(
+            f"pytest_counts: {command[0]} did not end within {bound:.0f} s; "
+            "it was stopped"
+        ) from None
     finally:
         try:
             stop(process)
         finally:
-            reap(private)
+            reap(env[fixed.RUN_VAR])
 
 
 def run(pytest_args: list[str]) -> int:
     check_tools()
+    mark = fixed.new_run_mark()
     with fixed.private_directory() as private:
         (private / "pycache").mkdir()
         dumps = private / "callgrind"
         dumps.mkdir()
         native = [sys.executable, "-P", "-m", "pytest", "-q", "--benchmark-disable"]
-        env = fixed.child_environment(private, write_bytecode=True)
-        code = _run(
-            [*native, *(a for a in pytest_args if "json" not in a)], env, private
-        )
+        env = fixed.child_environment(private, write_bytecode=True, run=mark)
+        started = time.monotonic()
+        code = _run([*native, *(a for a in pytest_args if "json" not in a)], env)
         if code != 0:
             return code
-        env = fixed.child_environment(private)
+        bound = counted_bound(time.monotonic() - started)
+        env = fixed.child_environment(private, run=mark)
         env[DUMPS_VARIABLE] = str(dumps)
         command = [
             "valgrind",
@@ -71,7 +88,7 @@ def run(pytest_args: list[str]) -> int:
             *BENCHMARK_OPTIONS,
             *pytest_args,
         ]
-        return _run(command, env, private)
+        return _run(command, env, bound)
 
 
 def instructions(path: Path) -> dict[str, int]:

@@ -16,12 +16,19 @@ result and exits.  A process that does not is killed (SIGKILL).
 Each process runs ``worker(*args, control)`` and sends back what it
 returns (or the error it raised, as text) through a pipe of its own, so
 that a process killed on purpose (a fault) costs only its own result.
+
+What a client process does besides its work is shared here too (scale's
+clients and zeoloop's): the records ZODB and ZEO log while a server goes
+away and comes back are counted, not printed (count_log_records()), and a
+client pauses ERROR_PAUSE_S after an operation that failed, rather than
+spin against a server that refuses it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -29,6 +36,31 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+#: Seconds a client pauses after an operation failed with an error.
+ERROR_PAUSE_S = 0.01
+
+
+class LogCounter(logging.Handler):
+    """Counts the warnings a client process logs (count_log_records())."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def count_log_records() -> LogCounter:
+    """In a client process: every warning logged from now on counted by the
+    LogCounter returned, none printed (ZODB's "Couldn't load state" and its
+    traceback, while the server is away, would fill the terminal)."""
+    counter = LogCounter()
+    root = logging.getLogger()
+    root.handlers[:] = [counter]
+    root.setLevel(logging.WARNING)
+    return counter
 
 
 @dataclasses.dataclass

@@ -34,6 +34,7 @@ __all__ = [
     "FinalRead",
     "Violation",
     "check",
+    "checked",
     "judge",
     "not_checked",
     "read_baseline",
@@ -120,6 +121,35 @@ def verify(
             )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def checked(
+    target: str | tuple[str, int],
+    baseline: Baseline,
+    events: Iterable[Any],
+    read_log: bool = False,
+    lost: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """verify()'s report as JSON, or not_checked() saying why the check
+    could not run: nothing acknowledged, interrupted, or the storage could
+    not be read back (a server that went away or stopped answering): never
+    an error instead of a verdict, never a verdict on data not read."""
+    from storages import StorageError
+
+    if not any(e.outcome == "ok" for e in events):
+        # Nothing acknowledged (stopped before the clients' first commit):
+        # "0 violations" would read as a check of work that was done.
+        return not_checked("no operation was acknowledged before the stop")
+    try:
+        report = verify(target, baseline, events, lost=lost, read_log=read_log)
+    except KeyboardInterrupt:
+        return not_checked("interrupted")
+    except StorageError as e:
+        return not_checked(str(e))
+    except Exception as e:  # a storage's own error while reading back
+        # (a record that cannot be loaded is a finding, not this: readback)
+        return not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
+    return report.to_json()
 
 
 def _where(target: str | tuple[str, int]) -> str:

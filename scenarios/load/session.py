@@ -37,6 +37,9 @@ class Outcome:
     elapsed_ms: float
     conflicts_ms: list[float]
     error: BaseException | None = None
+    #: Attempts cut by a lost connection and tried again (Session's
+    #: *reconnects*).
+    reconnects: int = 0
 
 
 def open_database(
@@ -67,9 +70,10 @@ def fab_of(connection: Any, address: str = "the server") -> VirtualFab:
 
 
 #: Errors that mean the connection to the server was lost.  They are
-#: TransientErrors (ZEO's ClientDisconnected), but not retried here: each
-#: retry would wait for the server (--wait-timeout), and the outage is
-#: what scale's fault report measures.
+#: TransientErrors (ZEO's ClientDisconnected), but retried only as often as
+#: a Session's *reconnects* says (none by default): each retry waits for
+#: the server (the client's wait timeout), and the outage is what scale's
+#: fault report measures.
 _DISCONNECTED = {"ClientDisconnected", "DisconnectedError"}
 
 
@@ -122,7 +126,10 @@ class Session:
     (writes) or abort (reads).  A TransientError (a conflict, a failed
     readCurrent check) aborts and retries after a backoff, up to
     config.retries times; then the Outcome carries the error.  A lost
-    connection and any other exception abort and propagate.  Every attempt
+    connection aborts and is tried again up to *reconnects* times (the
+    next attempt waits for the client to connect again, at most its wait
+    timeout: a server restarted on its address), then propagates, as any
+    other exception does.  Every attempt
     is recorded in *history* as an Event (scenarios.load.history) named
     *client*#n, with its outcome, its start and end (this process's
     time.monotonic(); the session's record gives *clock*, the offset to
@@ -141,10 +148,12 @@ class Session:
         client: str = "c0",
         run: str = "",
         clock: Clock | None = None,
+        reconnects: int = 0,
     ) -> None:
         import transaction
 
         self.config = config
+        self.reconnects = reconnects
         self.history = history
         self.recording = not isinstance(history, NoHistory)
         self.client = client
@@ -199,7 +208,8 @@ class Session:
 
         conflicts: list[float] = []
         start = time.perf_counter()
-        for attempt in range(self.config.retries + 1):
+        attempt = reconnects = 0
+        while True:
             began = time.perf_counter()
             self.attempts += 1
             n = self.attempts
@@ -227,11 +237,15 @@ class Session:
                 finally:
                     self._ended(op, receipt, e, n, at, snapshot, voted)
                 if _disconnected(e):
-                    raise
+                    if reconnects == self.reconnects:
+                        raise
+                    reconnects += 1
+                    continue
                 conflicts.append((time.perf_counter() - began) * 1000)
                 if attempt == self.config.retries:
-                    return Outcome(op, _ms_since(start), conflicts, e)
+                    return Outcome(op, _ms_since(start), conflicts, e, reconnects)
                 time.sleep(self._backoff(attempt))
+                attempt += 1
                 continue
             except BaseException as e:
                 try:
@@ -240,8 +254,7 @@ class Session:
                     self._ended(op, receipt, e, n, at, snapshot, voted)
                 raise
             self._ended(op, receipt, None, n, at, snapshot, voted)
-            return Outcome(op, _ms_since(start), conflicts)
-        raise AssertionError("unreachable")  # pragma: no cover
+            return Outcome(op, _ms_since(start), conflicts, reconnects=reconnects)
 
     def _ended(
         self,

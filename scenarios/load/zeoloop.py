@@ -6,6 +6,17 @@ plain threads, each a Session in a closed loop (no think time) for a
 fixed duration.  Comparing its ops/s and percentiles with a locust run at
 the same concurrency shows what locust and gevent themselves cost.
 
+The processes are children (scenarios.load.clients) even when there is
+one: a server that stops answering holds a client's call for ever (ZEO
+bounds only its wait for a connection), and only a process can be
+stopped from outside.  Each waits for its users' last operation, and the
+parent for the processes at most FINISH_S past the window; a process
+that does not answer by then is stopped and called lost.  A user whose
+operation loses the connection tries it again once the client has
+connected again (RECONNECTS times: a server restarted on its address),
+as an application retries a transient error; the attempts cut are in
+the history and counted.
+
 Latencies are kept raw (every operation's ms) and percentiles computed from
 them by nearest rank; locust rounds before it counts, so its percentiles
 are coarser above 100 ms.
@@ -23,13 +34,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenarios.load.clients import ClientProcesses, Control
-from scenarios.load.history import FileHistory, History, read_history
+from scenarios.load.clients import (
+    ERROR_PAUSE_S,
+    ClientProcesses,
+    Control,
+    count_log_records,
+)
+from scenarios.load.history import FileHistory, read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
 from scenarios.results.table import Table
 from storages import StorageError
+from storages.zeo.factory import WAIT_TIMEOUT_S
+
+#: Times a user tries an operation again after it lost the connection.
+RECONNECTS = 1
+#: Seconds past the window the parent waits for a process's result: an
+#: operation in hand at the end waits for the server at most the client's
+#: wait timeout per attempt, then this long for the rest.
+FINISH_S = (RECONNECTS + 1) * WAIT_TIMEOUT_S + 15.0
 
 
 @dataclasses.dataclass
@@ -48,6 +72,10 @@ class ProcessResult:
     #: The process sent no result though nobody stopped the loop: it was
     #: killed (SIGKILL, the OOM killer) or stuck; what it did is not counted.
     lost: bool = False
+    #: Attempts cut by a lost connection and tried again.
+    reconnects: int = 0
+    #: Warnings ZODB and ZEO logged in the process (counted, not printed).
+    log_records: int = 0
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -73,22 +101,21 @@ def run_process(
     users: int,
     duration: float,
     seed: int | None,
-    process: int = 0,
-    history_path: str | None = None,
-    run_token: str = "",
-    control: Control | None = None,
+    process: int,
+    history_path: str,
+    run_token: str,
+    control: Control,
 ) -> ProcessResult:
-    """One client process: one DB, *users* threads for *duration* seconds.
-    Its users' history goes to *history_path* as they make it (so a killed
-    process leaves it behind), or into the result.
-
-    In a child (*control* given) the work starts at the parent's common start
-    and ends early when the parent sets the stop event; run here, Ctrl-C
-    ends it early.  Either way each user finishes the operation in hand and
-    the result says it was interrupted."""
+    """One client process (a child: scenarios.load.clients): one DB,
+    *users* threads for *duration* seconds from the parent's common start;
+    the users' history goes to *history_path* as they make it (so a killed
+    process leaves it behind).  When the parent sets the stop event each
+    user finishes the operation in hand and the result says it was
+    interrupted."""
     names = [op.name for op in OPERATIONS]
+    counter = count_log_records()
     result = ProcessResult.empty()
-    history: Any = FileHistory(history_path) if history_path else History()
+    history = FileHistory(history_path)
     seeds = random.Random(seed)
     db = open_database(
         config.target, pool_size=max(users, 1), server_sync=config.server_sync
@@ -101,7 +128,15 @@ def run_process(
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
             name = f"p{process}u{i}"
             sessions.append(
-                Session(db, config, history, rng, client=name, run=run_token)
+                Session(
+                    db,
+                    config,
+                    history,
+                    rng,
+                    client=name,
+                    run=run_token,
+                    reconnects=RECONNECTS,
+                )
             )
         start = threading.Barrier(users + 1)
         deadline = [0.0]
@@ -115,8 +150,10 @@ def run_process(
                 except Exception as e:  # counted and carried on, as locust does
                     mine.failures[op.name] += 1
                     mine.errors.append(f"{op.name}: {type(e).__name__}: {e}")
+                    time.sleep(ERROR_PAUSE_S)
                     continue
                 mine.conflicts[op.name].extend(outcome.conflicts_ms)
+                mine.reconnects += outcome.reconnects
                 if outcome.error is None:
                     mine.latencies[op.name].append(outcome.elapsed_ms)
                 else:
@@ -129,37 +166,31 @@ def run_process(
             threads.append(threading.Thread(target=work, args=(session, mine)))
         for t in threads:
             t.start()
-        if control is not None and not control.wait_start():
+        if not control.wait_start():
             stopped.set()
         began = time.perf_counter()
         deadline[0] = began + duration
         start.wait()
-        try:
-            while any(t.is_alive() for t in threads):
-                if control is not None and control.stop.is_set():
-                    stopped.set()
-                for t in threads:
-                    t.join(0.05)
-        except KeyboardInterrupt:
-            stopped.set()  # let each user finish its operation, then stop
+        while any(t.is_alive() for t in threads):
+            if control.stop.is_set():
+                stopped.set()
             for t in threads:
-                t.join()
+                t.join(0.05)
         result.window_s = time.perf_counter() - began
         result.interrupted = stopped.is_set()
     finally:
         for s in sessions:
             s.close()
         db.close()
+        history.close()
     for part in parts:
         for n in names:
             result.latencies[n] += part.latencies[n]
             result.conflicts[n] += part.conflicts[n]
             result.failures[n] += part.failures[n]
         result.errors += part.errors
-    if isinstance(history, FileHistory):
-        history.close()
-    else:
-        result.history = history.drain()
+        result.reconnects += part.reconnects
+    result.log_records = counter.count
     return result
 
 
@@ -170,14 +201,13 @@ def run(
     duration: float,
     seed: int | None = None,
 ) -> list[ProcessResult]:
-    """Run the loop; one process runs here, several run as spawned children
-    that Ctrl-C does not reach (scenarios.load.clients): Ctrl-C stops them,
-    and the results they send say they were interrupted."""
+    """Run the loop in child processes that Ctrl-C does not reach
+    (scenarios.load.clients): Ctrl-C stops them, and the results they send
+    say they were interrupted; one that does not answer within FINISH_S of
+    the window's end is stopped and lost."""
     split = [n for n in users_per_process(users, processes) if n]
     seeds = [None if seed is None else seed + i for i in range(len(split))]
     token = secrets.token_hex(4)
-    if len(split) == 1:
-        return [run_process(config, split[0], duration, seeds[0], run_token=token)]
     scratch = Path(tempfile.mkdtemp(prefix="vfab-zeoloop-history-"))
     paths = [str(scratch / f"process-{i}.jsonl") for i in range(len(split))]
     args = [
@@ -191,11 +221,11 @@ def run(
                 procs.start()
                 procs.wait_ready(timeout=60 + 5 * len(split))
                 procs.go()
-                answers = procs.results(timeout=duration + 60)
+                answers = procs.results(timeout=duration + FINISH_S)
             except KeyboardInterrupt:
                 stopped = True
                 procs.stop.set()
-                answers = procs.results(timeout=30)
+                answers = procs.results(timeout=FINISH_S)
         histories = [read_history(path) for path in paths]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -203,7 +233,8 @@ def run(
     for answer in answers:
         if answer is None:
             # Stopped by a signal: cut short.  Otherwise it died on its
-            # own or was killed (scale's kill-client): lost, as scale says.
+            # own, was killed (scale's kill-client) or did not finish its
+            # operation in time (a server that stopped answering): lost.
             lost = ProcessResult.empty()
             lost.interrupted = stopped
             lost.lost = not stopped

@@ -1,5 +1,7 @@
 """Running the release's parts, each into files of the output directory: a
-part failing is recorded with its one line and the next part runs
+part failing is recorded with its one line and the next part runs; Ctrl-C,
+SIGTERM, SIGHUP and an --out file that cannot be written (a full disk)
+stop the release, its pytest children stopped as Ctrl-C stops them
 (docs/internals.md).
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,7 +19,8 @@ from typing import Any
 
 from scenarios.bench.config import RunConfig
 from scenarios.errors import one_line
-from scenarios.outputs import write_json, write_text
+from scenarios.interrupts import interrupt_again
+from scenarios.outputs import OutputError, write_json, write_text
 from scenarios.progress import Progress
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
@@ -29,6 +33,8 @@ PROJECT = Path(__file__).resolve().parent.parent.parent
 MICRO_SUITE = PROJECT / "tests" / "benchmarks" / "test_micro.py"
 #: The longest the micro suite may take before it is stopped (seconds).
 MICRO_TIMEOUT_S = 900.0
+#: Seconds a pytest child has to clean up after Ctrl-C before SIGKILL.
+STOP_GRACE_S = 30.0
 #: Seconds the micro suite is assumed to take per storage (the progress's
 #: ETA before it ends; measured here: 10-20 s per storage, loaded).
 MICRO_S_PER_STORAGE = 15.0
@@ -61,9 +67,12 @@ class PartResult:
 
 
 def guarded(part: PartResult, body: Callable[[], None]) -> PartResult:
-    """Run *body*; an error (not Ctrl-C) makes the part failed, in one line."""
+    """Run *body*; an error (not Ctrl-C, not an output that cannot be
+    written) makes the part failed, in one line."""
     try:
         body()
+    except OutputError:
+        raise
     except Exception as e:  # noqa: BLE001 - one part's failure is reported, not raised
         part.status, part.detail = "failed", one_line(e)
     return part
@@ -137,17 +146,43 @@ def run_micro(
 
 def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """pytest (or pytest under callgrind) on the micro-benchmarks, from the
-    project's directory, its output kept, bounded by MICRO_TIMEOUT_S."""
+    project's directory, to its end (at most MICRO_TIMEOUT_S:
+    subprocess.TimeoutExpired), its output captured.  Should this stop
+    (Ctrl-C, SIGTERM, SIGHUP, the timeout), or die, the child gets SIGINT:
+    pytest's Ctrl-C, which runs its fixtures' cleanup (the temporary
+    directories and servers it made); SIGKILL to its session after
+    STOP_GRACE_S."""
+    from storages.process import die_with_parent
+
     env = dict(os.environ, PYTHONPATH=str(PROJECT))
     env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
-    return subprocess.run(
+    child = subprocess.Popen(
         argv,
         cwd=PROJECT,
         env=env,
-        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=MICRO_TIMEOUT_S,
+        start_new_session=True,
+        preexec_fn=die_with_parent(signal.SIGINT),
     )
+    try:
+        out, err = child.communicate(timeout=MICRO_TIMEOUT_S)
+    except BaseException:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.communicate(timeout=STOP_GRACE_S)
+            except BaseException:  # its time is up, or a second Ctrl-C
+                pass
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        child.wait()
+        raise
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
 
 
 def run_counts(
@@ -173,7 +208,7 @@ def run_counts(
                 progress.advance()
             progress.status(line)
 
-        run = launch.count(config, say)
+        run = launch.count(config, say, child_progress=progress.say is not None)
         part.data = run
         part.text = report.text(run)
         write_json(out / "counts.json", run.to_json(), force)
@@ -235,7 +270,7 @@ def run_scale(
         try:
             points = runner.run(config, options, None, progress)
         except runner.ScaleInterrupted:
-            raise KeyboardInterrupt from None  # the release stops, as on Ctrl-C
+            raise interrupt_again() from None  # the release stops, by its signal
         meta["environment"] = environment.record(start, probes + environment.probes())
         run = ScaleRun(meta, tuple(points))
         part.data = run

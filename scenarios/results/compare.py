@@ -205,11 +205,12 @@ class Comparison:
 
     def heading(self) -> str:
         unit = " per object" if self.kind == "sweep" else ""
+        tests = significance.tests_used([c.difference for c in self.cells])
         return (
             f"{self.title}: {self.metric} time{unit}, the {self.statistic.label} "
             f"of each cell's trials; significant: permutation test of the "
-            f"{self.statistic.label}, false discovery rate {significance.ALPHA} "
-            f"across the {len(self.cells)} cells"
+            f"{self.statistic.label} ({tests}), false discovery rate "
+            f"{significance.ALPHA} across the {len(self.cells)} cells"
         )
 
     def _shown(self, changed: bool) -> list[CellComparison]:

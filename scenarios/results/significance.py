@@ -1,19 +1,28 @@
 """Statistics for timings on a noisy machine: the statistic a table shows
 with its bootstrap interval, and whether two sets of raw samples differ (a
-permutation test of that statistic, p-values adjusted across the cells).
-Why these, and what was measured to choose them: docs/internals.md.
+permutation test of that statistic: every split up to EXACT_SPLITS, the
+Monte Carlo form with a fixed seed above, scenarios.results.permutation;
+p-values adjusted across the cells).  Why these, and what was measured to
+choose them: docs/internals.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
-import random
 from collections.abc import Callable, Mapping, Sequence
 
 from scenarios.results.formatter import seconds
+
+# The test's two forms, re-exported: significance is where callers look.
+from scenarios.results.permutation import EXACT_SPLITS as EXACT_SPLITS
+from scenarios.results.permutation import PERMUTATION_SEED as PERMUTATION_SEED
+from scenarios.results.permutation import PERMUTATIONS as PERMUTATIONS
+from scenarios.results.permutation import exact as exact
+from scenarios.results.permutation import exact_p as exact_p
+from scenarios.results.permutation import sampled_p as sampled_p
+from scenarios.results.permutation import which_test as which_test
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05
@@ -26,9 +35,6 @@ SEED = 2000
 WIDE = 0.10
 #: A value under this is too short to compare between runs (pyperf's rule).
 SHORT_S = 0.001
-#: Permutation test: every split up to this many, else PERMUTATIONS random.
-EXACT_SPLITS = 5000
-PERMUTATIONS = 2000
 #: Exact U distribution up to this many samples on either side (beyond it,
 #: and with ties, the normal approximation, which is good there).
 EXACT_MAX = 30
@@ -281,6 +287,9 @@ class Difference:
     #: p_value adjusted for the other cells compared with it (adjust), which
     #: then decides *significant*; None when compared alone.
     q_value: float | None = None
+    #: The permutation test that gave p_value: every split (exact), or
+    #: PERMUTATIONS random ones drawn with PERMUTATION_SEED.
+    exact: bool = True
 
     @property
     def slower(self) -> bool:
@@ -310,7 +319,15 @@ class Difference:
             "u_p_value": self.u_p_value,
             "q_value": self.q_value,
             "significant": self.significant,
+            "test": self.test_json(),
         }
+
+    def test_json(self) -> dict[str, object]:
+        """The permutation test, as the JSON records it."""
+        m, n = self.old.n, self.new.n
+        if self.exact:
+            return {"kind": "exact", "splits": math.comb(m + n, m)}
+        return {"kind": "monte carlo", "splits": PERMUTATIONS, "seed": PERMUTATION_SEED}
 
 
 def ratio_words(ratio: float | None) -> str:
@@ -331,7 +348,9 @@ def permutation_p(
     stat: str | Statistic = DEFAULT_STATISTIC,
 ) -> float:
     """Two-sided p-value of |stat(new) - stat(old)| over the splits of the
-    pooled samples into groups of the same sizes (see the module docstring)."""
+    pooled samples into groups of the same sizes (see the module docstring):
+    every split where exact(), else PERMUTATIONS random ones
+    (scenarios.results.permutation)."""
     s = statistic(stat)
     m, n = len(old), len(new)
     if m == 0 or n == 0:
@@ -340,26 +359,9 @@ def permutation_p(
     observed = abs(s(new) - s(old))
     # Sums and differences of floats: allow for rounding when comparing.
     tolerance = 1e-12 * max(abs(pooled[0]), abs(pooled[-1]), 1e-300)
-    if math.comb(m + n, m) <= EXACT_SPLITS:
-        as_large = total = 0
-        everything = range(m + n)
-        for chosen in itertools.combinations(everything, m):
-            picked = set(chosen)
-            a = [pooled[i] for i in chosen]
-            b = [pooled[i] for i in everything if i not in picked]
-            total += 1
-            if abs(s.of_sorted(b) - s.of_sorted(a)) >= observed - tolerance:
-                as_large += 1
-        return as_large / total
-    rng = random.Random(SEED)
-    shuffled = list(pooled)
-    as_large = 0
-    for _ in range(PERMUTATIONS):
-        rng.shuffle(shuffled)
-        a, b = sorted(shuffled[:m]), sorted(shuffled[m:])
-        if abs(s.of_sorted(b) - s.of_sorted(a)) >= observed - tolerance:
-            as_large += 1
-    return (as_large + 1) / (PERMUTATIONS + 1)
+    if exact(m, n):
+        return exact_p(pooled, m, observed - tolerance, s.of_sorted)
+    return sampled_p(pooled, m, observed - tolerance, s.q)
 
 
 def difference(
@@ -372,8 +374,9 @@ def difference(
     old_iv, new_iv = interval(old, s), interval(new, s)
     _, u_p = mann_whitney(old, new)
     p = permutation_p(old, new, s)
+    whole = exact(len(old), len(new))
     if old_iv.estimate <= 0:
-        return Difference(old_iv, new_iv, None, None, None, p, u_p, False)
+        return Difference(old_iv, new_iv, None, None, None, p, u_p, False, exact=whole)
     ratio = new_iv.estimate / old_iv.estimate
     ratios = sorted(
         numerator / denominator if denominator > 0 else math.inf
@@ -386,7 +389,28 @@ def difference(
     low = min(ratio, percentile(ratios, ALPHA / 2))
     high = max(ratio, percentile(ratios, 1 - ALPHA / 2))
     significant = p < ALPHA and ratio != 1
-    return Difference(old_iv, new_iv, ratio, low, high, p, u_p, significant)
+    return Difference(
+        old_iv, new_iv, ratio, low, high, p, u_p, significant, exact=whole
+    )
+
+
+def tests_used(differences: Sequence[Difference]) -> str:
+    """Which permutation tests gave *differences*' p-values, in words:
+    "exact" or "Monte Carlo: 2,000 random splits, seed 2000", and on how
+    many cells each when both."""
+    exact_cells = sum(d.exact for d in differences)
+    sampled = len(differences) - exact_cells
+    monte_carlo = (
+        f"Monte Carlo: {PERMUTATIONS:,} random splits, seed {PERMUTATION_SEED}"
+    )
+    if not sampled:
+        return "exact: every split"
+    if not exact_cells:
+        return monte_carlo
+    return (
+        f"exact on {exact_cells} cell{'s' * (exact_cells != 1)}, every split; "
+        f"{monte_carlo} on {sampled}"
+    )
 
 
 def adjust(differences: Sequence[Difference]) -> list[Difference]:

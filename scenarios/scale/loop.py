@@ -22,11 +22,9 @@ import dataclasses
 import time
 from typing import Any
 
+from scenarios.load.clients import ERROR_PAUSE_S
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import hist
-
-#: Seconds a client pauses after an operation failed with an error.
-ERROR_PAUSE_S = 0.01
 
 
 @dataclasses.dataclass(frozen=True)

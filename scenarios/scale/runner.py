@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import storages
 from scenarios.data import dataset
 from scenarios.load import consistency
-from scenarios.load.history import History, Part, Parts
+from scenarios.load.history import Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
@@ -279,7 +279,9 @@ def run_point(
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
         elif shared.server_running:
-            invariants = _check(shared.client, baseline, events, config.read_log, lost)
+            invariants = consistency.checked(
+                shared.client, baseline, events, config.read_log, lost
+            )
         else:
             try:
                 shared.restart_server()
@@ -289,7 +291,7 @@ def run_point(
                 )
             else:
                 notes.append("server restarted for the consistency check")
-                invariants = _check(
+                invariants = consistency.checked(
                     shared.client, baseline, events, config.read_log, lost
                 )
         if history is not None and baseline is not None:
@@ -350,31 +352,6 @@ def _incomplete(point: ScalePoint, why: str) -> ScalePoint:
         server_cpu_s=None,
         log_records=0,
     )
-
-
-def _check(
-    client: str,
-    baseline: consistency.Baseline,
-    events: History,
-    read_log: bool,
-    lost: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    if not any(e.outcome == "ok" for e in events):
-        # Nothing acknowledged (stopped before the clients' first commit):
-        # "0 violations" would read as a check of work that was done.
-        return consistency.not_checked("no operation was acknowledged before the stop")
-    try:
-        report = consistency.verify(
-            client, baseline, events, lost=lost, read_log=read_log
-        )
-    except KeyboardInterrupt:
-        return consistency.not_checked("interrupted")
-    except StorageError as e:
-        return consistency.not_checked(str(e))
-    except Exception as e:  # a storage's own error while reading back
-        # (a record that cannot be loaded is a finding, not this: readback)
-        return consistency.not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
-    return report.to_json()
 
 
 def _oks(results: list[Any]) -> list[dict[str, Any]]:

@@ -9,14 +9,13 @@ file at once, so what a client was told survives its death
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import random
 import threading
 import time
 from typing import Any
 
-from scenarios.load.clients import Control
+from scenarios.load.clients import Control, count_log_records
 from scenarios.scale.loop import ClientPlan, run_loop
 
 
@@ -68,15 +67,6 @@ class ProcessPlan:
         )
 
 
-class _LogCounter(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
-
-
 class ProcessCPU:
     """This process's CPU seconds from the window's start (the first client
     to see it says so) to the end (read once every client has stopped)."""
@@ -112,10 +102,7 @@ def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
         fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         os.dup2(fd, 2)
         os.close(fd)
-    counter = _LogCounter()
-    root = logging.getLogger()
-    root.handlers[:] = [counter]
-    root.setLevel(logging.WARNING)
+    counter = count_log_records()
     history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
     config = plan.plan.config
     db = open_database(

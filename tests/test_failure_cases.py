@@ -1,0 +1,171 @@
+"""Issue 28's failure paths of run --counts, zeoloop, compare, release and
+--pyperf, as tests: each of these cases of tests/hostile.py is run as the
+probe runs it (tools/probe_failures.py) and must be handled: the exit
+status and line it allows, no traceback, its inputs unchanged, nothing
+left in TMPDIR, no process left, its own checks.
+
+The inputs are made on demand by the checkout's own commands, only those
+a chosen case names.  A case whose bound is a hang's (a valgrind that
+never returns) runs under a longer one here: the test holds the command
+to its status and line, not to a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import cases, run_case
+from tests.hostile_files import QUICK, many_trials
+from tests.hostile_proc import HELPER_VAR, Checkout, run_to_end
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKOUT = Checkout(ROOT)
+
+
+class Bases(Mapping[str, Path]):
+    """The base files and data sets of tests/hostile_files.py, each made the
+    first time a case asks for it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.tmp = directory / "tmpdir"  # not .../tmp: see hostile_work.Work
+        self.tmp.mkdir(parents=True)
+        self.made: dict[str, Path] = {}
+
+    def _cli(self, *args: str) -> None:
+        env = CHECKOUT.env(HELPER_VAR, "bases", self.tmp)
+        run_to_end(CHECKOUT.cli(*args), env, self.directory)
+
+    def _make(self, name: str) -> Path:
+        path = self.directory / name
+        if name == "run.json":
+            self._cli("run", "--storage", "mapping,memory", *QUICK, "--json", str(path))
+        elif name == "file":
+            self._cli("populate", "-q", "--storage", "file", "--path", str(path))
+        elif name in ("big-old.json", "big-new.json"):
+            old, new = many_trials(json.loads(self["run.json"].read_text()))
+            (self.directory / "big-old.json").write_text(json.dumps(old))
+            (self.directory / "big-new.json").write_text(json.dumps(new))
+        else:
+            raise KeyError(name)
+        return path
+
+    def __getitem__(self, name: str) -> Path:
+        if name not in self.made:
+            self.made[name] = self._make(name)
+        return self.made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.made)
+
+    def __len__(self) -> int:
+        return len(self.made)
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory: pytest.TempPathFactory) -> Bases:
+    if CHECKOUT.problem():
+        pytest.skip(CHECKOUT.problem())
+    return Bases(tmp_path_factory.mktemp("bases"))
+
+
+def needs(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        installed = "not installed (apt-get install valgrind strace)"
+        pytest.skip(f"{', '.join(missing)} {installed}")
+
+
+COUNTS = ("valgrind", "vgdb", "strace")
+#: A hang's bound here: the test holds the command to its status and line
+#: (a valgrind that never returns is stopped after 30 s plus 40 times the
+#: native run; compare says which permutation test it ran; zeoloop stops a
+#: client stuck on a stopped server), not to a time.
+LONG = 600.0
+SUB, SERVER, VALGRIND = (
+    pytest.mark.subprocess,
+    pytest.mark.server,
+    pytest.mark.valgrind,
+)
+
+
+def handled(
+    case_id: str,
+    *marks: pytest.MarkDecorator,
+    tools: tuple[str, ...] = (),
+    bound: float | None = None,
+) -> object:
+    """A case that must be handled; *marks*: what it starts besides
+    vfab-bench; *tools* it needs; its *bound* here (None: the case's)."""
+    return pytest.param(case_id, tools, bound, marks=[SUB, *marks], id=case_id)
+
+
+HANDLED = [
+    handled(
+        "[hang] run --counts: a valgrind that never returns",
+        VALGRIND,
+        tools=COUNTS,
+        bound=LONG,
+    ),
+    handled(
+        "[hang] compare: two runs of 10,000 trials a cell, 3 cells (bound 30 s)",
+        bound=LONG,
+    ),
+    handled(
+        "[hang] zeoloop: --target whose runzeo is SIGSTOPped during the load",
+        SERVER,
+        bound=LONG,
+    ),
+    handled(
+        "[zeoloop reconnect] zeoloop: runzeo SIGKILLed, then served again on its port",
+        SERVER,
+    ),
+    handled("[environment] run --counts: HOME under /proc", tools=COUNTS),
+    handled("[environment] run --counts: VFAB_CACHE_DIR under /proc", tools=COUNTS),
+    handled(
+        "[signals] run --counts: a run that ends leaves nothing in TMPDIR",
+        VALGRIND,
+        tools=COUNTS,
+    ),
+    handled("[signals] run --counts: -q: nothing on stderr", VALGRIND, tools=COUNTS),
+    handled(
+        "[signals] run --counts: SIGKILLed while valgrind never returns",
+        VALGRIND,
+        tools=COUNTS,
+    ),
+    handled("[signals] run: a CPU-time limit (SIGXCPU) on file and zeo", SERVER),
+    handled("[signals] release: SIGTERM in its 2000-table part", SERVER, VALGRIND),
+    handled("[signals] release: SIGTERM in its concurrency part", SERVER, VALGRIND),
+    handled("[signals] release: SIGHUP in its concurrency part", SERVER, VALGRIND),
+    handled("[release paths] release: --out a relative path", VALGRIND),
+    handled("[release paths] release: --out on a full file system"),
+    handled("[release paths] run --pyperf: FILE.json.gz"),
+    handled("[release paths] report --pyperf: FILE.json.gz"),
+]
+
+BY_ID = {c.id: c for c in cases()}
+
+
+@pytest.mark.parametrize(("case_id", "tools", "bound"), HANDLED)
+def test_handled(
+    case_id: str,
+    tools: tuple[str, ...],
+    bound: float | None,
+    bases: Bases,
+    tmp_path: Path,
+) -> None:
+    needs(*tools)
+    case = BY_ID[case_id]
+    if bound is not None:
+        case = dataclasses.replace(case, bound=bound)
+    tmp_path.chmod(0o755)  # as /tmp is: a case's helpers may run as postgres
+    result = run_case(case, CHECKOUT, bases, tmp_path)
+    if result.outcome is None:
+        pytest.skip(result.skipped)
+    assert result.problems() == [], result.last_line
