@@ -208,7 +208,7 @@ def test_cells_of_a_storage_with_a_server_are_not_exact() -> None:
     run = count_run(100_000, server=50_000, spread=3_000)
     cell = run.cell("file", "commit processes", "client", "instructions")
     assert cell is not None and not cell.exact
-    assert cell.tolerance(0.02) >= 0.08
+    assert cell.tolerance(0.02) >= 0.15
     # A 5% move of a cell that is not exact is within its spread.
     moved = compare_counts(run, count_run(105_000, server=52_500, spread=3_000))
     assert not moved.above(0.02)

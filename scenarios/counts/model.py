@@ -22,8 +22,11 @@ SIDES = ("client", "server")
 INSTRUCTIONS = "instructions"
 
 #: The spread assumed for a cell that cannot be exact, whatever its trials
-#: showed: ZEO's commit rows moved 2-8% run to run (client and server).
-NOT_EXACT_FLOOR = 0.08
+#: showed: ZEO's commit rows moved 2-8% run to run (client and server), and
+#: +8.7% (the client's commit users/groups) in a release under a CPU hog
+#: against one without (docs/counts.md): the client's event loop turns
+#: more often while it waits.
+NOT_EXACT_FLOOR = 0.15
 
 
 @dataclasses.dataclass(frozen=True)
