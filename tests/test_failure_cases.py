@@ -12,17 +12,20 @@ to its status and line, not to a time.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import shutil
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from tests.hostile import cases, run_case
+from tests.hostile import Result, cases, run_case
 from tests.hostile_files import QUICK, many_trials
 from tests.hostile_proc import HELPER_VAR, Checkout, run_to_end
+from tests.tiers import starts
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKOUT = Checkout(ROOT)
@@ -37,6 +40,7 @@ class Bases(Mapping[str, Path]):
         self.tmp = directory / "tmpdir"  # not .../tmp: see hostile_work.Work
         self.tmp.mkdir(parents=True)
         self.made: dict[str, Path] = {}
+        self.lock = threading.RLock()  # cases run two at a time
 
     def _cli(self, *args: str) -> None:
         env = CHECKOUT.env(HELPER_VAR, "bases", self.tmp)
@@ -57,9 +61,10 @@ class Bases(Mapping[str, Path]):
         return path
 
     def __getitem__(self, name: str) -> Path:
-        if name not in self.made:
-            self.made[name] = self._make(name)
-        return self.made[name]
+        with self.lock:
+            if name not in self.made:
+                self.made[name] = self._make(name)
+            return self.made[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.made)
@@ -155,20 +160,45 @@ HANDLED = [
 BY_ID = {c.id: c for c in cases()}
 
 
+@pytest.fixture(scope="module")
+@starts("subprocess")
+def outcomes(
+    request: pytest.FixtureRequest,
+    bases: Bases,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Result]:
+    """The result of every case of test_handled this session selected whose
+    tools are here, run two at a time (as the probe runs them: most of
+    them wait on a bound), once, as the first test asks."""
+    wanted = []
+    for item in request.session.items:
+        if item.module is request.module and item.originalname == "test_handled":
+            params = item.callspec.params
+            if all(shutil.which(t) for t in params["tools"]):
+                wanted.append((params["case_id"], params["bound"]))
+
+    def run(case_id: str, bound: float | None) -> Result:
+        case = BY_ID[case_id]
+        if bound is not None:
+            case = dataclasses.replace(case, bound=bound)
+        scratch = tmp_path_factory.mktemp("case")
+        scratch.chmod(0o755)  # as /tmp is: a case's helpers may run as postgres
+        return run_case(case, CHECKOUT, bases, scratch)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = pool.map(lambda w: run(*w), wanted)
+        return {case_id: r for (case_id, _), r in zip(wanted, results, strict=True)}
+
+
 @pytest.mark.parametrize(("case_id", "tools", "bound"), HANDLED)
 def test_handled(
     case_id: str,
     tools: tuple[str, ...],
     bound: float | None,
-    bases: Bases,
-    tmp_path: Path,
+    outcomes: dict[str, Result],
 ) -> None:
     needs(*tools)
-    case = BY_ID[case_id]
-    if bound is not None:
-        case = dataclasses.replace(case, bound=bound)
-    tmp_path.chmod(0o755)  # as /tmp is: a case's helpers may run as postgres
-    result = run_case(case, CHECKOUT, bases, tmp_path)
+    result = outcomes[case_id]
     if result.outcome is None:
         pytest.skip(result.skipped)
     assert result.problems() == [], result.last_line
