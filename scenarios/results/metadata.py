@@ -25,6 +25,7 @@ PACKAGES = (
     "transaction",
     "zodbpickle",
     "berkeleydb",
+    "RelStorage",
     "vfab-loadtest",
 )
 

@@ -30,6 +30,7 @@ import storages
 from scenarios.errors import ConfigError
 from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
+from scenarios.load.known_bugs import known_bug
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Progress, duration, progress_of
 from scenarios.results.formatter import plural
@@ -242,39 +243,6 @@ class StorageVerdict:
             "scenarios": [s.to_json() for s in self.scenarios],
             "points": [p.to_json() for p in self.points],
         }
-
-
-#: Upstream bugs known to make a storage WRONG here: (storage names, the
-#: scheme of a --target, the distribution, the versions it is known in,
-#: what it does, the doc).
-KNOWN_BUGS = (
-    (
-        ("relstorage-sqlite", "relstorage-sqlite-hp"),
-        "sqlite://",
-        "RelStorage",
-        ("4.3.0",),
-        "its SQLite adapter commits the rows of a transaction that failed at vote",
-        "docs/relstorage-sqlite.md",
-    ),
-)
-
-
-def known_bug(storage: str, target: str | None = None) -> str | None:
-    """The known upstream bug of *storage* (or a --target's scheme) in the
-    installed version, in words with its doc, or None."""
-    from importlib import metadata
-
-    for names, scheme, dist, versions, what, doc in KNOWN_BUGS:
-        named = storage in names or bool(target and target.startswith(scheme))
-        if not named:
-            continue
-        try:
-            version = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-        if version in versions:
-            return f"known upstream bug: {dist} {version}: {what} ({doc})"
-    return None
 
 
 def run(
