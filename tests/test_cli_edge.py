@@ -81,6 +81,10 @@ def test_the_edge_says_what_the_file_system_refused() -> None:
     assert edge.status_of(OSError(errno.ENAMETOOLONG, "x")) == EXIT_BAD_INPUT
     assert edge.describe(MemoryError()).startswith("out of memory")
     assert edge.status_of(MemoryError()) == EXIT_BAD_INPUT
+    # what the import system raises when it cannot list a package's directory
+    enomem = OSError(errno.ENOMEM, "Cannot allocate memory", "/x/scenarios/sweep")
+    assert edge.describe(enomem).startswith("out of memory")
+    assert edge.status_of(enomem) == EXIT_BAD_INPUT
 
 
 def test_out_of_memory_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,14 +112,20 @@ def test_a_working_directory_that_is_gone_is_said(
 
 
 @pytest.mark.subprocess
-def test_out_of_memory_while_importing_is_one_line() -> None:
+@pytest.mark.parametrize(
+    "raised",
+    ["MemoryError", "OSError(12, 'Cannot allocate memory', '/x/scenarios/sweep')"],
+    ids=["MemoryError", "ENOMEM"],
+)
+def test_out_of_memory_while_importing_is_one_line(raised: str) -> None:
     """A MemoryError that escapes an import of the command line (outside
-    main(): the console script imports it first) is one line, exit 2."""
+    main(): the console script imports it first), or the ENOMEM the import
+    system raises listing a package under ulimit -v, is one line, exit 2."""
     code = (
         "import sys; sys.argv[0] = 'vfab-bench'\n"
         "from scenarios.cli import early\n"
         "early.prepare_program()\n"
-        "raise MemoryError\n"
+        f"raise {raised}\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],

@@ -429,9 +429,8 @@ def test_pytest_benchmark_targets_counted_and_compared(tmp_path: Path) -> None:
                 "HOME": str(Path.home()),
             },
         )
-        infos = {
-            b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]
-        }
+        benchmarks = json.loads(out.read_text())["benchmarks"]
+        infos = {b["name"]: b["extra_info"] for b in benchmarks}
         assert len(infos["test_tiny"]["instructions_rounds"]) == 2
         assert infos["test_twice"]["instructions_rounds"]
         # Twice the strings to make and sort: a little over twice the count.

@@ -7,6 +7,7 @@ the program (docs/internals.md).
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -60,12 +61,21 @@ def out_of_memory_hook(
     previous: object = sys.__excepthook__,
 ) -> None:
     """sys.excepthook while the program starts: a MemoryError that escapes
-    an import (the console script imports the command line outside main())
-    is one line and exit 2; any other error is Python's own report."""
-    if issubclass(kind, MemoryError):
+    an import (the console script imports the command line outside main()),
+    or the OSError ENOMEM that the import system raises when it cannot list
+    a package's directory, is one line and exit 2; any other error is
+    Python's own report."""
+    if is_out_of_memory(error):
         os.write(2, OUT_OF_MEMORY)
         os._exit(EXIT_BAD_INPUT)
     previous(kind, error, tb)  # type: ignore[operator]
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """*error* says the process could not have the memory it asked for."""
+    if isinstance(error, MemoryError):
+        return True
+    return isinstance(error, OSError) and error.errno == errno.ENOMEM
 
 
 def prepare_program() -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import storages
 from scenarios.argtypes import too_long
+from scenarios.cli.early import is_out_of_memory
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -71,7 +72,7 @@ def environment_error(error: BaseException) -> str | None:
     """What the machine refused, in words: out of memory, a name or path
     too long for the file system, a working directory that is gone; None
     for any other error."""
-    if isinstance(error, MemoryError):
+    if is_out_of_memory(error):
         return (
             "out of memory (a memory limit such as ulimit -v, or the machine's "
             "memory, is too small for this command)"
