@@ -14,6 +14,11 @@ import sys
 import threading
 from types import TracebackType
 
+try:
+    import resource
+except ImportError:  # its library could not be mapped: memory is short
+    resource = None  # type: ignore[assignment]
+
 from scenarios.printable import prepare_streams
 
 #: The signals that stop a command (scenarios.interrupts.STOP_SIGNALS).
@@ -60,22 +65,38 @@ def out_of_memory_hook(
     tb: TracebackType | None,
     previous: object = sys.__excepthook__,
 ) -> None:
-    """sys.excepthook while the program starts: a MemoryError that escapes
-    an import (the console script imports the command line outside main()),
-    or the OSError ENOMEM that the import system raises when it cannot list
-    a package's directory, is one line and exit 2; any other error is
-    Python's own report."""
-    if is_out_of_memory(error):
+    """sys.excepthook while the program starts: an out of memory that
+    escapes an import (the console script imports the command line outside
+    main()) is one line and exit 2; any other error is Python's own report.
+    Under a memory limit, the SystemError an import raises when an
+    allocation failed without saying so is one too."""
+    if is_out_of_memory(error) or (isinstance(error, SystemError) and memory_limited()):
         os.write(2, OUT_OF_MEMORY)
         os._exit(EXIT_BAD_INPUT)
     previous(kind, error, tb)  # type: ignore[operator]
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """*error* says the process could not have the memory it asked for."""
+    """*error* says the process could not have the memory it asked for:
+    MemoryError; OSError ENOMEM (the import system listing a package's
+    directory); ImportError of a library the loader could not map (under
+    ulimit -v: "failed to map segment from shared object")."""
     if isinstance(error, MemoryError):
         return True
-    return isinstance(error, OSError) and error.errno == errno.ENOMEM
+    if isinstance(error, OSError):
+        return error.errno == errno.ENOMEM
+    if isinstance(error, ImportError):
+        said = str(error).lower()
+        return "failed to map segment" in said or "cannot allocate memory" in said
+    return False
+
+
+def memory_limited() -> bool:
+    """This process runs under an address-space limit (ulimit -v)."""
+    if resource is None:
+        return True
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
 
 
 def prepare_program() -> None:

@@ -16,6 +16,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from scenarios.results import arrays
+
 #: Every split up to this many, else PERMUTATIONS random ones drawn with
 #: PERMUTATION_SEED (numpy's generator).
 EXACT_SPLITS = 5000
@@ -79,7 +81,7 @@ def sampled_p(
     second), so a quantile of each group needs no sorting.  Rows are drawn
     in blocks of at most SPLIT_BLOCK values, in order: the same draws
     whatever the block."""
-    import numpy
+    numpy = arrays.numpy()
 
     values = numpy.asarray(pooled, dtype=float)
     total = len(values)
@@ -107,7 +109,7 @@ def _quantiles(values: Any, counts: Any, size: int, q: float) -> Any:
     """Per row, the q-quantile (significance.percentile's interpolation) of
     the *size* samples of *values* (sorted) a row's running *counts* mark:
     the k-th smallest is where the count first reaches k + 1."""
-    import numpy
+    numpy = arrays.numpy()
 
     h = (size - 1) * q
     lo = math.floor(h)

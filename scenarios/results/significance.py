@@ -13,6 +13,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+from scenarios.results import arrays
 from scenarios.results.formatter import seconds
 
 # The test's two forms, re-exported: significance is where callers look.
@@ -107,7 +108,7 @@ def _resampled(
     """*stat* of RESAMPLES bootstrap resamples of *ordered*, in resample
     order (numpy's generator with a fixed seed: the same samples, the same
     interval; a report's few hundred cells take milliseconds, not seconds)."""
-    import numpy
+    numpy = arrays.numpy()
 
     n = len(ordered)
     rng = numpy.random.default_rng(seed)
