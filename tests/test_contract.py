@@ -60,7 +60,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return events
 
 
-def test_running_is_entered_once_around_every_trial(counted: list[str]) -> None:
+def test_running_is_entered_once_around_every_trial(
+    counted: list[str], frozen_heap: None
+) -> None:
     runner.run(RunConfig(storages=("counted",), repeat=2, warmups=1, budget_s=0))
     assert counted == ["enter", "trial", "trial", "trial", "exit"]
 

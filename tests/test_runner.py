@@ -175,7 +175,7 @@ def after_update(state):  # type: ignore[no-untyped-def]
 
 @pytest.mark.server
 def test_answers_agree_across_storages_forms_and_updates(
-    no_leaked_servers: None,
+    no_leaked_servers: None, frozen_heap: None
 ) -> None:
     config = RunConfig(repeat=1, warmups=0)
     phases = (*PHASES, Phase("check", after_update, "both forms after the update"))
@@ -193,7 +193,7 @@ def test_answers_agree_across_storages_forms_and_updates(
         assert d == first
 
 
-def test_batches_give_the_same_data(tmp_path: Path) -> None:
+def test_batches_give_the_same_data(tmp_path: Path, frozen_heap: None) -> None:
     factory = storages.get("file")
     whole = runner.run_trial(factory, RunConfig(repeat=1, batch=0))
     batched = runner.run_trial(factory, RunConfig(repeat=1, batch=100))
