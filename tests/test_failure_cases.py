@@ -159,6 +159,23 @@ HANDLED = [
 #: 36 s of the full run.
 BY_ID = {c.id: c for c in cases()}
 
+#: The cases that spend their time waiting on a bound of the product's (a
+#: valgrind that never returns is stopped after 30 s plus 40 times the
+#: native run; a client of a SIGSTOPped runzeo after 35 s), about 55 s each
+#: with a few seconds of work at their start: each runs beside the others,
+#: which keep two at a time.
+WAITING = {
+    "[hang] run --counts: a valgrind that never returns",
+    "[hang] zeoloop: --target whose runzeo is SIGSTOPped during the load",
+}
+
+#: The case whose clients must reconnect within zeoloop's own bounds after
+#: its server is killed and served again: after the others, beside nothing
+#: but the waiting ones (it missed once of five among three at a time).
+ALONE = {
+    "[zeoloop reconnect] zeoloop: runzeo SIGKILLed, then served again on its port",
+}
+
 
 @pytest.fixture(scope="module")
 @starts("subprocess")
@@ -168,8 +185,9 @@ def outcomes(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Result]:
     """The result of every case of test_handled this session selected whose
-    tools are here, run two at a time (as the probe runs them: most of
-    them wait on a bound), once, as the first test asks."""
+    tools are here, once, as the first test asks: the WAITING ones each
+    beside the rest, which run two at a time (as the probe runs them), then
+    the ALONE ones."""
     wanted = []
     for item in request.session.items:
         if item.module is request.module and item.originalname == "test_handled":
@@ -185,9 +203,21 @@ def outcomes(
         scratch.chmod(0o755)  # as /tmp is: a case's helpers may run as postgres
         return run_case(case, CHECKOUT, bases, scratch)
 
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        results = pool.map(lambda w: run(*w), wanted)
-        return {case_id: r for (case_id, _), r in zip(wanted, results, strict=True)}
+    waiting = [w for w in wanted if w[0] in WAITING]
+    alone = [w for w in wanted if w[0] in ALONE]
+    working = [w for w in wanted if w not in waiting and w not in alone]
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(waiting))) as waits:
+        waited = {w[0]: waits.submit(run, *w) for w in waiting}
+        with concurrent.futures.ThreadPoolExecutor(2) as works:
+            results = dict(
+                zip(
+                    (w[0] for w in working),
+                    works.map(lambda w: run(*w), working),
+                    strict=True,
+                )
+            )
+        results |= {w[0]: run(*w) for w in alone}
+        return results | {case_id: f.result() for case_id, f in waited.items()}
 
 
 @pytest.mark.parametrize(("case_id", "tools", "bound"), HANDLED)
