@@ -52,9 +52,7 @@ def describe(error: BaseException) -> str:
 
 def status_of(error: BaseException) -> int:
     """EXIT_BAD_INPUT for what the user can fix, EXIT_FAILED otherwise."""
-    if isinstance(error, (*user_errors(), OSError, MemoryError)):
-        return EXIT_BAD_INPUT
-    if is_out_of_memory(error):
+    if isinstance(error, (*user_errors(), OSError)) or is_out_of_memory(error):
         return EXIT_BAD_INPUT
     return EXIT_FAILED
 
