@@ -86,19 +86,24 @@ def test_a_new_wrong_is_the_first_line(tmp_path: Path) -> None:
     new = tmp_path / "wrong"
     shutil.copytree(C, new)
     scale = json.loads((new / "scale.json").read_text())
-    point = scale["points"][-1]
-    point["invariants"] = {
-        **point["invariants"],
-        "ok": False,
-        "summary": "consistency: 1 violation (lost write)",
-        "counts": {"lost write": 1},
-    }
+    one_violation(scale, "lost write")
     (new / "scale.json").write_text(json.dumps(scale))
     v = verdict.compare(directory.load(B), directory.load(new))
     first = v.lines()[0]
     assert first.part == "consistency" and first.text.startswith("NEW WRONG: zeo")
     assert "1 violation (lost write)" in first.text
     assert v.exit_status == 1
+
+
+def one_violation(scale: dict[str, Any], kind: str) -> None:
+    """The last point of *scale* (a scale.json) found one violation of *kind*."""
+    point = scale["points"][-1]
+    point["invariants"] = {
+        **point["invariants"],
+        "ok": False,
+        "summary": f"consistency: 1 violation ({kind})",
+        "counts": {kind: 1},
+    }
 
 
 @pytest.mark.parametrize(("version", "gated"), [("4.3.0", False), ("4.3.1", True)])
@@ -117,13 +122,7 @@ def test_a_wrong_a_known_upstream_bug_explains_is_said_not_gated(
     old_scale = json.loads((A / "scale.json").read_text())
     for point in old_scale["points"]:
         point["storage"] = "relstorage-sqlite"
-    point = scale["points"][-1]
-    point["invariants"] = {
-        **point["invariants"],
-        "ok": False,
-        "summary": "consistency: 1 violation (phantom write)",
-        "counts": {"phantom write": 1},
-    }
+    one_violation(scale, "phantom write")
     (new / "scale.json").write_text(json.dumps(scale))
     old = tmp_path / "old"
     shutil.copytree(A, old)
