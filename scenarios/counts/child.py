@@ -14,6 +14,9 @@ from scenarios.counts import fixed
 
 # Before anything imports the storages (RelStorage binds perf_counter).
 if __name__ == "__main__":
+    import os as _os
+
+    fixed.shift_layout(int(_os.environ.get(fixed.LAYOUT_VAR, "0")))
     fixed.fix_process()
 
 import gc  # noqa: E402
@@ -47,6 +50,7 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
     from scenarios.bench.runner import _json_safe, run_trial
 
     fixed.fix_trial_keys(Path(os.environ["TMPDIR"]).parent)
+    from scenarios.counts import typecache
     from scenarios.counts.meters import CallgrindMeter, Meter, StraceMeter
 
     config, progress = read_job(job)
@@ -68,6 +72,7 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
         if phase.prepare is not None:
             phase.prepare(state)
         label = f"t{trial_no}p{len(plan)}"
+        typecache.settle()
         meter.begin(label)
         phase.run(state)
         meter.end(label)
@@ -100,6 +105,9 @@ def run(job: Path, storage: str, mode: str, out: Path) -> None:
         "client_tids": sorted(meter.client_tids),
         "server_pids": sorted(meter.server_pids),
         "trials": summaries,
+        # Whether every phase started from the same type cache (False on an
+        # interpreter whose type tags cannot be read: scenarios.counts.typecache).
+        "settled": typecache.works(),
     }
     out.write_text(json.dumps(result, indent=1) + "\n")
 

@@ -22,7 +22,7 @@ if os.environ.get(DUMPS_VARIABLE):
 
 
 def _counted(fixture: Any, target: Callable[..., Any]) -> Callable[..., Any]:
-    from scenarios.counts import build, callgrind
+    from scenarios.counts import build, callgrind, typecache
     from scenarios.counts.meters import SKIP
 
     cg = build.load()
@@ -33,6 +33,9 @@ def _counted(fixture: Any, target: Callable[..., Any]) -> Callable[..., Any]:
         if not _state["started"]:
             cg.start_instrumentation()
             _state["started"] = True
+        # The same type cache before every call, whatever pytest did before
+        # (scenarios.counts.typecache).
+        typecache.settle()
         cg.dump_stats_at(SKIP)
         cg.zero_stats()
         try:
