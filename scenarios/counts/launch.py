@@ -52,6 +52,14 @@ SKIP_CHILDREN = (
     "*mysql*",
 )
 
+#: How this version counts, recorded in every count file: "settled" since
+#: every counted phase starts from the same type attribute cache
+#: (scenarios.counts.typecache); files without it were counted from
+#: whatever state the process was in ("unsettled").  Counts of two
+#: methods are not compared (scenarios.counts.compare).
+METHOD = "settled"
+UNSETTLED = "unsettled"
+
 TOOLS = {
     "valgrind": "valgrind (Debian and Ubuntu: apt-get install valgrind; "
     "or ./bootstrap as root)",
@@ -229,9 +237,14 @@ def count_storage(
     private: Path,
     say: Callable[[str], None],
     run: str,
-) -> tuple[list[CountResult], list[TrialSummary]]:
-    """One storage: natively, under callgrind, under strace (each counted
-    child bounded by what the native one took)."""
+    layouts: int = 1,
+) -> tuple[list[CountResult], list[TrialSummary], bool]:
+    """One storage: natively, under callgrind once per start-up layout
+    (*layouts*: 0, the process as it starts, then seeded shifts of its
+    heap and type tags, fixed.shift_layout), under strace (each counted
+    child bounded by what the native one took); the results, the trials'
+    summaries, and whether every counted phase started from a settled type
+    cache (scenarios.counts.typecache)."""
     env = fixed.child_environment(private, run=run)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
@@ -259,20 +272,32 @@ def count_storage(
     # Natively first: it fills the bytecode cache the others read.
     native_env = fixed.child_environment(private, write_bytecode=True, run=run)
     child([], "native", native_env, "ran natively")
-    cg_out = child(callgrind_command(private, cg_dir), "callgrind", env,
-                   "instructions counted")  # fmt: skip
+    counted: list[tuple[int, dict[str, Any], callgrind.Dumps]] = []
+    for layout in range(layouts):
+        done = "instructions counted"
+        if layouts > 1:
+            done += f" (layout {layout + 1} of {layouts})"
+        layout_env = dict(env, **{fixed.LAYOUT_VAR: str(layout)}) if layout else env
+        cg_out = child(callgrind_command(private, cg_dir), "callgrind", layout_env,
+                       done)  # fmt: skip
+        counted.append((layout, json.loads(cg_out.read_text()),
+                        callgrind.read_dumps(cg_dir, SKIP)))  # fmt: skip
+        for path in cg_dir.iterdir():
+            path.unlink()
     st_log = private / "strace.log"
     st_out = child(strace_command(st_log), "strace", env, "system calls counted")
-    cg_plan = json.loads(cg_out.read_text())
     st_plan = json.loads(st_out.read_text())
-    dumps = callgrind.read_dumps(cg_dir, SKIP)
     servers_st = st_plan["server_pids"]
     calls = syscalls.read_log(st_log, st_plan["client_tids"] if servers_st else None)
-    results = assemble(storage, cg_plan, dumps, calls)
-    summaries = [TrialSummary(**t) for t in cg_plan["trials"]]
-    for path in cg_dir.iterdir():
-        path.unlink()
-    return results, summaries
+    by_phase: dict[str, list[CountSample]] = {}
+    for layout, cg_plan, dumps in counted:
+        for r in assemble(storage, cg_plan, dumps, calls, layout):
+            by_phase.setdefault(r.phase, []).extend(r.samples)
+    size = counted[0][1].get("size", "")
+    results = [CountResult(storage, size, p, tuple(s)) for p, s in by_phase.items()]
+    summaries = [TrialSummary(**t) for t in counted[0][1]["trials"]]
+    settled = all(plan.get("settled") for _, plan, _ in counted)
+    return results, summaries, settled
 
 
 def assemble(
@@ -280,6 +305,7 @@ def assemble(
     plan: dict[str, Any],
     dumps: callgrind.Dumps,
     calls: syscalls.PhaseCalls,
+    layout: int = 0,
 ) -> list[CountResult]:
     """Per phase, one CountSample per counted trial: the client's dump (the
     counted child's own pid, which the plan records: a runzeo dumps every
@@ -306,6 +332,7 @@ def assemble(
             server_instructions=server,
             syscalls=st["client"] if st else None,
             server_syscalls=st["server"] if st and plan_has_server(plan) else None,
+            layout=layout,
         )
         by_phase.setdefault(p["phase"], []).append(sample)
     return [
@@ -319,11 +346,15 @@ def plan_has_server(plan: dict[str, Any]) -> bool:
 
 
 def count(
-    config: RunConfig, say: Callable[[str], None], child_progress: bool = True
+    config: RunConfig,
+    say: Callable[[str], None],
+    child_progress: bool = True,
+    layouts: int = 1,
 ) -> CountRun:
     """Count every storage of *config* that can run here (check_tools()
-    first); each child reads *config* from the job file and, with
-    *child_progress*, says on stderr which trial it counts."""
+    first), under *layouts* start-up layouts (count_storage); each child
+    reads *config* from the job file and, with *child_progress*, says on
+    stderr which trial it counts."""
     from scenarios.bench.runner import available
     from scenarios.results import environment
 
@@ -333,12 +364,14 @@ def count(
     start, probes = environment.snapshot(), environment.probes()
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
+    settled = True
     with fixed.private_directory() as private:
         job = private / "job.pickle"
         write_job(config, job, child_progress)
         run = fixed.new_run_mark()
         for name in names:
-            r, s = count_storage(name, job, private, say, run)
+            r, s, ok = count_storage(name, job, private, say, run, layouts)
+            settled = settled and ok
             results += [
                 CountResult(x.storage, config.size, x.phase, x.samples) for x in r
             ]
@@ -350,6 +383,10 @@ def count(
         "valgrind": tool_version("valgrind"),
         "strace": tool_version("strace"),
         "hash_seed": fixed.HASH_SEED,
+        # What a count means (docs/counts.md): counts of another method
+        # are not compared.
+        "method": METHOD if settled else UNSETTLED,
+        "layouts": layouts,
         # Storages that talk to a server (whether or not the run started
         # it): their instructions are not exact (model.CountRun.has_server).
         "served": [n for n, f in factories if f.starts_server],

@@ -38,6 +38,9 @@ class CountSample:
     #: {group: calls} of the client process (scenarios.counts.syscalls).
     syscalls: dict[str, int] | None = None
     server_syscalls: dict[str, int] | None = None
+    #: The start-up layout it was counted under (0: the process as it
+    #: starts; scenarios.counts.fixed.shift_layout).
+    layout: int = 0
 
     def value(self, side: str, what: str) -> int | None:
         """Instructions or one group of system calls, of one side."""
