@@ -15,13 +15,41 @@ from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
 from scenarios.results.compare import check_same, column_block, unmatched_line
 from scenarios.results.files import ResultsError
 
-#: The relative change an exact cell may show before it differs.
+#: The relative change an exact cell must show to differ, by default (the
+#: gate's --fail-above).
 EXACT_THRESHOLD = 0.02
+
+#: The relative change the process's layout alone gives an exact cell,
+#: whatever the threshold: the same code counted under six start-up
+#: layouts spread its cells by up to 1.9% (docs/counts.md, measured with
+#: tools/count_layouts.py); a cell must move by more to differ.
+LAYOUT_FLOOR = 0.03
+
+#: The instructions an exact phase cell may move by, whatever its ratio:
+#: an empty commit (about 4,000 instructions) moved by 9% between layouts,
+#: and 10,000 instructions is about a microsecond.
+EXACT_MIN_CHANGE = 10_000
 
 #: The instructions a cell that is not exact may move by, whatever its
 #: spread: a ZEO client's pack row (about 0.2 M instructions, the client
 #: waits for the server) moved 11% between two runs of the same code.
 NOT_EXACT_MIN_CHANGE = 100_000
+
+
+def exact_tolerance(threshold: float = EXACT_THRESHOLD, *cells: Cell) -> float:
+    """The relative change an exact cell must exceed to differ: *threshold*,
+    the layouts' floor, and the spread the *cells* themselves showed over
+    their trials and layouts."""
+    return max(threshold, LAYOUT_FLOOR, *(c.spread for c in cells))
+
+
+def count_text(n: int, what: str = INSTRUCTIONS, scale: int | None = None) -> str:
+    """A count as a line shows it: millions with three decimals where the
+    cell (*scale*: the larger of the two compared, else *n*) is a million or
+    more, every digit below that ("2,431"), calls as a plain number."""
+    if what != INSTRUCTIONS:
+        return str(n)
+    return millions(n) if (scale if scale is not None else n) >= 1_000_000 else f"{n:,}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +93,7 @@ class CountDifference:
         return change is None or change > threshold
 
     def fmt(self, n: int) -> str:
-        return millions(n) if self.what == INSTRUCTIONS else str(n)
+        return count_text(n, self.what, max(self.old.value, self.new.value))
 
     @property
     def verdict(self) -> str:
@@ -203,6 +231,14 @@ def _identity(run: CountRun) -> dict[str, Any]:
     }
 
 
+def method(run: CountRun) -> str:
+    """How *run* was counted (scenarios.counts.launch.METHOD); "unsettled"
+    for files written before the method was recorded."""
+    counts = run.metadata.get("counts")
+    value = counts.get("method") if isinstance(counts, dict) else None
+    return value if isinstance(value, str) else "unsettled"
+
+
 def cells(run: CountRun) -> dict[tuple[str, str, str], Cell]:
     """(column, row, what) -> cell, for every side and everything counted."""
     several = len(run.sizes) > 1
@@ -232,21 +268,31 @@ def compare_counts(
         new_name,
         "they counted different work",
     )
+    check_same(
+        {"method": method(old)},
+        {"method": method(new)},
+        old_name,
+        new_name,
+        "they were counted by different versions of the method "
+        "(docs/counts.md#the-method): count both with this version",
+    )
     ca, cb = cells(old), cells(new)
     out = []
     for cell_key, cell in ca.items():
         if cell_key in cb:
             other = cb[cell_key]
             exact = cell.exact and other.exact
-            tolerance = (
-                exact_threshold
-                if exact
-                else max(
+            column, row, what = cell_key
+            if exact and what == INSTRUCTIONS:
+                tolerance = exact_tolerance(exact_threshold, cell, other)
+                floor = EXACT_MIN_CHANGE
+            elif exact:  # system calls: every call counts
+                tolerance, floor = exact_threshold, 0
+            else:
+                tolerance = max(
                     cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
                 )
-            )
-            column, row, what = cell_key
-            floor = 0 if exact or what != INSTRUCTIONS else NOT_EXACT_MIN_CHANGE
+                floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
             out.append(
                 CountDifference(column, row, what, cell, other, tolerance, floor)
             )
@@ -303,7 +349,14 @@ def compare_benchmarks(
     """Two micro-benchmark count sets, benchmark by benchmark (the fewest
     instructions of any call: exact within a few instructions in millions)."""
     out = [
-        CountDifference(storage, test, INSTRUCTIONS, cell, new[key], exact_threshold)
+        CountDifference(
+            storage,
+            test,
+            INSTRUCTIONS,
+            cell,
+            new[key],
+            exact_tolerance(exact_threshold, cell, new[key]),
+        )
         for key, cell in old.items()
         if key in new
         for storage, test in [key]
