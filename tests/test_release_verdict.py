@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,18 @@ def test_a_storage_slowed_by_five_percent_is_the_first_line(
     head, first = r.out.splitlines()[:2]
     assert "REGRESSION" in head and "NO REGRESSION" not in head
     assert first.startswith("  counts: 3 of ") and "grew above 2%" in first
+    # Grouped by storage, the storage first, each cell with its change,
+    # the largest change first.
+    assert "grew above 2%: slow: 3 cells +" in first, first
+    named = first.split("(", 1)[1]
+    changes = [float(x) for x in re.findall(r" \+(\d+\.\d)%", named)]
+    assert len(changes) == 3 and changes == sorted(changes, reverse=True), first
     for row in COMMIT_ROWS:
-        assert f"slow {row}: " in first, first
-    assert "slow query processes" not in first
-    # Named with their ratio, as compare names cells.
-    assert "x more (+" in first
+        assert f"{row} +" in named, first
+    assert "query processes" not in first
+    # The cells that did not move: their own line, next to it.
+    second = r.out.splitlines()[2]
+    assert second.startswith("  counts: ") and "no change" in second, r.out
 
 
 def test_the_verdict_model(tmp_path: Path) -> None:
@@ -334,3 +342,38 @@ def test_releases_of_two_machines_compare_their_counts_only(tmp_path: Path) -> N
     words = {x.part: x.text for x in v.lines()}
     assert "wall figures not comparable" in words["machines"]
     assert "not comparable" in words["wall time"]
+
+
+def _at_load(source: Path, dest: Path, load: float) -> Path:
+    """A copy of release *source* that recorded *load* (1-minute load
+    average) at its start and end, in release.json and every part."""
+    shutil.copytree(source, dest)
+    for path in dest.glob("*.json"):
+        data = json.loads(path.read_text())
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get("environment"), dict):
+            meta["environment"]["load_average_start"] = [load, load, load]
+            meta["environment"]["load_average_end"] = [load, load, load]
+            path.write_text(json.dumps(data))
+    return dest
+
+
+def test_wall_time_of_a_busy_release_is_not_compared(tmp_path: Path) -> None:
+    """Two releases of the same code, one run at load 10 on 2 CPUs: the
+    timed parts say why they cannot be compared and call nothing faster or
+    slower; the counts, which do not depend on load, still gate."""
+    idle_a = _at_load(A, tmp_path / "idle-a", 0.2)
+    idle_b = _at_load(B, tmp_path / "idle-b", 0.3)
+    busy_b = _at_load(B, tmp_path / "busy-b", 10.3)
+    quiet = verdict.compare(directory.load(idle_a), directory.load(idle_b))
+    assert quiet.timing_not_comparable() is None
+    assert "not comparable" not in {x.part: x.text for x in quiet.lines()}["wall time"]
+    v = verdict.compare(directory.load(idle_a), directory.load(busy_b))
+    why = v.timing_not_comparable()
+    assert why is not None and "ran at load 0.2" in why and "at load 10.3" in why
+    words = {x.part: x.text for x in v.lines()}
+    for part in ("wall time", "concurrency"):
+        assert "not comparable" in words[part], words[part]
+        assert "significant" not in words[part] and "better" not in words[part]
+    assert "faster" not in words["wall time"].split("no cell")[0]
+    assert not v.regression and v.exit_status == 0

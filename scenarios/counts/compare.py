@@ -14,6 +14,7 @@ from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
 from scenarios.results.compare import check_same, column_block, unmatched_line
 from scenarios.results.files import ResultsError
+from scenarios.results.formatter import plural
 
 #: The relative change an exact cell must show to differ, by default (the
 #: gate's --fail-above).
@@ -164,13 +165,19 @@ class CountComparison:
         )
 
     def summary(self) -> str:
-        n = len(self.cells)
+        """The numbers the release verdict gives too: cells that depend on
+        timing (receives) are shown, not counted among the compared."""
+        gated = [c for c in self.cells if not c.timing]
+        n = len(gated)
         diff = self.differing()
         more = [c for c in diff if (c.change is None or c.change > 0)]
         line = (
-            f"Summary: {n} cells; {len(more)} more, {len(diff) - len(more)} fewer, "
-            f"{n - len(diff)} no change"
+            f"Summary: {n} cells compared; {len(more)} more, "
+            f"{len(diff) - len(more)} fewer, {n - len(diff)} no change"
         )
+        if len(gated) < len(self.cells):
+            timing = len(self.cells) - len(gated)
+            line += f" ({plural(timing, 'cell')} that depend on timing not compared)"
         if more:
             worst = max(
                 more, key=lambda c: float("inf") if c.change is None else c.change

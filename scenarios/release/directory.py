@@ -13,6 +13,7 @@ from typing import Any
 
 from scenarios.counts.compare import benchmark_cells
 from scenarios.counts.model import Cell, CountRun
+from scenarios.results import environment
 from scenarios.results.files import RELEASE, ResultsError, read_json
 from scenarios.results.kinds import RELEASE_SUMMARY, Found, sniff
 from scenarios.results.model import RunResult
@@ -63,6 +64,36 @@ class Release:
         zodb = self.version()
         when = self.date[:10] or "no date"
         return f"{self.path} ({when}{f', ZODB {zodb}' if zodb else ''})"
+
+    @property
+    def load(self) -> float | None:
+        """The highest 1-minute load average the release recorded (at its
+        start or end, or a part's), or None."""
+        envs = [environment.of(self.metadata)]
+        for run in (self.table, self.scale, self.million):
+            if run is not None:
+                envs.append(environment.of(run.metadata))
+        loads = [
+            loads[0]
+            for env in envs
+            for when in ("start", "end")
+            if isinstance(loads := env.get(f"load_average_{when}"), list) and loads
+            if isinstance(loads[0], (int, float)) and not isinstance(loads[0], bool)
+        ]
+        return max(loads) if loads else None
+
+    @property
+    def code(self) -> str:
+        """The project's commit it measured, short, "+patch DIGEST" when its
+        tree differed from it; "?" when not recorded (metadata "code")."""
+        code = self.metadata.get("code")
+        project = code.get("project") if isinstance(code, dict) else None
+        if not isinstance(project, dict) or not isinstance(project.get("commit"), str):
+            return "?"
+        text = project["commit"][:10]
+        if project.get("dirty"):
+            text += f"+patch {project.get('diff') or '?'}"
+        return text
 
     def part(self, name: str) -> dict[str, Any] | None:
         for p in self.summary.get("parts") or ():

@@ -54,7 +54,8 @@ class ReleaseHistory:
     def _runs(self) -> list[str]:
         width = max(len(label) for label in self.labels)
         return [
-            f"{i:>3}  {label.ljust(width)}  {r.date or '?'}  {r.path}"
+            f"{i:>3}  {label.ljust(width)}  {r.date or '?'}  load {_load(r)}  "
+            f"code {r.code}  {r.path}"
             for i, (label, r) in enumerate(
                 zip(self.labels, self.releases, strict=True), 1
             )
@@ -107,7 +108,14 @@ class ReleaseHistory:
         return {
             "kind": "release-history",
             "releases": [
-                {"release": i, "label": label, "directory": str(r.path), "date": r.date}
+                {
+                    "release": i,
+                    "label": label,
+                    "directory": str(r.path),
+                    "date": r.date,
+                    "load": r.load,
+                    "code": r.code,
+                }
                 for i, (label, r) in enumerate(
                     zip(self.labels, self.releases, strict=True), 1
                 )
@@ -120,6 +128,10 @@ class ReleaseHistory:
             "consistency": [{"storage": n, "states": v} for n, v in self.consistency],
             "notes": list(self.notes),
         }
+
+
+def _load(release: Release) -> str:
+    return "?" if release.load is None else f"{release.load:.1f}"
 
 
 def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:

@@ -153,6 +153,8 @@ def page(release: Release, verdict: Verdict | None) -> str:
             f"ZODB {versions.get('ZODB', '?')}",
             f"ZEO {versions.get('ZEO', '?')}",
             f"{cpus} CPUs",
+            "load " + ("?" if release.load is None else f"{release.load:.1f}"),
+            f"code {release.code}",
             "storages: " + ", ".join(release.storages),
         ]
     )
@@ -216,10 +218,18 @@ def history_page(h: ReleaseHistory) -> str:
     body = ["<h1>vfab-loadtest: history of releases</h1>"]
     body.append(f'<p class="lede">{escape(h.heading())}</p>')
     rows = [
-        [str(i), label, r.date or "?", str(r.path)]
+        [
+            str(i),
+            label,
+            r.date or "?",
+            "?" if r.load is None else f"{r.load:.1f}",
+            r.code,
+            str(r.path),
+        ]
         for i, (label, r) in enumerate(zip(h.labels, h.releases, strict=True), 1)
     ]
-    body.append(_table(Table("", ["", "release", "date", "directory"], rows)))
+    header = ["", "release", "date", "load", "code", "directory"]
+    body.append(_table(Table("", header, rows)))
     from scenarios.results import environment
 
     for i, r in enumerate(h.releases, 1):

@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any
 
 from scenarios.counts.compare import (
+    LAYOUT_FLOOR,
     CountComparison,
     CountDifference,
     compare_benchmarks,
@@ -28,8 +29,10 @@ from scenarios.release.measures import (
     per_object,
     states,
 )
+from scenarios.results import environment
 from scenarios.results.compare import Comparison, compare_files
 from scenarios.results.files import ResultsError
+from scenarios.results.formatter import plural
 from scenarios.scale.compare import ScaleComparison, compare_scale
 
 #: The default --fail-above: a count change the gate calls a regression
@@ -40,16 +43,57 @@ DEFAULT_FAIL_ABOVE = 0.02
 NAMED = 4
 
 
+#: The column of a micro-benchmark cell's storage, as the verdict names it.
+MICRO = " (micro-benchmark)"
+
+
 def cell_name(c: CountDifference) -> str:
     what = "" if c.what == INSTRUCTIONS else f" ({c.what} calls)"
     return f"{c.column} {c.row}{what}"
 
 
-def _named(cells: list[CountDifference]) -> str:
-    text = "; ".join(f"{cell_name(c)}: {c.line}" for c in cells[:NAMED])
-    if len(cells) > NAMED:
-        text += f"; and {len(cells) - NAMED} more"
-    return text
+def storage_of(c: CountDifference) -> str:
+    """The storage a cell belongs to (a server's cells are its storage's)."""
+    return c.column.removesuffix(MICRO).removesuffix(" (server)")
+
+
+def _size(c: CountDifference) -> float:
+    change = c.change
+    return float("inf") if change is None else abs(change)
+
+
+def _span(cells: list[CountDifference]) -> str:
+    """ "+5.1%" or "+5.1 to +7.9%" (the cells' changes)."""
+    changes = sorted(c.change for c in cells if c.change is not None)
+    if not changes:
+        return "new"
+    low, high = changes[0] * 100, changes[-1] * 100
+    return (
+        f"{low:+.1f}%"
+        if f"{low:+.1f}" == f"{high:+.1f}"
+        else (f"{low:+.1f} to {high:+.1f}%")
+    )
+
+
+def by_storage(cells: list[CountDifference]) -> str:
+    """The cells grouped by storage, the storage that moved most first and
+    each storage's cells by the size of their change: "slow: 3 cells +5.1
+    to +7.9% (commit processes +7.9%, ...)"."""
+    groups: dict[str, list[CountDifference]] = {}
+    for c in sorted(cells, key=_size, reverse=True):
+        groups.setdefault(storage_of(c), []).append(c)
+    parts = []
+    for storage, group in groups.items():
+        named = ", ".join(
+            f"{cell_name(c).removeprefix(storage + ' ')} "
+            f"{'new' if c.change is None else f'{c.change * 100:+.1f}%'}"
+            for c in group[:NAMED]
+        )
+        if len(group) > NAMED:
+            named += f", and {len(group) - NAMED} more"
+        cells_text = plural(len(group), "cell")
+        parts.append(f"{storage}: {cells_text} {_span(group)} ({named})")
+    return "; ".join(parts)
 
 
 def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
@@ -66,6 +110,18 @@ def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
 def _machine_words(meta: dict[str, Any]) -> str:
     name, model, cpus = machine(meta)
     return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
+
+
+def busy_load(release: Release) -> float | None:
+    """The load at which *release* ran when that is busy (above
+    environment.BUSY_LOAD_PER_CPU a CPU), else None."""
+    load = release.load
+    cpus = release.metadata.get("cpu_count") or environment.of(release.metadata).get(
+        "cpu_count"
+    )
+    if load is None or not isinstance(cpus, int) or cpus < 1:
+        return None
+    return load if load / cpus > environment.BUSY_LOAD_PER_CPU else None
 
 
 # -- the verdict ---------------------------------------------------------------
@@ -116,26 +172,41 @@ class Verdict:
         gate = f"counts above {self.fail_above:.0%}, or a storage newly WRONG"
         return f"Verdict against {self.old.label}: {word} (the gate: {gate})"
 
+    def gated_cells(self) -> list[CountDifference]:
+        """Every count cell the gate reads (receives depend on timing: shown
+        in the detail, never gated), the micro-benchmarks' marked."""
+        out = []
+        for comp in (self.counts, self.micro_counts):
+            if comp is None:
+                continue
+            for c in comp.cells:
+                if c.timing:
+                    continue
+                if comp is self.micro_counts:
+                    c = dataclasses.replace(c, column=c.column + MICRO)
+                out.append(c)
+        return out
+
     def _count_lines(self) -> list[Line]:
         if self.counts is None and self.micro_counts is None:
             why = self.not_compared.get("counts", "not compared")
             return [Line("counts", f"{why}: no gate on counts", CHANGE)]
-        cells = [
+        cells = self.gated_cells()
+        grew = [c for c in cells if c.above(self.fail_above)]
+        fell = [
             c
-            for comp in (self.counts, self.micro_counts)
-            if comp is not None
-            for c in comp.cells
-            if not c.timing
+            for c in cells
+            if c.differs and c.change is not None and -c.change > self.fail_above
         ]
-        grew, fell = self.count_regressions(), self.count_improvements()
-        quiet = len(cells) - len(grew) - len(fell)
+        moved = {storage_of(c) for c in grew + fell}
+        still = sorted({storage_of(c) for c in cells} - moved)
         out = []
         if grew:
             out.append(
                 Line(
                     "counts",
                     f"{len(grew)} of {len(cells)} cells grew above "
-                    f"{self.fail_above:.0%}: {_named(grew)}",
+                    f"{self.fail_above:.0%}: {by_storage(grew)}",
                     GATE,
                 )
             )
@@ -144,7 +215,7 @@ class Verdict:
                 Line(
                     "counts",
                     f"{len(fell)} of {len(cells)} cells fell by more than "
-                    f"{self.fail_above:.0%} (improvements): {_named(fell)}",
+                    f"{self.fail_above:.0%} (improvements): {by_storage(fell)}",
                     CHANGE,
                 )
             )
@@ -153,14 +224,37 @@ class Verdict:
             covered.append("the 2000 rows")
         if self.micro_counts is not None:
             covered.append("the micro-benchmarks")
-        out.append(
-            Line(
-                "counts",
-                f"{quiet} of {len(cells)} cells no change ({' and '.join(covered)})"
-                + "".join(f"; {w}" for w in self.not_compared_of("counts")),
-            )
+        quiet = len(cells) - len(grew) - len(fell)
+        text = (
+            f"{quiet} of {len(cells)} cells no change ({' and '.join(covered)}; "
+            f"within ±{LAYOUT_FLOOR:.0%}, what the process's layout alone moves, "
+            "or their own spread)"
         )
+        if moved and still:
+            text += f"; no change at all: {', '.join(still)}"
+        text += "".join(f"; {w}" for w in self.not_compared_of("counts"))
+        out.append(Line("counts", text))
         return out
+
+    def timing_not_comparable(self) -> str | None:
+        """Why the timed parts (wall time, the curve, the million run) say
+        nothing of the code, or None: another machine, or either release ran
+        while other work loaded the machine."""
+        if not self.same_machine:
+            return "not comparable: another machine (see below)"
+        if busy_load(self.old) is None and busy_load(self.new) is None:
+            return None
+        loads = "; ".join(
+            f"{r.path} ran at load {r.load:.1f}"
+            for r in (self.old, self.new)
+            if r.load is not None
+        )
+        cpus = self.new.metadata.get("cpu_count") or "?"
+        return (
+            f"not comparable: {loads} (on {cpus} CPUs; busy above "
+            f"{environment.BUSY_LOAD_PER_CPU:g} a CPU): a busy machine slows "
+            "every figure, so no cell is called faster or slower"
+        )
 
     def not_compared_of(self, part: str) -> list[str]:
         why = self.not_compared.get(part)
@@ -169,6 +263,9 @@ class Verdict:
     def _wall_line(self) -> Line:
         if self.wall is None:
             return Line("wall time", self.not_compared.get("wall", "not compared"))
+        why = self.timing_not_comparable()
+        if why is not None:
+            return Line("wall time", f"{len(self.wall.cells)} cells {why}", CHANGE)
         w = self.wall
         slower, faster, unsure = w.slower(), w.faster(), w.inconclusive()
         quiet = len(w.cells) - len(slower) - len(faster) - len(unsure)
@@ -188,6 +285,9 @@ class Verdict:
     def _curve_line(self) -> Line:
         if self.curve is None:
             return Line("concurrency", self.not_compared.get("curve", "not compared"))
+        why = self.timing_not_comparable()
+        if why is not None:
+            return Line("concurrency", why)
         c = self.curve
         worse = c.worse()
         return Line(
@@ -197,14 +297,16 @@ class Verdict:
     def _million_line(self) -> Line:
         if not self.million:
             return Line("million", self.not_compared.get("million", "not compared"))
-        text = "; ".join(m.line(self.same_machine) for m in self.million)
+        why = self.timing_not_comparable()
+        text = "; ".join(m.line(why is None) for m in self.million)
         text += " (one trial a side: ratios, not tested)"
-        if not self.same_machine:
-            text += "; times not comparable (another machine)"
+        if why is not None:
+            text += f"; times {why}"
         return Line("million", text)
 
     def lines(self) -> list[Line]:
-        """Every part's lines, the gate's failures first, then changes."""
+        """Every part's lines, the part whose gate failed first, then those
+        with changes; a part's lines stay together."""
         out = [
             *self.consistency.lines(),
             *self._count_lines(),
@@ -222,7 +324,11 @@ class Verdict:
                     CHANGE,
                 )
             )
-        return sorted(out, key=lambda line: -line.severity)
+        worst: dict[str, int] = {}
+        for line in out:
+            worst[line.part] = max(worst.get(line.part, 0), line.severity)
+        order = {part: i for i, part in enumerate(worst)}
+        return sorted(out, key=lambda x: (-worst[x.part], order[x.part]))
 
     def text(self) -> str:
         out = [self.headline()]
