@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -377,3 +378,61 @@ def test_wall_time_of_a_busy_release_is_not_compared(tmp_path: Path) -> None:
         assert "significant" not in words[part] and "better" not in words[part]
     assert "faster" not in words["wall time"].split("no cell")[0]
     assert not v.regression and v.exit_status == 0
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()
+    }
+
+
+def _never_written(
+    capsys: pytest.CaptureFixture[str], prev: Path, out: Path, fragment: str
+) -> None:
+    """release --out OUT --against PREV --force is refused in one line and
+    PREV is left byte for byte."""
+    before = _tree(prev)
+    r = run_cli(
+        capsys, "release", "--quick", "--storage", "mapping,zeo", "--out", str(out),
+        "--against", str(prev), "--force",
+    )  # fmt: skip
+    assert_bad_input(r, fragment)
+    assert _tree(prev) == before
+
+
+def test_a_release_never_writes_into_the_one_it_is_compared_with(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Through another name for the same directory (a link), or one inside
+    the other: refused before any work, the last release unchanged."""
+    prev = tmp_path / "prev"
+    shutil.copytree(A, prev)
+    alias = tmp_path / "alias"
+    alias.symlink_to(prev)
+    _never_written(capsys, prev, alias, "a release never writes into the one")
+    _never_written(capsys, prev, prev / "sub", "a release never writes into the one")
+    outer = tmp_path / "outer"
+    inner = outer / "prev"
+    shutil.copytree(A, inner)
+    _never_written(capsys, inner, outer, "--force would replace it")
+
+
+@pytest.mark.subprocess
+def test_a_bind_mount_of_the_last_release_is_seen_through(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """mount --bind PREV ALIAS: the same device and inode, refused."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mount --bind needs root and mount(8)")
+    prev, alias = tmp_path / "prev", tmp_path / "alias"
+    shutil.copytree(A, prev)
+    alias.mkdir()
+    done = subprocess.run(
+        ["mount", "--bind", str(prev), str(alias)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"mount --bind failed here: {done.stderr.strip()}")
+    try:
+        _never_written(capsys, prev, alias, "a release never writes into the one")
+    finally:
+        subprocess.run(["umount", str(alias)], check=True)

@@ -232,6 +232,40 @@ def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
     return plan
 
 
+def _ancestors(path: Path) -> list[Path]:
+    """*path* and the directories above it that exist."""
+    path = Path(os.path.abspath(path))
+    return [p for p in (path, *path.parents) if p.exists()]
+
+
+def _same(a: Path, b: Path) -> bool:
+    """One file or directory, whatever the names (a bind mount, a link):
+    the same device and inode."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_apart(against: Path, out: Path) -> None:
+    """ConfigError when writing *out* would write into release *against*,
+    or replace it: the same directory by any name (devices and inodes
+    compared, so a bind mount or a link is seen through), or one inside
+    the other."""
+    if not against.exists():
+        return  # directory.load says what is wrong with it
+    if any(_same(p, against) for p in _ancestors(out)):
+        raise ConfigError(
+            f"--out {out} is --against {against} or inside it: a release never "
+            "writes into the one it is compared with; name another directory"
+        )
+    if out.exists() and any(_same(p, out) for p in _ancestors(against)):
+        raise ConfigError(
+            f"--against {against} is inside --out {out}: --force would replace "
+            "it; name another directory"
+        )
+
+
 def main(args: argparse.Namespace) -> int:
     from scenarios.release import directory, parts, verdict
 
@@ -240,10 +274,7 @@ def main(args: argparse.Namespace) -> int:
     plan = _plan(args)
     old = None
     if args.against is not None:
-        if args.out.exists() and os.path.realpath(args.against) == os.path.realpath(
-            args.out
-        ):
-            raise ConfigError("--against names --out: compare with the last release")
+        check_apart(Path(args.against), args.out)
         old = directory.load(args.against)
         directory.check_comparable(
             directory.identity(old), new_identity(plan), str(args.against)
