@@ -436,3 +436,100 @@ def test_a_bind_mount_of_the_last_release_is_seen_through(
         _never_written(capsys, prev, alias, "a release never writes into the one")
     finally:
         subprocess.run(["umount", str(alias)], check=True)
+
+
+def _edited(source: Path, dest: Path, name: str, edit: Any) -> Path:
+    """A copy of release *source* whose JSON file *name* *edit* changed
+    (edit(data) mutates it in place)."""
+    shutil.copytree(source, dest)
+    data = json.loads((dest / name).read_text())
+    edit(data)
+    (dest / name).write_text(json.dumps(data))
+    return dest
+
+
+def _drop_part(name: str) -> Any:
+    def edit(summary: dict[str, Any]) -> None:
+        summary["parts"] = [p for p in summary["parts"] if p["name"] != name]
+
+    return edit
+
+
+def test_a_verdict_that_could_not_read_what_the_gate_needs_is_not_a_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """No counts in the new release (valgrind missing, or the part left
+    out), or no parts at all: NOT FULLY CHECKED, exit 3, saying what is
+    missing; never NO REGRESSION."""
+    cases = {
+        "no-counts": _drop_part("counts"),
+        "no-parts": lambda s: s.update(parts=[]),
+        "no-curve": _drop_part("scale"),
+    }
+    for case, edit in cases.items():
+        new = _edited(B, tmp_path / case, "release.json", edit)
+        r = run_cli(capsys, "compare", str(A), str(new))
+        head = r.out.splitlines()[0] if r.out else ""
+        assert r.status == 3, (case, r.out, r.err)
+        assert "NOT FULLY CHECKED" in head and "NO REGRESSION" not in r.out, case
+        v = verdict.compare(directory.load(A), directory.load(new))
+        assert v.unchecked() and v.exit_status == 3, case
+    v = verdict.compare(directory.load(A), directory.load(tmp_path / "no-curve"))
+    assert any("zeo's consistency not checked" in u for u in v.unchecked())
+    # Both whole: the gate saw everything.
+    assert verdict.compare(directory.load(A), directory.load(B)).unchecked() == []
+
+
+def test_a_release_that_contradicts_itself_is_damaged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What release reads from a directory is checked, not trusted: each
+    lie below is one line, exit 2, naming the directory."""
+
+    def files_as_text(s: dict[str, Any]) -> None:
+        s["parts"][1]["files"] = "counts.json"
+
+    def storages_not_names(s: dict[str, Any]) -> None:
+        s["metadata"]["storages"] = ["mapping", 7, "slow"]
+
+    def cell_twice(c: dict[str, Any]) -> None:
+        copy = json.loads(json.dumps(c["results"][0]))
+        for sample in copy["samples"]:
+            sample["instructions"] = int(sample["instructions"] * 1.1)
+        c["results"].append(copy)
+
+    def served_lie(c: dict[str, Any]) -> None:
+        c["metadata"]["counts"]["served"].append("mapping")
+
+    def right_with_violations(s: dict[str, Any]) -> None:
+        inv = s["points"][0]["invariants"]
+        inv["counts"]["lost write"] = 3
+
+    cases = [
+        ("release.json", files_as_text, "lists its files as something other"),
+        ("release.json", storages_not_names, "metadata.storages is not a list"),
+        ("counts.json", cell_twice, "is listed twice"),
+        ("counts.json", served_lie, "says mapping talks to a server"),
+        ("scale.json", right_with_violations, "says right while listing violations"),
+    ]
+    for i, (name, edit, fragment) in enumerate(cases):
+        new = _edited(B, tmp_path / f"case{i}", name, edit)
+        r = run_cli(capsys, "compare", str(A), str(new))
+        assert_bad_input(r, fragment)
+        assert str(new) in r.err
+
+
+def test_an_incomplete_point_that_found_violations_is_wrong(tmp_path: Path) -> None:
+    """A point a lost host cut short still says what it found: WRONG (the
+    gate), never "right on every point"."""
+
+    def cut_and_wrong(s: dict[str, Any]) -> None:
+        point = s["points"][0]
+        point["incomplete"] = "a host was lost mid-point"
+        point["invariants"].update(ok=False, summary="consistency: 1 violation")
+        point["invariants"]["counts"]["lost write"] = 1
+
+    new = _edited(B, tmp_path / "cut", "scale.json", cut_and_wrong)
+    v = verdict.compare(directory.load(A), directory.load(new))
+    assert v.consistency.new["zeo"][0] == "WRONG"
+    assert v.regression and v.exit_status == 1

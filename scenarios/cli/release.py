@@ -23,6 +23,7 @@ from scenarios.cli.args import (
     storage_list,
 )
 from scenarios.errors import (
+    EXIT_ERRORS,
     EXIT_FAILED,
     EXIT_INVARIANTS,
     EXIT_OK,
@@ -357,7 +358,7 @@ def main(args: argparse.Namespace) -> int:
         # was, or by a known upstream bug, is a line of the verdict, not a
         # failure of this release (a part that failed or went unchecked is).
         unjudged = [p for p in results if p.status != "violations"]
-        status = max(exit_status(unjudged), judged.exit_status)
+        status = worst(exit_status(unjudged), judged.exit_status)
         summary["against"] = {
             "directory": str(args.against),
             "verdict": judged.to_json(),
@@ -396,6 +397,15 @@ def text(
         lines.append(f"Every compared cell: vfab-bench compare {judged.old.path} {out}")
     lines.append(f"release: {out / 'index.html'}")
     return "\n".join(lines) + "\n"
+
+
+def worst(*statuses: int) -> int:
+    """The status that wins: a failure or regression (1), then a check not
+    finished (3), then errors (4), then 0 (scenarios.errors)."""
+    for status in (EXIT_VIOLATIONS, EXIT_INVARIANTS, EXIT_ERRORS):
+        if status in statuses:
+            return status
+    return max(statuses, default=EXIT_OK)
 
 
 def exit_status(results: list[PartResult]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
 from scenarios.results import schema
-from scenarios.results.files import COUNTS
+from scenarios.results.files import COUNTS, ResultsError
 from scenarios.results.model import PhaseRows, TrialSummary
 
 #: The two sides a cell can count: the client process and the servers.
@@ -129,6 +129,28 @@ class CountRun(schema.Stored, PhaseRows[CountResult]):
         if r is None:
             return None
         return r.cell(side, what, exact_here=not self.has_server(storage))
+
+    @classmethod
+    def from_json(cls, data: Any) -> CountRun:
+        """The file's run, refused (ResultsError) where one cell is listed
+        twice: which copy counts cannot be told."""
+        run = super().from_json(data)
+        seen: set[tuple[str, str, str]] = set()
+        for r in run.results:
+            key = (r.storage, r.size, r.phase)
+            if key in seen:
+                raise ResultsError(
+                    f"malformed {cls.WHAT}: {r.storage} {r.phase} [{r.size}] is "
+                    "listed twice"
+                )
+            seen.add(key)
+        counts = run.metadata.get("counts")
+        served = counts.get("served", []) if isinstance(counts, dict) else []
+        if not isinstance(served, list) or not all(isinstance(n, str) for n in served):
+            raise ResultsError(
+                f"malformed {cls.WHAT}: metadata.counts.served: not a list of names"
+            )
+        return run
 
     @classmethod
     def schema(cls) -> schema.Object:

@@ -143,7 +143,61 @@ def summary(found: Found) -> dict[str, Any]:
         or not isinstance(meta.get("storages"), list)
     ):
         raise ResultsError(f"{path} is damaged: {SUMMARY} lacks its parts or storages")
+    if not meta["storages"] or not all(
+        isinstance(n, str) and n for n in meta["storages"]
+    ):
+        raise ResultsError(
+            f"{path} is damaged: {SUMMARY}'s metadata.storages is not a list of names"
+        )
+    for p in parts:
+        files = p.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ResultsError(
+                f"{path} is damaged: {SUMMARY}'s part {p['name']!r} lists its "
+                "files as something other than a list of names"
+            )
+        if not isinstance(p.get("status", ""), str):
+            raise ResultsError(
+                f"{path} is damaged: {SUMMARY}'s part {p['name']!r} has no status"
+            )
     return data
+
+
+def check_parts(release: Release) -> None:
+    """ResultsError where what a release's files say contradicts itself or
+    the suite: a storage counted as talking to a server that has none, a
+    scale point whose check says right while listing violations, a part
+    that says it ran but wrote nothing to read."""
+    import storages
+
+    path = release.path
+    if release.counts is not None:
+        served = release.counts.metadata.get("counts", {}).get("served", [])
+        for name in served:
+            if name in storages.REGISTRY and not storages.get(name).starts_server:
+                raise ResultsError(
+                    f"{path} is damaged: counts.json says {name} talks to a "
+                    f"server; {name} has none"
+                )
+    if release.scale is not None:
+        for p in release.scale.every_point:
+            inv = p.invariants
+            found = len(inv.get("violations") or ()) + sum(
+                (inv.get("counts") or {}).values()
+            )
+            if inv.get("ok") is True and (found or not inv.get("checked")):
+                raise ResultsError(
+                    f"{path} is damaged: scale.json's {p.storage} point at "
+                    f"{p.clients} clients says right "
+                    + ("while listing violations" if found else "but was not checked")
+                )
+    for name, attr in (("counts", "counts"), ("scale", "scale"), ("table", "table")):
+        part = release.part(name)
+        if part and part.get("status") == "ok" and getattr(release, attr) is None:
+            raise ResultsError(
+                f"{path} is damaged: {SUMMARY} says its {name} part ran, and "
+                "lists no file of it"
+            )
 
 
 def _listed(summary: dict[str, Any]) -> set[str]:
@@ -197,7 +251,7 @@ def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
             raise ResultsError(
                 f"{path} is damaged: {text if str(file) in text else f'{name}: {text}'}"
             ) from None
-    return Release(
+    release = Release(
         path,
         checked,
         table=found.get(TABLE),
@@ -207,6 +261,8 @@ def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
         scale=found.get(SCALE),
         million=found.get(MILLION),
     )
+    check_parts(release)
+    return release
 
 
 def _config(run: RunResult | None) -> dict[str, Any]:

@@ -47,10 +47,17 @@ def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     if run is None:
         return out
-    for storage in run.storages():
-        points = [p for p in run.points if p.storage == storage]
+    every = run.every_point
+    for storage in dict.fromkeys(p.storage for p in every):
+        points = [p for p in every if p.storage == storage]
         wrong = [p for p in points if p.invariants.get("ok") is False]
-        unchecked = [p for p in points if p.invariants.get("ok") is None]
+        # A point a lost host cut short was not fully checked, whatever its
+        # check said of the part it saw.
+        unchecked = [
+            p
+            for p in points
+            if p.invariants.get("ok") is None or p.incomplete is not None
+        ]
         if wrong:
             p = wrong[0]
             why = f"{plural(p.clients, 'client')}: {p.invariants.get('summary')}"
@@ -60,7 +67,8 @@ def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:
             out[storage] = (KNOWN_WRONG, f"{why}; {bug}") if bug else ("WRONG", why)
         elif unchecked:
             p = unchecked[0]
-            why = f"{plural(p.clients, 'client')}: {p.invariants.get('summary')}"
+            said = p.incomplete or p.invariants.get("summary")
+            why = f"{plural(p.clients, 'client')}: {said}"
             out[storage] = ("not fully checked", why)
         else:
             out[storage] = ("right", f"every point checked ({len(points)})")

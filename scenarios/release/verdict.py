@@ -17,7 +17,7 @@ from scenarios.counts.compare import (
     compare_counts,
 )
 from scenarios.counts.model import INSTRUCTIONS
-from scenarios.errors import EXIT_OK, EXIT_VIOLATIONS
+from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
 from scenarios.release.directory import Release
 from scenarios.release.measures import (
     CHANGE,
@@ -163,12 +163,46 @@ class Verdict:
     def regression(self) -> bool:
         return bool(self.count_regressions() or self.consistency.newly_wrong())
 
+    def unchecked(self) -> list[str]:
+        """What the gate needed and could not read: no counts of the 2000
+        rows on either side, a counted part or storage one side has and the
+        other lacks, a shared storage whose consistency this release could
+        not fully check.  Empty when the gate saw everything."""
+        out = []
+        if self.counts is None:
+            out.append(self.not_compared.get("counts", "the counts were not compared"))
+        else:
+            if self.counts.unmatched:
+                out.append(
+                    "cells counted on one side only: "
+                    + ", ".join(self.counts.unmatched[:NAMED])
+                    + (" and more" if len(self.counts.unmatched) > NAMED else "")
+                )
+            micro = (self.old.micro_counts is None, self.new.micro_counts is None)
+            if micro[0] != micro[1] or (self.micro_counts is None and not any(micro)):
+                out.append(
+                    self.not_compared.get("counts", "micro-benchmark counts missing")
+                )
+        for storage, (state, why) in self.consistency.new.items():
+            if state == "not fully checked":
+                out.append(f"{storage}'s consistency not fully checked ({why})")
+        for storage in self.consistency.old.keys() - self.consistency.new.keys():
+            out.append(f"{storage}'s consistency not checked in {self.new.path}")
+        return out
+
     @property
     def exit_status(self) -> int:
-        return EXIT_VIOLATIONS if self.regression else EXIT_OK
+        if self.regression:
+            return EXIT_VIOLATIONS
+        return EXIT_INVARIANTS if self.unchecked() else EXIT_OK
 
     def headline(self) -> str:
-        word = "REGRESSION" if self.regression else "NO REGRESSION"
+        if self.regression:
+            word = "REGRESSION"
+        elif self.unchecked():
+            word = "NOT FULLY CHECKED"
+        else:
+            word = "NO REGRESSION"
         gate = f"counts above {self.fail_above:.0%}, or a storage newly WRONG"
         return f"Verdict against {self.old.label}: {word} (the gate: {gate})"
 
@@ -190,7 +224,7 @@ class Verdict:
     def _count_lines(self) -> list[Line]:
         if self.counts is None and self.micro_counts is None:
             why = self.not_compared.get("counts", "not compared")
-            return [Line("counts", f"{why}: no gate on counts", CHANGE)]
+            return [Line("counts", f"NOT CHECKED: {why}: no gate on counts", GATE)]
         cells = self.gated_cells()
         grew = [c for c in cells if c.above(self.fail_above)]
         fell = [
@@ -359,6 +393,7 @@ class Verdict:
         return {
             "against": str(self.old.path),
             "regression": self.regression,
+            "unchecked": self.unchecked(),
             "exit_status": self.exit_status,
             "fail_above": self.fail_above,
             "same_machine": self.same_machine,
