@@ -106,6 +106,10 @@ def says(text: str) -> Check:
     return lambda o: None if text in o.out_text else f"stdout lacks {text!r}"
 
 
+def errs(text: str) -> Check:
+    return lambda o: None if text in o.err_text else f"stderr lacks {text!r}"
+
+
 def says_why_unchecked(o: Outcome) -> str | None:
     """Exit 3 ("not fully checked") says so, and why, on stdout."""
     if o.status == 3 and not re.search(r"not (fully )?checked", o.out_text):

@@ -112,6 +112,13 @@ def fake_valgrind(work: Work, inv: Invocation) -> None:
     )
 
 
+def idle_valgrind(work: Work, inv: Invocation) -> None:
+    """A valgrind that exits 0 having done nothing first on PATH."""
+    inv.env["PATH"] = os.pathsep.join(
+        [str(work.idle_valgrind()), str(work.checkout.bin), os.environ["PATH"]]
+    )
+
+
 def killed_with_fake_valgrind(work: Work, inv: Invocation) -> None:
     """vfab-bench SIGKILLed once its native pass is done and the fake
     valgrind runs (it says so by a file: under -q the command does not);

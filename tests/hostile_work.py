@@ -222,6 +222,19 @@ class Work:
             sock.bind(("127.0.0.1", 0))
             return int(sock.getsockname()[1])
 
+    def idle_valgrind(self) -> Path:
+        """A directory holding a `valgrind` that says it is valgrind and does
+        nothing else, exit status 0 (put it first on PATH)."""
+        bindir = self.root / "idlebin"
+        bindir.mkdir()
+        fake = bindir / "valgrind"
+        fake.write_text(
+            "#!/bin/sh\n# a valgrind that does nothing\n"
+            'if [ "$1" = --version ]; then echo valgrind-3.19.0; fi\nexit 0\n'
+        )
+        fake.chmod(0o755)
+        return bindir
+
     def fake_valgrind(self) -> Path:
         """A directory holding a `valgrind` that never returns (put it first
         on PATH); once started, it leaves a file `started` there."""

@@ -119,6 +119,11 @@ HANDLED = [
         bound=LONG,
     ),
     handled(
+        "[environment] run --counts: a valgrind that does nothing (exit 0)",
+        VALGRIND,
+        tools=COUNTS,
+    ),
+    handled(
         "[hang] compare: two runs of 10,000 trials a cell, 3 cells (bound 30 s)",
         bound=LONG,
     ),

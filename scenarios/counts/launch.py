@@ -69,12 +69,46 @@ TOOLS = {
 }
 
 
+#: Seconds `TOOL --version` has to answer.
+VERSION_TIMEOUT_S = 10.0
+
+#: What each tool's --version starts with.
+VERSION_PREFIXES = {"valgrind": "valgrind-", "strace": "strace"}
+
+
 def check_tools() -> None:
-    """ConfigError in one line when valgrind, vgdb or strace is missing or
-    the client-request extension cannot be built."""
+    """ConfigError in one line when valgrind, vgdb or strace is missing,
+    does not answer --version in time or is not what it is named, or the
+    client-request extension cannot be built."""
     for tool, how in TOOLS.items():
         if shutil.which(tool) is None:
             raise ConfigError(f"--counts needs {tool}, not found: install {how}")
+    for tool, prefix in VERSION_PREFIXES.items():
+        path = shutil.which(tool)
+        try:
+            done = subprocess.run(
+                [tool, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                # Killed with us: a tool that never answers is not left
+                # behind by a SIGKILL.
+                preexec_fn=die_with_parent(signal.SIGKILL),
+            )
+        except subprocess.TimeoutExpired:
+            raise ConfigError(
+                f"--counts: {tool} did not answer --version within "
+                f"{VERSION_TIMEOUT_S:g} s: is {path} {tool}?"
+            ) from None
+        except OSError as e:
+            raise ConfigError(f"--counts: {path} cannot run: {e}") from None
+        said = (done.stdout or done.stderr).strip().splitlines()
+        if done.returncode != 0 or not said or not said[0].startswith(prefix):
+            shown = said[0][:60] if said else f"nothing, exit status {done.returncode}"
+            raise ConfigError(
+                f"--counts: {tool} is not {tool}: {path} --version said {shown!r}"
+            )
     try:
         build.build()
     except build.BuildError as e:
@@ -264,6 +298,12 @@ def count_storage(
         what = {"native": "natively", "callgrind": "under valgrind"}.get(mode)
         command = tool + child_command(job, storage, mode, out)
         took = run_child(command, env, f"{storage} {what or 'under ' + mode}", bound)
+        if not out.is_file():
+            program = shutil.which(command[0]) or command[0]
+            raise ConfigError(
+                f"counting {storage}: {command[0]} exited 0 and the counted "
+                f"process wrote nothing: is {program} the real {command[0]}?"
+            )
         say(f"{storage}: {done} ({took:.0f} s)")
         if bound is None:
             bound = counted_bound(took)

@@ -62,6 +62,37 @@ class _Probe:
     x = 0
 
 
+class _Root:
+    """The base of the tree settle() spends tags with."""
+
+    x = 0
+
+
+#: Height of that tree: 2**(HEIGHT + 1) - 1 classes, the largest spending
+#: 1,023 tags in one lookup.
+HEIGHT = 9
+
+
+def _tree(height: int) -> list[list[type]]:
+    """Classes by height: height 0 are leaves (subclasses of _Root), each
+    class above has two bases of the height below.  Looking an attribute
+    up on a class whose tags were all invalidated hands a tag to it and to
+    every class under it: 2**(h + 1) - 1 at height h (and one to _Root)."""
+    levels = [[type(f"_Leaf{i}", (_Root,), {}) for i in range(2**height)]]
+    for h in range(1, height + 1):
+        below = levels[-1]
+        levels.append(
+            [
+                type(f"_Node{h}_{i}", (below[2 * i], below[2 * i + 1]), {})
+                for i in range(len(below) // 2)
+            ]
+        )
+    return levels
+
+
+_LEVELS = _tree(HEIGHT)
+
+
 def _version(cls: type) -> int:
     return ctypes.c_uint.from_address(id(cls) + _OFFSET).value
 
@@ -72,6 +103,22 @@ def _renew() -> int:
     _Probe.x = 0  # type.__setattr__: PyType_Modified(_Probe)
     _Probe.x  # noqa: B018 - the lookup hands out the next tag
     return _version(_Probe)
+
+
+def _spend(need: int) -> None:
+    """Hand out about *need* tags, never more: the largest subtrees that fit,
+    after invalidating the whole tree."""
+    _Root.x = 0  # invalidates _Root and every class of the tree
+    need -= 1  # _Root's own, at the first lookup
+    for h in range(HEIGHT, -1, -1):
+        size = 2 ** (h + 1) - 1
+        for cls in _LEVELS[h]:
+            if need < size:
+                break
+            cls.x  # type: ignore[attr-defined]  # noqa: B018 - *size* tags
+            need -= size
+        if need <= 0:
+            return
 
 
 def works() -> bool:
@@ -93,8 +140,9 @@ def settle() -> bool:
     be read here."""
     if not _WORKS:
         return False
-    while _renew() % TABLE_SIZE != TABLE_SIZE - 1:
-        pass
+    while (need := (TABLE_SIZE - 1 - _renew()) % TABLE_SIZE) > 0:
+        if need > 2:
+            _spend(need - 1)  # one left for the _renew() that reads it
     ctypes.pythonapi.PyType_Modified(ctypes.py_object(object))
     sys._clear_type_cache()
     return True
