@@ -8,7 +8,7 @@ the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
 
 This file stays thin: the operations, the ZEO client per process and the
 timing live in scenarios.load (mix, session, history, consistency, options) and
-scenarios.load.locust_plugin.
+scenarios.swarm.plugin.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import random
 from locust import User, constant, events, task
 from locust.exception import StopUser
 
-from scenarios.load.locust_plugin import (
+from scenarios.swarm.plugin import (
     ProcessClient,
     TimedSession,
     add_options,

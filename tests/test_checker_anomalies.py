@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from scenarios.checker.judge import judge
+from scenarios.checker.readback import FinalRead, Stored, Unloadable
+from scenarios.checker.violations import Baseline, ConsistencyReport
 from scenarios.load.clock import Clock
 from scenarios.load.history import Access, Event, Session
-from scenarios.load.judge import judge
-from scenarios.load.readback import FinalRead, Stored, Unloadable
-from scenarios.load.violations import Baseline, ConsistencyReport
 
 #: The state before the run: registers x, y, z, w at revision 0, value 0,
 #: read at transaction 0x05 (its snapshot) at time 0.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.load.violations import not_checked
+from scenarios.checker.violations import not_checked
 from scenarios.scale.compare import compare_scale
 from scenarios.scale.report import text
 from scenarios.scale.results import ScalePoint, ScaleRun

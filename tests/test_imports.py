@@ -145,12 +145,14 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (
         "scenarios.bench",
         "scenarios.census",
+        "scenarios.checker",
         "scenarios.counts",
         "scenarios.data",
         "scenarios.history",
         "scenarios.load",
         "scenarios.release",
         "scenarios.scale",
+        "scenarios.swarm",
         "scenarios.sweep",
         "scenarios.verify",
     ),
@@ -212,3 +214,44 @@ def test_no_module_over_500_lines() -> None:
         if (n := len(path.read_text().splitlines())) > MAX_LINES and name not in LONG
     }
     assert not long, long
+
+
+#: Within the commands' floor, the load engine, its checker and the locust
+#: glue stand one over the other: load records, checker judges what load
+#: recorded, swarm runs both under locust.  Lowest first.
+LOAD_ROOMS = ("scenarios.load", "scenarios.checker", "scenarios.swarm")
+
+
+def room(module: str) -> int | None:
+    """The index of *module*'s package in LOAD_ROOMS, or None."""
+    for i, prefix in enumerate(LOAD_ROOMS):
+        if module == prefix or module.startswith(prefix + "."):
+            return i
+    return None
+
+
+def back_imports(edges: dict[str, set[str]]) -> list[str]:
+    """Every import from load, checker or swarm into one of them above."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in edges.items()
+        for target in targets
+        if (low := room(source)) is not None
+        and (high := room(target)) is not None
+        and high > low
+    )
+
+
+def test_back_imports_finds_load_importing_the_checker() -> None:
+    edges = {
+        "scenarios.load.session": {"scenarios.checker.judge"},
+        "scenarios.checker.index": {"scenarios.load.history"},
+        "scenarios.swarm.plugin": {"scenarios.checker.consistency"},
+    }
+    assert back_imports(edges) == ["scenarios.load.session -> scenarios.checker.judge"]
+
+
+def test_load_checker_and_swarm_import_one_way() -> None:
+    """The load engine never imports the checker or the locust glue, and
+    the checker never imports the locust glue."""
+    assert back_imports(graph()) == []

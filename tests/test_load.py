@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.load import consistency, zeoloop
+from scenarios.checker import consistency
+from scenarios.load import zeoloop
 from scenarios.load.history import History
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session, open_database, preflight

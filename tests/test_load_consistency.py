@@ -1,4 +1,4 @@
-"""scenarios.load.consistency: the check finds every kind of violation when
+"""scenarios.checker.consistency: the check finds every kind of violation when
 one is injected, and none on real storages under the same load.
 
 Two levels: hand-made histories against an in-memory data set (each kind
@@ -26,7 +26,7 @@ from ZODB.MappingStorage import MappingStorage
 from ZODB.utils import get_pickle_metadata
 
 from scenarios.bench.phases import FAB_KEY
-from scenarios.load import consistency
+from scenarios.checker import consistency
 from scenarios.load.history import Event, History, settle
 from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session

@@ -33,7 +33,7 @@ def test_reads_answer_with_plain_values(fab: VirtualFab) -> None:
 
 
 def test_writes_keep_every_index_and_the_stock_total(fab: VirtualFab) -> None:
-    from scenarios.load import consistency
+    from scenarios.checker import consistency
 
     rng = random.Random(2)
     owner = fab.directory.users[fab.directory.users.minKey()]

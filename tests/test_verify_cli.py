@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.load.consistency import KINDS
+from scenarios.checker.consistency import KINDS
 from scenarios.results.files import VERIFY
 from tests.conftest import factory_or_skip
 from tests.served import ROOT, env

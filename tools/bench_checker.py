@@ -31,11 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from scenarios.checker.judge import judge  # noqa: E402
+from scenarios.checker.readback import FinalRead, Stored  # noqa: E402
+from scenarios.checker.violations import Baseline  # noqa: E402
 from scenarios.load.clock import Clock  # noqa: E402
 from scenarios.load.history import Access, Event, Session  # noqa: E402
-from scenarios.load.judge import judge  # noqa: E402
-from scenarios.load.readback import FinalRead, Stored  # noqa: E402
-from scenarios.load.violations import Baseline  # noqa: E402
 
 CAPABILITIES = 250
 LABS = 15

@@ -11,7 +11,7 @@ values; none commits, none knows about storages.
 Writes and the reads a checker can use return a receipt: what the operation
 read and wrote (ids, revisions, values).  The caller records it with the
 transaction's outcome (scenarios.load.history), and the consistency checker
-(scenarios.load.consistency) compares those records with what is stored.
+(scenarios.checker.consistency) compares those records with what is stored.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from scenarios.argtypes import at_least, positive_float, seed
+from scenarios.checker import consistency
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import (
     EXIT_ERRORS,
@@ -15,7 +16,6 @@ from scenarios.errors import (
     check_status,
 )
 from scenarios.interrupts import exit_status, last_signal, stop_line, stopped
-from scenarios.load import consistency
 from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from

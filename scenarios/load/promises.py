@@ -20,7 +20,7 @@ before it began (real-time order, "strict") depends on the storage:
 - a storage in this process (FileStorage, MappingStorage, BDB): a commit
   is visible to every connection when tpc_finish returns.
 
-The checker (scenarios.load.judge) calls a violation only what the storage
+The checker (scenarios.checker.judge) calls a violation only what the storage
 promised; docs/consistency.md has the table.
 """
 

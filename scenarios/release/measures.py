@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from scenarios.bench.report import cost_per_object
-from scenarios.load.known_bugs import known_bug
+from scenarios.checker.known_bugs import known_bug
 from scenarios.release.directory import Release
 from scenarios.results import formatter
 from scenarios.results.formatter import plural

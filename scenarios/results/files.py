@@ -179,7 +179,7 @@ CENSUS = Format("census", 1)
 #   1 -- {"schema_version", "kind", "metadata", "points": [ScalePoint]}; a
 #        point's latencies are encoded HdrHistograms (us), "invariants"
 #        {"checked", "ok", "summary", "problems"}, "fault" null or a report.
-#   2 -- the consistency check (scenarios.load.consistency): invariants
+#   2 -- the consistency check (scenarios.checker.consistency): invariants
 #        gain "what", "counts", "violations" and "tally"; points gain
 #        "arrivals" and "served" (open loop).  A version-1 file reads with
 #        "what" saying its check was the older one, and no violations.

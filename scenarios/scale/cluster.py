@@ -35,7 +35,6 @@ from locust.runners import STATE_MISSING
 
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
-from scenarios.load.locust_clock import answer_clocks
 from scenarios.results.formatter import plural
 from scenarios.scale import kinds, wire
 from scenarios.scale.config import ScaleConfig, check_memory
@@ -48,6 +47,7 @@ from scenarios.scale.fleet import (
 )
 from scenarios.scale.loop import ClientPlan
 from scenarios.scale.worker import ProcessPlan
+from scenarios.swarm.worker_clock import answer_clocks
 
 log = logging.getLogger("vfab")
 Say = Callable[[str], None]

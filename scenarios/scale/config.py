@@ -94,7 +94,7 @@ class ScaleConfig:
     #: Seconds an operation waits for an absent server before failing.
     wait_timeout_s: float = 3.0
     #: Record every attempt's history and check the data against it after
-    #: each point (scenarios.load.consistency); False: the load alone.
+    #: each point (scenarios.checker.consistency); False: the load alone.
     check: bool = True
     #: Read the storage's transaction log since the baseline in every
     #: check, to see another writer (verify); else only when a finding

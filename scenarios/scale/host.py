@@ -30,11 +30,11 @@ from gevent.event import Event
 
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
-from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
 from scenarios.scale.cpu import host_busy_s
 from scenarios.scale.worker import ProcessPlan, run_process
+from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 
 Say = Callable[[str], None]
 

@@ -39,7 +39,7 @@ class ScalePoint:
     every client process in the window; server_cpu_s: of the server
     processes and their children (None: no server process).  fault: the
     fault report (see scenarios.scale.faults), None without one.
-    invariants: the consistency check's JSON (scenarios.load.consistency:
+    invariants: the consistency check's JSON (scenarios.checker.consistency:
     {"checked", "ok", "summary", "what", "counts", "problems", "violations",
     "tally"}).
     """
@@ -246,7 +246,7 @@ class ScaleRun(schema.Stored):
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
 
-#: The consistency check's JSON (scenarios.load.violations: a report's
+#: The consistency check's JSON (scenarios.checker.violations: a report's
 #: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
 INVARIANTS = Object(
     {

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import storages
+from scenarios.checker import consistency
 from scenarios.data import dataset
-from scenarios.load import consistency
 from scenarios.load.history import Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight

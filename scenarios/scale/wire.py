@@ -19,8 +19,8 @@ travels in the messages below, registered with register_message:
 and every stats report of a worker carries the history its clients wrote
 since the last one (HISTORY_KEY, as the locustfile's workers send theirs),
 so that what a worker's clients did before it was lost reaches the master.
-The clocks are measured as the locustfile's are (scenarios.load
-.locust_clock).
+The clocks are measured as the locustfile's are
+(scenarios.swarm.worker_clock).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import gevent
 from locust import User, constant, task
 
 from scenarios.load.clock import boot_id
-from scenarios.load.locust_plugin import HISTORY_KEY, node_of
 from scenarios.scale.config import mem_available_mb
+from scenarios.swarm.plugin import HISTORY_KEY, node_of
 
 HELLO = "vfab_scale_hello"
 PLAN = "vfab_scale_plan"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.load.consistency import KINDS
+from scenarios.checker.consistency import KINDS
 from scenarios.results.files import VERIFY
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table

@@ -8,7 +8,7 @@ clients with a write-heavy mix, the pairs that show a write skew and a
 read outside its snapshot, and a steep skew, so that writers meet on the
 same capabilities and labs; ZEO clients with server_sync, so its strongest
 promise is the one checked), each point checked against the history of
-every attempt (scenarios.load.consistency).  The load windows share the
+every attempt (scenarios.checker.consistency).  The load windows share the
 time budget; starting servers, populating, the scenarios and the checks
 come on top, and the plan says how long they take (estimate()).
 
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import storages
+from scenarios.checker.consistency import KINDS
+from scenarios.checker.known_bugs import known_bug
 from scenarios.errors import ConfigError
-from scenarios.load.consistency import KINDS
 from scenarios.load.history import Parts
-from scenarios.load.known_bugs import known_bug
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Progress, duration, progress_of
 from scenarios.results.formatter import plural

@@ -8,7 +8,7 @@ same clock: offset 0, uncertainty 0.  A worker whose master never answers
 within CLOCK_WAIT_S keeps uncertainty UNKNOWN_CLOCK_S: its attempts are
 ordered in real time against nobody else's.
 
-The locustfile's plugin (scenarios.load.locust_plugin) and scale's workers
+The locustfile's plugin (scenarios.swarm.plugin) and scale's workers
 (scenarios.scale.host) both measure this way.
 """
 

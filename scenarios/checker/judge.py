@@ -1,11 +1,11 @@
 """The consistency check itself: a pure function of the history, the
 baseline and the data read back (judge()), giving a ConsistencyReport.
 
-It indexes the history (scenarios.load.index), applies the rules that
-need no graph (scenarios.load.checker), builds the dependency graph and
-names the anomaly of every cycle (scenarios.load.cycles), finds stale
+It indexes the history (scenarios.checker.index), applies the rules that
+need no graph (scenarios.checker.rules), builds the dependency graph and
+names the anomaly of every cycle (scenarios.checker.cycles), finds stale
 snapshots, and then calls a violation only what the storage promised
-(scenarios.load.anomalies, scenarios.load.promises): the rest is counted
+(scenarios.checker.anomalies, scenarios.load.promises): the rest is counted
 as allowed.  The report says which isolation level the history satisfies.
 
 When the history is incomplete (a client's history was lost, or the
@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from scenarios.load import anomalies, cycles
-from scenarios.load.checker import Rules
+from scenarios.checker import anomalies, cycles
+from scenarios.checker.index import INITIAL, Index, tid_int
+from scenarios.checker.readback import FinalRead
+from scenarios.checker.rules import Rules
+from scenarios.checker.violations import KINDS, Baseline, ConsistencyReport, Violation
 from scenarios.load.history import Event, Session
-from scenarios.load.index import INITIAL, Index, tid_int
-from scenarios.load.readback import FinalRead
-from scenarios.load.violations import KINDS, Baseline, ConsistencyReport, Violation
 
 #: A transaction note of an attempt (scenarios.load.session.note).
 _NOTE = re.compile(r"vfab (\S*) (\S+)#(\d+)")

@@ -1,6 +1,6 @@
 """A dependency graph between transactions, its strongly connected
 components (Tarjan's, iterative) and the search for a cycle of a given
-shape inside one: the machinery of scenarios.load.judge, which knows what
+shape inside one: the machinery of scenarios.checker.judge, which knows what
 the nodes are.
 
 Edges carry a bit set of relations (WW, WR, RW, RWC, PROCESS, SNAPSHOT,

@@ -1,7 +1,7 @@
 """The history indexed for the checker: the settled attempts, who wrote
 which version of every register, what each read saw, the attempts'
 places in real time and in the storage's commit order, and which of them
-committed (scenarios.load.judge builds one, the rules and the graph read
+committed (scenarios.checker.judge builds one, the rules and the graph read
 it).
 
 A version of a register is its revision: every write of the operations
@@ -17,8 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from scenarios.checker.violations import Baseline
 from scenarios.load.history import Access, Event, Session, settle
-from scenarios.load.violations import Baseline
 from vfab.operations import FIRST_ORDER_ID
 
 Register = tuple[str, Any]

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from scenarios.load.readback import FinalRead
+from scenarios.checker.readback import FinalRead
 from vfab import operations
 from vfab.model import ID_BITS, ID_MASK, cents, price_key
 

@@ -1,5 +1,5 @@
 """Reading a data set back after a run, into plain data the checker judges
-(scenarios.load.judge): every register with its revision, value, digest
+(scenarios.checker.judge): every register with its revision, value, digest
 and the transaction that stored it, every sequence made by operations
 with its digest, the indexes' contents, the BTrees' own checks, the
 records that could not be loaded, and (when asked) the storage's

@@ -1,5 +1,5 @@
 """The dependency graph of a history and the anomalies in its cycles, as
-Elle finds them (scenarios.load.graph has the machinery): which attempts
+Elle finds them (scenarios.checker.graph has the machinery): which attempts
 depend on which, every cycle named, explained step by step, with the
 attempts and transactions on it.
 
@@ -27,9 +27,9 @@ import bisect
 import dataclasses
 from typing import Any
 
-from scenarios.load import graph as g
-from scenarios.load.anomalies import REALTIME
-from scenarios.load.index import INITIAL, Index, tid_int
+from scenarios.checker import graph as g
+from scenarios.checker.anomalies import REALTIME
+from scenarios.checker.index import INITIAL, Index, tid_int
 
 #: Steps of cycle search (nodes visited) one check may spend: about a
 #: second or two of Python; beyond, the check says the search was cut short.
@@ -215,7 +215,7 @@ _LADDER = (
 
 
 def classify(steps: list[g.Step], guess: str) -> str:
-    """The anomaly a cycle shows, by its edges (see scenarios.load.anomalies)."""
+    """The anomaly a cycle shows, by its edges (see scenarios.checker.anomalies)."""
     relations = [s.relation for s in steps]
     realtime = REALTIME if g.REALTIME in relations else ""
     if not any(r & (g.WW | g.WR | g.ANTI) for r in relations):

@@ -21,7 +21,7 @@ web UI's Host field), which then replaces --zeo-address, else --zeo-address
 shown as locust's Host, so the web UI shows it and no "no host" banner.
 
 When a test starts, the master (or the single local process) reads the
-data set's baseline (scenarios.load.consistency), and each worker learns
+data set's baseline (scenarios.checker.consistency), and each worker learns
 its clock's offset to the master's (scenarios.load.clock: none on the same
 kernel).  Each worker sends the history of its users' attempts
 (scenarios.load.history) with every stats report, so what a worker did
@@ -61,21 +61,15 @@ from locust.runners import (
     WorkerRunner,
 )
 
+from scenarios.checker import consistency
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_INVARIANTS,
     EXIT_VIOLATIONS,
     ConfigError,
 )
-from scenarios.load import consistency
 from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
-from scenarios.load.locust_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
-from scenarios.load.locust_stats import (
-    keep_stats_through_json,
-    print_summary,
-    stop_csv_writer,
-)
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
     LOCUST_DEFAULTS,
@@ -85,12 +79,18 @@ from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile
 )
 from scenarios.load.session import Session, open_database, preflight
 from scenarios.outputs import check_output
+from scenarios.swarm.stats import (
+    keep_stats_through_json,
+    print_summary,
+    stop_csv_writer,
+)
+from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
 from storages import StorageError
 
 log = logging.getLogger("vfab")
 
 #: Messages between master and workers: "stop your users and send your
-#: history", and the answer carrying it (the clock's: locust_clock).
+#: history", and the answer carrying it (the clock's: worker_clock).
 FLUSH = "vfab_flush"
 FINAL = "vfab_final"
 #: The key of a worker's history in its stats reports.
@@ -303,8 +303,8 @@ class ProcessClient:
     # -- the clock --------------------------------------------------------
 
     def measure_clock(self, runner: WorkerRunner) -> None:
-        """This worker's clock against the master's (scenarios.load
-        .locust_clock); then the sessions' records say so (times are
+        """This worker's clock against the master's (scenarios.swarm
+        .worker_clock); then the sessions' records say so (times are
         recorded raw: the checker applies the offset)."""
         if self._clocks is None:
             self._clocks = WorkerClock(runner)
@@ -390,7 +390,7 @@ class ProcessClient:
 
     def print_summary(self, **_kw: Any) -> None:
         """locust's final summary, which it leaves out when it saves
-        --json-file (locust_stats.print_summary)."""
+        --json-file (stats.print_summary)."""
         if self.environment is not None:
             print_summary(self.environment)
 

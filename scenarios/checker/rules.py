@@ -1,6 +1,6 @@
 """The rules of the consistency check that need no dependency graph: the
-stored data (a FinalRead, scenarios.load.readback) against the indexed
-history (scenarios.load.index) and the baseline.  A pure function of
+stored data (a FinalRead, scenarios.checker.readback) against the indexed
+history (scenarios.checker.index) and the baseline.  A pure function of
 them: rules(index, final) gives the violations and a tally of what was
 looked at.
 
@@ -27,11 +27,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from scenarios.load import structure
+from scenarios.checker import structure
+from scenarios.checker.index import INITIAL, Index, Register
+from scenarios.checker.readback import FinalRead, Stored
+from scenarios.checker.violations import Violation
 from scenarios.load.history import Access
-from scenarios.load.index import INITIAL, Index, Register
-from scenarios.load.readback import FinalRead, Stored
-from scenarios.load.violations import Violation
 
 
 def _money(value: int) -> str:

@@ -1,7 +1,7 @@
 """The consistency check after a concurrent run: the baseline before it,
 the data set read back after it through a fresh client
-(scenarios.load.readback), and the judgement of both against the history
-of every attempt (scenarios.load.judge).  docs/consistency.md says what is
+(scenarios.checker.readback), and the judgement of both against the history
+of every attempt (scenarios.checker.judge).  docs/consistency.md says what is
 checked and what cannot be seen.
 
 Reading and judging are apart: judge() is a pure function of the history,
@@ -14,17 +14,17 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scenarios.load.clock import Clock
-from scenarios.load.judge import judge
-from scenarios.load.readback import FinalRead, read_final
-from scenarios.load.readback import read_log as read_transactions
-from scenarios.load.violations import (
+from scenarios.checker.judge import judge
+from scenarios.checker.readback import FinalRead, read_final
+from scenarios.checker.readback import read_log as read_transactions
+from scenarios.checker.violations import (
     KINDS,
     Baseline,
     ConsistencyReport,
     Violation,
     not_checked,
 )
+from scenarios.load.clock import Clock
 from vfab.model import VirtualFab
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""What the consistency check reports (scenarios.load.consistency): the
+"""What the consistency check reports (scenarios.checker.consistency): the
 kinds of violation, the Baseline a run starts from, a Violation, and the
 ConsistencyReport with its words and JSON."""
 
@@ -113,7 +113,7 @@ class ConsistencyReport:
     not_checked: list[str] = dataclasses.field(default_factory=list)
     unexplained: list[Violation] = dataclasses.field(default_factory=list)
     #: the storage's log was not read and could change the verdict
-    #: (scenarios.load.consistency reads it and judges again)
+    #: (scenarios.checker.consistency reads it and judges again)
     needs_log: bool = False
 
     @property
