@@ -669,3 +669,30 @@ def test_the_client_is_told_from_its_server_by_pid_not_by_order() -> None:
     sample = result.samples[0]
     assert sample.instructions == 179_000_000
     assert sample.server_instructions == 101_000_000
+
+
+@pytest.mark.subprocess
+@pytest.mark.valgrind
+def test_no_two_start_up_layouts_differ_beyond_the_gate(tmp_path: Path) -> None:
+    """The same code counted under six start-up layouts (seeded shifts of
+    the heap and of the types' version tags, what an unrelated change does):
+    no pair of them is a change the gate would report
+    (tools/count_layouts.py, exit 0), and the run says it settled every
+    phase's type cache."""
+    needs("valgrind", "vgdb", "strace")
+    needs_extension(build.cache_dir())
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import count_layouts
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    out = tmp_path / "layouts.json"
+    status = count_layouts.main(
+        ["--layouts", "6", "--storage", "memory", "--json", str(out)]
+    )
+    run = CountRun.load(out)
+    assert status == 0
+    assert run.metadata["counts"]["method"] == launch.METHOD
+    assert run.metadata["counts"]["layouts"] == 6
+    layouts = {s.layout for r in run.results for s in r.samples}
+    assert layouts == set(range(6))

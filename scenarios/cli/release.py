@@ -288,7 +288,7 @@ def main(args: argparse.Namespace) -> int:
         say(f"release: {line}")
 
     from scenarios.results import environment
-    from scenarios.results.metadata import collect
+    from scenarios.results.metadata import code, collect
 
     start, probes = environment.snapshot(), environment.probes()
     out, force = args.out, args.force
@@ -330,6 +330,7 @@ def main(args: argparse.Namespace) -> int:
     del meta["config"]  # each part's file has its own
     metadata = {
         **meta,
+        "code": code(),
         "cpu_count": os.cpu_count(),
         "storages": list(plan.storages),
         "quick": args.quick,

@@ -117,9 +117,10 @@ def package_sources() -> dict[str, dict[str, Any]]:
 
 
 def code() -> dict[str, Any]:
-    """The code a result measured: this project's commit and whether its
+    """The code a release measured: this project's commit and whether its
     tree was patched, and the sources of packages not installed from an
-    index (docs/json-format.md)."""
+    index (docs/json-format.md).  It runs git: the release's summary
+    records it, once."""
     return {"project": project_code(), "packages": package_sources()}
 
 
@@ -134,7 +135,6 @@ def collect(config: Configuration) -> dict[str, Any]:
             "executable": sys.executable,
         },
         "versions": versions(),
-        "code": code(),
         "host": {
             "hostname": platform.node(),
             "platform": platform.platform(),
