@@ -696,3 +696,22 @@ def test_no_two_start_up_layouts_differ_beyond_the_gate(tmp_path: Path) -> None:
     assert run.metadata["counts"]["layouts"] == 6
     layouts = {s.layout for r in run.results for s in r.samples}
     assert layouts == set(range(6))
+
+
+def test_only_what_the_suite_reads_reaches_a_counted_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable the suite does not read, its own prefix included, never
+    reaches a counted child (one such moved a count by 1.4%); the ones it
+    reads do."""
+    base = fixed.child_environment(tmp_path)
+    monkeypatch.setenv("VFAB_SOMETHING_ELSE", "x" * 40)
+    monkeypatch.setenv("VFAB_DEBUG", "1")
+    monkeypatch.setenv("EDITOR", "vi")
+    monkeypatch.setenv(fixed.LAYOUT_VAR, "3")
+    assert fixed.child_environment(tmp_path) == base
+    monkeypatch.setenv("VFAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PGPASSWORD", "secret")
+    env = fixed.child_environment(tmp_path)
+    assert env["VFAB_CACHE_DIR"] == str(tmp_path / "cache")
+    assert env["PGPASSWORD"] == "secret"
