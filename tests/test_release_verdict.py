@@ -57,7 +57,7 @@ def test_a_storage_slowed_by_five_percent_is_the_first_line(
 ) -> None:
     r = run_cli(capsys, "compare", str(A), str(C))
     assert r.status == 1, r.out + r.err
-    head, first = r.out.splitlines()[:2]
+    head, first = entries(r.out)[:2]
     assert "REGRESSION" in head and "NO REGRESSION" not in head
     assert first.startswith("  counts: 3 of ") and "grew above 2%" in first
     # Grouped by storage, the storage first, each cell with its change,
@@ -70,8 +70,28 @@ def test_a_storage_slowed_by_five_percent_is_the_first_line(
         assert f"{row} +" in named, first
     assert "query processes" not in first
     # The cells that did not move: their own line, next to it.
-    second = r.out.splitlines()[2]
+    second = entries(r.out)[2]
     assert second.startswith("  counts: ") and "no change" in second, r.out
+
+
+def entries(out: str) -> list[str]:
+    """The verdict's lines with their wrapped continuations joined (the
+    text is wrapped at 100 columns under a hanging indent)."""
+    lines: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("      ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
+def test_the_verdict_reads_in_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    r = run_cli(capsys, "compare", str(A), str(C))
+    verdict_part = r.out.split("\n\n", 1)[0].splitlines()
+    assert all(len(line) <= 100 for line in verdict_part), verdict_part
+    last = entries("\n".join(verdict_part))[-1]
+    assert last.startswith("  gate: a count cell grown above 2%"), last
 
 
 def test_the_verdict_model(tmp_path: Path) -> None:

@@ -160,8 +160,9 @@ class CountComparison:
         return (
             f"{self.title}: instructions and I/O system calls per cell, counted "
             f"(counted trials: {a} -> {b}); a cell differs when it moved by more "
-            f"than {self.exact_threshold:.0%} where exact, by more than its "
-            "spread where not (≈)"
+            f"than {max(self.exact_threshold, LAYOUT_FLOOR):.0%} and "
+            f"{EXACT_MIN_CHANGE:,} instructions where exact (what the process's "
+            "layout alone moves), by more than its spread where not (≈)"
         )
 
     def summary(self) -> str:

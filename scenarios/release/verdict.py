@@ -7,6 +7,7 @@ reported, never gated (docs/internals.md).
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from typing import Any
 
 from scenarios.counts.compare import (
@@ -41,6 +42,13 @@ DEFAULT_FAIL_ABOVE = 0.02
 
 #: How many cells a line names before "and N more".
 NAMED = 4
+
+#: The columns the verdict's text is wrapped at.
+WIDTH = 100
+
+#: What the curve and the million run say when the machine was busy (the
+#: wall time line says why).
+SEE_WALL = "not comparable: a release ran on a busy machine (see wall time)"
 
 
 #: The column of a micro-benchmark cell's storage, as the verdict names it.
@@ -203,8 +211,15 @@ class Verdict:
             word = "NOT FULLY CHECKED"
         else:
             word = "NO REGRESSION"
-        gate = f"counts above {self.fail_above:.0%}, or a storage newly WRONG"
-        return f"Verdict against {self.old.label}: {word} (the gate: {gate})"
+        return f"Verdict against {self.old.label}: {word}"
+
+    def gate(self) -> str:
+        """What the gate is, in one sentence."""
+        return (
+            f"a count cell grown above {self.fail_above:.0%} (and above "
+            f"{LAYOUT_FLOOR:.0%}, what the process's layout alone moves), or a "
+            "storage newly WRONG; NOT FULLY CHECKED when it could not read both"
+        )
 
     def gated_cells(self) -> list[CountDifference]:
         """Every count cell the gate reads (receives depend on timing: shown
@@ -299,7 +314,7 @@ class Verdict:
             return Line("wall time", self.not_compared.get("wall", "not compared"))
         why = self.timing_not_comparable()
         if why is not None:
-            return Line("wall time", f"{len(self.wall.cells)} cells {why}", CHANGE)
+            return Line("wall time", f"{len(self.wall.cells)} cells {why}")
         w = self.wall
         slower, faster, unsure = w.slower(), w.faster(), w.inconclusive()
         quiet = len(w.cells) - len(slower) - len(faster) - len(unsure)
@@ -319,9 +334,8 @@ class Verdict:
     def _curve_line(self) -> Line:
         if self.curve is None:
             return Line("concurrency", self.not_compared.get("curve", "not compared"))
-        why = self.timing_not_comparable()
-        if why is not None:
-            return Line("concurrency", why)
+        if self.timing_not_comparable() is not None:
+            return Line("concurrency", SEE_WALL)
         c = self.curve
         worse = c.worse()
         return Line(
@@ -335,7 +349,7 @@ class Verdict:
         text = "; ".join(m.line(why is None) for m in self.million)
         text += " (one trial a side: ratios, not tested)"
         if why is not None:
-            text += f"; times {why}"
+            text += f"; times {SEE_WALL}"
         return Line("million", text)
 
     def lines(self) -> list[Line]:
@@ -365,8 +379,18 @@ class Verdict:
         return sorted(out, key=lambda x: (-worst[x.part], order[x.part]))
 
     def text(self) -> str:
-        out = [self.headline()]
-        out += [f"  {line}" for line in self.lines()]
+        """The headline, then a line per part's finding, each wrapped at
+        WIDTH columns under a hanging indent (a CI log has no terminal to
+        wrap it)."""
+        out = textwrap.wrap(self.headline(), WIDTH, subsequent_indent="    ")
+        for line in [*self.lines(), Line("gate", self.gate())]:
+            out += textwrap.wrap(
+                str(line),
+                WIDTH,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_on_hyphens=False,
+            )
         return "\n".join(out) + "\n"
 
     def markdown(self) -> str:
@@ -398,6 +422,7 @@ class Verdict:
             "fail_above": self.fail_above,
             "same_machine": self.same_machine,
             "headline": self.headline(),
+            "gate": self.gate(),
             "lines": [
                 {"part": x.part, "text": x.text, "severity": x.severity}
                 for x in self.lines()
