@@ -244,6 +244,17 @@ VERIFY = Format("verify", 2)
 COUNTS = Format("counts", 1)
 
 
+# matrix (matrix --json; scenarios.matrix.model.MatrixRun):
+#   1 -- {"schema_version", "kind", "metadata", "results": [MatrixCell:
+#        {"storage", "benchmark", "kind", "concurrency", "objects",
+#        "transactions", "conflicts", "rounds": [{"wall_s", "clients_s"}]}],
+#        "groups": [MatrixGroup: {"storage", "kind", "concurrency", "checked",
+#        "problems", "error", "cleared", "kept", "seconds_s"}]}; a round's
+#        wall_s is its slowest client's timed seconds for "transactions"
+#        transactions of "objects" objects.
+MATRIX = Format("matrix", 1)
+
+
 # release (DIR/release.json of release --out; scenarios.release.directory):
 #   0 -- no "schema_version": {"kind", "metadata", "shortened", "parts":
 #        [{"name", "title", "status", "detail", "files"}], "verdicts",

@@ -22,6 +22,7 @@ installed").  Those three are refused, one line, before any work.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -116,3 +117,24 @@ def storage_refusal(storage: Any) -> str | None:
 
         return greenlet_refusal(driver_name(storage))
     return f"{name} is not known to yield to gevent"
+
+
+def run_each(kind: str, count: int, one: Callable[[int], None]) -> None:
+    """one(0), ..., one(count - 1) at once, as *kind* runs a process's
+    clients: inline when there is one, else as threads or (a process gevent
+    patched) greenlets; returns when every one has.  The one place a
+    process's clients are started (scale's and the matrix's)."""
+    if count == 1:
+        one(0)
+    elif kind == "greenlets":
+        import gevent
+
+        gevent.joinall([gevent.spawn(one, i) for i in range(count)])
+    else:
+        import threading
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from scenarios.load.clients import Control, count_log_records
+from scenarios.scale import kinds
 from scenarios.scale.loop import ClientPlan, run_loop
 
 
@@ -194,20 +195,7 @@ def _run(
             raised.append(e)
             stop.local.set()  # this process failed: its other clients stop
 
-    if len(sessions) == 1:
-        one(0)
-    elif plan.kind == "greenlets":
-        import gevent
-
-        gevent.joinall([gevent.spawn(one, i) for i in range(len(sessions))])
-    else:
-        threads = [
-            threading.Thread(target=one, args=(i,)) for i in range(len(sessions))
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+    kinds.run_each(plan.kind, len(sessions), one)
     if raised:
         raise raised[0]
     return results
