@@ -11,6 +11,7 @@ from typing import Any
 from scenarios.bench.kind import KIND as RUN
 from scenarios.census.kind import KIND as CENSUS
 from scenarios.counts.kind import KIND as COUNTS
+from scenarios.matrix.kind import KIND as MATRIX
 from scenarios.release.kind import KIND as RELEASE
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import Found, Kind, sniff
@@ -20,7 +21,7 @@ from scenarios.verify.kind import KIND as VERIFY
 
 #: name -> kind.
 KINDS: dict[str, Kind] = {
-    k.name: k for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE)
+    k.name: k for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE, MATRIX)
 }
 
 

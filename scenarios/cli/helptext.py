@@ -43,6 +43,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "vfab-bench census --path data/Data.fs",
         "vfab-bench census zeo://127.0.0.1:8100 --json census.json",
     ),
+    "matrix": (
+        "vfab-bench matrix --quick",
+        "vfab-bench matrix --json m.json --html m.html",
+        "vfab-bench matrix --storage zeo,relstorage-pg --kind processes "
+        "--concurrency 1,10",
+    ),
     "sweep": (
         "vfab-bench sweep",
         "vfab-bench sweep --storage file --objects 1000,10000 --json s.json",

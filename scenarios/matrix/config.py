@@ -66,13 +66,11 @@ DEFAULT_TRANSACTIONS = 3
 
 #: --quick: the four benchmarks the FAQ's claims rest on, the ends of each
 #: axis (the published exception, 20 threads x 100 objects, included).
-QUICK = {
-    "benchmarks": ("add", "update", "write-read", "cold"),
-    "concurrency": (1, 20),
-    "objects": (1, 100),
-    "rounds": 3,
-    "transactions": 2,
-}
+QUICK_BENCHMARKS: tuple[str, ...] = ("add", "update", "write-read", "cold")
+QUICK_CONCURRENCY: tuple[int, ...] = (1, 20)
+QUICK_OBJECTS: tuple[int, ...] = (1, 100)
+QUICK_ROUNDS = 3
+QUICK_TRANSACTIONS = 2
 
 MAX_CONCURRENCY = 200
 MAX_OBJECTS = 100_000

@@ -14,6 +14,20 @@ from scenarios.results.files import MATRIX
 from scenarios.results.model import Cells, PhaseResult, RunResult, Sample
 
 
+def objects(n: int) -> str:
+    """A transaction's size in words: "1 object", "100 objects"."""
+    return f"{n:,} object" + ("" if n == 1 else "s")
+
+
+def axis(kind: str, n: int) -> str:
+    """A group's clients in words: "1 thread", "20 processes"."""
+    word = {"threads": "thread", "processes": "process", "greenlets": "greenlet"}
+    unit = word.get(kind, kind)
+    if n == 1:
+        return f"1 {unit}"
+    return f"{n} " + {"process": "processes"}.get(unit, unit + "s")
+
+
 @dataclasses.dataclass(frozen=True)
 class MatrixRound:
     """One round of one cell: its slowest client's timed seconds (the
@@ -51,16 +65,13 @@ class MatrixCell:
 
     @property
     def axis(self) -> str:
-        """ "20 threads" (the FAQ's words for a group)."""
-        word = {"threads": "thread", "processes": "process", "greenlets": "greenlet"}
-        unit = word.get(self.kind, self.kind)
-        many = {"process": "processes"}.get(unit, unit + "s")
-        return f"{self.concurrency} {unit if self.concurrency == 1 else many}"
+        """The cell's clients in the FAQ's words: "20 threads"."""
+        return axis(self.kind, self.concurrency)
 
     @property
     def row(self) -> str:
-        """ "add, 20 threads x 100 objects": the cell's name in compare."""
-        return f"{self.benchmark}, {self.axis} x {self.objects} objects"
+        """The cell's name in compare: "add, 20 threads x 100 objects"."""
+        return f"{self.benchmark}, {self.axis} x {objects(self.objects)}"
 
 
 @dataclasses.dataclass(frozen=True)

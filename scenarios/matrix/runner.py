@@ -188,7 +188,9 @@ def run_group_of(
             shown.status("checking")
             problems = check.check(target, key, sizes, clients)
             checked = error is None
-    cold = next((r["cold"] for r in results), {"cleared": [], "kept": []})
+    cold: dict[str, list[str]] = next(
+        (r["cold"] for r in results), {"cleared": [], "kept": []}
+    )
     result = MatrixGroup(
         storage=group.storage,
         kind=group.kind,
