@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from typing import Any
 
 import storages
 from scenarios.cli.args import (
@@ -146,16 +147,20 @@ def config_of(args: argparse.Namespace) -> MatrixConfig:
         if q
         else tuple(c.BENCHMARKS)
     )
+
+    def given(value: Any, quick: Any, default: Any) -> Any:
+        return value if value is not None else quick if q else default
+
     return c.MatrixConfig(
         storages=names,
-        concurrency=args.concurrency
-        or (c.QUICK_CONCURRENCY if q else c.DEFAULT_CONCURRENCY),
+        concurrency=given(args.concurrency, c.QUICK_CONCURRENCY, c.DEFAULT_CONCURRENCY),
         kinds=c.parse_names(args.kind) if args.kind is not None else c.DEFAULT_KINDS,
-        objects=args.objects or (c.QUICK_OBJECTS if q else c.DEFAULT_OBJECTS),
+        objects=given(args.objects, c.QUICK_OBJECTS, c.DEFAULT_OBJECTS),
         benchmarks=benchmarks,
-        rounds=args.rounds or (c.QUICK_ROUNDS if q else c.DEFAULT_ROUNDS),
-        transactions=args.transactions
-        or (c.QUICK_TRANSACTIONS if q else c.DEFAULT_TRANSACTIONS),
+        rounds=given(args.rounds, c.QUICK_ROUNDS, c.DEFAULT_ROUNDS),
+        transactions=given(
+            args.transactions, c.QUICK_TRANSACTIONS, c.DEFAULT_TRANSACTIONS
+        ),
         statistic=args.statistic,
         quick=q,
         kinds_named=args.kind is not None,

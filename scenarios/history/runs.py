@@ -99,6 +99,14 @@ def _read(found: Found, in_directory: bool) -> RunResult | str:
         raise ResultsError(
             f"{path} is not a vfab-bench result (no kind, no schema_version)"
         )
+    if found.kind == "matrix":
+        # A matrix's cells as a run's rows (MatrixRun.as_run): its trend.
+        from scenarios.matrix.model import MatrixRun
+
+        try:
+            return MatrixRun.from_json(found.data).as_run()
+        except ResultsError as e:
+            raise ResultsError(f"{path}: {e}") from None
     if found.kind != "run":
         if in_directory:
             return f"a {found.kind} file"

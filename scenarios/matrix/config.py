@@ -62,7 +62,7 @@ DEFAULT_OBJECTS: tuple[int, ...] = (1, 10, 100)
 #: The FAQ's kinds: threads of one process, or separate processes.
 DEFAULT_KINDS: tuple[str, ...] = ("threads", "processes")
 DEFAULT_ROUNDS = 5
-DEFAULT_TRANSACTIONS = 3
+DEFAULT_TRANSACTIONS = 2
 
 #: --quick: the four benchmarks the FAQ's claims rest on, the ends of each
 #: axis (the published exception, 20 threads x 100 objects, included).

@@ -172,7 +172,7 @@ class MatrixRun(schema.Stored):
             PhaseResult(
                 storage=f"{c.storage} {c.kind}",
                 size="matrix",
-                phase=f"{c.benchmark}, {c.concurrency} x {c.objects} objects",
+                phase=f"{c.benchmark}, {c.concurrency} x {objects(c.objects)}",
                 samples=tuple(Sample(wall_s=v, cpu_s=0.0) for v in c.per_object_s),
             )
             for c in self.results

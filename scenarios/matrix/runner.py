@@ -73,8 +73,15 @@ def plan(config: MatrixConfig, say: Say) -> tuple[list[Group], list[str]]:
     for n in config.concurrency:
         for kind in config.kinds:
             for name, factory in factories:
-                if kind_refusal(factory, kind) is None:
-                    groups.append(Group(name, factory, kind, n))
+                if kind_refusal(factory, kind) is not None:
+                    continue
+                if n == 1 and kind == "processes" and "threads" in config.kinds:
+                    # One client in its process either way (each group's
+                    # clients run in processes of their own): measured once.
+                    continue
+                groups.append(Group(name, factory, kind, n))
+    if 1 in config.concurrency and {"threads", "processes"} <= set(config.kinds):
+        notes.append("1 client: 1 thread and 1 process are the same; measured once")
     return groups, notes
 
 
