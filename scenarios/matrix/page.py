@@ -10,9 +10,9 @@ from html import escape
 
 from scenarios.matrix import claims
 from scenarios.matrix.config import BENCHMARKS
-from scenarios.matrix.model import MatrixRun
+from scenarios.matrix.model import MatrixRun, objects
 from scenarios.matrix.report import cold_lines, tables
-from scenarios.results import htmlbase, significance, svg
+from scenarios.results import formatter, htmlbase, significance, svg
 
 
 def _axis(kind: str, n: int) -> str:
@@ -37,10 +37,11 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
             for c in run.results:
                 if c.benchmark != bench or c.objects != size:
                     continue
-                iv = significance.interval(c.per_object_us, s)
+                iv = significance.interval(c.per_object_s, s)
                 note = (
-                    f"{c.storage}, {c.axis} x {size} objects: {iv.estimate:.1f} "
-                    f"µs/object [{iv.low:.1f} - {iv.high:.1f}]"
+                    f"{c.storage}, {c.axis} x {objects(size)}: "
+                    f"{formatter.duration(iv.estimate)} per object "
+                    f"[{formatter.duration(iv.low)} - {formatter.duration(iv.high)}]"
                 )
                 marks[(_axis(c.kind, c.concurrency), c.storage)] = svg.Mark(
                     iv.estimate, iv.low, iv.high, note
@@ -51,8 +52,9 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
                         groups,
                         series,
                         marks,
-                        "µs per object",
-                        title=f"{bench}, {size:,} objects/txn",
+                        "time per object",
+                        title=f"{bench}, {objects(size)} a transaction",
+                        y_format=svg.time_tick,
                     )
                 )
         out.append((bench, panels))
@@ -60,8 +62,8 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
 
 
 def svg_file(run: MatrixRun, stat: str | None = None) -> str:
-    """Every benchmark's panels in one row each... as one standalone SVG
-    (--plot): the panels side by side, benchmark after benchmark."""
+    """Every panel of every benchmark side by side, benchmark after
+    benchmark, as one standalone SVG file (--plot)."""
     panels = [p for _, ps in charts(run, stat) for p in ps]
     zodb = run.metadata.get("versions", {}).get("ZODB", "?")
     return svg.side_by_side(panels, escape(f"vfab-bench matrix (ZODB {zodb})"))

@@ -315,9 +315,12 @@ def bar_chart(
     top = int(legend_y) + (36 if title else 20)
     height += top - 36
     x0, x1, y0, y1 = left, width - right, height - bottom, top
-    top_value = max((m.high for m in marks.values()), default=1.0) or 1.0
-    step = _nice_step(top_value)
-    y_max = math.ceil(top_value / step) * step
+    # The bars set the scale; a whisker reaching far above them (a noisy
+    # cell) is cut at the top rather than flatten every bar.
+    highest = max((m.value for m in marks.values()), default=1.0) or 1.0
+    top_value = min(max((m.high for m in marks.values()), default=1.0), highest * 1.5)
+    step = _nice_step(top_value or highest)
+    y_max = math.ceil(max(top_value, highest) / step) * step
 
     def py(v: float) -> float:
         return y0 - (y0 - y1) * min(v, y_max) / y_max
