@@ -64,22 +64,27 @@ class GroupPlan:
     key: str
 
 
-def run_group(plan: GroupPlan, barrier: Any, done: Any, control: Any) -> dict[str, Any]:
+def run_group(
+    plan: GroupPlan, barrier: Any, done: Any, control: Any, inline: bool = False
+) -> dict[str, Any]:
     """The process's clients through every size and benchmark; what each
     measured and wrote.  *barrier*: the group's, across processes (None:
     this process holds the whole group); *done*: a shared count of
-    (client, size, benchmark) finished, for the parent's progress."""
+    (client, size, benchmark) finished, for the parent's progress;
+    *inline*: run in the command's own process (a storage only one process
+    opens: its threads), its logging left alone."""
     if plan.kind == "greenlets":
         # Before ZODB and the drivers are imported (as scale's clients).
         from gevent import monkey
 
         monkey.patch_all()
-    _die_with_parent()
-    from scenarios.load.clients import count_log_records
+    from scenarios.load.clients import LogCounter, count_log_records
     from scenarios.load.session import open_database
     from scenarios.scale import kinds
 
-    counter = count_log_records()
+    if not inline:
+        _die_with_parent()
+    counter = LogCounter() if inline else count_log_records()
     db = open_database(plan.target, pool_size=len(plan.clients) + 1)
     try:
         if plan.kind == "greenlets":

@@ -58,7 +58,7 @@ def tables(run: MatrixRun, stat: str | None = None) -> list[Table]:
             else f"{plural(len(g.problems), 'problem')}: {g.problems[0]}"
         )
         rows.append(
-            [g.storage, f"{g.concurrency} {g.kind}", verdict, f"{g.seconds_s:.1f}"]
+            [g.storage, axis(g.kind, g.concurrency), verdict, f"{g.seconds_s:.1f}"]
         )
     if rows:
         out.append(
@@ -73,9 +73,16 @@ def tables(run: MatrixRun, stat: str | None = None) -> list[Table]:
 
 
 def claims_lines(run: MatrixRun, stat: str | None = None) -> list[str]:
-    """The FAQ's claims answered, a line each, then the versions."""
+    """The FAQ's claims answered, a line each, then the versions; one line
+    when the run has none of the storages they compare."""
+    found = claims.answers(run, stat)
+    if all(a.agree is None for a in found):
+        return [
+            "RelStorage's SQLite FAQ's claims compare file, zeo and "
+            "relstorage-sqlite: this run answers none of them"
+        ]
     out = ["RelStorage's SQLite FAQ, its claims checked on this run:"]
-    for a in claims.answers(run, stat):
+    for a in found:
         out.append(f"  {a.sentence()}")
     out.append(f"  on {claims.versions_line(run)}")
     return out

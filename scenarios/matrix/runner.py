@@ -13,6 +13,7 @@ import multiprocessing
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,6 +231,8 @@ def _clients(
         transactions=config.transactions,
         key=key,
     )
+    if not group.factory.shared:
+        return _inline(group, base, shown)
     if group.kind == "processes":
         plans = [dataclasses.replace(base, clients=(c,)) for c in range(n)]
     else:
@@ -264,6 +267,65 @@ def _clients(
         else:
             results.append(answer[1])
     return results, error
+
+
+class _Count:
+    """A count of finished benchmarks, as multiprocessing's Value offers it."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def get_lock(self) -> threading.Lock:
+        return self._lock
+
+
+class _Here:
+    """What a client process gets from its parent (load.clients.Control),
+    for clients run in this process: start at once, stop when told."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+
+    def wait_start(self) -> float:
+        return time.monotonic()
+
+
+def _inline(
+    group: Group, plan: GroupPlan, shown: Progress
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A storage only one process opens (FileStorage): its clients are
+    threads of this process, as the FAQ ran it; followed as the others."""
+    done, control = _Count(), _Here()
+    answer: list[Any] = []
+
+    def work() -> None:
+        try:
+            answer.append(("ok", run_group(plan, None, done, control, inline=True)))
+        except Exception as e:  # the group's failure, said by the caller
+            answer.append(("error", f"{type(e).__name__}: {e}"))
+
+    thread = threading.Thread(target=work, name="matrix-clients", daemon=True)
+    shown.status("measuring")
+    thread.start()
+    try:
+        counted, last = 0, time.monotonic()
+        while thread.is_alive():
+            thread.join(0.05)
+            if done.value > counted:
+                shown.count(done.value - counted)
+                counted, last = done.value, time.monotonic()
+            if time.monotonic() - last > STALL_S:
+                break
+    finally:
+        # Ctrl-C or a stall: the clients stop at their next round.
+        control.stop.set()
+        thread.join(STALL_S)
+    if not answer:
+        return [], f"{group.label}: the clients did not finish"
+    if answer[0][0] == "error":
+        return [], str(answer[0][1]).splitlines()[0][:300]
+    return [answer[0][1]], None
 
 
 def _follow(
