@@ -116,8 +116,8 @@ def answers(run: MatrixRun, stat: str | None = None) -> list[Answer]:
     def beats(a: MatrixCell, b: MatrixCell) -> bool:
         return _iv(a, s).high < _iv(b, s).low
 
-    def not_beaten(a: MatrixCell, b: MatrixCell) -> bool:
-        return not beats(b, a)
+    def never_beats(a: MatrixCell, b: MatrixCell) -> bool:
+        return not beats(a, b)
 
     def big_20(c: MatrixCell) -> bool:
         return c.kind == "threads" and c.concurrency == 20 and c.objects == 100
@@ -180,7 +180,7 @@ def answers(run: MatrixRun, stat: str | None = None) -> list[Answer]:
             "FileStorage usually wins; the best RelStorage can do is tie",
             "SQLite at best ties FileStorage reading cold (never beats it)",
             _pairs(run, "cold", SQLITE, FILE),
-            not_beaten,
+            never_beats,
             needs="cold cells of file and relstorage-sqlite",
         )
     )
