@@ -5,6 +5,7 @@ checks, its refusals, and a real matrix on FileStorage in this process
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.dom.minidom
 from pathlib import Path
@@ -116,7 +117,9 @@ def test_the_faqs_exception_is_found_and_named_as_published() -> None:
         for size in (1, 10, 100):
             slow = n == 20 and size == 100
             cells.append(_cell("file", "add", n, size, 100.0))
-            cells.append(_cell("relstorage-sqlite", "add", n, size, 150 if slow else 90))
+            cells.append(
+                _cell("relstorage-sqlite", "add", n, size, 150 if slow else 90)
+            )
     run = MatrixRun(metadata={}, results=tuple(cells))
     add = claims.answers(run)[0]
     assert add.sentence() == (
@@ -186,7 +189,9 @@ def test_quick_answers_the_claims_with_fewer_cells() -> None:
     quick = config_of(build_parser().parse_args(["matrix", "--quick"]))
     assert quick.benchmarks == ("add", "update", "write-read", "cold")
     assert quick.concurrency == (1, 20) and quick.objects == (1, 100)
-    named = config_of(build_parser().parse_args(["matrix", "--quick", "--objects", "5"]))
+    named = config_of(
+        build_parser().parse_args(["matrix", "--quick", "--objects", "5"])
+    )
     assert named.objects == (5,)
     with pytest.raises(ConfigError):
         MatrixConfig(kinds=("threads", "threads"))
@@ -218,13 +223,45 @@ def test_a_file_matrix_runs_checks_and_writes_json(
 def test_the_check_finds_a_lost_write(tmp_path: Path) -> None:
     """The read-back is a real check: a write a client was acknowledged
     for that the database does not hold is a problem."""
-    target = f"<zodb>\n<filestorage>\npath {tmp_path / 'Data.fs'}\n</filestorage>\n</zodb>\n"
+    target = (
+        f"<zodb>\n<filestorage>\npath {tmp_path / 'Data.fs'}\n</filestorage>\n</zodb>\n"
+    )
     check.populate(target, "k", 2, (3,))
     honest = {"client": 0, "own": {3: 0}, "shared": {3: []}, "problems": []}
     liar = {"client": 1, "own": {3: 7}, "shared": {3: [5]}, "problems": ["x"]}
     problems = check.check(target, "k", (3,), [honest, liar], remove=False)
     assert "client 1: x" in problems
-    assert any("client 1, 3 objects: 3 objects read back, 3 without" in p for p in problems)
+    assert any(
+        "client 1, 3 objects: 3 objects read back, 3 without" in p for p in problems
+    )
     assert any("object 1 holds 0" in p for p in problems)
     assert check.check(target, "k", (3,), [honest]) == []
     assert check.check(target, "k", (3,), [honest]) == ["the group's data are gone"]
+
+
+def test_a_named_database_is_used_only_if_it_holds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import transaction
+    import ZODB
+    import ZODB.FileStorage
+
+    path = tmp_path / "new" / "Data.fs"
+    path.parent.mkdir()
+    uri = f"mine=file://{path}"
+    r = run_cli(
+        capsys, "matrix", "--storage-uri", uri, "--concurrency", "2", "--objects",
+        "2", "--rounds", "1", "--transactions", "1", "--benchmark", "add,cold", "-q",
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    assert re.search(r"mine +2 threads +right", r.out), r.out
+    db = ZODB.DB(ZODB.FileStorage.FileStorage(str(path)))
+    try:
+        conn = db.open()
+        assert dict(conn.root()) == {}  # the matrix's data removed
+        conn.root()["theirs"] = 1
+        transaction.commit()
+    finally:
+        db.close()
+    r = run_cli(capsys, "matrix", "--storage-uri", uri, "-q")
+    assert_bad_input(r, "mine: the database holds data (its root has 1 key)")

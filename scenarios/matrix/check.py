@@ -23,6 +23,29 @@ def _open(target: str, must_exist: bool) -> Any:
     return open_target(target, pool_size=1, must_exist=must_exist)
 
 
+def refuse_data(target: str, name: str) -> None:
+    """StorageError unless the database *target* names holds no data (a
+    root with nothing in it, or nothing yet): the matrix writes only to a
+    database of its own, never into a user's data."""
+    from storages import StorageError
+
+    db = _open(target, must_exist=False)
+    try:
+        conn = db.open()
+        try:
+            keys = list(conn.root().keys())
+        finally:
+            conn.close()
+    finally:
+        db.close()
+    if keys:
+        raise StorageError(
+            f"{name}: the database holds data (its root has {len(keys)} "
+            f"{'key' if len(keys) == 1 else 'keys'}); the matrix writes only to "
+            "a new or empty database"
+        )
+
+
 def populate(target: str, key: str, concurrency: int, sizes: Sequence[int]) -> None:
     """root[key][n][c]: client c's n objects; root[key][n]["conflicts"]: n
     objects every client updates.  Every object starts with attr 0."""

@@ -42,7 +42,7 @@ def tables(run: MatrixRun, stat: str | None = None) -> list[Table]:
         what = f" ({b.description})" if b else ""
         out.append(
             Table(
-                f"{bench}{what}: µs per object, {s.label} of {rounds} rounds",
+                f"{bench}{what}: µs per object, {s.label} of {plural(rounds, 'round')}",
                 ["clients", "objects/txn", *storages],
                 rows,
                 label_left=True,

@@ -71,6 +71,10 @@ def plan(config: MatrixConfig, say: Say) -> tuple[list[Group], list[str]]:
             if config.kinds_named:
                 raise ConfigError(f"--kind {kind}: {name}: {refusal}")
             notes.append(f"{name}: no {kind} ({refusal})")
+    for name, factory in factories:
+        uri = getattr(getattr(type(factory), "source", None), "uri", None)
+        if uri is not None:
+            check.refuse_data(str(uri), name)
     for n in config.concurrency:
         for kind in config.kinds:
             for name, factory in factories:
