@@ -223,9 +223,8 @@ def test_a_file_matrix_runs_checks_and_writes_json(
 def test_the_check_finds_a_lost_write(tmp_path: Path) -> None:
     """The read-back is a real check: a write a client was acknowledged
     for that the database does not hold is a problem."""
-    target = (
-        f"<zodb>\n<filestorage>\npath {tmp_path / 'Data.fs'}\n</filestorage>\n</zodb>\n"
-    )
+    fs = f"<filestorage>\npath {tmp_path / 'Data.fs'}\n</filestorage>"
+    target = check.Database(f"<zodb>\n{fs}\n</zodb>\n")
     check.populate(target, "k", 2, (3,))
     honest = {"client": 0, "own": {3: 0}, "shared": {3: []}, "problems": []}
     liar = {"client": 1, "own": {3: 7}, "shared": {3: [5]}, "problems": ["x"]}
@@ -265,3 +264,17 @@ def test_a_named_database_is_used_only_if_it_holds_nothing(
         db.close()
     r = run_cli(capsys, "matrix", "--storage-uri", uri, "-q")
     assert_bad_input(r, "mine: the database holds data (its root has 1 key)")
+
+
+def test_a_storage_config_database_runs_in_this_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conf = tmp_path / "z.conf"
+    fs = f"<filestorage>\npath {tmp_path / 'Data.fs'}\n</filestorage>"
+    conf.write_text(f"<zodb cfg>\n{fs}\n</zodb>\n")
+    r = run_cli(
+        capsys, "matrix", "--storage-config", str(conf), "--concurrency", "2",
+        "--objects", "2", "--rounds", "1", "--benchmark", "update,warm", "-q",
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    assert re.search(r"cfg +2 threads +right", r.out), r.out

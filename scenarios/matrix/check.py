@@ -7,6 +7,7 @@ group's data are removed (a database the user named keeps nothing)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,19 +18,34 @@ SHARED = -1
 CONFLICTS = "conflicts"
 
 
-def _open(target: str, must_exist: bool) -> Any:
-    from scenarios.load.target import open_target
+@dataclasses.dataclass(frozen=True)
+class Database:
+    """A group's database: the *spec* client processes open (a served
+    database's client spec, a FileStorage's ZConfig text), or the *source*
+    a user named (--storage-uri, --storage-config), opened in this process
+    as the suite opens every database a user names."""
 
-    return open_target(target, pool_size=1, must_exist=must_exist)
+    spec: str = ""
+    source: Any = None
+
+    def open(self, pool_size: int = 1, must_exist: bool = True) -> Any:
+        """One ZODB.DB on it."""
+        if self.source is not None:
+            import ZODB
+
+            return ZODB.DB(self.source.open(False), pool_size=pool_size)
+        from scenarios.load.target import open_target
+
+        return open_target(self.spec, pool_size=pool_size, must_exist=must_exist)
 
 
-def refuse_data(target: str, name: str) -> None:
+def refuse_data(database: Database, name: str) -> None:
     """StorageError unless the database *target* names holds no data (a
     root with nothing in it, or nothing yet): the matrix writes only to a
     database of its own, never into a user's data."""
     from storages import StorageError
 
-    db = _open(target, must_exist=False)
+    db = database.open(must_exist=False)
     try:
         conn = db.open()
         try:
@@ -46,13 +62,15 @@ def refuse_data(target: str, name: str) -> None:
         )
 
 
-def populate(target: str, key: str, concurrency: int, sizes: Sequence[int]) -> None:
+def populate(
+    database: Database, key: str, concurrency: int, sizes: Sequence[int]
+) -> None:
     """root[key][n][c]: client c's n objects; root[key][n]["conflicts"]: n
     objects every client updates.  Every object starts with attr 0."""
     import transaction
     from persistent.mapping import PersistentMapping
 
-    db = _open(target, must_exist=False)
+    db = database.open(must_exist=False)
     try:
         tm = transaction.TransactionManager(explicit=True)
         conn = db.open(tm)
@@ -76,7 +94,7 @@ def populate(target: str, key: str, concurrency: int, sizes: Sequence[int]) -> N
 
 
 def check(
-    target: str,
+    database: Database,
     key: str,
     sizes: Sequence[int],
     clients: Sequence[dict[str, Any]],
@@ -90,7 +108,7 @@ def check(
     problems = [
         f"client {c['client']}: {p}" for c in clients for p in c.get("problems", [])
     ]
-    db = _open(target, must_exist=True)
+    db = database.open()
     try:
         tm = transaction.TransactionManager(explicit=True)
         conn = db.open(tm)

@@ -65,14 +65,15 @@ class GroupPlan:
 
 
 def run_group(
-    plan: GroupPlan, barrier: Any, done: Any, control: Any, inline: bool = False
+    plan: GroupPlan, barrier: Any, done: Any, control: Any, here: Any = None
 ) -> dict[str, Any]:
     """The process's clients through every size and benchmark; what each
     measured and wrote.  *barrier*: the group's, across processes (None:
     this process holds the whole group); *done*: a shared count of
     (client, size, benchmark) finished, for the parent's progress;
-    *inline*: run in the command's own process (a storage only one process
-    opens: its threads), its logging left alone."""
+    *here*: the group's database (scenarios.matrix.check.Database) when
+    the clients run in the command's own process (a storage one process
+    opens: its threads), whose logging is then left alone."""
     if plan.kind == "greenlets":
         # Before ZODB and the drivers are imported (as scale's clients).
         from gevent import monkey
@@ -82,10 +83,14 @@ def run_group(
     from scenarios.load.session import open_database
     from scenarios.scale import kinds
 
-    if not inline:
+    pool = len(plan.clients) + 1
+    if here is not None:
+        counter = LogCounter()
+        db = here.open(pool)
+    else:
         _die_with_parent()
-    counter = LogCounter() if inline else count_log_records()
-    db = open_database(plan.target, pool_size=len(plan.clients) + 1)
+        counter = count_log_records()
+        db = open_database(plan.target, pool_size=pool)
     try:
         if plan.kind == "greenlets":
             refusal = kinds.storage_refusal(db.storage)

@@ -72,9 +72,9 @@ def plan(config: MatrixConfig, say: Say) -> tuple[list[Group], list[str]]:
                 raise ConfigError(f"--kind {kind}: {name}: {refusal}")
             notes.append(f"{name}: no {kind} ({refusal})")
     for name, factory in factories:
-        uri = getattr(getattr(type(factory), "source", None), "uri", None)
-        if uri is not None:
-            check.refuse_data(str(uri), name)
+        source = getattr(type(factory), "source", None)
+        if source is not None:
+            check.refuse_data(check.Database(source=source), name)
     for n in config.concurrency:
         for kind in config.kinds:
             for name, factory in factories:
@@ -145,34 +145,28 @@ def _summary(group: MatrixGroup, cells: list[MatrixCell], config: MatrixConfig) 
 
 
 @contextlib.contextmanager
-def database(factory: storages.StorageFactory) -> Iterator[str]:
-    """A fresh database for one group, and the target its client processes
-    open (a served database's client spec; a FileStorage's ZConfig text; a
-    database the user named as they named it); whatever it started
-    stopped, its files removed, on every way out."""
+def database(factory: storages.StorageFactory) -> Iterator[check.Database]:
+    """A fresh database for one group (a served one's client spec, a
+    FileStorage's ZConfig text), or the database the user named; whatever
+    it started stopped, its files removed, on every way out."""
+    source = getattr(type(factory), "source", None)
+    if source is not None:
+        yield check.Database(source=source)
+        return
     scratch = Path(tempfile.mkdtemp(prefix="vfab-matrix-"))
     try:
         data = scratch / "data"
         data.mkdir()
         if factory.shared:
             with factory.share(data) as shared:
-                yield shared.client
-            return
-        source = getattr(type(factory), "source", None)
-        if source is not None:
-            uri = getattr(source, "uri", None)
-            if uri is None:
-                raise StorageError(
-                    f"{factory.name}: the matrix's clients open a database by "
-                    "URI; give it as --storage-uri"
-                )
-            yield str(uri)
+                yield check.Database(spec=shared.client)
             return
         if not factory.servable:
             raise StorageError(f"{factory.name}: no other process can open it")
         section, imports = factory.served_section(data)
         lines = [f"%import {m}" for m in imports]
-        yield "\n".join([*lines, "<zodb>", section.strip(), "</zodb>", ""])
+        spec = "\n".join([*lines, "<zodb>", section.strip(), "</zodb>", ""])
+        yield check.Database(spec=spec)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -188,17 +182,17 @@ def run_group_of(
     results: list[dict[str, Any]] = []
     problems: list[str] = []
     checked = False
-    with database(group.factory) as target:
+    with database(group.factory) as where:
         shown.status("populating")
-        check.populate(target, key, group.concurrency, sizes)
+        check.populate(where, key, group.concurrency, sizes)
         try:
-            results, error = _clients(config, group, target, key, shown)
+            results, error = _clients(config, group, where, key, shown)
         finally:
             # Read back whatever was acknowledged, and remove the group's
             # data, even after a failure (a database the user named).
             clients = [c for r in results for c in r["clients"]]
             shown.status("checking")
-            problems = check.check(target, key, sizes, clients)
+            problems = check.check(where, key, sizes, clients)
             checked = error is None
     cold: dict[str, list[str]] = next(
         (r["cold"] for r in results), {"cleared": [], "kept": []}
@@ -219,13 +213,17 @@ def run_group_of(
 
 
 def _clients(
-    config: MatrixConfig, group: Group, target: str, key: str, shown: Progress
+    config: MatrixConfig,
+    group: Group,
+    where: check.Database,
+    key: str,
+    shown: Progress,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Start the group's client processes, follow them, collect what each
     measured: (results of the processes that finished, the first error)."""
     n = group.concurrency
     base = GroupPlan(
-        target=target,
+        target=where.spec,
         kind=group.kind,
         clients=tuple(range(n)),
         concurrency=n,
@@ -236,7 +234,7 @@ def _clients(
         key=key,
     )
     if not group.factory.shared:
-        return _inline(group, base, shown)
+        return _inline(group, base, where, shown)
     if group.kind == "processes":
         plans = [dataclasses.replace(base, clients=(c,)) for c in range(n)]
     else:
@@ -296,7 +294,7 @@ class _Here:
 
 
 def _inline(
-    group: Group, plan: GroupPlan, shown: Progress
+    group: Group, plan: GroupPlan, where: check.Database, shown: Progress
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A storage only one process opens (FileStorage): its clients are
     threads of this process, as the FAQ ran it; followed as the others."""
@@ -305,7 +303,7 @@ def _inline(
 
     def work() -> None:
         try:
-            answer.append(("ok", run_group(plan, None, done, control, inline=True)))
+            answer.append(("ok", run_group(plan, None, done, control, where)))
         except Exception as e:  # the group's failure, said by the caller
             answer.append(("error", f"{type(e).__name__}: {e}"))
 
