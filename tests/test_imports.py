@@ -150,6 +150,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "scenarios.data",
         "scenarios.history",
         "scenarios.load",
+        "scenarios.matrix",
         "scenarios.release",
         "scenarios.scale",
         "scenarios.swarm",

@@ -12,7 +12,7 @@ from scenarios.matrix import claims
 from scenarios.matrix.config import BENCHMARKS
 from scenarios.matrix.model import MatrixRun, objects
 from scenarios.matrix.report import cold_lines, tables
-from scenarios.results import formatter, htmlbase, significance, svg
+from scenarios.results import bars, formatter, htmlbase, significance, svg
 
 
 def _axis(kind: str, n: int) -> str:
@@ -48,7 +48,7 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
                 )
             if marks:
                 panels.append(
-                    svg.bar_chart(
+                    bars.bar_chart(
                         groups,
                         series,
                         marks,

@@ -1,0 +1,99 @@
+"""Grouped bars, as inline SVG (scenarios.results.svg draws every other
+chart; the legend, the scale's steps and the fonts are its): a group per
+label along x, a bar per series in each, each bar's interval a black
+whisker, as RelStorage's SQLite FAQ draws its zodbshootout matrix."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from html import escape
+
+from scenarios.results import svg
+from scenarios.results.svg import Mark, Series
+
+_f = svg._f  # coordinates as every chart writes them
+
+
+def bar_chart(
+    groups: Sequence[str],
+    series: Sequence[Series],
+    marks: dict[tuple[str, str], Mark],
+    y_label: str,
+    title: str = "",
+    y_format: Callable[[float], str] = lambda v: f"{v:g}",
+    width: int = 420,
+    height: int = 300,
+) -> str:
+    """Grouped bars: a group per entry of *groups* along x, a bar per series
+    in each (shorter is better where the value is a time), linear y from 0,
+    each bar's interval as a black whisker (as RelStorage's FAQ draws its
+    matrix).  A missing (group, series) leaves its slot empty."""
+    left, right, bottom = 58, 12, 40
+    key, legend_y = svg.legend_marks(series, left, 16, width - right)
+    top = int(legend_y) + (36 if title else 20)
+    height += top - 36
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
+    # The bars set the scale; a whisker reaching far above them (a noisy
+    # cell) is cut at the top rather than flatten every bar.
+    highest = max((m.value for m in marks.values()), default=1.0) or 1.0
+    top_value = min(max((m.high for m in marks.values()), default=1.0), highest * 1.5)
+    step = svg._nice_step(top_value or highest)
+    y_max = math.ceil(max(top_value, highest) / step) * step
+
+    def py(v: float) -> float:
+        return y0 - (y0 - y1) * min(v, y_max) / y_max
+
+    out = [
+        f'<svg class="chart" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {svg.FONT}>',
+        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
+        'fill="#f8f9fb"/>',
+    ]
+    if title:
+        out.append(
+            f'<text x="{(x0 + x1) / 2}" y="{top - 12}" font-size="13" '
+            f'text-anchor="middle" fill="#222">{escape(title)}</text>'
+        )
+    out += key
+    v = 0.0
+    while v <= y_max + step / 1000:
+        out.append(
+            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+            'stroke="#dde1e7"/>'
+            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
+        )
+        v += step
+    slot = (x1 - x0) / max(1, len(groups))
+    bar = slot * 0.8 / max(1, len(series))
+    for i, g in enumerate(groups):
+        gx = x0 + slot * i + slot * 0.1
+        out.append(
+            f'<text x="{_f(x0 + slot * (i + 0.5))}" y="{y0 + 16}" font-size="11" '
+            f'text-anchor="middle" fill="#444">{escape(g)}</text>'
+        )
+        for j, s in enumerate(series):
+            m = marks.get((g, s.name))
+            if m is None:
+                continue
+            bx = gx + bar * j
+            out.append(
+                f'<g class="mark"><title>{escape(m.note)}</title>'
+                f'<rect x="{_f(bx)}" y="{_f(py(m.value))}" width="{_f(bar * 0.92)}" '
+                f'height="{_f(y0 - py(m.value))}" fill="{s.colour}"/>'
+            )
+            if m.high > m.low:
+                cx = bx + bar * 0.46
+                out.append(
+                    f'<line x1="{_f(cx)}" y1="{_f(py(m.low))}" x2="{_f(cx)}" '
+                    f'y2="{_f(py(m.high))}" stroke="#111" stroke-width="1.2"/>'
+                )
+            out.append("</g>")
+    out.append(
+        f'<text x="14" y="{(y0 + y1) / 2}" font-size="12" text-anchor="middle" '
+        f'fill="#555" transform="rotate(-90 14 {(y0 + y1) / 2})">'
+        f"{escape(y_label)}</text>"
+    )
+    out.append("</svg>")
+    return "".join(out)
