@@ -146,7 +146,7 @@ def run_shootout(
     """zodbshootout's values (seconds per transaction), by (storage, its
     benchmark name)."""
     out = work / "shootout.json"
-    pyperf = ["--fast"] if args.small else ["-p", str(args.processes)]
+    pyperf = ["--quiet", *(["--fast"] if args.small else ["-p", str(args.processes)])]
     command = [
         str(script), *pyperf, "--threads", "shared", "-c", str(args.concurrency),
         "--object-counts", str(args.objects), "--include-mapping", "no",
