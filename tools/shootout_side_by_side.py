@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     host = os.uname()
     print(
-        f"zodbshootout 0.8.0 vs vfab-bench matrix: {args.concurrency} threads x "
+        f"zodbshootout 0.8.0 vs vfab-bench matrix: {args.concurrency} thread(s) x "
         f"{args.objects} objects, time per object (each side's minimum), "
         f"{host.nodename} {host.machine}, {os.cpu_count()} CPUs, load "
         f"{os.getloadavg()[0]:.2f}"
