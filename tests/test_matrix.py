@@ -157,12 +157,12 @@ def test_cold_claims_use_intervals() -> None:
     [
         (["--storage", "file", "--kind", "processes"], "file is opened by one process"),
         (["--storage", "mapping", "--kind", "greenlets"], "not known to yield"),
-        (["--concurrency", "0"], "--concurrency: 1 to 200, not 0"),
+        (["--concurrency", "0"], "--concurrency: must be from 1 to 200 each"),
         (["--objects", "x"], "not a whole number"),
         (["--kind", "fibers"], "unknown 'fibers'"),
         (["--benchmark", "steamin"], "unknown 'steamin'"),
-        (["--rounds", "0"], "--rounds: 1 to"),
-        (["--transactions", "0"], "--transactions: 1 to"),
+        (["--rounds", "0"], "--rounds: must be from 1 to"),
+        (["--transactions", "0"], "--transactions: must be from 1 to"),
         (["--storage", "memory"], "commits nothing"),
     ],
 )

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import storages
+from scenarios.argtypes import at_least, ranged
 from scenarios.cli.args import (
     add_progress_option,
     check_storages_usable,
@@ -19,15 +21,27 @@ from scenarios.cli.args import (
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.matrix.config import MatrixConfig
 from scenarios.results import significance
+from storages.options import shown
 
 
-def _counts(text: str) -> tuple[int, ...]:
-    from scenarios.matrix.config import parse_counts
+def _counts(most: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: N,N,... each from 1 to *most* (its range in --help)."""
 
-    try:
-        return parse_counts(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    def parse(text: str) -> tuple[int, ...]:
+        from scenarios.matrix.config import parse_counts
+
+        try:
+            values = parse_counts(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        for v in values:
+            if not 1 <= v <= most:
+                raise argparse.ArgumentTypeError(
+                    f"must be from 1 to {most:,} each, not {shown(str(v))}"
+                )
+        return values
+
+    return ranged(parse, 1, most)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -65,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--concurrency",
-        type=_counts,
+        type=_counts(c.MAX_CONCURRENCY),
         default=None,
         metavar="N,N,...",
         help="concurrent clients (default: "
@@ -81,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--objects",
-        type=_counts,
+        type=_counts(c.MAX_OBJECTS),
         default=None,
         metavar="N,N,...",
         help=f"objects per transaction (default: "
@@ -95,14 +109,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--rounds",
-        type=int,
+        type=at_least(1, c.MAX_ROUNDS),
         default=None,
         help=f"rounds per cell, the samples of its statistic (default: "
         f"{c.DEFAULT_ROUNDS}; --quick {c.QUICK_ROUNDS})",
     )
     p.add_argument(
         "--transactions",
-        type=int,
+        type=at_least(1, c.MAX_TRANSACTIONS),
         default=None,
         help="transactions per client per round (default: "
         f"{c.DEFAULT_TRANSACTIONS}; --quick {c.QUICK_TRANSACTIONS})",
