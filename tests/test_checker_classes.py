@@ -79,6 +79,21 @@ def test_g_nonadjacent_and_g2_item_apart() -> None:
     )
 
 
+def test_two_cycles_glued_at_one_attempt_are_no_third() -> None:
+    """c read-skews against a (c -rw-> a -wr-> c) and b against c (b -rw->
+    c -wr-> b): two G-single cycles through c.  Walked one after the other
+    they hold two anti-dependencies, but such a walk visits c twice: no
+    G-nonadjacent, no G2-item.  (d, a third read skew against a, makes
+    the component as large as that walk is long.)"""
+    a = T("a", writes=(("x", 1), ("z", 1)), tid=0x10)
+    c = T("c", reads=(("x", 0), ("z", 1)), writes=(("w", 1), ("y", 1)), tid=0x11)
+    b = T("b", reads=(("w", 1), ("y", 0)))
+    d = T("d", reads=(("x", 0), ("z", 1)))
+    report = check([a, b, c, d])
+    assert only(report) == {"G-single": 1}, report.lines()
+    assert report.allowed == {}, report.notes
+
+
 # -- session order: the history may still be serializable --------------------
 
 

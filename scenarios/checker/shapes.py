@@ -11,12 +11,14 @@ process edge of a "-process" class, the real-time edge of a "-realtime"
 one).  The search runs breadth first over (node, state) pairs, the state
 remembering what the rule needs (was the last edge an anti-dependency,
 has one more been taken, have two been adjacent, was the needed relation
-used), from the first edge's target back to its source: the cycle it returns is
-a shortest through its first edge, the shortest of those through the
-first edges tried (every one up to the first that has a cycle, and
-IMPROVE more, each search bounded by the best so far; Elle stops at the
-first).  Barrier nodes (scenarios.checker.graph)
-cost nothing: a cycle's length is counted in attempts.
+used), from the first edge's target back to its source: the cycle it
+returns is a shortest through its first edge, the shortest of those
+through the first edges tried (every one up to the first that has a
+cycle, and IMPROVE more, each search bounded by the best so far; Elle
+stops at the first).  A cycle with two consecutive anti-dependencies is
+turned to start with them, so that only first edges followed by another
+anti-dependency are tried.  Barrier nodes (scenarios.checker.graph) cost
+nothing: a cycle's length is counted in attempts.
 
 A closed walk that visits an attempt twice is no cycle (two cycles glued
 at that attempt, each maybe of another class): the search skips it.
