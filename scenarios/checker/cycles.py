@@ -135,7 +135,11 @@ class Builder:
                 k = bisect.bisect_right(revisions, read.revision)
                 # the next version is another writer's (the writer's own
                 # later versions are the one read, for what follows it)
-                while k < len(revisions) and all(w in writers for w in writers_of[k]):
+                while (
+                    k < len(revisions)
+                    and writers_of[k][0] in writers
+                    and all(w in writers for w in writers_of[k])
+                ):
                     k += 1
                 if k < len(revisions):
                     bits = g.RWC if read.current and committed_writer else g.RW

@@ -397,8 +397,10 @@ class Rules:
                     continue
                 source = index.source(access)
                 if source.kind == "written":
-                    index.observe(source.writers)
-                    todo.extend(w for w in source.writers if w in index.committed)
+                    fresh = [w for w in source.writers if w not in index.committed]
+                    if fresh:  # unknown outcomes this read shows committed
+                        index.observe(fresh)
+                        todo.extend(w for w in fresh if w in index.committed)
                 elif source.kind != "initial":
                     bad[source.kind, access].append(i)
         self.tally["reads"] = reads
@@ -465,6 +467,8 @@ class Rules:
         index = self.index
         for i in sorted(index.committed):
             e = index.attempts[i]
+            if not e.writes:
+                continue
             mine = {(w.kind, w.key, w.revision) for w in e.writes}
             for w in e.writes:
                 register, r = (w.kind, w.key), w.revision - 1
