@@ -253,17 +253,19 @@ def shapes() -> list[tuple[str, str, sh.Shape]]:
 
 
 def _search(
-    graph: g.Graph, inside: set[int], budget: g.Budget
+    graph: g.Graph, inside: set[int], budget: g.Budget, shown: set[str]
 ) -> list[tuple[str, list[g.Step]]]:
     """Every class's shortest cycle in the component *inside* (a class's
     weaker variant skipped where a stronger one was found: it rules out
-    nothing more)."""
+    nothing more; any cycle of the anomalies *shown* EXAMPLES times
+    already: it is only counted)."""
     found: list[tuple[str, list[g.Step]]] = []
     have: set[str] = set()
     for name, suffix, shape in shapes():
         if name in have:
             continue
-        cycle = sh.shortest(graph, inside, shape, budget)
+        improve = 0 if name + suffix in shown else sh.IMPROVE
+        cycle = sh.shortest(graph, inside, shape, budget, improve)
         if cycle is not None:
             found.append((name + suffix, cycle))
             have.add(name)
@@ -292,7 +294,8 @@ def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
     budget = g.Budget(budget_steps)
     for component in graph.components(g.ALL):
         inside = set(component)
-        for anomaly, cycle in _search(graph, inside, budget):
+        shown = {a for a, examples in found.cycles.items() if len(examples) >= EXAMPLES}
+        for anomaly, cycle in _search(graph, inside, budget, shown):
             found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
             examples = found.cycles.setdefault(anomaly, [])
             if len(examples) < EXAMPLES:

@@ -112,12 +112,17 @@ IMPROVE = 16
 
 
 def shortest(
-    graph: g.Graph, within: set[int], shape: Shape, budget: g.Budget
+    graph: g.Graph,
+    within: set[int],
+    shape: Shape,
+    budget: g.Budget,
+    improve: int = IMPROVE,
 ) -> list[g.Step] | None:
     """A shortest cycle of *shape* inside *within* through the first of
-    its first edges that has one, or a shorter through the next IMPROVE
-    first edges, as Steps between attempts (None when there is none, or
-    *budget* ran out: see budget.exhausted())."""
+    its first edges that has one, or a shorter through the next *improve*
+    first edges (0: any cycle will do, it is only counted), as Steps
+    between attempts (None when there is none, or *budget* ran out: see
+    budget.exhausted())."""
     best: list[g.Step] | None = None
     for component in graph.components(shape.mask(), within):
         inside = set(component)
@@ -143,7 +148,7 @@ def shortest(
                         best = found
                     if best is not None:
                         tries += 1
-                    if budget.exhausted() or tries > IMPROVE:
+                    if budget.exhausted() or tries > improve:
                         return best
                     if best is not None and len(best) == 2:
                         return best  # no cycle is shorter
