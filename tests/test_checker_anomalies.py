@@ -13,125 +13,18 @@ from __future__ import annotations
 import dataclasses
 
 from scenarios.checker.judge import judge
-from scenarios.checker.readback import FinalRead, Stored, Unloadable
-from scenarios.checker.violations import Baseline, ConsistencyReport
-from scenarios.load.clock import Clock
-from scenarios.load.history import Access, Event, Session
-
-#: The state before the run: registers x, y, z, w at revision 0, value 0,
-#: read at transaction 0x05 (its snapshot) at time 0.
-BASE_TID = 0x05
-NAMES = {"x": 1, "y": 2, "z": 3, "w": 4}
-
-
-def tid(n: int) -> str:
-    return f"{n:016x}"
-
-
-@dataclasses.dataclass
-class T:
-    """A transaction written by hand: client, attempt number, reads and
-    writes as (register, revision) (value and digest follow from them),
-    outcome, times, snapshot and committed tid."""
-
-    client: str
-    n: int = 1
-    reads: tuple[tuple[str, int], ...] = ()
-    writes: tuple[tuple[str, int], ...] = ()
-    outcome: str = "ok"
-    start: float = 0.0
-    end: float = 1.0
-    snapshot: int = BASE_TID
-    tid: int | None = None
-    #: registers read with readCurrent
-    current: tuple[str, ...] = ()
-
-    def event(self) -> Event:
-        def access(name: str, rev: int, current: bool = False) -> Access:
-            return Access(
-                "price", NAMES[name], rev, value(name, rev), digest(name, rev), current
-            )
-
-        return Event(
-            self.client,
-            self.n,
-            "op",
-            self.outcome,
-            None if self.outcome == "ok" else "ConflictError",
-            tid(self.tid) if self.tid is not None and self.outcome == "ok" else None,
-            tuple(access(r, v, r in self.current) for r, v in self.reads),
-            tuple(access(r, v) for r, v in self.writes),
-            self.start,
-            self.end,
-            tid(self.snapshot),
-        )
-
-
-def value(name: str, rev: int) -> int:
-    return 1000 * NAMES[name] + rev
-
-
-def digest(name: str, rev: int) -> str:
-    return f"{name}{rev}"
-
-
-def baseline() -> Baseline:
-    registers = {("price", k): (0, value(n, 0), digest(n, 0)) for n, k in NAMES.items()}
-    return Baseline(registers, frozenset(), tid(BASE_TID), 0.0)
-
-
-def final(txns: list[T], stored: dict[str, tuple[int, int]] | None = None) -> FinalRead:
-    """What a correct storage would hold after *txns* (the highest
-    revision an ok transaction wrote), or *stored*: register -> (revision,
-    the tid that stored it)."""
-    out = FinalRead(snapshot=tid(0xFF))
-    state = {n: (0, BASE_TID) for n in NAMES}
-    for t in txns:
-        if t.outcome != "ok":
-            continue
-        for name, rev in t.writes:
-            if rev > state[name][0]:
-                state[name] = (rev, t.tid or 0)
-    state.update(stored or {})
-    for name, (rev, by) in state.items():
-        out.registers["price", NAMES[name]] = Stored(
-            rev, value(name, rev), digest(name, rev), tid(by)
-        )
-    return out
-
-
-def check(
-    txns: list[T],
-    realtime: bool = True,
-    final_read: FinalRead | None = None,
-    lost: dict[str, str] | None = None,
-) -> ConsistencyReport:
-    clients = {t.client for t in txns}
-    why = "a test storage" + ("" if realtime else " without real-time order")
-    sessions = {
-        c: Session(c, Clock(0.0, 0.0, "h"), "Test", realtime, why, "r") for c in clients
-    }
-    return judge(
-        [t.event() for t in txns],
-        baseline(),
-        final_read or final(txns),
-        sessions,
-        lost,
-    )
-
-
-def cycles(report: ConsistencyReport) -> list[str]:
-    return [v.text for v in report.violations if v.kind == "dependency cycle"]
-
-
-def only(report: ConsistencyReport) -> dict[str, int]:
-    """Violations by anomaly (or kind, where they have none)."""
-    out: dict[str, int] = {}
-    for v in report.violations:
-        key = v.anomaly or v.kind
-        out[key] = out.get(key, 0) + 1
-    return out
-
+from scenarios.checker.readback import Unloadable
+from scenarios.load.history import Access, Event
+from tests.checker_histories import (
+    BASE_TID,
+    T,
+    baseline,
+    check,
+    cycles,
+    final,
+    only,
+    tid,
+)
 
 # -- the anomalies Elle names -------------------------------------------------
 
@@ -146,10 +39,9 @@ def test_g0_a_write_cycle() -> None:
         "G0: a#1 (op) -> b#1 (op) -> a#1 (op): a#1 (op) wrote capability 1's "
         "price revision 1 and b#1 (op) the next one, revision 2; b#1 (op) wrote "
         "capability 2's price revision 1 and a#1 (op) the next one, revision 2 "
-        "(rules out read committed, read uncommitted, serializable, snapshot "
-        "isolation, strict serializable, strong snapshot isolation)"
+        "(rules out every level)"
     ]
-    assert report.level == "neither serializable nor snapshot isolation"
+    assert report.level == "no isolation level; not read uncommitted (1 G0)"
 
 
 def test_g1a_an_aborted_read() -> None:
@@ -161,7 +53,7 @@ def test_g1a_an_aborted_read() -> None:
     assert v.kind == "inconsistent read"
     assert v.text == (
         "1 acknowledged read saw capability 1's price revision 1 ($10.01), the "
-        "write of a#1 (op), whose commit failed (first: b#1 (op))"
+        "write of a#1 (op), whose commit failed (read by b#1 (op))"
     )
 
 
@@ -185,9 +77,8 @@ def test_g1c_a_circular_information_flow() -> None:
     assert cycles(report) == [
         "G1c: a#1 (op) -> b#1 (op) -> a#1 (op): b#1 (op) read capability 1's "
         "price revision 1, which a#1 (op) wrote; a#1 (op) read capability 2's "
-        "price revision 1, which b#1 (op) wrote (rules out read committed, "
-        "serializable, snapshot isolation, strict serializable, strong snapshot "
-        "isolation)"
+        "price revision 1, which b#1 (op) wrote (rules out read committed and "
+        "every level above)"
     ]
 
 
@@ -201,8 +92,7 @@ def test_g_single_a_read_skew() -> None:
         "G-single: a#1 (op) -> b#1 (op) -> a#1 (op): a#1 (op) read capability 1's "
         "price revision 0, and b#1 (op) wrote a later one, revision 1; a#1 (op) "
         "read capability 2's price revision 1, which b#1 (op) wrote (rules out "
-        "serializable, snapshot isolation, strict serializable, strong snapshot "
-        "isolation)"
+        "snapshot isolation and every level above)"
     ]
 
 
@@ -228,8 +118,12 @@ def test_g2_item_a_write_skew_is_allowed_by_snapshot_isolation() -> None:
     report = check([t1, t2])
     assert report.ok is True and report.violations == [], report.lines()
     assert report.allowed == {"G2-item": 1}
-    assert report.level == "snapshot isolation (strong: strict in real time)"
-    assert report.ruled_out == ["strict serializable", "serializable"]
+    assert report.level == "strong snapshot isolation; not serializable (1 G2-item)"
+    assert report.ruled_out == [
+        "strict serializable",
+        "strong-session serializable",
+        "serializable",
+    ]
     assert report.notes == [
         "allowed: 1 G2-item (first: G2-item: a#1 (op) -> b#1 (op) -> a#1 (op): "
         "a#1 (op) read capability 1's price revision 0, and b#1 (op) wrote a later "
@@ -295,14 +189,17 @@ def test_a_stale_read_breaks_the_promise_of_real_time_order() -> None:
         "G-single-realtime: a#1 (op) -> b#1 (op) -> a#1 (op): a#1 (op) was "
         "acknowledged 1.000 s before b#1 (op) began; b#1 (op) read capability "
         "1's price revision 0, and a#1 (op) wrote a later one, revision 1 "
-        "(rules out strict serializable, strong snapshot isolation)"
+        "(rules out strong snapshot isolation and every level above)"
     ]
     stale = [v.text for v in report.violations if v.kind == "stale read"]
     assert stale == [
         "b#1 (op) began 1.000 s after a#1 (op)'s commit 0000000000000010 was "
         "acknowledged, but read at 0000000000000005"
     ]
-    assert report.level == "serializable, not strict in real time"
+    assert report.level == (
+        "strong-session serializable; not strict (1 G-single-realtime, 1 stale "
+        "snapshot)"
+    )
 
 
 def test_a_stale_read_is_allowed_without_server_sync() -> None:
@@ -328,8 +225,10 @@ def test_a_session_must_see_its_own_writes() -> None:
     t1 = T("a", n=1, reads=(("x", 0),), writes=(("x", 1),), start=0, end=1, tid=0x10)
     t2 = T("a", n=2, reads=(("x", 0),), start=0.5, end=2, snapshot=BASE_TID)
     report = check([t1, t2], realtime=False)
-    assert only(report) == {"G-single": 1}, report.lines()
+    # a cycle through session order: still serializable, not strong-session
+    assert only(report) == {"G-single-process": 1}, report.lines()
     assert "ran before a#2 (op) in the same session" in cycles(report)[0]
+    assert report.level == "serializable; not strong-session (1 G-single-process)"
 
 
 def test_a_correct_concurrent_history_is_strict_serializable() -> None:

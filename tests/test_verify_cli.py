@@ -298,10 +298,10 @@ def test_storages_that_keep_their_promises_are_right(tmp_path: Path) -> None:
         for point in storage["points"]:
             check = point["invariants"]
             assert check["violations"] == [], check["problems"]
-            assert check["level"] in (
-                "strict serializable",
-                "snapshot isolation (strong: strict in real time)",
-            ), (storage["storage"], check["what"])
+            level = check["level"]
+            # a write skew (G2-item) is allowed: strong snapshot isolation
+            allowed = ("strict serializable", "strong snapshot isolation; not ser")
+            assert level.startswith(allowed), (storage["storage"], check["what"])
 
 
 def test_verify_says_its_counts_in_words() -> None:

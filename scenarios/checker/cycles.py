@@ -28,7 +28,8 @@ import dataclasses
 from typing import Any
 
 from scenarios.checker import graph as g
-from scenarios.checker.anomalies import REALTIME
+from scenarios.checker import shapes as sh
+from scenarios.checker.anomalies import PROCESS, REALTIME
 from scenarios.checker.index import INITIAL, Index, tid_int
 
 #: Steps of cycle search (nodes visited) one check may spend: about a
@@ -121,7 +122,9 @@ class Builder:
                 source = index.source(read)
                 if source.kind == "initial":
                     writers: tuple[int, ...] = (INITIAL,)
-                elif source.kind == "written":
+                elif source.kind in ("written", "intermediate"):
+                    # an intermediate version is its writer's too (G1b,
+                    # which a rule reports, and the edges it makes)
                     writers = source.writers
                 else:
                     continue  # a rule reports it; its place is not known
@@ -130,6 +133,14 @@ class Builder:
                         link(node[w], node[i], g.WR)
                 revisions, writers_of = versions.get((read.kind, read.key), ([], []))
                 k = bisect.bisect_right(revisions, read.revision)
+                # the next version is another writer's (the writer's own
+                # later versions are the one read, for what follows it)
+                while (
+                    k < len(revisions)
+                    and writers_of[k][0] in writers
+                    and all(w in writers for w in writers_of[k])
+                ):
+                    k += 1
                 if k < len(revisions):
                     bits = g.RWC if read.current and committed_writer else g.RW
                     for w in writers_of[k]:
@@ -201,58 +212,66 @@ def stale_snapshots(index: Index) -> tuple[list[tuple[int, int]], int]:
     return examples, count
 
 
-#: The searches of one strongly connected component, in order: an
-#: anomaly's name, the relations its cycle may use, and whether it has
-#: exactly one anti-dependency.
-ORDER = g.PROCESS | g.SNAPSHOT
-_LADDER = (
-    ("G0", g.WW | ORDER, False),
-    ("G1c", g.WW | g.WR | ORDER, False),
-    ("G-single", g.WW | g.WR | ORDER | g.ANTI, True),
-    ("G2-item (readCurrent)", g.WW | g.WR | ORDER | g.RWC, False),
-    ("G2-item", g.WW | g.WR | ORDER | g.ANTI, False),
+#: The anomaly classes, each the shape of its cycle without session or
+#: real-time edges (scenarios.checker.shapes): the storage's own commit
+#: order (snapshot edges) is part of every level; session order makes
+#: "-process", real time "-realtime".
+DATA = g.WW | g.WR
+_CLASSES = (
+    ("G0", sh.Shape(g.WW, g.WW)),
+    ("G1c", sh.Shape(g.WR, DATA)),
+    ("G-single", sh.Shape(g.ANTI, DATA)),
+    ("G-nonadjacent", sh.Shape(g.ANTI, DATA | g.ANTI, sh.NONADJACENT)),
+    ("G2-item (readCurrent)", sh.Shape(g.RWC, DATA | g.RWC, sh.CURRENT)),
+    ("G2-item", sh.Shape(g.ANTI, DATA | g.ANTI, sh.ADJACENT)),
+    # order edges alone: a snapshot older than one before it
+    ("non-monotonic snapshot", sh.Shape(g.SNAPSHOT | g.PROCESS | g.REALTIME, 0)),
+)
+#: suffix -> (the order edges the cycle may use, the one it must use)
+_ORDERS = (
+    ("", g.SNAPSHOT, 0),
+    (PROCESS, g.SNAPSHOT | g.PROCESS, g.PROCESS),
+    (REALTIME, g.SNAPSHOT | g.PROCESS | g.REALTIME, g.REALTIME),
 )
 
 
-def classify(steps: list[g.Step], guess: str) -> str:
-    """The anomaly a cycle shows, by its edges (see scenarios.checker.anomalies)."""
-    relations = [s.relation for s in steps]
-    realtime = REALTIME if g.REALTIME in relations else ""
-    if not any(r & (g.WW | g.WR | g.ANTI) for r in relations):
-        # Order edges alone: a snapshot older than one that came before it
-        # in a session's order (or in real time).
-        return "non-monotonic snapshot" + realtime
-    anti = [r & g.ANTI != 0 for r in relations]
-    n = sum(anti)
-    if n == 0:
-        name = "G1c" if g.WR in relations else "G0"
-    elif n == 1:
-        name = "G-single"
-    elif guess == "G2-item (readCurrent)" and all(
-        r == g.RWC for r in relations if r & g.ANTI
-    ):
-        name = "G2-item (readCurrent)"
-    elif not any(anti[k] and anti[k - 1] for k in range(len(anti))):
-        name = "G-nonadjacent"
-    else:
-        name = "G2-item"
-    return name + realtime
+def shapes() -> list[tuple[str, str, sh.Shape]]:
+    """(class, suffix, shape) of every search, the weaker variants of a
+    class after the stronger."""
+    out = []
+    for name, shape in _CLASSES:
+        for suffix, order, need in _ORDERS:
+            first = shape.first & (g.ALL & ~(g.SNAPSHOT | g.PROCESS | g.REALTIME))
+            if not first:  # order edges alone
+                first = order
+            if name == "non-monotonic snapshot" and not need:
+                need = g.SNAPSHOT
+            out.append(
+                (name, suffix, sh.Shape(first, shape.rest | order, shape.rule, need))
+            )
+    return out
 
 
 def _search(
-    graph: g.Graph, inside: set[int], budget: g.Budget
-) -> tuple[list[g.Step] | None, str]:
-    """The first cycle of _LADDER's searches in the component *inside*,
-    without real-time edges and then with them, and the search that found
-    it."""
-    for extra in (0, g.REALTIME):
-        for name, mask, one_anti in _LADDER:
-            cycle = g.find_cycle(graph, inside, mask | extra, budget, one_anti)
-            if cycle is not None:
-                return cycle, name
-            if budget.exhausted():
-                return None, ""
-    return None, ""
+    graph: g.Graph, inside: set[int], budget: g.Budget, shown: set[str]
+) -> list[tuple[str, list[g.Step]]]:
+    """Every class's shortest cycle in the component *inside* (a class's
+    weaker variant skipped where a stronger one was found: it rules out
+    nothing more; any cycle of the anomalies *shown* EXAMPLES times
+    already: it is only counted)."""
+    found: list[tuple[str, list[g.Step]]] = []
+    have: set[str] = set()
+    for name, suffix, shape in shapes():
+        if name in have:
+            continue
+        improve = 0 if name + suffix in shown else sh.IMPROVE
+        cycle = sh.shortest(graph, inside, shape, budget, improve)
+        if cycle is not None:
+            found.append((name + suffix, cycle))
+            have.add(name)
+        if budget.exhausted():
+            break
+    return found
 
 
 def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
@@ -275,23 +294,27 @@ def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
     budget = g.Budget(budget_steps)
     for component in graph.components(g.ALL):
         inside = set(component)
-        cycle, searched = _search(graph, inside, budget)
-        if cycle is None:
-            found.cut_short = found.cut_short or budget.exhausted()
-            continue
-        anomaly = classify(cycle, searched)
-        found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
-        examples = found.cycles.setdefault(anomaly, [])
-        if len(examples) < EXAMPLES:
-            steps = _rotated(
-                [
-                    (builder.attempt[s.source], s.relation, builder.attempt[s.target])
-                    for s in cycle
-                ]
-            )
-            examples.append(
-                Cycle(anomaly, steps, tuple(explain(index, st) for st in steps))
-            )
+        shown = {a for a, examples in found.cycles.items() if len(examples) >= EXAMPLES}
+        for anomaly, cycle in _search(graph, inside, budget, shown):
+            found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
+            examples = found.cycles.setdefault(anomaly, [])
+            if len(examples) < EXAMPLES:
+                steps = _rotated(
+                    [
+                        (
+                            builder.attempt[st.source],
+                            st.relation,
+                            builder.attempt[st.target],
+                        )
+                        for st in cycle
+                    ]
+                )
+                examples.append(
+                    Cycle(anomaly, steps, tuple(explain(index, st) for st in steps))
+                )
+        if budget.exhausted():
+            found.cut_short = True
+            break
     return found
 
 

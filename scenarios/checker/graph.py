@@ -1,7 +1,7 @@
-"""A dependency graph between transactions, its strongly connected
-components (Tarjan's, iterative) and the search for a cycle of a given
-shape inside one: the machinery of scenarios.checker.judge, which knows what
-the nodes are.
+"""A dependency graph between transactions and its strongly connected
+components (Tarjan's, iterative): the machinery of scenarios.checker.cycles,
+which knows what the nodes are (scenarios.checker.shapes searches the
+components for cycles of each shape).
 
 Edges carry a bit set of relations (WW, WR, RW, RWC, PROCESS, SNAPSHOT,
 REALTIME).  Two of them are interval orders ("a ended before b began", in
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -41,7 +40,8 @@ REALTIME = 64
 ALL = WW | WR | RW | RWC | PROCESS | SNAPSHOT | REALTIME
 ANTI = RW | RWC
 
-#: Names of the relations, for explanations, strongest first.
+#: Names of the relations, for explanations (and the order an edge's
+#: relations are tried in).
 NAMES = (
     (WW, "ww"),
     (WR, "wr"),
@@ -51,15 +51,6 @@ NAMES = (
     (RWC, "rw (readCurrent)"),
     (RW, "rw"),
 )
-
-
-def strongest(bits: int) -> int:
-    """The one relation of *bits* an explanation names: a dependency over
-    an anti-dependency, a data edge over an order."""
-    for bit, _ in NAMES:
-        if bits & bit:
-            return bit
-    return 0
 
 
 def name_of(bit: int) -> str:
@@ -187,30 +178,6 @@ class Graph:
                         found.append(component)
         return found
 
-    def path(
-        self, source: int, target: int, mask: int, within: set[int], budget: Budget
-    ) -> list[int] | None:
-        """The shortest path (its nodes, both ends included) from *source*
-        to *target* over edges of *mask* inside *within*, or None (also
-        when *budget* runs out)."""
-        parent = {source: source}
-        queue = deque([source])
-        while queue:
-            u = queue.popleft()
-            if not budget.spend():
-                return None
-            for v, bits in self.out[u].items():
-                if not bits & mask or v in parent or v not in within:
-                    continue
-                parent[v] = u
-                if v == target:
-                    nodes = [v]
-                    while nodes[-1] != source:
-                        nodes.append(parent[nodes[-1]])
-                    return nodes[::-1]
-                queue.append(v)
-        return None
-
 
 @dataclasses.dataclass(frozen=True)
 class Step:
@@ -220,77 +187,3 @@ class Step:
     source: int
     relation: int
     target: int
-
-
-def fold(graph: Graph, nodes: list[int], mask: int) -> list[Step]:
-    """The path *nodes* as Steps between attempts: each direct edge named
-    by its strongest relation in *mask*, each run of barriers by its
-    family's (a barrier edge carries exactly one)."""
-    steps: list[Step] = []
-    i = 0
-    while i < len(nodes) - 1:
-        u = nodes[i]
-        j = i + 1
-        bits = graph.out[u][nodes[j]] & mask
-        while graph.barrier[nodes[j]]:
-            j += 1
-        steps.append(Step(u, strongest(bits), nodes[j]))
-        i = j
-    return steps
-
-
-def find_cycle(
-    graph: Graph,
-    within: set[int],
-    mask: int,
-    budget: Budget,
-    one_anti: bool = False,
-) -> list[Step] | None:
-    """A cycle inside *within* over edges of *mask*, as Steps (None when
-    there is none, or *budget* ran out: see budget.exhausted()).
-
-    With *one_anti*: one with exactly one anti-dependency (an RW or RWC
-    edge; every other edge of *mask* without them), found as the shortest
-    path back from each anti-dependency's target to its source.  Without:
-    the shortest cycle through the first attempt of the first component
-    of *mask* inside *within*."""
-    if one_anti:
-        plain = mask & ~ANTI
-        # v reaches u over plain edges only if v's component comes no
-        # earlier in Tarjan's (reverse topological) order than u's.
-        rank: dict[int, int] = {}
-        for k, component in enumerate(graph.components(plain, within, every=True)):
-            for n in component:
-                rank[n] = k
-        for u in within:
-            if graph.barrier[u]:
-                continue
-            for v, bits in graph.out[u].items():
-                if not bits & mask & ANTI or bits & plain or v not in within:
-                    continue
-                if rank[v] < rank[u]:
-                    continue
-                back = graph.path(v, u, plain, within, budget)
-                if back is not None:
-                    relation = RWC if bits & RWC else RW
-                    return [Step(u, relation, v), *fold(graph, back, plain)]
-                if budget.exhausted():
-                    return None
-        return None
-    for component in graph.components(mask, within):
-        inside = set(component)
-        start = next((n for n in component if not graph.barrier[n]), None)
-        if start is None:
-            continue
-        best: list[int] | None = None
-        for v, bits in graph.out[start].items():
-            if not bits & mask or v not in inside:
-                continue
-            back = graph.path(v, start, mask, inside, budget)
-            if back is not None and (best is None or len(back) < len(best)):
-                best = back
-            if budget.exhausted():
-                return None
-        if best is not None:
-            return fold(graph, [start, *best], mask)
-    return None

@@ -57,9 +57,7 @@ def judge(
     graph = cycles.find(index, budget)
     tally["nodes"], tally["edges"] = graph.nodes, graph.edges
     realtime, report.promise = _promise(index)
-    seen: set[str] = {v.anomaly for v in found if v.anomaly}
     for anomaly, examples in graph.cycles.items():
-        seen.add(anomaly)
         count = graph.counts[anomaly]
         if anomalies.promised(anomaly, realtime):
             found += [_cycle_violation(index, c) for c in examples]
@@ -78,7 +76,6 @@ def judge(
                 f"allowed: {count} {anomaly} (first: {_cycle_text(index, examples[0])})"
             )
     if graph.stale_count:
-        seen.add("stale snapshot")
         if anomalies.promised("stale snapshot", realtime):
             found += [_stale_violation(index, r, w) for r, w in graph.stale]
             extra = graph.stale_count - len(graph.stale)
@@ -116,14 +113,24 @@ def judge(
     if missing:
         kept = [v for v in found if not v.foreign]
         report.unexplained = [v for v in found if v.foreign]
-        # the level is the history's as far as it can be told
-        seen = {v.anomaly for v in kept if v.anomaly} | set(report.allowed)
-        seen |= set(graph.cycles)
     order = {k: i for i, k in enumerate(KINDS)}
     kept.sort(key=lambda v: order[v.kind])
     report.violations = kept
     report.not_checked = reasons
-    report.level, report.ruled_out = anomalies.level(seen, graph.timed)
+    # the level from everything found (as far as the history tells it):
+    # every cycle and stale snapshot, allowed or not, and the rules'
+    # violations, named or by kind
+    seen = dict(graph.counts)
+    if graph.stale_count:
+        seen["stale snapshot"] = graph.stale_count
+    kinds: dict[str, int] = {}
+    for v in kept:
+        if v.kind in ("dependency cycle", "stale read"):
+            continue  # counted above, with the examples they stand for
+        tally_of = seen if v.anomaly else kinds
+        key = v.anomaly or v.kind
+        tally_of[key] = tally_of.get(key, 0) + 1
+    report.level, report.ruled_out = anomalies.level(seen, kinds, graph.timed)
     report.needs_log = final.log is None and _wants_log(index, final, found)
     return report
 
@@ -213,12 +220,11 @@ def _cycle_text(index: Index, cycle: cycles.Cycle) -> str:
 
 
 def _cycle_violation(index: Index, cycle: cycles.Cycle) -> Violation:
-    levels = ", ".join(sorted(anomalies.ruled_out(cycle.anomaly)))
     attempts = [a for a in cycle.attempts() if a != INITIAL]
     tids = [index.tid(a) for a in attempts]
     return Violation(
         "dependency cycle",
-        f"{_cycle_text(index, cycle)} (rules out {levels})",
+        f"{_cycle_text(index, cycle)} ({anomalies.ruled_out_text(cycle.anomaly)})",
         tuple(index.name(a) for a in attempts),
         tuple(t for t in tids if t),
         anomaly=cycle.anomaly,

@@ -23,7 +23,7 @@ looked at.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -76,11 +76,19 @@ class Rules:
         self._registers()
         self._sequences()
         self._reads()
+        self._dirty_updates()
         self.tally["index_entries"] = structure.indexes(self.final, self.add)
         structure.invalid(self.final, self.add)
         return self.found
 
     # -- helpers --------------------------------------------------------
+
+    def names(self, attempts: list[int], shown: int = 10) -> str:
+        """Every attempt of *attempts* by name, the first *shown* of them
+        in full and how many more."""
+        text = ", ".join(self.index.name(i) for i in attempts[:shown])
+        more = len(attempts) - shown
+        return text + (f" and {more} more" if more > 0 else "")
 
     def stored_by(self, tid: str) -> str:
         """'stored by transaction T' and whom T was acknowledged to."""
@@ -365,15 +373,22 @@ class Rules:
     # -- reads ----------------------------------------------------------
 
     def _reads(self) -> None:
-        """Reads of acknowledged attempts, grouped by what they saw."""
+        """Reads of committed attempts, grouped by what they saw: the
+        acknowledged ones, and those of unknown outcome whose write a
+        committed one read (so they committed: their reads are judged
+        too, and may show more of them committed)."""
         index = self.index
         total = index.baseline.stock_total
         bad: dict[tuple[str, Access], list[int]] = defaultdict(list)
         reads = audits = 0
-        for i, e in enumerate(index.attempts):
-            if e.outcome != "ok":
+        todo = deque(sorted(index.committed))
+        done: set[int] = set()
+        while todo:
+            i = todo.popleft()
+            if i in done:
                 continue
-            for access in e.reads:
+            done.add(i)
+            for access in index.attempts[i].reads:
                 reads += 1
                 if access.kind == "stock total":
                     audits += 1
@@ -382,7 +397,10 @@ class Rules:
                     continue
                 source = index.source(access)
                 if source.kind == "written":
-                    index.observe(source.writers)
+                    fresh = [w for w in source.writers if w not in index.committed]
+                    if fresh:  # unknown outcomes this read shows committed
+                        index.observe(fresh)
+                        todo.extend(w for w in fresh if w in index.committed)
                 elif source.kind != "initial":
                     bad[source.kind, access].append(i)
         self.tally["reads"] = reads
@@ -397,6 +415,7 @@ class Rules:
                     f"not {total} (first: {first}): transfers never change the "
                     "sum, so the snapshot mixed states",
                     readers[:3],
+                    anomaly="read skew",
                     foreign=True,
                 )
                 continue
@@ -407,8 +426,8 @@ class Rules:
                 self.add(
                     "inconsistent read",
                     f"{seen} saw {what}, the write of {index.name(writers[0])}, "
-                    f"whose commit failed (first: {first})",
-                    [*readers[:3], *writers[:1]],
+                    f"whose commit failed (read by {self.names(readers)})",
+                    [*readers, *writers[:1]],
                     anomaly="G1a",
                     # another writer may have written the same value
                     foreign=True,
@@ -439,5 +458,37 @@ class Rules:
                     f"{seen} saw {what}, a value no operation of the run wrote "
                     f"(first: {first})",
                     readers[:3],
+                    foreign=True,
+                )
+
+    def _dirty_updates(self) -> None:
+        """A committed write built on a revision only failed attempts
+        wrote (every write makes revision r + 1 of the r it read)."""
+        index = self.index
+        for i in sorted(index.committed):
+            e = index.attempts[i]
+            if not e.writes:
+                continue
+            mine = {(w.kind, w.key, w.revision) for w in e.writes}
+            for w in e.writes:
+                register, r = (w.kind, w.key), w.revision - 1
+                if w.kind == "sequence" or (w.kind, w.key, r) in mine:
+                    continue
+                base = index.baseline.registers.get(register)
+                if base is not None and base[0] == r:
+                    continue
+                on = index.writes.get(register, {}).get(r, [])
+                if not on or any(index.attempts[j].outcome != "failed" for j, _ in on):
+                    continue
+                j = on[0][0]
+                self.add(
+                    "inconsistent read",
+                    f"{describe(w.kind, w.key, w.revision, w.value)} by {e.name} "
+                    f"was built on revision {r}, the write of {index.name(j)}, "
+                    "whose commit failed (a dirty update)",
+                    [i, j],
+                    [e.tid],
+                    anomaly="dirty update",
+                    # another writer may have written the same revision
                     foreign=True,
                 )
