@@ -37,6 +37,7 @@ from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
 from scenarios.scale import kinds, wire
+from scenarios.scale.client import ProcessPlan
 from scenarios.scale.config import ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s
 from scenarios.scale.fleet import (
@@ -46,7 +47,6 @@ from scenarios.scale.fleet import (
     stderr_note,
 )
 from scenarios.scale.loop import ClientPlan
-from scenarios.scale.worker import ProcessPlan
 from scenarios.swarm.worker_clock import answer_clocks
 
 log = logging.getLogger("vfab")

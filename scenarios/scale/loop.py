@@ -1,5 +1,5 @@
 """One client of a scale point: its loop, closed or open, and what it
-measured (scenarios.scale.worker runs one or more of them in a process).
+measured (scenarios.scale.client runs one or more of them in a process).
 
 Closed loop: the user starts its next operation when the last one ends.
 Open loop (*rate*): operations arrive as a Poisson process at *rate* per
