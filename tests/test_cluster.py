@@ -208,11 +208,11 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
 
 
 def _lookups() -> str:
-    from scenarios.scale import hist
+    from scenarios.scale import histogram
 
-    h = hist.new()
-    hist.record_ms(h, 1.5)
-    return hist.encode(h)
+    h = histogram.new()
+    histogram.record_ms(h, 1.5)
+    return histogram.encode(h)
 
 
 def test_an_incomplete_point_shows_no_figure() -> None:

@@ -20,7 +20,7 @@ import storages
 from scenarios.errors import ConfigError
 from scenarios.load.target import normalize
 from scenarios.results.files import SCALE
-from scenarios.scale import faults, hist
+from scenarios.scale import faults, histogram
 from scenarios.scale.config import Fault, ScaleConfig, check_memory
 from scenarios.scale.report import fault_line as scale_report_line
 from scenarios.scale.results import ScaleRun
@@ -77,12 +77,12 @@ def test_more_clients_than_memory_are_refused() -> None:
 
 
 def test_histograms_merge_across_encodings() -> None:
-    a, b = hist.new(), hist.new()
+    a, b = histogram.new(), histogram.new()
     for ms in (1, 2, 3):
-        hist.record_ms(a, ms)
-    hist.record_ms(b, 1000)
-    merged = hist.merged([hist.encode(a), hist.encode(b), None])
-    s = hist.summary_ms(merged)
+        histogram.record_ms(a, ms)
+    histogram.record_ms(b, 1000)
+    merged = histogram.merged([histogram.encode(a), histogram.encode(b), None])
+    s = histogram.summary_ms(merged)
     assert s["count"] == 4
     assert 1.99 <= s["p50"] <= 2.01 and 999 <= s["max"] <= 1001
 
@@ -208,7 +208,7 @@ def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     assert p.rate == 20000 and p.honoured is False and p.backlog > 0
     assert "not honoured" in proc.stdout
     # latency from the intended start: the backlog's wait counts
-    assert hist.summary_ms(p.histogram())["p99"] > 100
+    assert histogram.summary_ms(p.histogram())["p99"] > 100
     proc = scale("--clients", "2", "--rate", "40", *SHORT, "--json", str(out),
                  "--force", "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr

@@ -11,7 +11,7 @@ from typing import Any
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
-from scenarios.scale import hist
+from scenarios.scale import histogram
 from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
 
 #: The statistic over a point's sub-windows (throughput and p99 move both
@@ -68,7 +68,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
             row[header.index("violations")] = violations_cell(p.invariants)
             rows.append(row)
             continue
-        s = hist.summary_ms(p.histogram())
+        s = histogram.summary_ms(p.histogram())
         row = [
             p.storage,
             str(p.clients),
@@ -98,7 +98,7 @@ def operations_table(points: list[ScalePoint]) -> Table:
     rows = []
     for p in points:
         for name in OPERATION_NAMES:
-            s = hist.summary_ms(p.histogram(name))
+            s = histogram.summary_ms(p.histogram(name))
             if not s["count"]:
                 continue
             rows.append(

@@ -375,7 +375,7 @@ def _point(
     notes: list[str],
     interrupted: bool,
 ) -> ScalePoint:
-    from scenarios.scale import hist
+    from scenarios.scale import histogram
 
     processes = _oks(results)
     oks = _clients(results)
@@ -389,7 +389,9 @@ def _point(
             "result (killed, lost or stuck)"
         )
     hists = {
-        op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
+        op.name: histogram.encode(
+            histogram.merged(r["hists"].get(op.name) for r in oks)
+        )
         for op in OPERATIONS
     }
     errors: dict[str, int] = {}
@@ -400,7 +402,7 @@ def _point(
         for kind, text in r.get("examples", {}).items():
             examples.setdefault(kind, text)
     notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
-    windows = hist.merged_windows([r.get("windows", []) for r in oks])
+    windows = histogram.merged_windows([r.get("windows", []) for r in oks])
     return ScalePoint(
         storage=storage,
         clients=clients,
