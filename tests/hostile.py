@@ -53,6 +53,7 @@ from tests.hostile_checks import (
     no_escapes,
     not_written,
     quiet,
+    said_once,
     says,
     says_why_unchecked,
     suggestion_works,
@@ -62,6 +63,8 @@ from tests.hostile_proc import Checkout, Interrupted, Skip
 from tests.hostile_run import Invocation, Outcome, execute
 from tests.hostile_setups import (
     Setup,
+    cluster,
+    fake_master,
     fake_valgrind,
     full_fs,
     idle_valgrind,
@@ -71,6 +74,7 @@ from tests.hostile_setups import (
     restart_server,
     second_writer,
     send,
+    signal_after,
     stop_once_serving,
     stop_server,
     tmpdir_at,
@@ -97,6 +101,7 @@ KINDS = (
     "history dirs",
     "zeoloop reconnect",
     "controls",
+    "cluster peers",
 )
 BOUND = 90.0
 
@@ -484,6 +489,48 @@ CONTROLS = [
       "run --storage file,zeo --size medium --repeat 5 -q", (143,),
       setup=send(signal.SIGTERM, delay=1.0)),
 ]
+# Issue 35: the master hears only this run's workers, a worker only its
+# master; neither breaks on what it is sent; a stop signal is its status.
+SCALE_W = "scale --storage zeo --clients 1 --duration 1 --warmup 0 --windows 1"
+IGNORED = "ignoring"
+CLUSTER_PEERS = [
+    C("cluster peers", "scale --workers", "a locust client forges stats and a result",
+      SCALE_W, (0,), setup=cluster("forge"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "cut msgpack, 2-arrays, an int version, TCP",
+      SCALE_W, (0,), setup=cluster("junk"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "sealed: an empty hello, a clock of strings",
+      SCALE_W, (0,), setup=cluster("sealed"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "--master-bind-host ''",
+      f"{SCALE_W} --master-bind-host ''", names="master-bind-host", bound=30.0,
+      setup=cluster(worker=False)),
+    C("cluster peers", "scale --workers", "VFAB_WORKER_TOKEN too short",
+      f"{SCALE_W} --workers 1", names="VFAB_WORKER_TOKEN", bound=30.0,
+      env={"VFAB_WORKER_TOKEN": "short"}),
+    C("cluster peers", "worker", "no --token", "worker -q --master-port 5557",
+      names="token", bound=30.0),
+    C("cluster peers", "worker", "a master that answers garbage",
+      "worker -q --connect-timeout 5", names="no master answered", bound=40.0,
+      setup=fake_master("garbage")),
+    C("cluster peers", "worker", "its master's PLAN {'point': 'x'}",
+      "worker -q --connect-timeout 20", names="plan", bound=40.0,
+      setup=fake_master("plan-x")),
+    C("cluster peers", "worker", "its master's PLAN of a junk process plan",
+      "worker -q --connect-timeout 20", names="plan", bound=40.0,
+      setup=fake_master("plan-bad")),
+    C("cluster peers", "scale --workers", "SIGTERM while it waits for workers",
+      SCALE_W, (143,), setup=signal_after(signal.SIGTERM, "waiting for",
+                                          cluster(worker=False))),
+    C("cluster peers", "scale --workers", "SIGHUP mid-point", SCALE_W + " --duration 8",
+      (129,), setup=signal_after(signal.SIGHUP, "zeo: 1 client", cluster())),
+    C("cluster peers", "scale --workers", "SIGINT mid-point", SCALE_W + " --duration 8",
+      (130,), setup=signal_after(signal.SIGINT, "zeo: 1 client", cluster())),
+    C("cluster peers", "worker", "SIGINT while it waits for its master",
+      "worker --connect-timeout 30", (130,),
+      setup=signal_after(signal.SIGINT, "connecting", fake_master(""))),
+    C("cluster peers", "worker", "SIGTERM while it waits for its master",
+      "worker --connect-timeout 30", (143,),
+      setup=signal_after(signal.SIGTERM, "connecting", fake_master(""))),
+]
 # fmt: on
 
 
@@ -491,7 +538,7 @@ def cases() -> list[Case]:
     every = (
         DATA_CHANGED + WRONG_VERDICT + HANG + ENCODING + ESCAPES + MALFORMED
         + ENVIRONMENT + SIGNALS + RESOURCE_LIMITS + RELEASE_PATHS + IPV6
-        + HISTORY_DIRS + ZEOLOOP_RECONNECT + CONTROLS
+        + HISTORY_DIRS + ZEOLOOP_RECONNECT + CONTROLS + CLUSTER_PEERS
     )  # fmt: skip
     assert {c.kind for c in every} <= set(KINDS)
     assert len({c.id for c in every}) == len(every), "two cases of one name"

@@ -225,3 +225,59 @@ def not_json(work: Work, inv: Invocation) -> None:
     f = work.inputs / "notes.json"
     f.write_text("these are notes, not JSON\n")
     inv.argv.append(str(f))
+
+
+# -- issue 35: the distributed scale's peers ------------------------------------------
+
+#: The token the cluster cases give their master and its worker.
+TOKEN = "hostile-cases-token-0123456789"
+PEERS = Path(__file__).resolve().parent / "hostile_peers.py"
+
+
+def _peer(work: Work, mode: str, port: int) -> None:
+    work.background([work.checkout.python, str(PEERS), mode, str(port), TOKEN])
+
+
+def cluster(peer: str = "", worker: bool = True) -> Setup:
+    """The command a master of --workers 1 on a free port, with the run's
+    token in its environment; a real worker given it, and a peer of
+    tests/hostile_peers.py (*peer*), in the background."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        port = work.free_port()
+        inv.argv += ["--workers", "1", "--master-port", str(port)]
+        inv.env["VFAB_WORKER_TOKEN"] = TOKEN
+        if worker:
+            work.background(
+                work.cli("worker", "-q", "--master-port", str(port), "--token", TOKEN)
+            )
+        if peer:
+            _peer(work, peer, port)
+
+    return setup
+
+
+def fake_master(mode: str) -> Setup:
+    """The command a worker of a master of tests/hostile_peers.py (*mode*)
+    on a free port, given the token that master seals with; "" for none
+    (the worker waits for a master that never comes)."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        port = work.free_port()
+        inv.argv += ["--master-port", str(port), "--token", TOKEN]
+        if mode:
+            _peer(work, mode, port)
+            pause(1.0)
+
+    return setup
+
+
+def signal_after(signum: int, text: str, then: Setup) -> Setup:
+    """*then*, and *signum* to the command 0.5 s after its stderr says
+    *text*."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        then(work, inv)
+        inv.during = signal_when(signum, err_has(text), delay=0.5)
+
+    return setup

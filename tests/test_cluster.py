@@ -317,3 +317,24 @@ def test_a_killed_sessions_hosts_are_removed_at_the_next_start(
     assert left() == []
     assert netns_hosts.namespace("db") in netns._namespaces()
     assert netns_hosts.token not in netns.clean_stale()
+
+
+def test_a_seal_opens_once_for_its_token_peer_and_direction() -> None:
+    """What the master and its workers put on every frame
+    (scenarios.scale.seal): it opens with the run's token, for the peer and
+    the direction it was made for, once; any change to the frame, another
+    token, a replay or a frame of the other direction does not open."""
+    from scenarios.scale.seal import TO_MASTER, TO_WORKER, Seal
+
+    token = "a-token-of-this-run-0123"
+    sender, master = Seal(token, TO_MASTER), Seal(token, TO_MASTER)
+    frame = sender.seal(b"worker-1", b"payload")
+    assert master.open(b"worker-1", frame) == b"payload"
+    assert master.open(b"worker-1", frame) is None  # a replay
+    second = sender.seal(b"worker-1", b"more")
+    assert Seal("another-runs-token-0123", TO_MASTER).open(b"worker-1", second) is None
+    assert Seal(token, TO_WORKER).open(b"worker-1", second) is None
+    assert master.open(b"worker-2", second) is None
+    assert master.open(b"worker-1", second[:-1] + b"X") is None
+    assert master.open(b"worker-1", b"plain bytes") is None
+    assert master.open(b"worker-1", second) == b"more"

@@ -34,6 +34,7 @@ KINDS = (
     "environment",
     "resource limits",
     "history dirs",
+    "cluster peers",
 )
 #: Cases of these kinds another part of issue 28 handles (run --counts'
 #: cache directory, scenarios/counts/), by a part of their id.

@@ -59,6 +59,7 @@ __all__ = [
     "ScaleClient",
     "host_facts",
     "node_of",
+    "quiet_interrupts",
 ]
 
 
@@ -74,6 +75,16 @@ class ScaleClient(User):
     @task
     def hold(self) -> None:
         gevent.sleep(3600)
+
+
+def quiet_interrupts() -> None:
+    """A stop signal (KeyboardInterrupt, scenarios.interrupts.Terminated)
+    raised in whichever greenlet runs when it comes still reaches the main
+    greenlet, and the command says it in one line; gevent's hub would print
+    it first, traceback and all, as an error of that greenlet."""
+    hub = gevent.get_hub()
+    if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
+        hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
 
 
 def host_facts(master_host: str, master_port: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ clock as measured against the master's; the rest goes with the result.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -28,10 +29,11 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
+from scenarios.errors import ConfigError
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
-from scenarios.scale import wire
+from scenarios.scale import kinds, wire
 from scenarios.scale.client import ProcessPlan, run_process
 from scenarios.scale.cpu import host_busy_s
 from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
@@ -88,6 +90,8 @@ class Host:
         self.clock = Clock(0.0, UNKNOWN_CLOCK_S)
         self.current: _Point | None = None
         self.points = 0
+        #: why this worker ends before its master's run does (one line)
+        self.failure: str | None = None
         runner.register_message(wire.PLAN, self.on_plan, concurrent=True)
         runner.register_message(wire.GO, self.on_go)
         runner.register_message(wire.KILL, self.on_kill)
@@ -104,19 +108,31 @@ class Host:
 
     def on_plan(self, environment: Any, msg: Any, **_kw: Any) -> None:
         """Start the point's client processes; READY once each has opened
-        its database (or failed, or the bound passed)."""
+        its database (or failed, or the bound passed).  A plan this worker
+        cannot read ends it (self.failure): nothing is made before."""
         data = msg.data
         if self.current is not None:
             self.current.close()
+        try:
+            read = [ProcessPlan.from_json(p) for p in data["plans"]]
+        except (KeyError, TypeError, ValueError, AttributeError, ConfigError) as e:
+            self.fail(f"the master's plan for point {data['point']} is unreadable "
+                      f"({type(e).__name__}: {str(e)[:80]}): is it this version's "
+                      "vfab-bench?")  # fmt: skip
+            return
+        if any(p.kind not in kinds.KINDS for p in read):
+            self.fail(f"the master's plan for point {data['point']} names an "
+                      "unknown concurrency kind")  # fmt: skip
+            return
         scratch = Path(tempfile.mkdtemp(prefix="vfab-worker-"))
         record = bool(data["record"])
         plans = [
-            ProcessPlan.from_json(
+            dataclasses.replace(
                 p,
                 history_path=str(scratch / f"process-{j}.jsonl") if record else None,
                 stderr_path=str(scratch / f"process-{j}.stderr"),
             )
-            for j, p in enumerate(data["plans"])
+            for j, p in enumerate(read)
         ]
         point = self.current = _Point(int(data["point"]), plans, scratch)
         clients = sum(len(p.clients) for p in plans)
@@ -154,6 +170,11 @@ class Host:
         if point is not None:
             point.procs.stop.set()
             point.stopped.set()
+
+    def fail(self, line: str) -> None:
+        """End this worker: *line* is what main() says (exit 2)."""
+        self.failure = self.failure or line
+        gevent.spawn(self.runner.quit)
 
     def _point(self, msg: Any) -> _Point | None:
         point = self.current
