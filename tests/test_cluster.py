@@ -27,11 +27,18 @@ from tests.netns import Hosts, netns_hosts  # noqa: F401 - the fixture
 from tests.served import ROOT, env
 
 PYTHON = sys.executable
+#: The token the tests give their masters and workers (VFAB_WORKER_TOKEN).
+TOKEN = "tests-of-the-cluster-0123456789"
 SHORT = ["--warmup", "0.5", "--windows", "2", "--size", "small"]
 
 
 def bench(*args: str) -> list[str]:
     return [PYTHON, "-m", "scenarios.cli", *args]
+
+
+def sealed() -> dict[str, str]:
+    """The environment of a master or worker of these tests' run."""
+    return env() | {"VFAB_WORKER_TOKEN": TOKEN}
 
 
 class Lines:
@@ -96,7 +103,7 @@ def cluster(
         "master",
         bench("scale", "--target", target, "--workers", "2",
               "--master-bind-host", master_ip, "--json", str(out), *SHORT, *args),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     workers = [
         hosts.popen(
@@ -104,7 +111,7 @@ def cluster(
             bench("worker", "--master-host", master_ip, "--connect-timeout", "60"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env(),
+            env=sealed(),
             cwd=ROOT,
         )  # fmt: skip
         for role in ("w1", "w2")
@@ -192,7 +199,7 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     proc = subprocess.run(
         bench("scale", "--workers", "2", "--master-port", str(port),
               "--connect-timeout", "2", "--json", str(out), "-q"),
-        capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        capture_output=True, text=True, timeout=120, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
@@ -200,7 +207,7 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     assert not out.exists()
     proc = subprocess.run(
         bench("worker", "--master-port", str(port), "--connect-timeout", "2", "-q"),
-        capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        capture_output=True, text=True, timeout=120, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
