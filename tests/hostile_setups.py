@@ -281,3 +281,25 @@ def signal_after(signum: int, text: str, then: Setup) -> Setup:
         inv.during = signal_when(signum, err_has(text), delay=0.5)
 
     return setup
+
+
+def stopped_worker(work: Work, inv: Invocation) -> None:
+    """cluster(), and its worker SIGSTOPped once its client has begun (its
+    history file in the worker's TMPDIR has a line): the window (1 s) ends
+    before locust finds the worker missing (3 heartbeats)."""
+    port = work.free_port()
+    inv.argv += ["--workers", "1", "--master-port", str(port)]
+    inv.env["VFAB_WORKER_TOKEN"] = TOKEN
+    worker = work.background(
+        work.cli("worker", "-q", "--master-port", str(port), "--token", TOKEN)
+    )
+
+    def begun(_: Running) -> bool:
+        files = work.helper_tmp.glob("vfab-worker-*/process-*.jsonl")
+        return any(f.stat().st_size for f in files if f.exists())
+
+    def stop(running: Running) -> None:
+        if wait_for(running, begun, 120):
+            os.kill(worker.pid, signal.SIGSTOP)
+
+    inv.during = stop

@@ -275,6 +275,14 @@ def run_point(
             )
         notes += fleet.notes()
         lost = fleet.lost()
+        if incomplete is None and lost and not interrupted:
+            # Lost after the window (stopped, SIGSTOPped, silent): its share
+            # of the figures never came, so the point has none.
+            incomplete = (
+                f"{' and '.join(sorted(set(lost.values())))}: no result "
+                "(lost or silent by the window's end)"
+            )
+            say(f"  {incomplete}")
         say.status("checking the data")
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
