@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -156,11 +158,21 @@ def stop_once_serving(work: Work, inv: Invocation) -> None:
 
 
 def tmpdir_at(kind: str) -> Setup:
-    """TMPDIR a read-only tmpfs, or a path of about 4000 characters."""
+    """TMPDIR a read-only tmpfs, a path of 74 characters (or more: the
+    case's own directory's), or one of about 4000."""
 
     def setup(work: Work, inv: Invocation) -> None:
         if kind == "read-only":
             where = work.tmpfs("ro-tmp", "size=1m,ro")
+        elif kind == "74":
+            # Under /tmp, not the case's directory: PostgreSQL runs as
+            # postgres under root, and pytest's directories are 0700.
+            top = Path(tempfile.mkdtemp(prefix="vfab-h74-", dir="/tmp"))
+            work.stack.callback(shutil.rmtree, top, ignore_errors=True)
+            top.chmod(0o755)
+            where = top / ("t" * max(1, 73 - len(str(top))))
+            where.mkdir()
+            inv.cwd = where  # initdb enters it
         else:
             where = work.root / "long" / "/".join(["z" * 200] * 19)
             where.mkdir(parents=True)
