@@ -126,6 +126,7 @@ class Case:
     #: more set-up: helpers, a signal while it runs (changes the Invocation)
     setup: Setup | None = None
     stdout_closed: bool = False
+    stdout_shut: bool = False
     cwd_deleted: bool = False
     no_dac: bool = False
 
@@ -140,6 +141,7 @@ class Case:
             env={k: resolve(work, v) for k, v in self.env.items()},
             limits=dict(self.limits),
             stdout_closed=self.stdout_closed,
+            stdout_shut=self.stdout_shut,
             cwd_deleted=self.cwd_deleted,
             no_dac=self.no_dac,
             checks=list(self.checks),
@@ -298,6 +300,15 @@ ENCODING = [
     C("encoding/pipe", "history", "--json with stdout a closed pipe",
       "history {runs} --json {out}/out.json", None, stdout_closed=True,
       checks=(written("out.json"), at_most_one_line)),
+    # issue 35: no stdout at all (>&-)
+    C("encoding/pipe", "report", "stdout closed (>&-)", "report {run.json}", (0,),
+      stdout_shut=True),
+    C("encoding/pipe", "run", "--json with stdout closed (>&-)",
+      f"run --storage mapping {QUICK} --json {{out}}/run.json", (0,),
+      stdout_shut=True, checks=(written("run.json"),)),
+    C("encoding/pipe", "populate", "stdout closed (>&-)",
+      "populate -q --storage file --size small --path {out}/p", (0,),
+      stdout_shut=True),
 ]
 
 ESCAPES = [
