@@ -435,6 +435,17 @@ RESOURCE_LIMITS = [
       checks=(never_says("damaged"), never_says("db_recover"))),
 ]
 
+# issue 35: a file-size limit is named, and leaves nothing half-written
+RESOURCE_LIMITS += [
+    C("resource limits", "populate", "ulimit -f 64 KiB",
+      "populate -q --storage file --size small --path {out}/p",
+      names="file-size limit", limits={resource.RLIMIT_FSIZE: (64 * 1024, 64 * 1024)}),
+    C("resource limits", "run", "--json under ulimit -f 8 KiB",
+      f"run --storage mapping {QUICK} --json {{out}}/r.json",
+      names="File too large|file-size limit",
+      limits={resource.RLIMIT_FSIZE: (8 * 1024, 8 * 1024)}),
+]
+
 RELEASE_PATHS = [
     C("release paths", "release", "--out a relative path", f"{RELEASE} --out rel", (0,),
       checks=(written("rel/micro.json"),)),
