@@ -444,6 +444,9 @@ RESOURCE_LIMITS += [
       f"run --storage mapping {QUICK} --json {{out}}/r.json",
       names="File too large|file-size limit",
       limits={resource.RLIMIT_FSIZE: (8 * 1024, 8 * 1024)}),
+    C("resource limits", "zeoloop", "ulimit -n 64, --users 300",
+      "zeoloop --target {served} --users 300 --duration 2", names="ulimit -n",
+      limits={resource.RLIMIT_NOFILE: (64, 64)}),
 ]
 
 RELEASE_PATHS = [
