@@ -345,3 +345,19 @@ def test_a_seal_opens_once_for_its_token_peer_and_direction() -> None:
     assert master.open(b"worker-1", second[:-1] + b"X") is None
     assert master.open(b"worker-1", b"plain bytes") is None
     assert master.open(b"worker-1", second) == b"more"
+
+
+def test_two_workers_of_one_host_are_told_apart() -> None:
+    """Two workers on one machine (one host, one address) are named with
+    their process ids; workers of different hosts are not."""
+    from scenarios.scale.report import hosts_line
+
+    same = (
+        {"host": "vm", "address": "127.0.0.1", "pid": 11, "clients": 1, "processes": 1},
+        {"host": "vm", "address": "127.0.0.1", "pid": 22, "clients": 1, "processes": 1},
+    )
+    line = hosts_line(same)
+    assert "vm (127.0.0.1, pid 11): 1 client" in line
+    assert "vm (127.0.0.1, pid 22): 1 client" in line
+    apart = (same[0], {**same[1], "host": "other", "address": "10.0.0.2"})
+    assert "pid" not in hosts_line(apart)

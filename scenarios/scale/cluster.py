@@ -143,8 +143,7 @@ class Cluster:
         for worker in self._live():
             facts = self.facts[worker]
             self.say(
-                f"worker {facts['host']} ({facts.get('address') or '?'}): "
-                f"{facts.get('cores')} cores, clock "
+                f"{self.name(worker)}: {facts.get('cores')} cores, clock "
                 + _clock_words(facts.get("clock") or {})
             )
 
@@ -157,6 +156,20 @@ class Cluster:
             if c.state != STATE_MISSING and c.id in self.facts
         ]
         return sorted(ids, key=runner.get_worker_index)
+
+    def name(self, worker: str) -> str:
+        """'worker HOST (ADDRESS)', with its process id when another worker
+        has the same host and address (several on one machine)."""
+        facts = self.facts.get(worker, {})
+        where = (facts.get("host"), facts.get("address"))
+        same = [
+            f for f in self.facts.values() if (f.get("host"), f.get("address")) == where
+        ]
+        parts = [str(facts["address"])] if facts.get("address") else []
+        if len(same) > 1 and facts.get("pid"):
+            parts.append(f"pid {facts['pid']}")
+        shown = f" ({', '.join(parts)})" if parts else ""
+        return f"worker {facts.get('host', worker)}{shown}"
 
     def check_memory(self, clients: int, per_process: int) -> None:
         """ConfigError when a worker's share of *clients* would not fit in
@@ -257,11 +270,7 @@ class ClusterFleet:
         return self.cluster.runner
 
     def _name(self, worker: str) -> str:
-        facts = self.cluster.facts.get(worker, {})
-        address = facts.get("address")
-        return f"worker {facts.get('host', worker)}" + (
-            f" ({address})" if address else ""
-        )
+        return self.cluster.name(worker)
 
     # -- the steps of a point ---------------------------------------------
 
@@ -458,6 +467,7 @@ class ClusterFleet:
                     "address": facts.get("address"),
                     "worker": worker,
                     "kernel": facts.get("kernel"),
+                    "pid": facts.get("pid"),
                     "cores": facts.get("cores"),
                     "clock": facts.get("clock"),
                     "clients": n,

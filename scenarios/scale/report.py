@@ -173,12 +173,18 @@ LEGEND = (
 
 def hosts_line(hosts: tuple[dict[str, Any], ...]) -> str:
     """The hosts of a point in a few words: each worker's clients and
-    processes and their CPU, and the coordinating host."""
+    processes and their CPU, and the coordinating host.  Workers of one
+    host and address (several on one machine) are told apart by their
+    process id."""
     parts = []
+    seen = [(h.get("host"), h.get("address")) for h in hosts]
     for h in hosts:
         name = str(h.get("host", "?"))
-        if h.get("address"):
-            name += f" ({h['address']})"
+        where = [str(h["address"])] if h.get("address") else []
+        if seen.count((h.get("host"), h.get("address"))) > 1 and h.get("pid"):
+            where.append(f"pid {h['pid']}")
+        if where:
+            name += f" ({', '.join(where)})"
         if h.get("role") == "master":
             parts.append(f"{name}, coordinating")
             continue

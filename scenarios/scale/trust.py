@@ -147,7 +147,7 @@ FROM_WORKER: dict[str, Shape] = {
     CLOCK_ASK: fields({"sent": number}),
     wire.HELLO: fields(
         {"host": text, "address": text, "kernel": text, "clock": CLOCK_SHAPE},
-        {"cores": optional(count), "memory_mb": optional(number)},
+        {"cores": optional(count), "memory_mb": optional(number), "pid": count},
     ),
     wire.READY: fields({"point": count, "ready": count, "processes": count}),
     wire.RESULT: fields(

@@ -7,7 +7,8 @@ runner.start(N) for each client count).  One locust user is one client of
 the point (ScaleClient).  What scale measures beyond locust's statistics
 travels in the messages below, registered with register_message:
 
-    worker -> master  HELLO   {host, address, kernel, cores, memory_mb, clock}
+    worker -> master  HELLO   {host, address, kernel, cores, memory_mb, pid,
+                              clock}
     master -> worker  PLAN    {point, plans: [ProcessPlan JSON]}
     worker -> master  READY   {point, ready, processes}
     master -> worker  GO      {point, delta}: start in delta seconds on
@@ -90,7 +91,8 @@ def quiet_interrupts() -> None:
 def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
     """What a worker tells its master about its host: its name, the address
     it reaches the master from, its kernel (boot id: one clock per kernel),
-    its cores and the memory available."""
+    its cores, the memory available, and its process id (workers of one
+    host told apart)."""
     address = ""
     try:
         family = socket.AF_INET6 if ":" in master_host else socket.AF_INET
@@ -105,4 +107,5 @@ def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
         "kernel": boot_id(),
         "cores": os.cpu_count(),
         "memory_mb": mem_available_mb(),
+        "pid": os.getpid(),
     }
