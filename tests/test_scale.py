@@ -23,7 +23,7 @@ from scenarios.results.files import SCALE
 from scenarios.scale import faults, histogram
 from scenarios.scale.config import Fault, ScaleConfig, check_memory
 from scenarios.scale.report import fault_line as scale_report_line
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.results import ScalePoint, ScaleRun
 from tests.conftest import runzeo_pids, storage_params
 from tests.served import ROOT, env
 
@@ -346,3 +346,29 @@ def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
         return
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "consistency: 0 violations" in proc.stdout
+
+
+def test_a_status_other_than_0_is_explained_in_the_last_line() -> None:
+    """Issue 36: scale's exit 4 (operations ran out of retries) was said
+    nowhere; the last line names the status and the points behind it."""
+    import dataclasses
+
+    from scenarios.checker.violations import not_checked
+    from scenarios.cli.scale import status_line
+
+    point = ScalePoint(
+        storage="zeo", clients=50, started=50, window_s=10.0, rate=None, hists={},
+        commits=1, conflicts=0, failed=4, errors={}, backlog=0, late_s=0.0,
+        client_cpu_s=0.0, server_cpu_s=None, log_records=0, killed_clients=0,
+        invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+    )  # fmt: skip
+    config = ScaleConfig(storages=("zeo",), clients=(50,))
+    line = status_line(config, [point], 4)
+    assert line == (
+        "vfab-bench scale: exit 4: 4 operations ran out of retries and 0 errors "
+        "at zeo, 50 clients"
+    )
+    unchecked = dataclasses.replace(point, invariants=not_checked("a reason"))
+    assert "exit 3: not fully checked at zeo, 50 clients" in status_line(
+        config, [unchecked], 3
+    )
