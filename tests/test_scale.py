@@ -372,3 +372,39 @@ def test_a_status_other_than_0_is_explained_in_the_last_line() -> None:
     assert "exit 3: not fully checked at zeo, 50 clients" in status_line(
         config, [unchecked], 3
     )
+
+
+def test_each_storage_has_its_curve_in_one_line() -> None:
+    """Issue 36: the peak, where the curve saturates (more clients add
+    under 10%), and whether the machine's CPU was the limit there."""
+    import dataclasses
+
+    from scenarios.scale.report import curve_line
+
+    def at(clients: int, ops: int, cpu: float = 1.0) -> ScalePoint:
+        return ScalePoint(
+            storage="zeo", clients=clients, started=clients, window_s=10.0,
+            rate=None, hists={"lookup": _ops(ops)}, commits=0, conflicts=0,
+            failed=0, errors={}, backlog=0, late_s=0.0, client_cpu_s=cpu,
+            server_cpu_s=None, log_records=0, killed_clients=0,
+            invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+        )  # fmt: skip
+
+    curve = [at(1, 100), at(2, 190), at(4, 200, cpu=19.0), at(8, 205)]
+    assert curve_line("zeo", curve, 2) == (
+        "zeo: peak 20.5 ops/s at 8 clients; saturates at 2 clients (more add under 10%)"
+    )
+    curve[1] = dataclasses.replace(curve[1], client_cpu_s=19.0)
+    assert "CPU 95% busy there: the machine may be the limit" in curve_line(
+        "zeo", curve, 2
+    )
+    rising = [at(1, 100), at(2, 200)]
+    assert curve_line("zeo", rising, 2).endswith("; still rising at 2 clients")
+    assert curve_line("zeo", rising[:1], 2).endswith("(one point: no curve)")
+
+
+def _ops(n: int) -> str:
+    h = histogram.new()
+    for _ in range(n):
+        histogram.record_ms(h, 1.0)
+    return histogram.encode(h)
