@@ -483,30 +483,8 @@ class ClusterFleet:
             if self.busy[0] is None or self.busy[1] is None
             else round(self.busy[1] - self.busy[0], 3)
         )
-        out.append(master_facts(merge_s, self.records, busy))
+        out.append(wire.master_facts(merge_s, self.records, busy))
         return tuple(out)
-
-
-def master_facts(
-    merge_s: float | None, records: int, busy_s: float | None
-) -> dict[str, Any]:
-    """The coordinating host's entry among a point's hosts: its kernel and
-    cores (its server's CPU is the point's server_cpu_s), and what merging
-    the workers' histories and histograms cost it."""
-    import os
-    import socket
-
-    from scenarios.load.clock import boot_id
-
-    return {
-        "role": "master",
-        "host": socket.gethostname(),
-        "kernel": boot_id(),
-        "cores": os.cpu_count(),
-        "merge_s": None if merge_s is None else round(merge_s, 3),
-        "history_records": records,
-        "cpu_busy_s": busy_s,
-    }
 
 
 def _clock_words(clock: dict[str, Any]) -> str:

@@ -59,6 +59,7 @@ __all__ = [
     "STOP",
     "ScaleClient",
     "host_facts",
+    "master_facts",
     "node_of",
     "quiet_interrupts",
 ]
@@ -108,4 +109,21 @@ def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
         "cores": os.cpu_count(),
         "memory_mb": mem_available_mb(),
         "pid": os.getpid(),
+    }
+
+
+def master_facts(
+    merge_s: float | None, records: int, busy_s: float | None
+) -> dict[str, Any]:
+    """The coordinating host's entry among a point's hosts: its kernel and
+    cores (its server's CPU is the point's server_cpu_s), and what merging
+    the workers' histories and histograms cost it."""
+    return {
+        "role": "master",
+        "host": socket.gethostname(),
+        "kernel": boot_id(),
+        "cores": os.cpu_count(),
+        "merge_s": None if merge_s is None else round(merge_s, 3),
+        "history_records": records,
+        "cpu_busy_s": busy_s,
     }

@@ -171,8 +171,7 @@ class PostgreSQLServer(ServerProcess):
         assert self.directory is not None
         return self.directory / "data"
 
-    #: "/.s.PGSQL.65535"
-    socket_name = 15
+    socket_name = len("/.s.PGSQL.65535")
 
     @property
     def socket_dir(self) -> Path:
