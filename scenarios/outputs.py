@@ -316,10 +316,17 @@ def write_json(path: Path, data: Any, force: bool) -> None:
 
 
 def _fallback(text: str) -> str | None:
+    """The fallback file's name, or None when it could not be written whole
+    (a full disk, ulimit -f): then no part of it is left behind."""
     try:
         fd, name = tempfile.mkstemp(prefix="vfab-results-", suffix=".json")
+    except OSError:
+        return None
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         return name
     except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
         return None

@@ -128,3 +128,23 @@ def silence_stdout() -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
+
+
+def reserve_standard_streams() -> None:
+    """A command started with stdout or stderr closed (`>&-`): Python makes
+    sys.stdout None, and the first file the command opens would take the
+    descriptor, so that a child's output or a stray write lands in a result
+    file.  The closed descriptor is put on /dev/null and the stream made
+    again: what the command prints goes nowhere, as it would have."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "w", closefd=False))  # noqa: SIM115

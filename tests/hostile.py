@@ -53,6 +53,7 @@ from tests.hostile_checks import (
     no_escapes,
     not_written,
     quiet,
+    said_once,
     says,
     says_why_unchecked,
     suggestion_works,
@@ -62,6 +63,8 @@ from tests.hostile_proc import Checkout, Interrupted, Skip
 from tests.hostile_run import Invocation, Outcome, execute
 from tests.hostile_setups import (
     Setup,
+    cluster,
+    fake_master,
     fake_valgrind,
     full_fs,
     idle_valgrind,
@@ -71,8 +74,10 @@ from tests.hostile_setups import (
     restart_server,
     second_writer,
     send,
+    signal_after,
     stop_once_serving,
     stop_server,
+    stopped_worker,
     tmpdir_at,
     undecodable_name,
     unreadable,
@@ -97,6 +102,7 @@ KINDS = (
     "history dirs",
     "zeoloop reconnect",
     "controls",
+    "cluster peers",
 )
 BOUND = 90.0
 
@@ -120,6 +126,7 @@ class Case:
     #: more set-up: helpers, a signal while it runs (changes the Invocation)
     setup: Setup | None = None
     stdout_closed: bool = False
+    stdout_shut: bool = False
     cwd_deleted: bool = False
     no_dac: bool = False
 
@@ -134,6 +141,7 @@ class Case:
             env={k: resolve(work, v) for k, v in self.env.items()},
             limits=dict(self.limits),
             stdout_closed=self.stdout_closed,
+            stdout_shut=self.stdout_shut,
             cwd_deleted=self.cwd_deleted,
             no_dac=self.no_dac,
             checks=list(self.checks),
@@ -292,6 +300,15 @@ ENCODING = [
     C("encoding/pipe", "history", "--json with stdout a closed pipe",
       "history {runs} --json {out}/out.json", None, stdout_closed=True,
       checks=(written("out.json"), at_most_one_line)),
+    # issue 35: no stdout at all (>&-)
+    C("encoding/pipe", "report", "stdout closed (>&-)", "report {run.json}", (0,),
+      stdout_shut=True),
+    C("encoding/pipe", "run", "--json with stdout closed (>&-)",
+      f"run --storage mapping {QUICK} --json {{out}}/run.json", (0,),
+      stdout_shut=True, checks=(written("run.json"),)),
+    C("encoding/pipe", "populate", "stdout closed (>&-)",
+      "populate -q --storage file --size small --path {out}/p", (0,),
+      stdout_shut=True),
 ]
 
 ESCAPES = [
@@ -341,6 +358,10 @@ ENVIRONMENT = [
     C("environment", "run", "a 4000-character TMPDIR (bdb)",
       f"run --storage bdb {QUICK}", (0, 2), "TMPDIR|temporary",
       setup=tmpdir_at("long")),
+    C("environment", "scale", "relstorage-pg, a 74-character TMPDIR",
+      f"{SCALE1} --storage relstorage-pg", (0,), setup=tmpdir_at("74")),
+    C("environment", "scale", "relstorage-mysql, a 74-character TMPDIR",
+      f"{SCALE1} --storage relstorage-mysql", (0,), setup=tmpdir_at("74")),
     C("environment", "verify", "--history a 300-character file name",
       f"verify -q --storage zeo {LOAD} --history {{long-name}}.jsonl",
       checks=(made_nothing,)),
@@ -414,6 +435,20 @@ RESOURCE_LIMITS = [
       checks=(never_says("damaged"), never_says("db_recover"))),
 ]
 
+# issue 35: a file-size limit is named, and leaves nothing half-written
+RESOURCE_LIMITS += [
+    C("resource limits", "populate", "ulimit -f 64 KiB",
+      "populate -q --storage file --size small --path {out}/p",
+      names="file-size limit", limits={resource.RLIMIT_FSIZE: (64 * 1024, 64 * 1024)}),
+    C("resource limits", "run", "--json under ulimit -f 8 KiB",
+      f"run --storage mapping {QUICK} --json {{out}}/r.json",
+      names="File too large|file-size limit",
+      limits={resource.RLIMIT_FSIZE: (8 * 1024, 8 * 1024)}),
+    C("resource limits", "zeoloop", "ulimit -n 64, --users 300",
+      "zeoloop --target {served} --users 300 --duration 2", names="ulimit -n",
+      limits={resource.RLIMIT_NOFILE: (64, 64)}),
+]
+
 RELEASE_PATHS = [
     C("release paths", "release", "--out a relative path", f"{RELEASE} --out rel", (0,),
       checks=(written("rel/micro.json"),)),
@@ -484,6 +519,51 @@ CONTROLS = [
       "run --storage file,zeo --size medium --repeat 5 -q", (143,),
       setup=send(signal.SIGTERM, delay=1.0)),
 ]
+# Issue 35: the master hears only this run's workers, a worker only its
+# master; neither breaks on what it is sent; a stop signal is its status.
+SCALE_W = "scale --storage zeo --clients 1 --duration 1 --warmup 0 --windows 1"
+IGNORED = "ignoring"
+CLUSTER_PEERS = [
+    C("cluster peers", "scale --workers", "a locust client forges stats and a result",
+      SCALE_W, (0,), setup=cluster("forge"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "cut msgpack, 2-arrays, an int version, TCP",
+      SCALE_W, (0,), setup=cluster("junk"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "sealed: an empty hello, a clock of strings",
+      SCALE_W, (0,), setup=cluster("sealed"), checks=(said_once(IGNORED),)),
+    C("cluster peers", "scale --workers", "--master-bind-host ''",
+      f"{SCALE_W} --master-bind-host ''", names="master-bind-host", bound=30.0,
+      setup=cluster(worker=False)),
+    C("cluster peers", "scale --workers", "VFAB_WORKER_TOKEN too short",
+      f"{SCALE_W} --workers 1", names="VFAB_WORKER_TOKEN", bound=30.0,
+      env={"VFAB_WORKER_TOKEN": "short"}),
+    C("cluster peers", "worker", "no --token", "worker -q --master-port 5557",
+      names="token", bound=30.0),
+    C("cluster peers", "worker", "a master that answers garbage",
+      "worker -q --connect-timeout 5", names="no master answered", bound=40.0,
+      setup=fake_master("garbage")),
+    C("cluster peers", "worker", "its master's PLAN {'point': 'x'}",
+      "worker -q --connect-timeout 20", names="plan", bound=40.0,
+      setup=fake_master("plan-x")),
+    C("cluster peers", "worker", "its master's PLAN of a junk process plan",
+      "worker -q --connect-timeout 20", names="plan", bound=40.0,
+      setup=fake_master("plan-bad")),
+    C("cluster peers", "scale --workers", "SIGTERM while it waits for workers",
+      SCALE_W, (143,), setup=signal_after(signal.SIGTERM, "waiting for",
+                                          cluster(worker=False))),
+    C("cluster peers", "scale --workers", "SIGHUP mid-point", SCALE_W + " --duration 8",
+      (129,), setup=signal_after(signal.SIGHUP, "zeo: 1 client", cluster())),
+    C("cluster peers", "scale --workers", "SIGINT mid-point", SCALE_W + " --duration 8",
+      (130,), setup=signal_after(signal.SIGINT, "zeo: 1 client", cluster())),
+    C("cluster peers", "scale --workers", "its worker SIGSTOPped 1 s into the point",
+      SCALE_W, (3,), setup=stopped_worker,
+      checks=(says("incomplete"), says_why_unchecked)),
+    C("cluster peers", "worker", "SIGINT while it waits for its master",
+      "worker --connect-timeout 30", (130,),
+      setup=signal_after(signal.SIGINT, "connecting", fake_master(""))),
+    C("cluster peers", "worker", "SIGTERM while it waits for its master",
+      "worker --connect-timeout 30", (143,),
+      setup=signal_after(signal.SIGTERM, "connecting", fake_master(""))),
+]
 # fmt: on
 
 
@@ -491,7 +571,7 @@ def cases() -> list[Case]:
     every = (
         DATA_CHANGED + WRONG_VERDICT + HANG + ENCODING + ESCAPES + MALFORMED
         + ENVIRONMENT + SIGNALS + RESOURCE_LIMITS + RELEASE_PATHS + IPV6
-        + HISTORY_DIRS + ZEOLOOP_RECONNECT + CONTROLS
+        + HISTORY_DIRS + ZEOLOOP_RECONNECT + CONTROLS + CLUSTER_PEERS
     )  # fmt: skip
     assert {c.kind for c in every} <= set(KINDS)
     assert len({c.id for c in every}) == len(every), "two cases of one name"

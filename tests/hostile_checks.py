@@ -160,3 +160,13 @@ def suggestion_works(o: Outcome) -> str | None:
     if done.returncode != 0:
         return f"suggests `vfab-bench {found.group(1)}`, which exits {done.returncode}"
     return None
+
+
+def said_once(text: str) -> Check:
+    """*text* on stderr exactly once (what is counted is said once)."""
+
+    def check(o: Outcome) -> str | None:
+        n = o.err_text.count(text)
+        return None if n == 1 else f"{text!r} said {n} times on stderr"
+
+    return check

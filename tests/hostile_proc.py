@@ -103,6 +103,10 @@ def stop_process(proc: subprocess.Popen[bytes], bound: float = 30.0) -> None:
 # -- the checkout under test ------------------------------------------------------
 
 
+#: What the caller's environment must not give a command.
+DROPPED = ("VFAB_DEBUG", "VFAB_CHECKED_TARGETS", "VFAB_WORKER_TOKEN", "PYTHONPATH")
+
+
 @dataclasses.dataclass(frozen=True)
 class Checkout:
     """A source tree with its own .venv (made by its ./bootstrap)."""
@@ -132,7 +136,13 @@ class Checkout:
         env = {
             k: v
             for k, v in os.environ.items()
-            if k not in ("VFAB_DEBUG", "VFAB_CHECKED_TARGETS", "PYTHONPATH")
+            if k
+            not in (
+                "VFAB_DEBUG",
+                "VFAB_CHECKED_TARGETS",
+                "VFAB_WORKER_TOKEN",
+                "PYTHONPATH",
+            )
             and not k.startswith("VFAB_PROBE_")
         }
         env["PATH"] = os.pathsep.join([str(self.bin), os.environ.get("PATH", "")])

@@ -50,6 +50,8 @@ class Invocation:
     cwd_deleted: bool = False
     #: stdout a pipe whose reading end is closed (`| true`)
     stdout_closed: bool = False
+    #: no stdout at all (`>&-`: descriptor 1 closed)
+    stdout_shut: bool = False
     #: without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (root reads anything)
     no_dac: bool = False
     #: what must be byte-identical after (default: work/in)
@@ -137,6 +139,8 @@ def _preexec(inv: Invocation, cwd: Path) -> Callable[[], None]:
     def child() -> None:
         for which, pair in limits:
             resource.setrlimit(which, pair)
+        if inv.stdout_shut:
+            os.close(1)
         if inv.cwd_deleted:
             os.chdir(cwd)
             os.rmdir(cwd)

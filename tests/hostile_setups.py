@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -156,11 +158,21 @@ def stop_once_serving(work: Work, inv: Invocation) -> None:
 
 
 def tmpdir_at(kind: str) -> Setup:
-    """TMPDIR a read-only tmpfs, or a path of about 4000 characters."""
+    """TMPDIR a read-only tmpfs, a path of 74 characters (or more: the
+    case's own directory's), or one of about 4000."""
 
     def setup(work: Work, inv: Invocation) -> None:
         if kind == "read-only":
             where = work.tmpfs("ro-tmp", "size=1m,ro")
+        elif kind == "74":
+            # Under /tmp, not the case's directory: PostgreSQL runs as
+            # postgres under root, and pytest's directories are 0700.
+            top = Path(tempfile.mkdtemp(prefix="vfab-h74-", dir="/tmp"))
+            work.stack.callback(shutil.rmtree, top, ignore_errors=True)
+            top.chmod(0o755)
+            where = top / ("t" * max(1, 73 - len(str(top))))
+            where.mkdir()
+            inv.cwd = where  # initdb enters it
         else:
             where = work.root / "long" / "/".join(["z" * 200] * 19)
             where.mkdir(parents=True)
@@ -225,3 +237,81 @@ def not_json(work: Work, inv: Invocation) -> None:
     f = work.inputs / "notes.json"
     f.write_text("these are notes, not JSON\n")
     inv.argv.append(str(f))
+
+
+# -- issue 35: the distributed scale's peers ------------------------------------------
+
+#: The token the cluster cases give their master and its worker.
+TOKEN = "hostile-cases-token-0123456789"
+PEERS = Path(__file__).resolve().parent / "hostile_peers.py"
+
+
+def _peer(work: Work, mode: str, port: int) -> None:
+    work.background([work.checkout.python, str(PEERS), mode, str(port), TOKEN])
+
+
+def cluster(peer: str = "", worker: bool = True) -> Setup:
+    """The command a master of --workers 1 on a free port, with the run's
+    token in its environment; a real worker given it, and a peer of
+    tests/hostile_peers.py (*peer*), in the background."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        port = work.free_port()
+        inv.argv += ["--workers", "1", "--master-port", str(port)]
+        inv.env["VFAB_WORKER_TOKEN"] = TOKEN
+        if worker:
+            work.background(
+                work.cli("worker", "-q", "--master-port", str(port), "--token", TOKEN)
+            )
+        if peer:
+            _peer(work, peer, port)
+
+    return setup
+
+
+def fake_master(mode: str) -> Setup:
+    """The command a worker of a master of tests/hostile_peers.py (*mode*)
+    on a free port, given the token that master seals with; "" for none
+    (the worker waits for a master that never comes)."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        port = work.free_port()
+        inv.argv += ["--master-port", str(port), "--token", TOKEN]
+        if mode:
+            _peer(work, mode, port)
+            pause(1.0)
+
+    return setup
+
+
+def signal_after(signum: int, text: str, then: Setup) -> Setup:
+    """*then*, and *signum* to the command 0.5 s after its stderr says
+    *text*."""
+
+    def setup(work: Work, inv: Invocation) -> None:
+        then(work, inv)
+        inv.during = signal_when(signum, err_has(text), delay=0.5)
+
+    return setup
+
+
+def stopped_worker(work: Work, inv: Invocation) -> None:
+    """cluster(), and its worker SIGSTOPped once its client has begun (its
+    history file in the worker's TMPDIR has a line): the window (1 s) ends
+    before locust finds the worker missing (3 heartbeats)."""
+    port = work.free_port()
+    inv.argv += ["--workers", "1", "--master-port", str(port)]
+    inv.env["VFAB_WORKER_TOKEN"] = TOKEN
+    worker = work.background(
+        work.cli("worker", "-q", "--master-port", str(port), "--token", TOKEN)
+    )
+
+    def begun(_: Running) -> bool:
+        files = work.helper_tmp.glob("vfab-worker-*/process-*.jsonl")
+        return any(f.stat().st_size for f in files if f.exists())
+
+    def stop(running: Running) -> None:
+        if wait_for(running, begun, 120):
+            os.kill(worker.pid, signal.SIGSTOP)
+
+    inv.during = stop

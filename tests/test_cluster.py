@@ -27,11 +27,18 @@ from tests.netns import Hosts, netns_hosts  # noqa: F401 - the fixture
 from tests.served import ROOT, env
 
 PYTHON = sys.executable
+#: The token the tests give their masters and workers (VFAB_WORKER_TOKEN).
+TOKEN = "tests-of-the-cluster-0123456789"
 SHORT = ["--warmup", "0.5", "--windows", "2", "--size", "small"]
 
 
 def bench(*args: str) -> list[str]:
     return [PYTHON, "-m", "scenarios.cli", *args]
+
+
+def sealed() -> dict[str, str]:
+    """The environment of a master or worker of these tests' run."""
+    return env() | {"VFAB_WORKER_TOKEN": TOKEN}
 
 
 class Lines:
@@ -96,7 +103,7 @@ def cluster(
         "master",
         bench("scale", "--target", target, "--workers", "2",
               "--master-bind-host", master_ip, "--json", str(out), *SHORT, *args),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     workers = [
         hosts.popen(
@@ -104,7 +111,7 @@ def cluster(
             bench("worker", "--master-host", master_ip, "--connect-timeout", "60"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env(),
+            env=sealed(),
             cwd=ROOT,
         )  # fmt: skip
         for role in ("w1", "w2")
@@ -192,7 +199,7 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     proc = subprocess.run(
         bench("scale", "--workers", "2", "--master-port", str(port),
               "--connect-timeout", "2", "--json", str(out), "-q"),
-        capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        capture_output=True, text=True, timeout=120, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
@@ -200,7 +207,7 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     assert not out.exists()
     proc = subprocess.run(
         bench("worker", "--master-port", str(port), "--connect-timeout", "2", "-q"),
-        capture_output=True, text=True, timeout=120, env=env(), cwd=ROOT,
+        capture_output=True, text=True, timeout=120, env=sealed(), cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
@@ -208,11 +215,11 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
 
 
 def _lookups() -> str:
-    from scenarios.scale import hist
+    from scenarios.scale import histogram
 
-    h = hist.new()
-    hist.record_ms(h, 1.5)
-    return hist.encode(h)
+    h = histogram.new()
+    histogram.record_ms(h, 1.5)
+    return histogram.encode(h)
 
 
 def test_an_incomplete_point_shows_no_figure() -> None:
@@ -317,3 +324,40 @@ def test_a_killed_sessions_hosts_are_removed_at_the_next_start(
     assert left() == []
     assert netns_hosts.namespace("db") in netns._namespaces()
     assert netns_hosts.token not in netns.clean_stale()
+
+
+def test_a_seal_opens_once_for_its_token_peer_and_direction() -> None:
+    """What the master and its workers put on every frame
+    (scenarios.scale.seal): it opens with the run's token, for the peer and
+    the direction it was made for, once; any change to the frame, another
+    token, a replay or a frame of the other direction does not open."""
+    from scenarios.scale.seal import TO_MASTER, TO_WORKER, Seal
+
+    token = "a-token-of-this-run-0123"
+    sender, master = Seal(token, TO_MASTER), Seal(token, TO_MASTER)
+    frame = sender.seal(b"worker-1", b"payload")
+    assert master.open(b"worker-1", frame) == b"payload"
+    assert master.open(b"worker-1", frame) is None  # a replay
+    second = sender.seal(b"worker-1", b"more")
+    assert Seal("another-runs-token-0123", TO_MASTER).open(b"worker-1", second) is None
+    assert Seal(token, TO_WORKER).open(b"worker-1", second) is None
+    assert master.open(b"worker-2", second) is None
+    assert master.open(b"worker-1", second[:-1] + b"X") is None
+    assert master.open(b"worker-1", b"plain bytes") is None
+    assert master.open(b"worker-1", second) == b"more"
+
+
+def test_two_workers_of_one_host_are_told_apart() -> None:
+    """Two workers on one machine (one host, one address) are named with
+    their process ids; workers of different hosts are not."""
+    from scenarios.scale.report import hosts_line
+
+    same = (
+        {"host": "vm", "address": "127.0.0.1", "pid": 11, "clients": 1, "processes": 1},
+        {"host": "vm", "address": "127.0.0.1", "pid": 22, "clients": 1, "processes": 1},
+    )
+    line = hosts_line(same)
+    assert "vm (127.0.0.1, pid 11): 1 client" in line
+    assert "vm (127.0.0.1, pid 22): 1 client" in line
+    apart = (same[0], {**same[1], "host": "other", "address": "10.0.0.2"})
+    assert "pid" not in hosts_line(apart)

@@ -34,6 +34,7 @@ KINDS = (
     "environment",
     "resource limits",
     "history dirs",
+    "cluster peers",
 )
 #: Cases of these kinds another part of issue 28 handles (run --counts'
 #: cache directory, scenarios/counts/), by a part of their id.
@@ -109,3 +110,24 @@ def test_every_case_of_these_kinds_is_here_or_elsewhere() -> None:
     ids = [c.id for c in cases() if c.kind in KINDS]
     assert all(any(part in i for i in ids) for part in ELSEWHERE)
     assert len(chosen()) == len(ids) - len(ELSEWHERE)
+
+
+def test_what_the_machine_refuses_is_named() -> None:
+    """Issue 35's limits at the edge: a file-size limit, too many open
+    files and no usable temporary directory are each a line that names
+    them, exit 2 (not Python's words with '--debug shows where')."""
+    import errno
+
+    from scenarios.cli import edge
+
+    cases = {
+        OSError(errno.EFBIG, "File too large"): "file-size limit",
+        OSError(errno.EMFILE, "Too many open files"): "too many open files",
+        FileNotFoundError(
+            errno.ENOENT, "No usable temporary directory found in ['/x']"
+        ): "set TMPDIR",
+    }
+    for error, words in cases.items():
+        assert words in edge.describe(error)
+        assert edge.environment_error(error) is not None
+        assert edge.status_of(error) == 2

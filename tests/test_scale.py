@@ -20,10 +20,10 @@ import storages
 from scenarios.errors import ConfigError
 from scenarios.load.target import normalize
 from scenarios.results.files import SCALE
-from scenarios.scale import faults, hist
+from scenarios.scale import faults, histogram
 from scenarios.scale.config import Fault, ScaleConfig, check_memory
 from scenarios.scale.report import fault_line as scale_report_line
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.results import ScalePoint, ScaleRun
 from tests.conftest import runzeo_pids, storage_params
 from tests.served import ROOT, env
 
@@ -77,12 +77,12 @@ def test_more_clients_than_memory_are_refused() -> None:
 
 
 def test_histograms_merge_across_encodings() -> None:
-    a, b = hist.new(), hist.new()
+    a, b = histogram.new(), histogram.new()
     for ms in (1, 2, 3):
-        hist.record_ms(a, ms)
-    hist.record_ms(b, 1000)
-    merged = hist.merged([hist.encode(a), hist.encode(b), None])
-    s = hist.summary_ms(merged)
+        histogram.record_ms(a, ms)
+    histogram.record_ms(b, 1000)
+    merged = histogram.merged([histogram.encode(a), histogram.encode(b), None])
+    s = histogram.summary_ms(merged)
     assert s["count"] == 4
     assert 1.99 <= s["p50"] <= 2.01 and 999 <= s["max"] <= 1001
 
@@ -208,7 +208,7 @@ def test_open_loop_reports_what_it_could_not_honour(tmp_path: Path) -> None:
     assert p.rate == 20000 and p.honoured is False and p.backlog > 0
     assert "not honoured" in proc.stdout
     # latency from the intended start: the backlog's wait counts
-    assert hist.summary_ms(p.histogram())["p99"] > 100
+    assert histogram.summary_ms(p.histogram())["p99"] > 100
     proc = scale("--clients", "2", "--rate", "40", *SHORT, "--json", str(out),
                  "--force", "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -346,3 +346,65 @@ def test_serve_prints_a_target_zeoloop_takes(name: str) -> None:
         return
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "consistency: 0 violations" in proc.stdout
+
+
+def test_a_status_other_than_0_is_explained_in_the_last_line() -> None:
+    """Issue 36: scale's exit 4 (operations ran out of retries) was said
+    nowhere; the last line names the status and the points behind it."""
+    import dataclasses
+
+    from scenarios.checker.violations import not_checked
+    from scenarios.cli.scale import status_line
+
+    point = ScalePoint(
+        storage="zeo", clients=50, started=50, window_s=10.0, rate=None, hists={},
+        commits=1, conflicts=0, failed=4, errors={}, backlog=0, late_s=0.0,
+        client_cpu_s=0.0, server_cpu_s=None, log_records=0, killed_clients=0,
+        invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+    )  # fmt: skip
+    config = ScaleConfig(storages=("zeo",), clients=(50,))
+    line = status_line(config, [point], 4)
+    assert line == (
+        "vfab-bench scale: exit 4: 4 operations ran out of retries and 0 errors "
+        "at zeo, 50 clients"
+    )
+    unchecked = dataclasses.replace(point, invariants=not_checked("a reason"))
+    assert "exit 3: not fully checked at zeo, 50 clients" in status_line(
+        config, [unchecked], 3
+    )
+
+
+def test_each_storage_has_its_curve_in_one_line() -> None:
+    """Issue 36: the peak, where the curve saturates (more clients add
+    under 10%), and whether the machine's CPU was the limit there."""
+    import dataclasses
+
+    from scenarios.scale.report import curve_line
+
+    def at(clients: int, ops: int, cpu: float = 1.0) -> ScalePoint:
+        return ScalePoint(
+            storage="zeo", clients=clients, started=clients, window_s=10.0,
+            rate=None, hists={"lookup": _ops(ops)}, commits=0, conflicts=0,
+            failed=0, errors={}, backlog=0, late_s=0.0, client_cpu_s=cpu,
+            server_cpu_s=None, log_records=0, killed_clients=0,
+            invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+        )  # fmt: skip
+
+    curve = [at(1, 100), at(2, 190), at(4, 200, cpu=19.0), at(8, 205)]
+    assert curve_line("zeo", curve, 2) == (
+        "zeo: peak 20.5 ops/s at 8 clients; saturates at 2 clients (more add under 10%)"
+    )
+    curve[1] = dataclasses.replace(curve[1], client_cpu_s=19.0)
+    assert "CPU 95% busy there: the machine may be the limit" in curve_line(
+        "zeo", curve, 2
+    )
+    rising = [at(1, 100), at(2, 200)]
+    assert curve_line("zeo", rising, 2).endswith("; still rising at 2 clients")
+    assert curve_line("zeo", rising[:1], 2).endswith("(one point: no curve)")
+
+
+def _ops(n: int) -> str:
+    h = histogram.new()
+    for _ in range(n):
+        histogram.record_ms(h, 1.0)
+    return histogram.encode(h)

@@ -14,10 +14,10 @@ import pytest
 
 from scenarios.load.mix import LoadConfig
 from scenarios.scale import kinds
+from scenarios.scale.client import ProcessPlan
 from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.loop import ClientPlan
 from scenarios.scale.results import ScaleRun
-from scenarios.scale.worker import ProcessPlan
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.served import ROOT, env
 

@@ -18,7 +18,7 @@ import pytest
 
 from scenarios.results import compare, formatter, power, significance
 from scenarios.results.model import RunResult
-from scenarios.scale import hist
+from scenarios.scale import histogram
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.conftest import checked_in
 
@@ -256,7 +256,7 @@ def test_report_reads_scale_and_sweep_files(
     windows = data["points"][0]["windows"]
     assert len(windows) == data["metadata"]["config"]["windows"] == 10
     ops = sum(
-        hist.merged([w["hist"]]).get_total_count() for w in windows
+        histogram.merged([w["hist"]]).get_total_count() for w in windows
     )  # every operation of the window is in one sub-window
     assert ops == summary["ops"]
     env = data["metadata"]["environment"]

@@ -43,7 +43,11 @@ from scenarios.interrupts import (  # noqa: E402
     signal_of,
     stop_line,
 )
-from scenarios.printable import silence_stdout, stdout_closed  # noqa: E402
+from scenarios.printable import (  # noqa: E402
+    reserve_standard_streams,
+    silence_stdout,
+    stdout_closed,
+)
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
@@ -93,6 +97,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    reserve_standard_streams()  # before any file is opened
     parser = build_parser()
     args = parser.parse_args(argv)
     # What was typed, for a command that re-executes itself (run --counts).

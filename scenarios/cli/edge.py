@@ -10,6 +10,7 @@ import contextlib
 import errno
 import logging
 import os
+import resource
 import sys
 import traceback
 from collections.abc import Iterator
@@ -79,6 +80,18 @@ def environment_error(error: BaseException) -> str | None:
         )
     if not isinstance(error, OSError):
         return None
+    if error.errno == errno.EFBIG:
+        return f"a file reached the file-size limit{_limit(resource.RLIMIT_FSIZE)}"
+    if error.errno in (errno.EMFILE, errno.ENFILE):
+        return (
+            f"too many open files{_limit(resource.RLIMIT_NOFILE, 1)}: raise the "
+            "limit, or ask for fewer clients"
+        )
+    if "No usable temporary directory" in str(error):
+        return (
+            "no writable temporary directory (TMPDIR, /tmp, /var/tmp, /usr/tmp "
+            "and the working directory were tried): set TMPDIR to one"
+        )
     if error.errno == errno.ENAMETOOLONG:
         name = error.filename
         if not isinstance(name, (str, bytes)) or not name:
@@ -87,6 +100,16 @@ def environment_error(error: BaseException) -> str | None:
     if error.errno == errno.ENOENT and not error.filename and cwd_gone():
         return WORKING_DIRECTORY_GONE
     return None
+
+
+def _limit(which: int, unit: int = 1024) -> str:
+    """' (ulimit -X: N)' for a resource limit this process has, in ulimit's
+    units (*unit* bytes: 1024 for sizes, 1 for counts); '' without one."""
+    soft = resource.getrlimit(which)[0]
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    flag = {resource.RLIMIT_FSIZE: "-f", resource.RLIMIT_NOFILE: "-n"}.get(which, "")
+    return f" (ulimit {flag}: {soft // unit})"
 
 
 WORKING_DIRECTORY_GONE = (

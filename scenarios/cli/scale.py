@@ -34,6 +34,7 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.target import add_target_option, normalize
 from scenarios.outputs import Writer
+from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
 from scenarios.scale import kinds
 from scenarios.scale.config import (
@@ -312,11 +313,46 @@ def main(args: argparse.Namespace) -> int:
     if history:
         files["history"] = lambda: Writer(lambda path: write_history(path, history))
     status = _status(config, points, interrupted)
+    if not interrupted and status:
+        notes.append(status_line(config, points, status))
     return emit(args, View(view.text, files, "\n".join(notes), status))
 
 
 def none() -> None:
     return None
+
+
+def status_line(config: ScaleConfig, points: list[ScalePoint], status: int) -> str:
+    """The last line of a run that does not exit 0: its status and the
+    points that give it (issue 36: exit 4 said nowhere why)."""
+
+    def named(chosen: list[ScalePoint]) -> str:
+        names = [f"{p.storage}, {plural(p.clients, 'client')}" for p in chosen]
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        return "; ".join(names[:3]) + more
+
+    if status == EXIT_VIOLATIONS:
+        why = "violations in the data at " + named(
+            [p for p in points if p.invariants["ok"] is False]
+        )
+    elif status == EXIT_INVARIANTS:
+        why = "not fully checked at " + named(
+            [
+                p
+                for p in points
+                if p.incomplete is not None
+                or (config.check and p.invariants["ok"] is None)
+            ]
+        )
+    else:
+        failing = [p for p in points if p.failed or p.errors]
+        failed = sum(p.failed for p in failing)
+        errors = sum(sum(p.errors.values()) for p in failing)
+        why = (
+            f"{plural(failed, 'operation')} ran out of retries and "
+            f"{plural(errors, 'error')} at {named(failing)}"
+        )
+    return f"vfab-bench scale: exit {status}: {why}"
 
 
 def _status(config: ScaleConfig, points: list[ScalePoint], interrupted: bool) -> int:

@@ -1,6 +1,6 @@
 """vfab-bench worker: one client host of a distributed `vfab-bench scale`.
 
-A locust worker (scenarios.scale.host): it connects to the master that
+A locust worker (scenarios.scale.worker): it connects to the master that
 `scale --workers N --master-bind-host IP` runs, and for each point starts
 the client processes the master gives it, as the local scale would.  It
 ends when the master's run ends (exit 0), or after a bound: no master
@@ -17,7 +17,13 @@ import time
 from scenarios.argtypes import positive_float
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, ConfigError
 from scenarios.results.formatter import plural
-from scenarios.scale.config import CONNECT_TIMEOUT_S, MASTER_PORT
+from scenarios.scale.config import (
+    CONNECT_TIMEOUT_S,
+    MASTER_PORT,
+    TOKEN_ENV,
+    check_token,
+    token_from_env,
+)
 from storages.ports import LOCALHOST
 from storages.zeo import port_number
 
@@ -51,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="SECONDS",
         help="how long to wait for the master (default: 60)",
     )
+    p.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="the token the master shows when it waits for its workers "
+        f"(default: ${TOKEN_ENV}, which other users of this host cannot read "
+        "from its process list); frames not sealed with it are ignored",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing but errors")
     p.set_defaults(handler=main)
 
@@ -61,13 +74,20 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("--master-host: empty address")
     if not args.master_port:
         raise ConfigError("--master-port: the master's port, not 0")
+    token = (
+        token_from_env() if args.token is None else check_token(args.token, "--token")
+    )
+    if token is None:
+        raise ConfigError(
+            f"--token: the token `vfab-bench scale --workers N` shows (or ${TOKEN_ENV})"
+        )
     # locust patches this process with gevent on import: first.
     import gevent
     from locust.env import Environment
     from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
-    from scenarios.scale import wire
-    from scenarios.scale.host import Host
+    from scenarios.scale import trust, wire
+    from scenarios.scale.worker import Host
 
     where = f"{host}:{args.master_port}"
 
@@ -75,17 +95,27 @@ def main(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"vfab-bench worker: {line}", file=sys.stderr, flush=True)
 
+    wire.quiet_interrupts()
     environment = Environment(user_classes=[wire.ScaleClient])
+    junk = trust.Junk(say, "a master")
     say(f"connecting to the master at {where}, at most {args.connect_timeout:g} s")
     try:
         with gevent.Timeout(args.connect_timeout):
-            runner = environment.create_worker_runner(host, args.master_port)
+            runner = trust.worker_runner(
+                environment, host, args.master_port, token, junk
+            )
     except (gevent.Timeout, ConnectionError):
+        if junk.broken is not None:
+            raise ConfigError(junk.broken) from None
         raise ConfigError(
-            f"no master answered at {where} within {args.connect_timeout:g} s "
-            "(is `vfab-bench scale --workers N` running there?)"
+            f"no master answered at {where} within {args.connect_timeout:g} s"
+            f"{junk.words()} (is `vfab-bench scale --workers N` running there, "
+            "and its token the one given?)"
         ) from None
     worker = Host(runner, (host, args.master_port), say)
+    junk.on_broken = worker.fail
+    if junk.broken is not None:
+        worker.fail(junk.broken)
     try:
         worker.hello()
         say("connected; waiting for the master's points")
@@ -97,6 +127,8 @@ def main(args: argparse.Namespace) -> int:
         # worker stopped mid-point is then lost at once, not 3 s later).
         environment.events.quitting.fire(environment=environment)
         runner.quit()
+    if worker.failure is not None:
+        raise ConfigError(worker.failure)
     heard = runner.last_heartbeat_timestamp
     if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:
         print(

@@ -27,6 +27,32 @@ from scenarios.results.kinds import View
 #: The most threads and client processes zeoloop starts.
 MAX_USERS = 10_000
 MAX_PROCESSES = 1_000
+#: Files a zeoloop process holds besides its users' (its client's socket,
+#: Python's own, the history file), with room; a user holds at most one
+#: more (the temporary file of its commit in flight).
+BASE_FILES = 40
+
+
+def check_open_files(users: int, processes: int) -> None:
+    """Raise the open-files limit to what a process of the users may need
+    (within the hard limit: the client processes inherit it), or
+    ConfigError naming the limit (issue 35: 'Too many open files' was each
+    failed operation's error, exit 4)."""
+    import resource
+
+    need = -(-users // processes) + BASE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return
+    if hard == resource.RLIM_INFINITY or need <= hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+        return
+    raise ConfigError(
+        f"--users {users} in {plural(processes, 'process', 'processes')}: a "
+        f"process may hold {need} files open at once (a commit in flight "
+        f"holds a temporary file), more than the limit of {hard} (ulimit -n): "
+        "raise it, or split the users over more --processes"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -78,6 +104,7 @@ def main(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.processes > args.users:
         raise ConfigError(f"--processes {args.processes} exceeds --users {args.users}")
+    check_open_files(args.users, args.processes)
     check_outputs(args)
     preflight(config)
     baseline = consistency.read_baseline(config.target)

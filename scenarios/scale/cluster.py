@@ -1,6 +1,6 @@
 """The master of a distributed scale run (`vfab-bench scale --workers N`):
 locust's MasterRunner, and for each point a ClusterFleet placing the
-point's clients on the workers (`vfab-bench worker`, scenarios.scale.host).
+point's clients on the workers (`vfab-bench worker`, scenarios.scale.worker).
 
 For a point of N clients the master asks locust's runner for N users
 (runner.start: its dispatcher spreads them over the workers, as it spreads
@@ -36,8 +36,9 @@ from locust.runners import STATE_MISSING
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale import kinds, wire
-from scenarios.scale.config import ScaleConfig, check_memory
+from scenarios.scale import kinds, trust, wire
+from scenarios.scale.client import ProcessPlan
+from scenarios.scale.config import TOKEN_ENV, ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s
 from scenarios.scale.fleet import (
     WorkerLost,
@@ -46,7 +47,6 @@ from scenarios.scale.fleet import (
     stderr_note,
 )
 from scenarios.scale.loop import ClientPlan
-from scenarios.scale.worker import ProcessPlan
 from scenarios.swarm.worker_clock import answer_clocks
 
 log = logging.getLogger("vfab")
@@ -78,12 +78,20 @@ class Cluster:
         workers: int,
         connect_timeout_s: float,
         say: Say,
+        token: str,
+        shown: Say | None = None,
     ) -> None:
         self.bind_host = bind_host
         self.port = port
         self.workers = workers
         self.connect_timeout_s = connect_timeout_s
         self.say = say
+        #: the run's token (scenarios.scale.trust); *shown* says it even
+        #: under -q (no worker joins without it), None when the operator
+        #: gave it (VFAB_WORKER_TOKEN) and it is not printed
+        self.token = token
+        self.shown = shown
+        self.junk = trust.Junk(say, "a worker")
         self.facts: dict[str, dict[str, Any]] = {}
         self.current: ClusterFleet | None = None
         self.points = 0
@@ -92,8 +100,11 @@ class Cluster:
     # -- the connection ---------------------------------------------------
 
     def __enter__(self) -> Cluster:
+        wire.quiet_interrupts()
         environment = Environment(user_classes=[wire.ScaleClient])
-        self.runner = environment.create_master_runner(self.bind_host, self.port)
+        self.runner = trust.master_runner(
+            environment, self.bind_host, self.port, self.token, self.junk
+        )
         answer_clocks(self.runner)
         self.runner.register_message(wire.HELLO, self._on_hello)
         self.runner.register_message(wire.READY, self._on_ready)
@@ -113,10 +124,12 @@ class Cluster:
 
     def _wait_for_workers(self) -> None:
         where = f"{self.bind_host}:{self.port}"
-        self.say(
+        token = f"--token {self.token}" if self.shown else f"${TOKEN_ENV}"
+        (self.shown or self.say)(
             f"waiting for {plural(self.workers, 'worker')} at {where} "
             f"(vfab-bench worker --master-host {self.bind_host} "
-            f"--master-port {self.port}), at most {self.connect_timeout_s:g} s"
+            f"--master-port {self.port} {token}), at most "
+            f"{self.connect_timeout_s:g} s"
         )
         deadline = time.monotonic() + self.connect_timeout_s
         while len(self._live()) < self.workers:
@@ -124,13 +137,13 @@ class Cluster:
                 raise ConfigError(
                     f"{len(self._live())} of {plural(self.workers, 'worker')} "
                     f"connected to {where} within {self.connect_timeout_s:g} s"
+                    + self.junk.words()
                 )
             gevent.sleep(0.1)
         for worker in self._live():
             facts = self.facts[worker]
             self.say(
-                f"worker {facts['host']} ({facts.get('address') or '?'}): "
-                f"{facts.get('cores')} cores, clock "
+                f"{self.name(worker)}: {facts.get('cores')} cores, clock "
                 + _clock_words(facts.get("clock") or {})
             )
 
@@ -144,6 +157,20 @@ class Cluster:
         ]
         return sorted(ids, key=runner.get_worker_index)
 
+    def name(self, worker: str) -> str:
+        """'worker HOST (ADDRESS)', with its process id when another worker
+        has the same host and address (several on one machine)."""
+        facts = self.facts.get(worker, {})
+        where = (facts.get("host"), facts.get("address"))
+        same = [
+            f for f in self.facts.values() if (f.get("host"), f.get("address")) == where
+        ]
+        parts = [str(facts["address"])] if facts.get("address") else []
+        if len(same) > 1 and facts.get("pid"):
+            parts.append(f"pid {facts['pid']}")
+        shown = f" ({', '.join(parts)})" if parts else ""
+        return f"worker {facts.get('host', worker)}{shown}"
+
     def check_memory(self, clients: int, per_process: int) -> None:
         """ConfigError when a worker's share of *clients* would not fit in
         the memory it said it had."""
@@ -156,24 +183,40 @@ class Cluster:
 
     # -- messages ---------------------------------------------------------
 
+    # Every message here is sealed by a worker of this run and of its
+    # type's shape (scenarios.scale.trust); what it says of a point is
+    # taken only from a worker that point placed clients on.
+
     def _on_hello(self, environment: Any, msg: Any, **_kw: Any) -> None:
         self.facts[msg.node_id] = dict(msg.data)
 
     def _on_ready(self, environment: Any, msg: Any, **_kw: Any) -> None:
-        fleet = self.current
-        if fleet is not None and fleet.point == msg.data.get("point"):
+        fleet = self._fleet_of(msg.node_id, msg.data["point"])
+        if fleet is not None:
             fleet.ready[msg.node_id] = int(msg.data["ready"])
 
     def _on_result(self, environment: Any, msg: Any, **_kw: Any) -> None:
-        fleet = self.current
-        if fleet is not None and fleet.point == msg.data.get("point"):
-            fleet.absorb(msg.data.get("history") or [])
-            fleet.reports[msg.node_id] = msg.data
+        fleet = self._fleet_of(msg.node_id, msg.data["point"])
+        if fleet is None or msg.node_id in fleet.reports:
+            return
+        if len(msg.data["results"]) != fleet.processes_of(msg.node_id):
+            self.junk("a result for another number of processes", msg.node_id)
+            return
+        fleet.absorb(msg.data["history"])
+        fleet.reports[msg.node_id] = msg.data
 
     def _on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
-        fleet = self.current
-        if fleet is not None and data.get(wire.POINT_KEY) == fleet.point:
+        fleet = self._fleet_of(client_id, data.get(wire.POINT_KEY))
+        if fleet is not None and client_id not in fleet.reports:
             fleet.absorb(data.get(wire.HISTORY_KEY) or [])
+
+    def _fleet_of(self, worker: str, point: Any) -> ClusterFleet | None:
+        """The point in progress, when *point* is it and *worker* has a
+        share of it."""
+        fleet = self.current
+        if fleet is None or fleet.point != point or worker not in fleet.shares:
+            return None
+        return fleet
 
     # -- points -----------------------------------------------------------
 
@@ -227,11 +270,7 @@ class ClusterFleet:
         return self.cluster.runner
 
     def _name(self, worker: str) -> str:
-        facts = self.cluster.facts.get(worker, {})
-        address = facts.get("address")
-        return f"worker {facts.get('host', worker)}" + (
-            f" ({address})" if address else ""
-        )
+        return self.cluster.name(worker)
 
     # -- the steps of a point ---------------------------------------------
 
@@ -292,6 +331,9 @@ class ClusterFleet:
                 },
                 client_id=worker,
             )
+
+    def processes_of(self, worker: str) -> int:
+        return sum(1 for w, _ in self.owner if w == worker)
 
     def wait_ready(self, timeout: float) -> int:
         deadline = time.monotonic() + timeout + NETWORK_S
@@ -425,10 +467,11 @@ class ClusterFleet:
                     "address": facts.get("address"),
                     "worker": worker,
                     "kernel": facts.get("kernel"),
+                    "pid": facts.get("pid"),
                     "cores": facts.get("cores"),
                     "clock": facts.get("clock"),
                     "clients": n,
-                    "processes": sum(1 for w, _ in self.owner if w == worker),
+                    "processes": self.processes_of(worker),
                     "client_cpu_s": round(sum(r.get("cpu_s", 0.0) for r in oks), 3)
                     if got
                     else None,
@@ -440,30 +483,8 @@ class ClusterFleet:
             if self.busy[0] is None or self.busy[1] is None
             else round(self.busy[1] - self.busy[0], 3)
         )
-        out.append(master_facts(merge_s, self.records, busy))
+        out.append(wire.master_facts(merge_s, self.records, busy))
         return tuple(out)
-
-
-def master_facts(
-    merge_s: float | None, records: int, busy_s: float | None
-) -> dict[str, Any]:
-    """The coordinating host's entry among a point's hosts: its kernel and
-    cores (its server's CPU is the point's server_cpu_s), and what merging
-    the workers' histories and histograms cost it."""
-    import os
-    import socket
-
-    from scenarios.load.clock import boot_id
-
-    return {
-        "role": "master",
-        "host": socket.gethostname(),
-        "kernel": boot_id(),
-        "cores": os.cpu_count(),
-        "merge_s": None if merge_s is None else round(merge_s, 3),
-        "history_records": records,
-        "cpu_busy_s": busy_s,
-    }
 
 
 def _clock_words(clock: dict[str, Any]) -> str:

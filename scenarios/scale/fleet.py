@@ -16,8 +16,8 @@ from scenarios.load.clients import ClientProcesses
 from scenarios.load.history import History, read_history
 from scenarios.results.formatter import plural
 from scenarios.scale import kinds
+from scenarios.scale.client import Client, ProcessPlan, run_process
 from scenarios.scale.loop import ClientPlan
-from scenarios.scale.worker import Client, ProcessPlan, run_process
 
 
 class WorkerLost(Exception):

@@ -1,5 +1,5 @@
 """One client of a scale point: its loop, closed or open, and what it
-measured (scenarios.scale.worker runs one or more of them in a process).
+measured (scenarios.scale.client runs one or more of them in a process).
 
 Closed loop: the user starts its next operation when the last one ends.
 Open loop (*rate*): operations arrive as a Poisson process at *rate* per
@@ -24,7 +24,7 @@ from typing import Any
 
 from scenarios.load.clients import ERROR_PAUSE_S
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.scale import hist
+from scenarios.scale import histogram
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,9 +64,9 @@ class _Tally:
     """What a client measured in its window."""
 
     def __init__(self, windows: int = 1) -> None:
-        self.hists = {op.name: hist.new() for op in OPERATIONS}
+        self.hists = {op.name: histogram.new() for op in OPERATIONS}
         #: per sub-window: every successful operation's latency, and commits
-        self.window_hists = [hist.new() for _ in range(windows)]
+        self.window_hists = [histogram.new() for _ in range(windows)]
         self.window_commits = [0] * windows
         self.commits = 0
         self.conflicts = 0
@@ -78,7 +78,7 @@ class _Tally:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "hists": {name: hist.encode(h) for name, h in self.hists.items()},
+            "hists": {name: histogram.encode(h) for name, h in self.hists.items()},
             "commits": self.commits,
             "conflicts": self.conflicts,
             "failed": self.failed,
@@ -86,7 +86,7 @@ class _Tally:
             "examples": self.examples,
             "timeline": self.timeline,
             "windows": [
-                {"hist": hist.encode(h), "commits": c}
+                {"hist": histogram.encode(h), "commits": c}
                 for h, c in zip(self.window_hists, self.window_commits, strict=True)
             ],
         }
@@ -159,11 +159,11 @@ def run_loop(
                 tally.failed += 1
         if kind == "ok":
             ms = (done - intended) * 1000
-            hist.record_ms(tally.hists[op.name], ms)
+            histogram.record_ms(tally.hists[op.name], ms)
             # By when it ended: an operation ending after the window (begun
             # inside it) goes with the last sub-window, as with the point.
             w = min(int((done - measure_at) / window_s), windows - 1)
-            hist.record_ms(tally.window_hists[w], ms)
+            histogram.record_ms(tally.window_hists[w], ms)
             if op.writes:
                 tally.commits += 1
                 tally.window_commits[w] += 1

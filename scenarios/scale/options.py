@@ -22,6 +22,8 @@ from scenarios.scale.config import (
     MASTER_PORT,
     MAX_CLIENTS,
     ScaleConfig,
+    new_token,
+    token_from_env,
 )
 from storages.ports import LOCALHOST
 from storages.zeo import check_port_free, port_number
@@ -92,13 +94,15 @@ def cluster_address(args: argparse.Namespace) -> tuple[str, int] | None:
         if given:
             raise ConfigError(f"{given[0]} needs --workers")
         return None
-    host = (args.master_bind_host or LOCALHOST).strip()
+    given = args.master_bind_host
+    host = (LOCALHOST if given is None else given).strip()
     if not host:
         raise ConfigError("--master-bind-host: empty address")
     port = MASTER_PORT if args.master_port is None else args.master_port
     if not port:
         raise ConfigError("--master-port: the workers need a port named, not 0")
     check_port_free(host, port)
+    token_from_env()  # checked before any work
     return host, port
 
 
@@ -156,14 +160,22 @@ def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
         return
     from scenarios.scale.cluster import Cluster
 
+    def tell(line: str) -> None:
+        print(f"vfab-bench scale: {line}", file=sys.stderr, flush=True)
+
     def say(line: str) -> None:
         if not args.quiet:
-            print(f"vfab-bench scale: {line}", file=sys.stderr, flush=True)
+            tell(line)
 
     address = cluster_address(args)
     assert address is not None
     timeout = args.connect_timeout or CONNECT_TIMEOUT_S
-    with Cluster(*address, config.workers, timeout, say) as cluster:
+    # A token each run, unless the operator gave one: no worker joins
+    # without it, so it is shown even under -q (docs/cluster.md).
+    operators = token_from_env()
+    token = operators or new_token()
+    shown = None if operators else tell
+    with Cluster(*address, config.workers, timeout, say, token, shown) as cluster:
         per = kinds.per_process(
             config.concurrency, config.clients_per_process, max(config.clients)
         )

@@ -11,7 +11,7 @@ from typing import Any
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
-from scenarios.scale import hist
+from scenarios.scale import histogram
 from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
 
 #: The statistic over a point's sub-windows (throughput and p99 move both
@@ -68,7 +68,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
             row[header.index("violations")] = violations_cell(p.invariants)
             rows.append(row)
             continue
-        s = hist.summary_ms(p.histogram())
+        s = histogram.summary_ms(p.histogram())
         row = [
             p.storage,
             str(p.clients),
@@ -79,9 +79,8 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
             offered = "-" if p.rate is None else f"{p.rate:g}"
             mark = "" if p.honoured in (None, True) else " !"
             row += [offered + mark, str(p.backlog)]
-        cpu = p.client_cpu_s + (p.server_cpu_s or 0.0)
-        on = p.cores or cores
-        use = f"{cpu / (p.window_s * on) * 100:.0f}%" if on and p.window_s else "-"
+        share = cpu_use(p, cores)
+        use = "-" if share is None else f"{share * 100:.0f}%"
         row += [latency(s["p50"]), latency(s["p95"]), latency(s["p99"])]
         row += [latency(s["max"])]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
@@ -98,7 +97,7 @@ def operations_table(points: list[ScalePoint]) -> Table:
     rows = []
     for p in points:
         for name in OPERATION_NAMES:
-            s = hist.summary_ms(p.histogram(name))
+            s = histogram.summary_ms(p.histogram(name))
             if not s["count"]:
                 continue
             rows.append(
@@ -122,10 +121,66 @@ def markdown(run: ScaleRun) -> str:
     return table.markdown(tables(run), ["# vfab-loadtest scale"], LEGEND)
 
 
+#: More clients that raise the throughput by less than this fraction: the
+#: curve has saturated.
+SATURATION_GAIN = 0.10
+#: CPU use (client + server, of every core) at which the machine, not the
+#: storage, may be what limits the curve.
+BUSY_CPU = 0.9
+
+
+def cpu_use(p: ScalePoint, cores: int | None) -> float | None:
+    """The share of the cores the point's clients and server used."""
+    on = p.cores or cores
+    if not on or not p.window_s:
+        return None
+    return (p.client_cpu_s + (p.server_cpu_s or 0.0)) / (p.window_s * on)
+
+
+def curve_line(storage: str, points: list[ScalePoint], cores: int | None) -> str:
+    """One storage's curve in a line: its peak, where it saturates (the
+    first client count after which more clients add under 10%), and
+    whether the machine's CPU was the limit there."""
+    pts = sorted(
+        (p for p in points if p.storage == storage and p.incomplete is None),
+        key=lambda p: p.clients,
+    )
+    if not pts:
+        return f"{storage}: no complete point"
+    peak = max(pts, key=lambda p: p.ops_per_s)
+    line = (
+        f"{storage}: peak {peak.ops_per_s:,.1f} ops/s at "
+        f"{plural(peak.clients, 'client')}"
+    )
+    if len(pts) == 1:
+        return line + " (one point: no curve)"
+    knee = next(
+        (
+            a
+            for a, b in zip(pts, pts[1:], strict=False)
+            if b.ops_per_s < a.ops_per_s * (1 + SATURATION_GAIN)
+        ),
+        None,
+    )
+    if knee is None:
+        return line + f"; still rising at {plural(pts[-1].clients, 'client')}"
+    line += (
+        f"; saturates at {plural(knee.clients, 'client')} (more add under "
+        f"{SATURATION_GAIN:.0%})"
+    )
+    use = cpu_use(knee, cores)
+    if use is not None and use >= BUSY_CPU:
+        line += f", CPU {use:.0%} busy there: the machine may be the limit"
+    return line
+
+
 def notes(run: ScaleRun) -> list[str]:
-    """What the tables do not say, a line each: rates not honoured, errors,
-    faults, the consistency check, the load average."""
-    lines = []
+    """What the tables do not say, a line each: each storage's curve,
+    rates not honoured, errors, faults, the consistency check, the load
+    average."""
+    points = list(run.every_point)
+    storages = list(dict.fromkeys(p.storage for p in points))
+    lines = [curve_line(name, points, run.cores) for name in storages]
     for p in run.every_point:
         where = f"{p.storage}, {plural(p.clients, 'client')}"
         if p.rate is not None and not p.honoured:
@@ -173,12 +228,18 @@ LEGEND = (
 
 def hosts_line(hosts: tuple[dict[str, Any], ...]) -> str:
     """The hosts of a point in a few words: each worker's clients and
-    processes and their CPU, and the coordinating host."""
+    processes and their CPU, and the coordinating host.  Workers of one
+    host and address (several on one machine) are told apart by their
+    process id."""
     parts = []
+    seen = [(h.get("host"), h.get("address")) for h in hosts]
     for h in hosts:
         name = str(h.get("host", "?"))
-        if h.get("address"):
-            name += f" ({h['address']})"
+        where = [str(h["address"])] if h.get("address") else []
+        if seen.count((h.get("host"), h.get("address"))) > 1 and h.get("pid"):
+            where.append(f"pid {h['pid']}")
+        if where:
+            name += f" ({', '.join(where)})"
         if h.get("role") == "master":
             parts.append(f"{name}, coordinating")
             continue

@@ -22,7 +22,7 @@ from scenarios.results.schema import (
     Seconds,
     Text,
 )
-from scenarios.scale import hist
+from scenarios.scale import histogram
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +95,7 @@ class ScalePoint:
             return []
         length = self.window_s / len(self.windows)
         return [
-            int(hist.merged([w["hist"]]).get_total_count()) / length
+            int(histogram.merged([w["hist"]]).get_total_count()) / length
             for w in self.windows
         ]
 
@@ -106,7 +106,7 @@ class ScalePoint:
             return []
         out = []
         for w in self.windows:
-            s = hist.summary_ms(hist.merged([w["hist"]]))
+            s = histogram.summary_ms(histogram.merged([w["hist"]]))
             if s["count"]:
                 out.append(float(s["p99"]))
         return out
@@ -114,8 +114,8 @@ class ScalePoint:
     def histogram(self, operation: str | None = None) -> Any:
         """The merged histogram of one operation, or of all (None)."""
         if operation is not None:
-            return hist.merged([self.hists.get(operation)])
-        return hist.merged(self.hists.values())
+            return histogram.merged([self.hists.get(operation)])
+        return histogram.merged(self.hists.values())
 
     @property
     def ops(self) -> int:
@@ -159,7 +159,7 @@ class ScalePoint:
         incomplete point's are all None."""
         if self.incomplete is not None:
             return dict.fromkeys(SUMMARY_KEYS)
-        s = hist.summary_ms(self.histogram())
+        s = histogram.summary_ms(self.histogram())
         cpu = self.client_cpu_s + (self.server_cpu_s or 0.0)
         cores = self.cores or cores
         use = cpu / (self.window_s * cores) if cores and self.window_s else None

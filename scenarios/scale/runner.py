@@ -275,6 +275,14 @@ def run_point(
             )
         notes += fleet.notes()
         lost = fleet.lost()
+        if incomplete is None and lost and not interrupted:
+            # Lost after the window (stopped, SIGSTOPped, silent): its share
+            # of the figures never came, so the point has none.
+            incomplete = (
+                f"{' and '.join(sorted(set(lost.values())))}: no result "
+                "(lost or silent by the window's end)"
+            )
+            say(f"  {incomplete}")
         say.status("checking the data")
         if baseline is None:
             invariants = consistency.not_checked("--no-check")
@@ -375,7 +383,7 @@ def _point(
     notes: list[str],
     interrupted: bool,
 ) -> ScalePoint:
-    from scenarios.scale import hist
+    from scenarios.scale import histogram
 
     processes = _oks(results)
     oks = _clients(results)
@@ -389,7 +397,9 @@ def _point(
             "result (killed, lost or stuck)"
         )
     hists = {
-        op.name: hist.encode(hist.merged(r["hists"].get(op.name) for r in oks))
+        op.name: histogram.encode(
+            histogram.merged(r["hists"].get(op.name) for r in oks)
+        )
         for op in OPERATIONS
     }
     errors: dict[str, int] = {}
@@ -400,7 +410,7 @@ def _point(
         for kind, text in r.get("examples", {}).items():
             examples.setdefault(kind, text)
     notes += [f"first {kind}: {text}" for kind, text in sorted(examples.items())]
-    windows = hist.merged_windows([r.get("windows", []) for r in oks])
+    windows = histogram.merged_windows([r.get("windows", []) for r in oks])
     return ScalePoint(
         storage=storage,
         clients=clients,

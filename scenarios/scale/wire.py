@@ -7,7 +7,8 @@ runner.start(N) for each client count).  One locust user is one client of
 the point (ScaleClient).  What scale measures beyond locust's statistics
 travels in the messages below, registered with register_message:
 
-    worker -> master  HELLO   {host, address, kernel, cores, memory_mb, clock}
+    worker -> master  HELLO   {host, address, kernel, cores, memory_mb, pid,
+                              clock}
     master -> worker  PLAN    {point, plans: [ProcessPlan JSON]}
     worker -> master  READY   {point, ready, processes}
     master -> worker  GO      {point, delta}: start in delta seconds on
@@ -58,14 +59,16 @@ __all__ = [
     "STOP",
     "ScaleClient",
     "host_facts",
+    "master_facts",
     "node_of",
+    "quiet_interrupts",
 ]
 
 
 class ScaleClient(User):
     """One client of a scale point, as locust's dispatcher counts and places
     it.  Its work runs in a client process of its worker's host (scenarios
-    .scale.worker, started when the master's PLAN comes), so that it runs
+    .scale.client, started when the master's PLAN comes), so that it runs
     as the local scale's clients do; the user holds its place in locust's
     user counts until locust stops it (at once: no stop timeout)."""
 
@@ -76,10 +79,21 @@ class ScaleClient(User):
         gevent.sleep(3600)
 
 
+def quiet_interrupts() -> None:
+    """A stop signal (KeyboardInterrupt, scenarios.interrupts.Terminated)
+    raised in whichever greenlet runs when it comes still reaches the main
+    greenlet, and the command says it in one line; gevent's hub would print
+    it first, traceback and all, as an error of that greenlet."""
+    hub = gevent.get_hub()
+    if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
+        hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
+
+
 def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
     """What a worker tells its master about its host: its name, the address
     it reaches the master from, its kernel (boot id: one clock per kernel),
-    its cores and the memory available."""
+    its cores, the memory available, and its process id (workers of one
+    host told apart)."""
     address = ""
     try:
         family = socket.AF_INET6 if ":" in master_host else socket.AF_INET
@@ -94,4 +108,22 @@ def host_facts(master_host: str, master_port: int) -> dict[str, Any]:
         "kernel": boot_id(),
         "cores": os.cpu_count(),
         "memory_mb": mem_available_mb(),
+        "pid": os.getpid(),
+    }
+
+
+def master_facts(
+    merge_s: float | None, records: int, busy_s: float | None
+) -> dict[str, Any]:
+    """The coordinating host's entry among a point's hosts: its kernel and
+    cores (its server's CPU is the point's server_cpu_s), and what merging
+    the workers' histories and histograms cost it."""
+    return {
+        "role": "master",
+        "host": socket.gethostname(),
+        "kernel": boot_id(),
+        "cores": os.cpu_count(),
+        "merge_s": None if merge_s is None else round(merge_s, 3),
+        "history_records": records,
+        "cpu_busy_s": busy_s,
     }

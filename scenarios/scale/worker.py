@@ -1,201 +1,262 @@
-"""One client process of a scale point: one ZODB.DB on the target and one
-or more users on it, inline, as threads or as gevent greenlets (the
-point's concurrency kind), in a closed loop or an open one (latency from
-each arrival: no coordinated omission).  Every attempt goes to a history
-file at once, so what a client was told survives its death
-(docs/internals.md).
+"""A worker host of a distributed scale run (`vfab-bench worker`): locust's
+WorkerRunner, and for each point the client processes the master's PLAN
+names, started as the local scale starts its own (scenarios.load.clients,
+scenarios.scale.client), so that a client measures the same on a worker
+as on the master's machine.
+
+The process is gevent's (locust patches it): every call that blocks in C
+on a semaphore or a pipe of the client processes (waiting until they are
+ready, their results, reaping them) runs in gevent's thread pool, so that
+the heartbeats go on.  The client processes are started from the main
+thread and die with this process (PR_SET_PDEATHSIG).
+
+The clients' history files are read as they grow and sent with every stats
+report (scenarios.scale.wire), the session records carrying this host's
+clock as measured against the master's; the rest goes with the result.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import random
-import threading
+import json
+import shutil
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from scenarios.load.clients import Control, count_log_records
-from scenarios.scale import kinds
-from scenarios.scale.loop import ClientPlan, run_loop
+import gevent
+from gevent.event import Event
+
+from scenarios.errors import ConfigError
+from scenarios.load.clients import ClientProcesses
+from scenarios.load.clock import Clock
+from scenarios.results.formatter import plural
+from scenarios.scale import kinds, wire
+from scenarios.scale.client import ProcessPlan, run_process
+from scenarios.scale.cpu import host_busy_s
+from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
+
+Say = Callable[[str], None]
 
 
-@dataclasses.dataclass(frozen=True)
-class Client:
-    """One client of a process: its name in the history and its seed."""
+class _Tail:
+    """The complete lines a file has gained since the last read."""
 
-    name: str
-    seed: int | None
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+
+    def read(self) -> list[str]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n") + 1  # a line being written waits for its end
+        self.offset += end
+        return data[:end].decode("utf-8", errors="replace").splitlines()
 
 
-@dataclasses.dataclass(frozen=True)
-class ProcessPlan:
-    """What one client process does (picklable; JSON between hosts)."""
+class _Point:
+    """This host's part of one point: its client processes and files."""
 
-    plan: ClientPlan
-    clients: tuple[Client, ...]
-    kind: str = "processes"
-    #: Where the process appends its clients' history (None: --no-check).
-    history_path: str | None = None
-    #: Where the process's stderr goes (None: inherited).  What drivers
-    #: print there when their server dies (psycopg2 prints the exception
-    #: it could not raise) is not for the terminal.
-    stderr_path: str | None = None
+    def __init__(self, point: int, plans: list[ProcessPlan], scratch: Path) -> None:
+        self.point = point
+        self.plans = plans
+        self.scratch = scratch
+        self.procs = ClientProcesses(run_process, [(p,) for p in plans])
+        self.tails = [_Tail(p.history_path) for p in plans if p.history_path]
+        self.stopped = Event()
+        self.go: float | None = None
+        self.end_at: float | None = None
+        self.busy_from: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "plan": self.plan.to_json(),
-            "clients": [[c.name, c.seed] for c in self.clients],
-            "kind": self.kind,
-        }
+    def close(self) -> None:
+        self.procs.close(grace=0)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
-    @classmethod
-    def from_json(
-        cls,
-        data: dict[str, Any],
-        history_path: str | None = None,
-        stderr_path: str | None = None,
-    ) -> ProcessPlan:
-        return cls(
-            ClientPlan.from_json(data["plan"]),
-            tuple(
-                Client(str(n), None if s is None else int(s))
-                for n, s in data["clients"]
-            ),
-            str(data["kind"]),
-            history_path,
-            stderr_path,
+
+class Host:
+    """This worker's side of the messages in scenarios.scale.wire."""
+
+    def __init__(self, runner: Any, master: tuple[str, int], say: Say) -> None:
+        self.runner = runner
+        self.master = master
+        self.say = say
+        self.clocks = WorkerClock(runner)
+        self.clock = Clock(0.0, UNKNOWN_CLOCK_S)
+        self.current: _Point | None = None
+        self.points = 0
+        #: why this worker ends before its master's run does (one line)
+        self.failure: str | None = None
+        runner.register_message(wire.PLAN, self.on_plan, concurrent=True)
+        runner.register_message(wire.GO, self.on_go)
+        runner.register_message(wire.KILL, self.on_kill)
+        runner.register_message(wire.STOP, self.on_stop)
+        runner.environment.events.report_to_master.add_listener(self.on_report)
+
+    def hello(self) -> None:
+        """Measure this host's clock against the master's and say who it is."""
+        self.clock = self.clocks.measure()
+        facts = wire.host_facts(*self.master)
+        self.runner.send_message(wire.HELLO, facts | {"clock": self.clock.to_json()})
+
+    # -- a point ----------------------------------------------------------
+
+    def on_plan(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        """Start the point's client processes; READY once each has opened
+        its database (or failed, or the bound passed).  A plan this worker
+        cannot read ends it (self.failure): nothing is made before."""
+        data = msg.data
+        if self.current is not None:
+            self.current.close()
+        try:
+            read = [ProcessPlan.from_json(p) for p in data["plans"]]
+        except (KeyError, TypeError, ValueError, AttributeError, ConfigError) as e:
+            self.fail(f"the master's plan for point {data['point']} is unreadable "
+                      f"({type(e).__name__}: {str(e)[:80]}): is it this version's "
+                      "vfab-bench?")  # fmt: skip
+            return
+        if any(p.kind not in kinds.KINDS for p in read):
+            self.fail(f"the master's plan for point {data['point']} names an "
+                      "unknown concurrency kind")  # fmt: skip
+            return
+        scratch = Path(tempfile.mkdtemp(prefix="vfab-worker-"))
+        record = bool(data["record"])
+        plans = [
+            dataclasses.replace(
+                p,
+                history_path=str(scratch / f"process-{j}.jsonl") if record else None,
+                stderr_path=str(scratch / f"process-{j}.stderr"),
+            )
+            for j, p in enumerate(read)
+        ]
+        point = self.current = _Point(int(data["point"]), plans, scratch)
+        clients = sum(len(p.clients) for p in plans)
+        kind = plans[0].kind if plans else "processes"
+        self.say(
+            f"point {point.point}: {plural(clients, 'client')} in "
+            f"{plural(len(plans), 'process', 'processes')}"
+            + ("" if kind == "processes" else f" ({kind})")
+        )
+        point.procs.start()  # the main thread: PR_SET_PDEATHSIG's parent
+        ready = _blocking(point.procs.wait_ready, float(data["ready_timeout_s"]))
+        self.runner.send_message(
+            wire.READY,
+            {"point": point.point, "ready": ready, "processes": len(plans)},
         )
 
+    def on_go(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is None or point.go is not None:
+            return
+        plan = point.plans[0].plan if point.plans else None
+        point.go = point.procs.go(float(msg.data["delta"]))
+        if plan is not None:
+            point.end_at = point.go + plan.warmup_s + plan.duration_s
+            gevent.spawn(self._measure, point, point.go + plan.warmup_s)
+        gevent.spawn(self._finish, point, float(msg.data["results_timeout_s"]))
 
-class ProcessCPU:
-    """This process's CPU seconds from the window's start (the first client
-    to see it says so) to the end (read once every client has stopped)."""
+    def on_kill(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is not None:
+            point.procs.kill(int(msg.data["process"]))
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.started: float | None = None
+    def on_stop(self, environment: Any, msg: Any, **_kw: Any) -> None:
+        point = self._point(msg)
+        if point is not None:
+            point.procs.stop.set()
+            point.stopped.set()
 
-    def window_started(self) -> None:
-        if self.started is None:
-            with self._lock:
-                if self.started is None:
-                    self.started = time.process_time()
+    def fail(self, line: str) -> None:
+        """End this worker: *line* is what main() says (exit 2)."""
+        self.failure = self.failure or line
+        gevent.spawn(self.runner.quit)
 
-    def seconds(self) -> float:
-        return 0.0 if self.started is None else time.process_time() - self.started
+    def _point(self, msg: Any) -> _Point | None:
+        point = self.current
+        if point is None or point.point != int(msg.data["point"]):
+            return None
+        return point
+
+    def _measure(self, point: _Point, at: float) -> None:
+        gevent.sleep(max(0.0, at - time.monotonic()))
+        point.busy_from = host_busy_s()
+
+    def _finish(self, point: _Point, timeout: float) -> None:
+        """At the window's end (or a STOP), each process's result, the rest
+        of the history and the host's CPU, to the master."""
+        if point.end_at is not None:
+            point.stopped.wait(max(0.0, point.end_at - time.monotonic()))
+        busy_to = host_busy_s()
+        results = _blocking(point.procs.results, timeout)
+        busy = (
+            None
+            if point.busy_from is None or busy_to is None
+            else round(busy_to - point.busy_from, 3)
+        )
+        self.runner.send_message(
+            wire.RESULT,
+            {
+                "point": point.point,
+                "results": [_plain(r) for r in results],
+                "history": self._history(point),
+                "stderr": _stderr(point.plans),
+                "cpu_busy_s": busy,
+            },
+        )
+        if self.current is point:
+            self.current = None
+        point.close()
+        self.points += 1
+
+    # -- the history ------------------------------------------------------
+
+    def on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
+        """The history the clients wrote since the last report rides with
+        locust's stats report (every 3 s)."""
+        point = self.current
+        if point is not None:
+            data[wire.POINT_KEY] = point.point
+            data[wire.HISTORY_KEY] = self._history(point)
+
+    def _history(self, point: _Point) -> list[str]:
+        """New history lines (JSON text), each session record on this
+        host's clock."""
+        out = []
+        clock = self.clock.to_json()
+        for tail in point.tails:
+            for line in tail.read():
+                if line.startswith('{"session"'):
+                    record = json.loads(line)
+                    record["clock"] = clock
+                    line = json.dumps(record)
+                out.append(line)
+        return out
 
 
-def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
-    """The process's clients, each in its loop; a JSON-able dict: started,
-    cpu_s, log_records, and per client what it measured ("clients")."""
-    _die_with_parent()
-    if plan.kind == "greenlets":
-        # Before ZEO, RelStorage and the drivers are imported: what they
-        # bind at import (threading.Event, socket) must be gevent's.
-        from gevent import monkey
+def _blocking(function: Callable[..., Any], *args: Any) -> Any:
+    """*function* in gevent's thread pool: it blocks in C (a semaphore, a
+    pipe), and this process's heartbeats must go on meanwhile."""
+    return gevent.get_hub().threadpool.apply(function, args)
 
-        monkey.patch_all()
-    from scenarios.load.history import FileHistory, NoHistory
-    from scenarios.load.session import Session, open_database
 
-    if plan.stderr_path is not None:
-        fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        os.dup2(fd, 2)
-        os.close(fd)
-    counter = count_log_records()
-    history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
-    config = plan.plan.config
-    db = open_database(
-        config.target,
-        pool_size=len(plan.clients),
-        wait_timeout=plan.plan.wait_timeout_s,
-        server_sync=config.server_sync,
-    )
-    sessions: list[Any] = []
-    try:
-        if plan.kind == "greenlets":
-            from scenarios.scale.kinds import storage_refusal
+def _plain(result: Any) -> Any:
+    """A process's result as msgpack carries it (tuples as lists)."""
+    return None if result is None else list(result)
 
-            refusal = storage_refusal(db.storage)
-            if refusal is not None:
-                raise RuntimeError(f"--concurrency greenlets: {refusal}")
-        rngs = [random.Random(c.seed) for c in plan.clients]
-        for client, rng in zip(plan.clients, rngs, strict=True):
-            sessions.append(
-                Session(db, config, history, rng, client=client.name, run=plan.plan.run)
-            )
-        start_at = control.wait_start()
-        if not start_at:
-            return {"started": False}
-        cpu = ProcessCPU()
-        results = _run(plan, control, sessions, rngs, start_at, cpu)
-        return {
-            "started": True,
-            "cpu_s": cpu.seconds(),
-            "log_records": counter.count,
-            "clients": results,
-        }
-    finally:
-        for session in sessions:
+
+def _stderr(plans: list[ProcessPlan]) -> dict[str, Any]:
+    """How many lines the processes wrote on stderr, and the last."""
+    lines: list[str] = []
+    for plan in plans:
+        if plan.stderr_path is not None:
             try:
-                session.close()
-            except Exception:  # the server may be gone: nothing to abort
-                pass
-        try:
-            db.close()
-        except Exception:
-            pass
-        if isinstance(history, FileHistory):
-            history.close()
-
-
-class _Stop:
-    """Set when the parent says stop, or when a client of this process
-    failed (the process's other clients stop; other processes go on)."""
-
-    def __init__(self, parent: Any) -> None:
-        self.parent = parent
-        self.local = threading.Event()
-
-    def is_set(self) -> bool:
-        return bool(self.local.is_set() or self.parent.is_set())
-
-
-def _die_with_parent() -> None:
-    """SIGKILL this process when the one that started it dies (a worker
-    host killed mid-point must not leave its clients running on)."""
-    import signal
-
-    from storages.process import die_with_parent
-
-    arm = die_with_parent(signal.SIGKILL)
-    if arm is not None:
-        arm()
-
-
-def _run(
-    plan: ProcessPlan,
-    control: Control,
-    sessions: list[Any],
-    rngs: list[random.Random],
-    start_at: float,
-    cpu: ProcessCPU,
-) -> list[dict[str, Any]]:
-    """Each session's loop, concurrently as the kind says; their results in
-    the clients' order."""
-    results: list[dict[str, Any]] = [{} for _ in sessions]
-    raised: list[BaseException] = []
-    stop = _Stop(control.stop)
-
-    def one(i: int) -> None:
-        try:
-            results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)
-        except BaseException as e:  # the process's error, raised below
-            raised.append(e)
-            stop.local.set()  # this process failed: its other clients stop
-
-    kinds.run_each(plan.kind, len(sessions), one)
-    if raised:
-        raise raised[0]
-    return results
+                text = Path(plan.stderr_path).read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return {"lines": len(lines), "last": lines[-1][:200] if lines else ""}

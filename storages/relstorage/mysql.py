@@ -132,10 +132,12 @@ class MariaDBServer(ServerProcess):
         assert self.directory is not None
         return self.directory / "data"
 
+    socket_name = len("/mariadb.sock")
+
     @property
     def socket_path(self) -> Path:
-        assert self.directory is not None
-        return self.directory / "mariadb.sock"
+        assert self.socket_home is not None
+        return self.socket_home / "mariadb.sock"
 
     def _admin(self, *args: str) -> list[str]:
         return [

@@ -171,10 +171,18 @@ class PostgreSQLServer(ServerProcess):
         assert self.directory is not None
         return self.directory / "data"
 
+    socket_name = len("/.s.PGSQL.65535")
+
     @property
     def socket_dir(self) -> Path:
-        assert self.directory is not None
-        return self.directory / "socket"
+        assert self.socket_home is not None
+        return self.socket_home
+
+    def _socket_home(self, directory: Path) -> Path:
+        home = super()._socket_home(directory)
+        if self._owner is not None:  # a start after stop(): owned anew
+            os.chown(home, self._owner.pw_uid, self._owner.pw_gid)
+        return home
 
     def _as_owner(self, argv: list[str]) -> list[str]:
         if self._owner is None:

@@ -67,6 +67,28 @@ def run_tool(argv: Sequence[str], what: str, timeout: float = 120.0) -> float:
     return time.perf_counter() - started
 
 
+#: The longest path of a unix socket (sun_path: 108 bytes with its NUL).
+SOCKET_PATH_MAX = 107
+
+
+def short_directory(longest_name: int, prefix: str) -> Path | None:
+    """A fresh directory in which a name of *longest_name* characters makes
+    a path a unix socket can have: in the temporary directory when its path
+    is short enough, else in /tmp, /var/tmp or /dev/shm (a long TMPDIR, as
+    pytest's are, must not fail a server); None when none will do."""
+    for where in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        # mkdtemp's name: the prefix and 8 random characters
+        if len(os.fsencode(where)) + 1 + len(prefix) + 8 + longest_name > (
+            SOCKET_PATH_MAX
+        ):
+            continue
+        try:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=where))
+        except OSError:
+            continue
+    return None
+
+
 class ServerProcess(process.ServerProcess):
     """One database server (storages.process's life cycle); subclasses say
     how to initialize its data directory, start it, ask whether it is ready
@@ -89,6 +111,9 @@ class ServerProcess(process.ServerProcess):
         self.given_directory = Path(directory) if directory is not None else None
         self.directory: Path | None = self.given_directory
         self._initialized = False
+        #: Where the server's unix socket lives: in *directory* when the
+        #: socket's path fits there, else a short directory of its own.
+        self.socket_home: Path | None = None
         #: Numbers for vfab_trial_N, for every TrialDatabases of this server.
         self.database_counter = itertools.count(1)
 
@@ -97,6 +122,10 @@ class ServerProcess(process.ServerProcess):
     def _initialize(self) -> None:
         """Create the data directory (initdb, mariadb-install-db)."""
         raise NotImplementedError
+
+    #: The longest name the server gives a unix socket in its socket
+    #: directory, with the slash before it.
+    socket_name = 0
 
     def _popen_user(self) -> dict[str, Any]:
         """Popen keywords running the server as its owner."""
@@ -116,6 +145,8 @@ class ServerProcess(process.ServerProcess):
             )
         else:
             self._check_directory(self.directory)
+        if self.socket_home is None:
+            self.socket_home = self._socket_home(self.directory)
         if not self._initialized:
             started = time.perf_counter()
             self._initialize()
@@ -128,8 +159,26 @@ class ServerProcess(process.ServerProcess):
     def _popen_kwargs(self) -> dict[str, Any]:
         return self._popen_user()
 
+    def _socket_home(self, directory: Path) -> Path:
+        inside = directory / "socket"
+        if len(os.fsencode(inside)) + self.socket_name <= SOCKET_PATH_MAX:
+            inside.mkdir(mode=0o700, exist_ok=True)
+            return inside
+        short = short_directory(self.socket_name, f"vfab-{self.product[:2].lower()}-")
+        if short is None:
+            raise StorageError(
+                f"{self.product}: its unix socket's path would exceed "
+                f"{SOCKET_PATH_MAX} bytes in {directory}, and no temporary "
+                "directory with a shorter path is writable"
+            )
+        return short
+
     def _after_stop(self) -> None:
-        """Remove the directory unless the caller gave it."""
+        """Remove the directory unless the caller gave it, and the socket's
+        own short one."""
+        home, self.socket_home = self.socket_home, None
+        if home is not None and self.directory not in home.parents:
+            shutil.rmtree(home, ignore_errors=True)
         if self.given_directory is None and self.directory is not None:
             # Interrupted during initdb, its own children (postgres --boot)
             # may still write here for a moment after it was killed: a
