@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,9 @@ Clock = Callable[[], float]
 TICK_S = 1.0
 #: Characters of the bar itself.
 BAR_WIDTH = 20
+#: The widest a line kept (not the bar) may be: longer ones are wrapped,
+#: their continuation indented.
+LINE_WIDTH = 100
 #: The prior (seconds per unit, when the command gives one) weighs as much
 #: as this share of the planned work done: a first step far faster or
 #: slower than planned moves the ETA, without deciding it alone.
@@ -189,11 +193,11 @@ class Progress:
         with self._lock:
             if self.bar:
                 self._clear()
-                self.stream.write(text + "\n")
+                self.stream.write(_wrapped(text) + "\n")
                 self.stream.flush()
                 self._draw()
             else:
-                self.say(f"{text} ({self.where()})" if counted else text)
+                self.say(_wrapped(f"{text} ({self.where()})" if counted else text))
 
     __call__ = line
 
@@ -339,6 +343,25 @@ class Progress:
         while not stop.wait(period):
             with self._lock:
                 self._draw()
+
+
+def _wrapped(text: str) -> str:
+    """*text* with each line longer than LINE_WIDTH wrapped at spaces, its
+    continuation indented two more than the line."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= LINE_WIDTH:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        out += textwrap.wrap(
+            line,
+            LINE_WIDTH,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    return "\n".join(out)
 
 
 def _number(x: float) -> str:

@@ -286,3 +286,21 @@ def test_populate_counts_its_objects(
     expected = dataset.expected_objects(spec, load_catalogue())
     assert abs(p.done - expected) < 0.05 * expected and p.done < built
     assert p.total >= p.done
+
+
+def test_a_long_line_is_wrapped_within_100_columns() -> None:
+    """A round of run with six storages, or a point's note: wrapped at
+    spaces, the continuation indented; a short line as it was."""
+    clock = FakeClock()
+    lines: list[str] = []
+    p = Progress(lines.append, bar=False, clock=clock, unit="trials")
+    p.plan(12)
+    each = ", ".join(f"relstorage-sqlite-hp{i} 0.75 s" for i in range(6))
+    p.line(f"round 1 of small: {each} in the phases", counted=True)
+    p.line("  short")
+    (wrapped, short) = lines
+    assert short == "  short"
+    rows = wrapped.splitlines()
+    assert len(rows) > 1 and all(len(r) <= 100 for r in rows)
+    assert all(r.startswith("  ") for r in rows[1:])
+    assert " ".join(r.strip() for r in rows).endswith("(0/12 trials, ETA ?)")

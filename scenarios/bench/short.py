@@ -104,18 +104,19 @@ def text(run: RunResult, stat: str | None = None, rest: str = "") -> str:
 
 
 def rest_of(json_path: object | None, html_path: object | None) -> str:
-    """Where the rest of a run's report is, given the files it wrote."""
+    """Where the rest of a run's report is, given the files it wrote: each
+    command on a line of its own, never broken."""
     if json_path is not None:
         where = f"The whole report: vfab-bench report {json_path} --all"
         if html_path is not None:
-            return where + f"; the page with charts: {html_path}."
-        return where + " (--html FILE for the page with charts)."
+            return where + f";\nthe page with charts: {html_path}."
+        return where + "\n(--html FILE for the page with charts)."
     if html_path is not None:
         return (
-            f"The page with every table and chart: {html_path}; --all prints "
+            f"The page with every table and chart: {html_path};\n--all prints "
             "every table here."
         )
     return (
-        "Every table: run with --all, or with --json FILE and then "
-        "vfab-bench report FILE --all (--html FILE: the page with charts)."
+        "Every table: run with --all, or with --json FILE, then vfab-bench "
+        "report FILE --all\n(--html FILE: the page with charts)."
     )
