@@ -1,13 +1,16 @@
 """What a long command says while it runs (run, scale, sweep, verify,
 populate): a live bar on a terminal, a line per step elsewhere, both on
-stderr.  The share done and the step total never go back, the ETA never
-goes up (how it is estimated: docs/internals.md).
+stderr.  The count is of the work done, out of a total planned at the
+start; the share done never goes back; the ETA follows the work: it may
+rise when the work runs slower than planned, and never reads 0:00 while
+work remains (how it is estimated: docs/internals.md).
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +23,18 @@ Clock = Callable[[], float]
 TICK_S = 1.0
 #: Characters of the bar itself.
 BAR_WIDTH = 20
+#: The widest a line kept (not the bar) may be: longer ones are wrapped,
+#: their continuation indented.
+LINE_WIDTH = 100
+#: The prior (seconds per unit, when the command gives one) weighs as much
+#: as this share of the planned work done: a first step far faster or
+#: slower than planned moves the ETA, without deciding it alone.
+PRIOR_SHARE = 0.1
+#: A step that has overrun its estimate is given this share of the time it
+#: has taken so far as its remainder, and never less than MIN_LEFT_S: the
+#: ETA does not read 0:00 while work remains.
+OVERRUN_SHARE = 0.1
+MIN_LEFT_S = 1.0
 
 
 def duration(seconds: float | None) -> str:
@@ -73,13 +88,17 @@ class Progress:
         self.floor_at: float | None = None
         #: Seconds known to follow the counted steps, not yet anchored.
         self.extra_s = 0.0
+        #: The units the work needs (the ETA's), when fewer than *total*,
+        #: the most it may take (run's budget: top-up trials up to a cap).
+        self.required: float | None = None
         self._weight = 0.0
         self._step_at: float | None = None
         self._first_at: float | None = None
         self._last_end: float | None = None
         self._started = clock()
-        self._eta: float | None = None
-        self._eta_at: float | None = None
+        #: Each step ended: (label, weight, seconds it took), for a command
+        #: that reports its plan against what it took.
+        self.steps: list[tuple[str, float, float]] = []
         self._share = 0.0
         self._lock = threading.RLock()
         self._drawn = False
@@ -94,12 +113,17 @@ class Progress:
         total: float,
         unit_s: float | None = None,
         extra_s: float | None = None,
+        required: float | None = None,
     ) -> None:
         """The work in all, in units (never lowered: a smaller *total* than
         the one planned is ignored); *unit_s*: seconds per unit to assume
-        before a step has ended; *extra_s*: seconds known to follow."""
+        before a step has ended; *extra_s*: seconds known to follow;
+        *required*: the units the work surely takes when *total* is only
+        the most it may take (the count then reads "of at most")."""
         with self._lock:
             self.total = max(self.total, float(total), self.done)
+            if required is not None:
+                self.required = min(float(required), self.total)
             if unit_s is not None:
                 self.unit_s = unit_s
             if extra_s is not None:
@@ -169,11 +193,11 @@ class Progress:
         with self._lock:
             if self.bar:
                 self._clear()
-                self.stream.write(text + "\n")
+                self.stream.write(_wrapped(text) + "\n")
                 self.stream.flush()
                 self._draw()
             else:
-                self.say(f"{text} ({self.where()})" if counted else text)
+                self.say(_wrapped(f"{text} ({self.where()})" if counted else text))
 
     __call__ = line
 
@@ -195,19 +219,15 @@ class Progress:
     # -- what it shows ----------------------------------------------------------
 
     def eta(self) -> float | None:
-        """Seconds left, never more than the last ETA shown minus the time
-        since; None until something is known."""
+        """Seconds left, from the work left and the time per unit measured
+        so far; None until something is known.  It may rise (a step slower
+        than those before); it is 0 only when no work remains."""
         with self._lock:
-            now = self.clock()
-            raw = self._raw_eta(now)
-            if self._eta is not None and self._eta_at is not None:
-                # what the last one shown has counted down to
-                bound = max(0.0, self._eta - (now - self._eta_at))
-                if raw is None or raw > bound:
-                    raw = bound
-            if raw is not None:
-                self._eta, self._eta_at = raw, now
-            return raw
+            return self._raw_eta(self.clock())
+
+    def elapsed(self) -> float:
+        """Seconds since the progress began."""
+        return self.clock() - self._started
 
     def fraction(self) -> float:
         """The share done, by time: elapsed / (elapsed + ETA); by steps while
@@ -223,10 +243,13 @@ class Progress:
             return self._share
 
     def where(self) -> str:
-        """ "3/10, ETA 0:42": the step in hand of the total, and the ETA."""
+        """ "3/10, ETA 0:42": the work done of the total, and the ETA."""
         with self._lock:
-            current = self.done + (self._weight if self._step_at is not None else 0)
-            count = f"{_number(current)}/{_number(self.total)}" if self.total else ""
+            count = ""
+            if self.total and self.required is not None:
+                count = f"{_number(self.done)} of at most {_number(self.total)}"
+            elif self.total:
+                count = f"{_number(self.done)}/{_number(self.total)}"
             if count and self.unit:
                 count += f" {self.unit}"
             eta = f"ETA {duration(self.eta())}"
@@ -250,31 +273,53 @@ class Progress:
     # -- inside ---------------------------------------------------------------
 
     def _end_step(self) -> None:
+        if self._step_at is not None:
+            took = self.clock() - self._step_at
+            self.steps.append((self.label, self._weight, took))
         self.done += self._weight
         self.total = max(self.total, self.done)
         self._last_end = self.clock()
         self._step_at = None
         self._weight = 0.0
 
+    def _needed(self) -> float:
+        return self.total if self.required is None else self.required
+
     def _rate(self) -> float | None:
-        """Seconds per unit: from the steps done, else the prior."""
+        """Seconds per unit: from the steps done, blended with the prior
+        (weighing PRIOR_SHARE of the total) when there is one."""
+        measured = 0.0
         if self.done > 0 and self._first_at is not None and self._last_end is not None:
-            return (self._last_end - self._first_at) / self.done
-        return self.unit_s
+            measured = self._last_end - self._first_at
+        if self.unit_s is None:
+            return measured / self.done if self.done > 0 else None
+        prior = PRIOR_SHARE * self._needed()
+        if self.done + prior <= 0:
+            return self.unit_s
+        return (measured + prior * self.unit_s) / (self.done + prior)
 
     def _raw_eta(self, now: float) -> float | None:
         rate = self._rate()
         left: float | None = None
         if rate is not None:
-            ahead = self.total - self.done
+            ahead = self._needed() - self.done
             current = 0.0
             if self._step_at is not None:
                 # the step in hand: its expected time less what it has taken
-                # since it began or last counted units
+                # since it began or last counted units; one that overran is
+                # not done either (a share of its time so far)
                 since = max(self._step_at, self._last_end or self._step_at)
-                current = max(0.0, self._weight * rate - (now - since))
+                spent = now - since
+                expected = self._weight * rate
+                current = expected - spent
+                if current < MIN_LEFT_S:
+                    current = max(MIN_LEFT_S, OVERRUN_SHARE * spent)
                 ahead -= self._weight
             left = current + max(0.0, ahead) * rate + self.extra_s
+            if left < MIN_LEFT_S and (
+                self._step_at is not None or self._needed() > self.done
+            ):
+                left = MIN_LEFT_S
         if self.floor_at is not None:
             floor = max(0.0, self.floor_at - now)
             left = floor if left is None else max(left, floor)
@@ -298,6 +343,25 @@ class Progress:
         while not stop.wait(period):
             with self._lock:
                 self._draw()
+
+
+def _wrapped(text: str) -> str:
+    """*text* with each line longer than LINE_WIDTH wrapped at spaces, its
+    continuation indented two more than the line."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= LINE_WIDTH:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        out += textwrap.wrap(
+            line,
+            LINE_WIDTH,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    return "\n".join(out)
 
 
 def _number(x: float) -> str:

@@ -62,3 +62,49 @@ def test_help_shows_the_default_as_users_see_it() -> None:
     text = printed("help", "mix")
     assert "--weight-browse W weight of browse" in text
     assert "(default: 3) (range: 0 to 1,000,000)" in text
+
+
+#: Every command's --help fits a screen: at most this many lines, none
+#: wider than HELP_COLUMNS (what is longer goes to `vfab-bench help TOPIC`
+#: or the docs).
+HELP_LINES = 60
+HELP_COLUMNS = 80
+
+
+@pytest.mark.parametrize("columns", ["80", "500"])
+def test_every_commands_help_fits_a_screen(
+    columns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every registered command, so a new one is held to it too; on a
+    terminal 80 columns wide and on a far wider one (argparse fills to the
+    terminal's width unless told otherwise)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    too_long = {}
+    too_wide = {}
+    commands = subcommands()
+    assert {"run", "verify", "scale", "serve", "zeoloop", "census"} <= set(commands)
+    for name, sub in commands.items():
+        lines = sub.format_help().splitlines()
+        if len(lines) > HELP_LINES:
+            too_long[name] = len(lines)
+        wide = [line for line in lines if len(line) > HELP_COLUMNS]
+        if wide:
+            too_wide[name] = wide
+    assert not too_long, too_long
+    assert not too_wide, too_wide
+
+
+@pytest.mark.parametrize("topic", ["storages", "mix", "phases"])
+def test_every_help_topic_keeps_within_80_columns(
+    topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scenarios.cli import helptext
+
+    monkeypatch.setenv("COLUMNS", "500")
+    text = (
+        helptext.phases_text()
+        if topic == "phases"
+        else helptext.topic_parser(topic).format_help()
+    )
+    assert text.strip()
+    assert [line for line in text.splitlines() if len(line) > HELP_COLUMNS] == []

@@ -94,7 +94,8 @@ def test_every_numeric_option_has_a_range_in_help(
     text = bounds_text(action.type)
     assert text is not None, "no range"
     if action.help == argparse.SUPPRESS:
-        # Listed once, with its range, by `vfab-bench help storages` / `mix`.
+        # Listed once, with its range, by `vfab-bench help storages`, `mix`
+        # or `clients`.
         action = shown_in_help_topic(action.option_strings[-1])
     assert action.help and text in action.help
 
@@ -102,7 +103,7 @@ def test_every_numeric_option_has_a_range_in_help(
 def shown_in_help_topic(option: str) -> argparse.Action:
     from scenarios.cli import helptext
 
-    for topic in ("storages", "mix"):
+    for topic in ("storages", "mix", "clients"):
         for action in helptext.topic_parser(topic)._actions:
             if option in action.option_strings:
                 return action

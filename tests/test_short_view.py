@@ -46,11 +46,11 @@ def test_a_default_run_is_at_most_sixty_lines(
     for row in ("create users/groups", "commit sequences", "query sequences"):
         assert re.search(rf"^{re.escape(row)}  ", text, re.M), row
     assert "query processes (cold)" not in text  # in --all, not here
-    assert "Also measured: wall time of 15 more rows" in text
+    assert "Also measured: the wall time of 15 more rows" in text
     assert f"vfab-bench report {DEFAULT_RUN} --all" in text
     # The machine, in the short view too.
     flat = " ".join(text.split())
-    assert "Load average (1 min)" in flat and "Speed probe" in flat
+    assert "oad average (1 min)" in flat and "Speed probe" in flat
     everything = run_cli(capsys, "report", str(DEFAULT_RUN), "--all")
     assert "query processes (cold)" in everything.out
     assert len(everything.out.splitlines()) > 150
@@ -86,7 +86,9 @@ def test_tables_whose_cells_are_all_equal_are_left_out() -> None:
         x.startswith("peak RSS of the client process") and "58.2 MB in every cell" in x
         for x in left_out
     ), left_out
-    assert "Not shown (every cell equal or empty)" in report.text(same)
+    assert "Not shown (every cell equal or empty)" in " ".join(
+        report.text(same).split()
+    )
     assert "58.2 MB in every cell" in " ".join(short.text(same).split())
     # The run as measured: its RSS differed between storages, and is shown.
     assert any(
@@ -134,3 +136,27 @@ def test_help_storages_lists_them_once(capsys: pytest.CaptureFixture[str]) -> No
     # Hidden from --help, still parsed.
     args = build_parser().parse_args(["run", "--zeo-port", "8100"])
     assert args.zeo_port == 8100
+
+
+def test_also_measured_is_a_sentence_and_a_busy_machine_one_warning() -> None:
+    """The paragraph lists the other tables as phrases ("; and" before the
+    last one), none a bare title such as "after the run"; a machine busy at
+    the start and at the end is one warning, with the load average in it."""
+    run = RunResult.load(DEFAULT_RUN)
+    env = dict(run.metadata.get("environment") or {})
+    env.update(
+        cpu_count=2,
+        load_average_start=[3.1, 2.0, 1.0],
+        load_average_end=[2.9, 2.0, 1.0],
+    )
+    env["warnings"] = ["busy at the start", "busy at the end"]
+    busy = dataclasses.replace(run, metadata={**run.metadata, "environment": env})
+    text = short.text(busy)
+    flat = " ".join(text.split())
+    also = flat[flat.index("Also measured:") :].split(". ")[0]
+    assert "; after the run" not in also and ": Python's cyclic GC;" not in also
+    assert "; and each storage after the run (its trials, size on disk" in also
+    assert flat.count("Warning") == 1 and flat.count("busy") == 1
+    warning = "Warning: the machine was busy: load average (1 min) 3.10 at the start"
+    assert warning in flat
+    assert "Load average (1 min)" not in flat  # said once, in the warning

@@ -193,8 +193,8 @@ def test_existing_outputs_are_not_replaced(
     r = run_cli(capsys, "sweep", "--storage", "mapping", "--plot", str(svg))
     assert_bad_input(r, "exists; use --force")
     assert svg.read_text() == "precious"
-    r = run_cli(capsys, "sweep", "--storage", "mapping", "--plot", str(svg) + ".png")
-    assert_bad_input(r, "unknown format '.png'; use .svg")
+    r = run_cli(capsys, "sweep", "--storage", "mapping", "--plot", str(svg) + ".jpg")
+    assert_bad_input(r, "unknown format '.jpg'; use .svg, .png")
 
 
 def test_parse_objects() -> None:

@@ -8,6 +8,7 @@ median; a table whose cells are all equal or empty is left out, said
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from typing import Any
 
 from scenarios.bench import rows as rows_model
 from scenarios.results import environment, formatter, significance, table
@@ -319,11 +320,23 @@ def legend(run: RunResult, name: str | None = None) -> str:
     )
 
 
+def machine_lines(metadata: dict[str, Any]) -> list[str]:
+    """The machine's sentences: the load average (a warning when it was
+    busy, at the start, the end or both: said once) and the speed probe."""
+    env = environment.of(metadata)
+    load = environment.load_line(env)
+    if load and env.get("warnings"):
+        load = (
+            "Warning: the machine was busy: l" + load[1:].rstrip(".") + "; "
+            "figures may be slower and noisier than on an idle machine."
+        )
+    return [line for line in (load, environment.speed_line(env)) if line]
+
+
 def speed_note(run: RunResult) -> str:
     """ " " and the machine's sentences (load, speed probe, busy warning),
     or "" when the run recorded none."""
-    lines = environment.lines(run.metadata)
-    return "".join(f" {line}" for line in lines)
+    return "".join(f" {line}" for line in machine_lines(run.metadata))
 
 
 def storage_notes(run: RunResult) -> str:

@@ -337,8 +337,8 @@ def run(config: RunConfig, progress: Progress | Say | None = None) -> RunResult:
     metadata["rss"] = "per-phase" if rss.per_phase() else "since-start"
     metadata["environment"] = machine.finish(environment)
     metadata["environment"]["speed_probes_s"] = probes
-    for warning in metadata["environment"].get("warnings", []):
-        shown.line(f"warning: {warning}")
+    # A busy machine is said once, beside the figures it concerns (the
+    # view's machine paragraph), not on stderr as well.
     return RunResult(metadata=metadata, results=tuple(results), trials=tuple(summaries))
 
 
@@ -374,8 +374,13 @@ def _rounds(
     phases = config.phases
     n = len(factories)
     # The budget includes the full rounds: until they start, count it whole
-    # on top (an ETA too high, which only counts down), then as a floor.
-    shown.plan(n * (config.warmups + config.repeat), extra_s=config.budget_s)
+    # on top (an ETA too high), then as a floor.  The count's total is known
+    # now: with a budget, the most trials the top-up rounds may add.
+    needed = n * (config.warmups + config.repeat)
+    most = n * (config.warmups + config.max_trials) if config.budget_s > 0 else needed
+    shown.plan(
+        most, extra_s=config.budget_s, required=needed if most > needed else None
+    )
     for w in range(config.warmups):
         for name, factory in _turned(factories, w):
             shown.step(f"warmup {w + 1} {name}")
@@ -388,7 +393,6 @@ def _rounds(
         shown.not_before(config.budget_s)
     started = time.perf_counter()
     rounds = 0
-    done = n * config.warmups
     #: The wall time of each storage's last trial, to plan the next round.
     last_s: dict[str, float] = {}
     while True:
@@ -404,7 +408,6 @@ def _rounds(
             if not todo or sum(last_s[name] for name, _ in todo) > left:
                 return
         round_started = time.perf_counter()
-        shown.plan(done + len(todo))  # a top-up round adds its trials
         for name, factory in todo:
             shown.step(f"trial {len(trials[name]) + 1} {name}")
             profile = profiles[name] if profiles is not None else None
@@ -422,7 +425,6 @@ def _rounds(
             del trial
             shown.advance()
             last_s[name] = time.perf_counter() - trial_started
-        done += len(todo)
         rounds += 1
         probes += (machine.probe() for _ in range(PROBES))
         now = time.perf_counter()

@@ -9,7 +9,7 @@ import textwrap
 
 from scenarios.bench import report
 from scenarios.bench.phases import PHASES_2000
-from scenarios.results import environment, significance
+from scenarios.results import significance
 from scenarios.results.model import RunResult
 from scenarios.results.significance import SHORT_S
 from scenarios.results.table import Table
@@ -34,6 +34,23 @@ def _wrap(text: str) -> str:
     return textwrap.fill(text, WIDTH, break_on_hyphens=False)
 
 
+def _phrase(title: str) -> str:
+    """A table's title as a phrase of the "Also measured" sentence: the
+    titles that are not noun phrases on their own made so."""
+    if title.startswith("of the wall time: "):
+        return "the share of the wall time spent in " + title.split(": ", 1)[1]
+    if title == "after the run":
+        return "each storage after the run (its trials, size on disk, peak RSS)"
+    return title
+
+
+def _series(parts: list[str]) -> str:
+    """ "a", "a and b", "a; b; and c" (parts may hold commas)."""
+    if len(parts) < 3:
+        return " and ".join(parts)
+    return "; ".join(parts[:-1]) + "; and " + parts[-1]
+
+
 def also_measured(run: RunResult, stat: str) -> str:
     """One paragraph: the other rows and tables, and those not shown."""
     names = {p.name for p in PHASES_2000}
@@ -44,11 +61,11 @@ def also_measured(run: RunResult, stat: str) -> str:
     parts = []
     if others:
         parts.append(
-            f"wall time of {len(others)} more rows (each query cold, warm and "
-            "hot, brute-force and indexed; update and pack)"
+            f"the wall time of {len(others)} more rows (each query cold, warm "
+            "and hot, brute-force and indexed; update and pack)"
         )
-    parts += tables
-    text = "Also measured: " + "; ".join(parts) + "." if parts else ""
+    parts += [_phrase(t) for t in tables]
+    text = f"Also measured: {_series(parts)}." if parts else ""
     left_out = report.omitted(run, stat)
     if left_out:
         text += " Not shown anywhere, every cell equal or empty: "
@@ -77,7 +94,7 @@ def text(run: RunResult, stat: str | None = None, rest: str = "") -> str:
     for paragraph in (
         also_measured(run, name),
         legend(run, name),
-        " ".join(environment.lines(run.metadata)),
+        " ".join(report.machine_lines(run.metadata)),
     ):
         if paragraph:
             parts.append(_wrap(paragraph))
@@ -87,18 +104,19 @@ def text(run: RunResult, stat: str | None = None, rest: str = "") -> str:
 
 
 def rest_of(json_path: object | None, html_path: object | None) -> str:
-    """Where the rest of a run's report is, given the files it wrote."""
+    """Where the rest of a run's report is, given the files it wrote: each
+    command on a line of its own, never broken."""
     if json_path is not None:
         where = f"The whole report: vfab-bench report {json_path} --all"
         if html_path is not None:
-            return where + f"; the page with charts: {html_path}."
-        return where + " (--html FILE for the page with charts)."
+            return where + f";\nthe page with charts: {html_path}."
+        return where + "\n(--html FILE for the page with charts)."
     if html_path is not None:
         return (
-            f"The page with every table and chart: {html_path}; --all prints "
+            f"The page with every table and chart: {html_path};\n--all prints "
             "every table here."
         )
     return (
-        "Every table: run with --all, or with --json FILE and then "
-        "vfab-bench report FILE --all (--html FILE: the page with charts)."
+        "Every table: run with --all, or with --json FILE, then vfab-bench "
+        "report FILE --all\n(--html FILE: the page with charts)."
     )

@@ -1,11 +1,14 @@
-"""Upstream bugs known to make a storage WRONG here: verify names them in
-its verdict, and a release does not gate on one (it shows now and then,
-whatever the code under test does)."""
+"""Upstream bugs known to make a storage WRONG here, and the one policy for
+the exit status they get (exit_status): verify, release and release
+--against name them on every line that shows them, and none fails on one
+(it shows now and then, whatever the code under test does)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
+
+from scenarios.errors import check_status
 
 #: (storage names, the scheme of a --target, the distribution, the versions
 #: it is known in, what it does, the doc).
@@ -42,3 +45,30 @@ def known_bug(
         if version in known_in:
             return f"known upstream bug: {dist} {version}: {what} ({doc})"
     return None
+
+
+#: The state of a storage WRONG by a known upstream bug (verify's verdict,
+#: a release's consistency state).
+KNOWN_WRONG = "WRONG, a known upstream bug"
+
+
+def exit_status(states: Iterable[str]) -> int:
+    """The one exit-status policy of the commands that judge storages
+    (verify, release, release --against), from each storage's state:
+    "right", "WRONG", KNOWN_WRONG, "not fully checked" (or verify's "not
+    checked"), "errors".
+
+    A storage WRONG by a known upstream bug (KNOWN_BUGS, in the version
+    installed or recorded) is named as such on every line that shows it
+    and does not set the status: it shows now and then whatever the code
+    under test does, and a status that fails on it every time would hide
+    a new failure behind it.  Any other WRONG is EXIT_VIOLATIONS; then a
+    storage not fully checked EXIT_INVARIANTS; then errors EXIT_ERRORS.
+    A version of the storage where the bug is not known (a fixed release
+    that still fails) is a plain WRONG: the status fails again."""
+    seen = set(states)
+    return check_status(
+        "WRONG" in seen,
+        bool(seen & {"not fully checked", "not checked"}),
+        "errors" in seen,
+    )

@@ -76,15 +76,16 @@ def build_parser() -> Parser:
         prog="vfab-bench",
         description="Time a virtual-fab workload (create, commit, query) on "
         "ZODB storages; print the MEMS Exchange 2000 table for today's stack.",
+        formatter_class=helptext.HelpFormatter,
     )
     debug_help = "show the traceback of an error (also: VFAB_DEBUG=1)"
     parser.add_argument("--debug", action="store_true", help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
-    storage = helptext.storage_dests()
+    storage, mix = helptext.storage_dests(), helptext.mix_dests()
     for name, subparser in sub.choices.items():
-        helptext.finish(name, subparser, storage)
+        helptext.finish(name, subparser, storage, mix)
     sub.choices["help"].set_defaults(parser=parser)
     show_defaults(parser)
     show_bounds(parser)

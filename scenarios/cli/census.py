@@ -29,13 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         )
         + "\n\n"
         "give exactly one of:\n"
-        "  URI                       a zodburi URI: file:///abs/Data.fs, "
-        "zeo://host:port, ...\n"
-        "  --path P [--storage S]    a database in a directory (file: also "
+        "  URI                      a zodburi URI: file:///abs/Data.fs, "
+        "zeo://HOST:PORT\n"
+        "  --path P [--storage S]   a database in a directory (file: also "
         "the .fs file)\n"
-        "  --zeo-address HOST:PORT   a running ZEO server\n"
-        "  --storage-config FILE     a ZODB ZConfig file (--database NAME "
-        "picks a <zodb NAME>)",
+        "  --zeo-address HOST:PORT  a running ZEO server\n"
+        "  --storage-config FILE    a ZConfig file (--database NAME picks "
+        "<zodb NAME>)",
     )
     p.add_argument("uri", nargs="?", help="a zodburi URI")
     p.add_argument(

@@ -6,6 +6,7 @@ storages` and `help mix`.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import textwrap
 
@@ -63,12 +64,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "scale": (
         "vfab-bench scale                                 # zeo, 1 to 16 clients",
-        "vfab-bench scale --storage zeo,relstorage-sqlite --clients 1,2,4 "
-        "--json s.json",
+        "vfab-bench scale --storage zeo,relstorage-sqlite --json s.json",
         "vfab-bench scale --fault kill-server:3,restart:1 --clients 4",
-        "vfab-bench scale --concurrency greenlets --clients 200 "
-        "--clients-per-process 50",
-        "vfab-bench scale --workers 2 --master-bind-host 10.0.0.1 --clients 1,2,4",
     ),
     "worker": ("vfab-bench worker --master-host 10.0.0.1",),
     "verify": (
@@ -81,13 +78,48 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "vfab-bench release --out results/release-6.5 --against results/release-6.4",
         "vfab-bench release --quick --storage file --out /tmp/release-check",
     ),
-    "help": ("vfab-bench help storages", "vfab-bench help mix"),
+    "help": ("vfab-bench help storages", "vfab-bench help verify"),
 }
+
+#: The widest a help line may be, whatever the terminal's width: argparse
+#: fills to the terminal, and a help read in a log, an issue or an 80-column
+#: window should not depend on the one it was printed in.
+HELP_WIDTH = 79
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter (descriptions kept as _refill made them), no
+    wider than HELP_WIDTH nor the terminal."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = shutil.get_terminal_size().columns - 2
+        super().__init__(
+            prog, indent_increment, max_help_position, min(width, HELP_WIDTH)
+        )
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # A name with a hyphen (relstorage-mysql-hp) stays whole.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
 
 TOPICS = {
     "storages": "the storage options every command that opens storages takes",
-    "mix": "the operation mix's weights (scale, zeoloop, verify)",
+    "mix": "the operation mix: weights, skew, retries (scale, zeoloop, verify)",
+    "clients": "how scale's clients run, and on which hosts (--workers)",
     "phases": "the phases of run, in the order of the report's rows",
+}
+
+#: The groups of options a command's --help leaves to a topic, by the
+#: start of the group's title (only where the command has the group).
+TOPIC_GROUPS = {
+    "clients": ("how the clients run", "several hosts"),
 }
 
 
@@ -98,8 +130,14 @@ def storage_dests() -> set[str]:
     return {a.dest for a in p._actions}
 
 
-def is_mix(action: argparse.Action) -> bool:
-    return action.dest.startswith("weight_")
+def mix_dests() -> set[str]:
+    """The destinations of the operation mix's options (weights, skew,
+    retries, backoff), listed once in `help mix`."""
+    from scenarios.cli.args import add_mix_options
+
+    p = argparse.ArgumentParser(add_help=False)
+    add_mix_options(p)
+    return {a.dest for a in p._actions}
 
 
 def _refill(text: str) -> str:
@@ -113,35 +151,64 @@ def _refill(text: str) -> str:
     return "\n\n".join(out)
 
 
-def finish(name: str, parser: argparse.ArgumentParser, storage: set[str]) -> None:
-    """List *parser*'s storage options and mix weights elsewhere, and end
-    its help with its examples and where those options are."""
+def _hide_groups(parser: argparse.ArgumentParser) -> list[str]:
+    """Take TOPIC_GROUPS' groups off *parser*'s help; the topics hidden."""
     hidden = []
-    # Only where the whole set was added (census's own --storage-config
-    # names the database it reads, and stays).
-    has_storages = storage <= {a.dest for a in parser._actions}
-    for action in parser._actions:
-        if has_storages and action.dest in storage and action.option_strings:
-            action.help = argparse.SUPPRESS
-            hidden.append("storages")
-        elif is_mix(action):
-            action.help = argparse.SUPPRESS
-            hidden.append("mix")
+    for topic, starts in TOPIC_GROUPS.items():
+        for group in list(parser._action_groups):
+            if group.title and group.title.startswith(starts):
+                for action in group._group_actions:
+                    action.help = argparse.SUPPRESS
+                parser._action_groups.remove(group)
+                hidden.append(topic)
+    return hidden
+
+
+def finish(
+    name: str,
+    parser: argparse.ArgumentParser,
+    storage: set[str],
+    mix: set[str] | None = None,
+) -> None:
+    """List *parser*'s storage options, mix and client options elsewhere
+    (only where it has the whole set: census's own --storage-config names
+    the database it reads, verify's own --skew has its own default), and
+    end its help with its examples and where those options are."""
+    if mix is None:
+        mix = mix_dests()
+    dests = {a.dest for a in parser._actions}
+    hidden = _hide_groups(parser)
+    for topic, whole in (("storages", storage), ("mix", mix)):
+        if not whole <= dests:
+            continue
+        for action in parser._actions:
+            if action.dest in whole and action.option_strings:
+                action.help = argparse.SUPPRESS
+        for group in list(parser._action_groups):
+            if group._group_actions and all(
+                a.help == argparse.SUPPRESS for a in group._group_actions
+            ):
+                parser._action_groups.remove(group)
+        hidden.append(topic)
     lines = []
     examples = EXAMPLES.get(name, ())
     if examples:
         lines += ["examples:", *(f"  {e}" for e in examples)]
-    if "storages" in hidden:
-        lines += [
-            "",
-            "storage options (--storage-config, --storage-uri, --cache-size,",
-            "--zeo-address, ...): vfab-bench help storages",
-        ]
-    if "mix" in hidden:
-        lines.append("operation mix (--weight-NAME W): vfab-bench help mix")
+    where = {
+        "storages": "storage options (--storage-config, --storage-uri, "
+        "--cache-size, --zeo-address, ...)",
+        "mix": "operation mix (--weight-NAME, --skew, --retries, --backoff-ms)",
+        "clients": "how the clients run (--concurrency, --clients-per-process) "
+        "and on which hosts (--workers, --master-bind-host, ...)",
+    }
+    told = [
+        f"{where[topic]}: vfab-bench help {topic}" for topic in where if topic in hidden
+    ]
+    if told:
+        lines += ["", *(textwrap.fill(t, 79, subsequent_indent="  ") for t in told)]
     if parser.description:
         parser.description = _refill(parser.description)
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.formatter_class = HelpFormatter
     epilog = "\n".join(lines)
     parser.epilog = f"{parser.epilog}\n\n{epilog}" if parser.epilog else epilog
 
@@ -166,7 +233,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
         prog="vfab-bench",
         usage=argparse.SUPPRESS,
         add_help=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     if topic == "storages":
         p.description = _refill(
@@ -177,16 +244,29 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
             "the suite did not create."
         )
         storages.add_storage_options(p)
+    elif topic == "clients":
+        from scenarios.scale.options import (
+            add_cluster_options,
+            add_concurrency_options,
+        )
+
+        p.description = _refill(
+            "How `vfab-bench scale` runs its clients (a process each, or "
+            "threads or greenlets sharing a process) and on which hosts "
+            "(`vfab-bench worker` hosts, as a locust master: docs/cluster.md)."
+        )
+        add_concurrency_options(p)
+        add_cluster_options(p)
     else:
         from scenarios.cli.args import add_mix_options
 
         p.description = _refill(
             "The operation mix of scale, zeoloop and verify: each "
-            "operation's weight (how often a user picks it).  The other "
-            "mix options (--skew, --retries, --backoff-ms) are in each "
-            "command's help."
+            "operation's weight (how often a user picks it), how the "
+            "capabilities are picked (--skew; verify has its own default) "
+            "and how a conflict is retried."
         )
-        add_mix_options(p, weights_only=True)
+        add_mix_options(p)
     show_defaults(p)
     show_bounds(p)
     return p
@@ -216,7 +296,7 @@ def main(args: argparse.Namespace) -> int:
     if topic is None:
         parser.print_help()
         return EXIT_OK
-    if topic in ("storages", "mix"):
+    if topic in ("storages", "mix", "clients"):
         sys.stdout.write(topic_parser(topic).format_help())
         return EXIT_OK
     if topic == "phases":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from scenarios import argtypes
 from scenarios.errors import ConfigError
@@ -27,9 +28,41 @@ from scenarios.results.kinds import View
 
 #: Output option -> the suffixes its writer understands (others: any).
 FORMATS: dict[str, tuple[str, ...]] = {
-    "plot": (".svg",),
+    "plot": (".svg", ".png"),
     "html": (".html", ".htm"),
 }
+
+#: What --plot FILE.png needs: the same SVG, rendered by CairoSVG (the png
+#: extra; it loads Debian's libcairo2), not a second plotting stack.
+PNG_NEEDS = (
+    "cairosvg and Debian's libcairo2: pip install 'vfab-loadtest[png]' "
+    "(./bootstrap installs both), or write .svg"
+)
+
+
+def png_renderer_missing() -> str | None:
+    """Why a PNG cannot be rendered here, or None."""
+    try:
+        import cairosvg  # noqa: F401
+    except (ImportError, OSError):  # OSError: cairocffi found no libcairo
+        return PNG_NEEDS
+    return None
+
+
+def svg_to_png(svg: str) -> Writer:
+    """A writer of *svg* rendered as PNG, at twice the SVG's size (sharp
+    on a high-density screen, in an issue or a chat)."""
+    import cairosvg
+
+    def write(path: Path) -> None:
+        cairosvg.svg2png(
+            bytestring=svg.encode("utf-8"),
+            write_to=str(path),
+            scale=2.0,
+            background_color="white",
+        )
+
+    return Writer(write)
 
 
 def add_output_options(p: argparse.ArgumentParser, **outputs: str) -> None:
@@ -52,6 +85,8 @@ def emit(args: argparse.Namespace, view: View) -> int:
         if path is None:
             continue
         made = view.files[name]()
+        if name == "plot" and isinstance(made, str) and path.suffix.lower() == ".png":
+            made = svg_to_png(made)
         if isinstance(made, Writer):
             write_with(path, args.force, made.write)
         elif made is not None:
@@ -78,6 +113,10 @@ def check_outputs(args: argparse.Namespace) -> None:
     for name in args.outputs:
         path = getattr(args, name)
         check_output(path, args.force, FORMATS.get(name, ()), f"--{name}")
+        if name == "plot" and path is not None and path.suffix.lower() == ".png":
+            missing = png_renderer_missing()
+            if missing:
+                raise ConfigError(f"--plot {path}: a PNG needs {missing}")
         if path is not None and not is_device(path):
             check_not_an_input(path, inputs, f"--{name}")
             paths.append(os.path.realpath(path))

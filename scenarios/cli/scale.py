@@ -194,7 +194,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p,
         json="write the points as JSON (kind scale)",
         history="keep every attempt's history as JSON lines",
-        plot="draw ops/s and p99 against clients (SVG)",
+        plot="draw ops/s and p99 against clients (.svg or .png)",
     )
     add_progress_option(p)
     p.set_defaults(handler=main)

@@ -70,9 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--storage",
         choices=servable() + shareable(),
         default="file",
-        help="storage behind the server (default: file); a RelStorage one "
-        "is served by its own database server, and the line printed names "
-        "its URI instead of HOST:PORT",
+        metavar="NAME",
+        help="storage behind the server (default: file; choices: "
+        + ", ".join(servable() + shareable())
+        + "); a RelStorage one is served by its own database server, and the "
+        "line printed names its URI instead of HOST:PORT",
     )
     p.add_argument(
         "--path",

@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         json="write raw samples as JSON",
-        plot="draw cost per object against objects per transaction (SVG)",
+        plot="draw cost per object against objects per transaction (.svg or .png)",
     )
     add_progress_option(p)
     storages.add_storage_options(p)

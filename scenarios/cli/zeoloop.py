@@ -17,7 +17,6 @@ from scenarios.errors import (
 )
 from scenarios.interrupts import exit_status, last_signal, stop_line, stopped
 from scenarios.load.history import History, Part, write_history
-from scenarios.load.mix import OPERATIONS
 from scenarios.load.options import add_load_options, config_from
 from scenarios.load.session import preflight
 from scenarios.outputs import Writer
@@ -56,13 +55,9 @@ def check_open_files(users: int, processes: int) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    ops = "\n".join(
-        f"  {op.name:16} weight {op.weight:2}  {op.description}" for op in OPERATIONS
-    )
     p = sub.add_parser(
         "zeoloop",
         help="the locust ZEO load as plain threads and processes (baseline)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run locustfile.py's operations against a shared database "
         "(--target, or the ZEO server at --zeo-address) without locust: "
         "--users threads split over --processes processes (one client "
@@ -73,7 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"inconsistent reads, dependency cycles).  Exit {EXIT_VIOLATIONS} on any "
         f"violation, {EXIT_INVARIANTS} if the data could not be fully checked, "
         f"{EXIT_ERRORS} if they are right but an operation ran out of retries or "
-        "a client process was lost.\n\noperations:\n" + ops,
+        "a client process was lost.  The operations and their weights: "
+        "vfab-bench help mix.",
     )
     p.add_argument("--users", type=at_least(1, MAX_USERS), default=1, metavar="N")
     p.add_argument(

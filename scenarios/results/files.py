@@ -234,7 +234,10 @@ SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3
 #        verdict says (null for errors too; version 1 said false there).
 #        Points carry the check of history format 2 ("level", "anomalies",
 #        "allowed", "not_checked", "unexplained" in "invariants").
-VERIFY = Format("verify", 2)
+#   3 -- each storage gains "planned_s" and "took_s" (seconds it was
+#        planned to take and took) and "steps" ([{"step", "planned_s",
+#        "took_s"}]: the scenarios, each point).
+VERIFY = Format("verify", 3)
 # counts (run --counts --json; scenarios.counts.model.CountRun):
 #   1 -- {"schema_version", "kind", "metadata" (a run's, and "counts":
 #        valgrind and strace versions, hash seed, wall_s, the storages

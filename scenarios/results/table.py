@@ -4,14 +4,21 @@ A Table is a title, a header and rows of cells already formatted as text
 (the command decides what a cell says; this module only lays it out).
 Cells often come from a file (a storage name): their control characters
 are shown escaped before the columns are measured, so that they neither
-act on the terminal nor break the alignment.
+act on the terminal nor break the alignment.  A table wider than WIDTH
+(one column per storage, many storages) is cut into groups of whole
+columns, each under the first column's labels, a blank line apart: no
+cell is truncated and no line wraps.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 
 from scenarios.printable import shown
+
+#: The widest a line of text output may be.
+WIDTH = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,18 +33,31 @@ class Table:
     label_left: bool = True
     total: bool = False
 
-    def lines(self, separator: str = "  ") -> list[str]:
-        """The header and rows as aligned text lines, without the title."""
+    def lines(self, separator: str = "  ", width: int = WIDTH) -> list[str]:
+        """The header and rows as aligned text lines, without the title; in
+        groups of columns when wider than *width*."""
         rows = [[shown(c) for c in row] for row in (self.header, *self.rows)]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
-        rule = separator.join("-" * w for w in widths)
+        out: list[str] = []
+        for group in _groups(widths, len(separator), width):
+            if out:
+                out.append("")
+            out += self._block(rows, widths, group, separator)
+        return out
+
+    def _block(
+        self, rows: list[list[str]], widths: list[int], group: list[int], sep: str
+    ) -> list[str]:
+        rule = sep.join("-" * widths[j] for j in group)
         out = []
         for i, row in enumerate(rows):
             cells = []
-            for j, (c, w) in enumerate(zip(row, widths, strict=True)):
+            for j in group:
                 left = j == 0 and self.label_left
-                cells.append(c.ljust(w) if left else c.rjust(w))
-            out.append(separator.join(cells).rstrip())
+                cells.append(
+                    row[j].ljust(widths[j]) if left else row[j].rjust(widths[j])
+                )
+            out.append(sep.join(cells).rstrip())
             if self.total and (i == 0 or i == len(rows) - 2):
                 out.append(rule)
         return out
@@ -63,9 +83,34 @@ class Table:
         return "\n".join(lines)
 
 
+def _groups(widths: list[int], sep: int, width: int) -> list[list[int]]:
+    """Column indexes in groups whose lines fit *width*, the first column
+    (the labels) in each; one group when the whole table fits, and a
+    column wider than the rest of the line alone with the labels."""
+    if sum(widths) + sep * (len(widths) - 1) <= width or len(widths) < 3:
+        return [list(range(len(widths)))]
+    groups: list[list[int]] = []
+    group = [0]
+    used = widths[0]
+    for j in range(1, len(widths)):
+        if len(group) > 1 and used + sep + widths[j] > width:
+            groups.append(group)
+            group, used = [0], widths[0]
+        group.append(j)
+        used += sep + widths[j]
+    groups.append(group)
+    return groups
+
+
+def paragraph(text: str, width: int = WIDTH - 21) -> str:
+    """A paragraph of prose filled to 79 columns (no word broken at a
+    hyphen: a storage's name stays whole)."""
+    return textwrap.fill(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def text(tables: list[Table], legend: str = "") -> str:
-    """Tables as plain text, a blank line apart, then *legend*."""
-    parts = [t.text() for t in tables] + ([legend] if legend else [])
+    """Tables as plain text, a blank line apart, then *legend* (filled)."""
+    parts = [t.text() for t in tables] + ([paragraph(legend)] if legend else [])
     return "\n\n".join(parts) + "\n"
 
 

@@ -1,30 +1,40 @@
-"""`vfab-bench verify`'s tables (scenarios.results.table) and its JSON
-(format VERIFY in scenarios.results.files): the scenarios, the load's
-points with their attempts, errors and violations, what each check found,
-and last the verdict per storage with why."""
+"""`vfab-bench verify`'s text and its JSON (format VERIFY in
+scenarios.results.files).  The text puts the verdict first, a storage a
+row, its why left-aligned and wrapped within WIDTH; then the scenarios'
+and the load's tables; then, with --all, what each point's check found;
+then the time the run took against its plan.  A storage WRONG by a known
+upstream bug is named so on every line that shows it."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
-from scenarios.checker.consistency import KINDS
+from scenarios.checker.known_bugs import KNOWN_WRONG
+from scenarios.progress import duration
 from scenarios.results.files import VERIFY
 from scenarios.results.formatter import plural
-from scenarios.results.table import Table
+from scenarios.results.table import WIDTH, Table
 from scenarios.verify.run import StorageVerdict
 
+#: What a cell or a line that shows the known bug says of it (the verdict
+#: names the bug in full).
+KNOWN = "known upstream bug"
 
-def _cell(p: Any, kind: str) -> str:
+
+def _violations(v: StorageVerdict, p: Any) -> str:
     if not p.invariants.get("checked"):
         return "-"
-    return str(p.invariants.get("counts", {}).get(kind, 0))
+    n = sum(p.invariants.get("counts", {}).values())
+    return f"{n} ({KNOWN})" if n and v.known_bug() else str(n)
 
 
 def load_table(verdicts: list[StorageVerdict]) -> Table:
     """One row per storage and client count: attempts by outcome, the
-    operations that raised errors, then violations by kind."""
+    operations that raised, the violations (by kind in the verdict and in
+    --all), ops/s."""
     header = ["storage", "clients", "attempts", "ok", "failed", "unknown", "errors"]
-    header += list(KINDS) + ["ops/s"]
+    header += ["violations", "ops/s"]
     rows = []
     for v in verdicts:
         for p in v.points:
@@ -32,52 +42,122 @@ def load_table(verdicts: list[StorageVerdict]) -> Table:
             row = [v.storage, str(p.clients)]
             row += [str(tally.get(k, 0)) for k in ("attempts", "ok", "failed")]
             row += [str(tally.get("unknown", 0)), str(sum(p.errors.values()))]
-            row += [_cell(p, kind) for kind in KINDS]
-            row += [f"{p.ops_per_s:.1f}"]
+            row += [_violations(v, p), f"{p.ops_per_s:.1f}"]
             rows.append(row)
     return Table("contended load: attempts, errors and violations", header, rows)
 
 
 def scenario_table(verdicts: list[StorageVerdict]) -> Table:
+    """A storage a row, a scenario a column (wrapped by column groups)."""
     names = list(dict.fromkeys(s.name for v in verdicts for s in v.scenarios))
     rows = []
     for v in verdicts:
         verdict = {s.name: s.verdict for s in v.scenarios}
-        rows.append([v.storage] + [verdict.get(n, "-") for n in names])
+        bug = v.known_bug() is not None
+        rows.append(
+            [v.storage]
+            + [
+                f"{verdict[n]} ({KNOWN})"
+                if bug and verdict.get(n) == "violation"
+                else verdict.get(n, "-")
+                for n in names
+            ]
+        )
     return Table("deterministic scenarios", ["storage", *names], rows)
 
 
-def summary_table(verdicts: list[StorageVerdict]) -> Table:
-    """The last word: per storage, its verdict and why."""
-    rows = [[v.storage, *v.verdict()] for v in verdicts]
-    return Table("verdict", ["storage", "verdict", "why"], rows)
-
-
-def text(verdicts: list[StorageVerdict]) -> str:
-    parts = []
-    if any(v.scenarios for v in verdicts):
-        parts.append(scenario_table(verdicts).text())
-    parts.append(load_table(verdicts).text())
-    lines = []
+def verdict_lines(verdicts: list[StorageVerdict]) -> list[str]:
+    """ "verdict", then a storage a row: its name, its state and why, the
+    why wrapped under itself (left-aligned, within WIDTH)."""
+    width = max(len(v.storage) for v in verdicts)
+    lines = ["verdict"]
     for v in verdicts:
+        word, why = v.verdict()
+        state = v.state()
+        head = f"  {v.storage.ljust(width)}  "
+        lines += textwrap.wrap(
+            f"{state}: {why}",
+            WIDTH,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+            break_on_hyphens=False,
+        )
+    return lines
+
+
+def detail_lines(verdicts: list[StorageVerdict]) -> list[str]:
+    """What each scenario that was not ok and each point's check found."""
+    lines: list[str] = []
+
+    def add(text: str, indent: str = "") -> None:
+        lines.extend(
+            textwrap.wrap(
+                text,
+                WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_on_hyphens=False,
+            )
+        )
+
+    for v in verdicts:
+        bug = f" ({KNOWN}: see the verdict)" if v.known_bug() else ""
         for s in v.scenarios:
             if s.verdict != "ok":
-                lines.append(f"{v.storage}: {s.name}: {s.verdict}: {s.detail}")
+                extra = bug if s.verdict == "violation" else ""
+                add(f"{v.storage}: {s.name}: {s.verdict}{extra}: {s.detail}")
         for p in v.points:
             where = f"{v.storage}, {plural(p.clients, 'client')}"
-            lines.append(f"{where}: {p.invariants['summary']}")
+            extra = bug if p.invariants.get("ok") is False else ""
+            add(f"{where}: {p.invariants['summary']}{extra}")
             if p.invariants.get("what"):
-                lines.append(f"  {p.invariants['what']}")
-            lines += [f"  {problem}" for problem in p.invariants.get("problems", ())]
+                add(p.invariants["what"], "  ")
+            for problem in p.invariants.get("problems", ()):
+                add(problem, "  ")
             if p.errors or p.failed:
                 raised = ", ".join(f"{n} {k}" for k, n in sorted(p.errors.items()))
                 failed = f"{p.failed} ran out of retries" if p.failed else ""
                 said = "; ".join(x for x in (raised, failed) if x)
-                lines.append(f"  operations that failed: {said}")
-                lines += [f"  {note}" for note in p.notes if note.startswith("first ")]
-    if lines:
+                add(f"operations that failed: {said}", "  ")
+                for note in p.notes:
+                    if note.startswith("first "):
+                        add(note, "  ")
+    return lines
+
+
+def took_line(verdicts: list[StorageVerdict]) -> str:
+    """The time the run took against its plan, in all and per storage."""
+    planned = sum(v.planned_s for v in verdicts)
+    took = sum(v.took_s for v in verdicts)
+    if not planned:
+        return ""
+    each = ", ".join(
+        f"{v.storage} {duration(v.took_s)} of {duration(v.planned_s)}" for v in verdicts
+    )
+    return textwrap.fill(
+        f"verify took {duration(took)} of {duration(planned)} planned "
+        f"({took / planned:.2f}x): {each}",
+        WIDTH,
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+    )
+
+
+def text(verdicts: list[StorageVerdict], detail: bool = False) -> str:
+    """The verdict first, then the tables; with *detail* (--all) what each
+    point's check found; then the time against the plan."""
+    parts = ["\n".join(verdict_lines(verdicts))]
+    if any(v.scenarios for v in verdicts):
+        parts.append(scenario_table(verdicts).text())
+    parts.append(load_table(verdicts).text())
+    lines = detail_lines(verdicts)
+    if detail and lines:
         parts.append("\n".join(lines))
-    parts.append(summary_table(verdicts).text())
+    elif lines:
+        parts.append("What each point's check found: --all (and --json FILE).")
+    took = took_line(verdicts)
+    if took:
+        parts.append(took)
     return "\n\n".join(parts) + "\n"
 
 
@@ -87,3 +167,6 @@ def to_json(verdicts: list[StorageVerdict], metadata: dict[str, Any]) -> dict[st
         "metadata": metadata,
         "storages": [v.to_json() for v in verdicts],
     }
+
+
+__all__ = ["KNOWN_WRONG", "load_table", "scenario_table", "text", "to_json"]

@@ -22,13 +22,14 @@ import contextlib
 import dataclasses
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import storages
 from scenarios.checker.consistency import KINDS
-from scenarios.checker.known_bugs import known_bug
+from scenarios.checker.known_bugs import KNOWN_WRONG, known_bug
 from scenarios.errors import ConfigError
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
@@ -65,17 +66,25 @@ DEFAULT_CLIENTS = (2, 8, 16)
 DEFAULT_BUDGET_S = 60.0
 #: No load window is shorter than this, whatever the budget.
 MIN_WINDOW_S = 2.0
-#: Seconds assumed for what comes beside the load windows, before any
-#: step has ended (the ETA then follows the steps' own times, these only
-#: weigh them): a storage's deterministic scenarios (two child processes,
-#: a dozen commits), the start of a client process (an interpreter
-#: importing ZODB), populating a fresh database and the check of a point;
-#: measured on a busy 2-core machine (5 storages, 2 and 8 clients, 4 s
-#: windows: 72 s in all).
+#: Seconds planned for what comes beside the load windows (the plan the
+#: first line prints, and the ETA's prior: it then follows the steps' own
+#: times, the prior weighing a tenth): a storage's deterministic scenarios
+#: (two child processes, a dozen commits), the start of a client process
+#: (an interpreter importing ZODB), populating a fresh database and the
+#: check of a point; measured on a busy 2-core machine (5 storages, 2 and
+#: 8 clients, 4 s windows: 72 s in all).  CHECK_PER_CLIENT_S and SERVER_S
+#: are estimates not yet measured idle: the plan should be within 20% of
+#: a default run on an idle machine, which `verify --json` measures (its
+#: last line, and each step's time in the JSON: docs/consistency.md).
 SCENARIOS_S = 5.0
 CLIENT_START_S = 0.3
 POPULATE_S = 1.5
 CHECK_S = 1.0
+#: The check's cost grows with the history, about with the clients.
+CHECK_PER_CLIENT_S = 0.05
+#: A point's fresh shared database: its server (runzeo, or a database on
+#: the storage's server) started and stopped.
+SERVER_S = 0.5
 #: The verdicts, in the order of the summary's precedence.
 RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors"
 
@@ -108,25 +117,31 @@ class VerifyConfig:
 
     def point_s(self, clients: int) -> float:
         """Seconds a point of *clients* clients is planned to take."""
-        return POPULATE_S + clients * CLIENT_START_S + 0.5 + self.window_s + CHECK_S
+        check = CHECK_S + clients * CHECK_PER_CLIENT_S
+        start = SERVER_S + POPULATE_S + clients * CLIENT_START_S + 0.5
+        return start + self.window_s + check
+
+    def storage_s(self) -> float:
+        """Seconds one storage is planned to take: its servers, its
+        scenarios, its points."""
+        out = sum(self.point_s(n) for n in self.clients)
+        return out + (SCENARIOS_S if self.scenarios else 0.0)
 
     def estimate(self) -> tuple[float, float]:
         """(seconds of load windows, seconds of everything else) the run is
         planned to take."""
         windows = self.window_s * len(self.clients) * len(self.storages)
-        per_storage = sum(self.point_s(n) for n in self.clients)
-        per_storage += SCENARIOS_S if self.scenarios else 0.0
-        return windows, per_storage * len(self.storages) - windows
+        return windows, self.storage_s() * len(self.storages) - windows
 
     def plan(self) -> str:
-        """What the run will do and about how long it takes, in a line."""
+        """What the run will do and about how long it takes, in two lines."""
         windows, rest = self.estimate()
         return (
-            f"verify: {plural(len(self.storages), 'storage')} x "
+            f"verify: about {duration(windows + rest)} in all: "
+            f"{plural(len(self.storages), 'storage')} x "
             f"{plural(len(self.clients), 'client count')}, load windows of "
-            f"{self.window_s:.1f} s ({windows:.0f} s in all); servers, scenarios, "
-            f"clients and checks about {rest:.0f} s more: "
-            f"about {duration(windows + rest)} in all"
+            f"{self.window_s:.1f} s ({windows:.0f} s in all),\n"
+            f"  servers, scenarios, clients and checks about {rest:.0f} s more"
         )
 
     def scale_config(self, name: str) -> ScaleConfig:
@@ -164,6 +179,12 @@ class StorageVerdict:
     points: tuple[ScalePoint, ...]
     #: the client spec of a --target (to name a known upstream bug)
     target: str | None = None
+    #: seconds the storage was planned to take, and took
+    planned_s: float = 0.0
+    took_s: float = 0.0
+    #: each step of the progress: (label, seconds planned, seconds taken),
+    #: what a plan is adjusted from (docs/consistency.md)
+    steps: tuple[tuple[str, float, float], ...] = ()
 
     def violations(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -191,7 +212,7 @@ class StorageVerdict:
         counts = {k: n for k, n in self.violations().items() if n}
         if wrong or any(p.invariants.get("ok") is False for p in self.points):
             parts = [f"{name}: violation" for name in wrong]
-            parts += [f"{n} {kind}" for kind, n in counts.items()]
+            parts += [plural(n, kind) for kind, n in counts.items()]
             bug = known_bug(self.storage, self.target)
             return WRONG, "; ".join(parts) + (f" ({bug})" if bug else "")
         unchecked = [
@@ -217,9 +238,21 @@ class StorageVerdict:
         levels = sorted({p.invariants.get("level", "") for p in self.points} - {""})
         attempts = self.tally("attempts")
         return RIGHT, (
-            f"{attempts} attempts checked, no violation"
+            f"{attempts:,} attempts checked, no violation"
             + (f"; the history is {' / '.join(levels)}" if levels else "")
         )
+
+    def known_bug(self) -> str | None:
+        """The known upstream bug that explains a WRONG verdict, or None."""
+        if self.verdict()[0] != WRONG:
+            return None
+        return known_bug(self.storage, self.target)
+
+    def state(self) -> str:
+        """The verdict's word, KNOWN_WRONG for a WRONG a known upstream bug
+        explains (scenarios.checker.known_bugs.exit_status: not the status)."""
+        word = self.verdict()[0]
+        return KNOWN_WRONG if word == WRONG and self.known_bug() else word
 
     @property
     def ok(self) -> bool | None:
@@ -235,9 +268,13 @@ class StorageVerdict:
             "ok": self.ok,
             "verdict": word,
             "why": why,
-            "known_bug": known_bug(self.storage, self.target)
-            if word == WRONG
-            else None,
+            "known_bug": self.known_bug(),
+            "planned_s": round(self.planned_s, 1),
+            "took_s": round(self.took_s, 1),
+            "steps": [
+                {"step": label, "planned_s": round(plan, 1), "took_s": round(took, 1)}
+                for label, plan, took in self.steps
+            ],
             "errors": self.errors(),
             "violations": self.violations(),
             "scenarios": [s.to_json() for s in self.scenarios],
@@ -261,19 +298,36 @@ def run(
     say(config.plan())
     out = []
     for name in config.storages:
+        started = time.monotonic()
         scenarios: list[Any] = []
         if config.scenarios:
             say.step(f"{name}: scenarios", SCENARIOS_S)
             say.line(f"{name}: scenarios", counted=True)
             scenarios = _scenarios(name, options, target)
             say.advance()
+            bug = known_bug(name, target)
             for s in scenarios:
-                say(f"  {s.name}: {s.verdict}")
+                known = (
+                    " (known upstream bug)" if bug and s.verdict == "violation" else ""
+                )
+                say(f"  {s.name}: {s.verdict}{known}")
         say(f"{name}: contended load, {config.window_s:.1f} s per point")
         points = scale_runner.run(
             config.scale_config(name), options, target, say, history, config.point_s
         )
-        out.append(StorageVerdict(name, tuple(scenarios), tuple(points), target))
+        took = time.monotonic() - started
+        steps = tuple(step for step in say.steps if step[0].startswith(f"{name}:"))
+        out.append(
+            StorageVerdict(
+                name,
+                tuple(scenarios),
+                tuple(points),
+                target,
+                planned_s=config.storage_s(),
+                took_s=took,
+                steps=steps,
+            )
+        )
     return out
 
 
