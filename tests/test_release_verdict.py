@@ -553,3 +553,22 @@ def test_an_incomplete_point_that_found_violations_is_wrong(tmp_path: Path) -> N
     v = verdict.compare(directory.load(A), directory.load(new))
     assert v.consistency.new["zeo"][0] == "WRONG"
     assert v.regression and v.exit_status == 1
+
+
+def test_a_plain_release_names_a_known_bug_on_every_line(tmp_path: Path) -> None:
+    """Without --against, the curve's lines that show RelStorage 4.3.0's
+    known SQLite bug name it, as verify and release --against do."""
+    from scenarios.release import parts
+    from scenarios.scale.results import ScaleRun
+
+    scale = json.loads((B / "scale.json").read_text())
+    scale["metadata"]["versions"]["RelStorage"] = "4.3.0"
+    for point in scale["points"]:
+        point["storage"] = "relstorage-sqlite"
+    one_violation(scale, "phantom write")
+    path = tmp_path / "scale.json"
+    path.write_text(json.dumps(scale))
+    part = parts.PartResult("scale", "curve", data=ScaleRun.load(path))
+    lines = parts.verdicts(part)
+    wrong = [line for line in lines if "violation (" in line or "1 violation" in line]
+    assert wrong and all("WRONG, a known upstream bug" in line for line in wrong), lines

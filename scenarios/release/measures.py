@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 from scenarios.bench.report import cost_per_object
+from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
 from scenarios.release.directory import Release
 from scenarios.results import formatter
@@ -35,8 +36,9 @@ class Line:
 # -- consistency ---------------------------------------------------------------
 
 
-#: The state of a storage WRONG by a known upstream bug (not the gate).
-KNOWN_WRONG = "WRONG, a known upstream bug"
+#: The state of a storage WRONG by a known upstream bug (not the gate): the
+#: one policy of verify, release and release --against.
+KNOWN_WRONG = known_bugs.KNOWN_WRONG
 
 
 def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:

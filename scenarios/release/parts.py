@@ -22,6 +22,7 @@ from scenarios.errors import one_line
 from scenarios.interrupts import interrupt_again
 from scenarios.outputs import OutputError, write_json, write_text
 from scenarios.progress import Progress
+from scenarios.release.measures import KNOWN_WRONG, states
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
 from scenarios.results.formatter import plural
@@ -279,13 +280,24 @@ def run_scale(
         write_text(out / "scale.txt", part.text, force)
         write_text(out / "scale.svg", report.svg_file(run), force)
         part.files += ["scale.json", "scale.txt", "scale.svg"]
-        checks = [p.invariants.get("ok") for p in points]
-        if any(ok is False for ok in checks):
+        # One policy with verify and release --against (checker.known_bugs):
+        # a storage WRONG by a known upstream bug is named, not a failure.
+        found = states(run)
+        wrong = [s for s, (state, _) in found.items() if state == "WRONG"]
+        known = [s for s, (state, _) in found.items() if state == KNOWN_WRONG]
+        if wrong:
             part.status = "violations"
-            part.detail = "the consistency check found violations"
-        elif any(ok is None for ok in checks):
+            part.detail = f"the consistency check found violations ({', '.join(wrong)})"
+        elif any(state == "not fully checked" for state, _ in found.values()):
             part.status = "not checked"
             part.detail = "the consistency check could not run on every point"
+        if known:
+            bugs = "; ".join(f"{s}: {found[s][1]}" for s in known)
+            part.detail = "; ".join(
+                x
+                for x in (part.detail, f"{KNOWN_WRONG}, not this release's: {bugs}")
+                if x
+            )
 
     return guarded(part, body)
 
@@ -295,7 +307,17 @@ def verdicts(part: PartResult) -> list[str]:
     run = part.data
     if run is None:
         return []
+    bugs = {
+        s: why.rsplit("; ", 1)[-1]
+        for s, (state, why) in states(run).items()
+        if state == KNOWN_WRONG
+    }
     return [
         f"{p.storage}, {plural(p.clients, 'client')}: {p.invariants['summary']}"
+        + (
+            f" ({KNOWN_WRONG}: {bugs[p.storage]})"
+            if p.storage in bugs and p.invariants.get("ok") is False
+            else ""
+        )
         for p in run.points
     ]
