@@ -323,8 +323,9 @@ def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
         assert "REGRESSION" in heading and "NO REGRESSION" not in heading
         first_line = tab.locator("#verdict li").first.inner_text()
         assert first_line.startswith("counts: 3 of "), first_line
+        assert "slow: 3 cells" in first_line, first_line
         for row in COMMIT_ROWS:
-            assert f"slow {row}" in first_line
+            assert f"{row} +" in first_line
         width = tab.evaluate("document.documentElement.scrollWidth")
         assert width <= 1280, width  # no horizontal scroll
         # The 2000 table whole, in the page (no frame); every chart SVG.

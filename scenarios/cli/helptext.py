@@ -47,8 +47,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "matrix": (
         "vfab-bench matrix --quick",
         "vfab-bench matrix --json m.json --html m.html",
-        "vfab-bench matrix --storage zeo,relstorage-pg --kind processes "
-        "--concurrency 1,10",
+        "vfab-bench matrix --storage zeo --kind processes --concurrency 1,10",
     ),
     "sweep": (
         "vfab-bench sweep",

@@ -47,27 +47,22 @@ def _counts(most: int) -> Callable[[str], tuple[int, ...]]:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from scenarios.matrix import config as c
 
-    benchmarks = "\n".join(
-        f"  {b.name:11} {b.description} (zodbshootout: {b.shootout})"
-        for b in c.BENCHMARKS.values()
-    )
     p = sub.add_parser(
         "matrix",
         help="zodbshootout's benchmarks by concurrency, kind and transaction "
         "size; the SQLite FAQ's claims checked",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.fill(
-            "Run zodbshootout's benchmarks on each storage in a matrix of "
-            "concurrent clients (threads of one process, separate processes, "
-            "or gevent greenlets where the storage's driver yields), and "
-            "objects per transaction; print each cell's time per object with "
-            "its interval, each group's check (every acknowledged write read "
-            "back), and RelStorage's SQLite FAQ's four claims answered from "
-            "the run.  A storage one process opens at a time (file) runs "
-            "threads only.  Each group of clients gets a fresh database."
-        )
-        + "\n\nbenchmarks:\n"
-        + benchmarks,
+            "Run zodbshootout's benchmarks on each storage by concurrent "
+            "clients (threads, processes, or greenlets where the driver "
+            "yields) and objects per transaction: each cell's time per object "
+            "with its interval, each group's check, and RelStorage's SQLite "
+            "FAQ's claims answered.  Benchmarks: "
+            + ", ".join(c.BENCHMARKS)
+            + " (what each times, and zodbshootout's name for it: "
+            "docs/matrix.md).",
+            79,
+        ),
     )
     p.add_argument(
         "--storage",

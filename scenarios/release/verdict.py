@@ -382,7 +382,8 @@ class Verdict:
         """The headline, then a line per part's finding, each wrapped at
         WIDTH columns under a hanging indent (a CI log has no terminal to
         wrap it)."""
-        out = textwrap.wrap(self.headline(), WIDTH, subsequent_indent="    ")
+        # The headline whole, on one line: what a CI log is searched for.
+        out = [self.headline()]
         for line in [*self.lines(), Line("gate", self.gate())]:
             out += textwrap.wrap(
                 str(line),
