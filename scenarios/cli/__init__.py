@@ -97,6 +97,19 @@ def build_parser() -> Parser:
     return parser
 
 
+def quiet_after_interrupt() -> None:
+    """After the stop line, the last word: what the libraries' threads say
+    while the interpreter ends (a ZEO load cut short logs "exception was
+    never retrieved", a closed cache file raises in its I/O thread, a
+    finalizer fails) is not printed after it."""
+    import logging
+    import threading
+
+    logging.disable(logging.CRITICAL)
+    threading.excepthook = lambda args: None
+    sys.unraisablehook = lambda unraisable: None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     reserve_standard_streams()  # before any file is opened
     parser = build_parser()
@@ -117,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP: cleaned up
         signum = signal_of(e)
         print(stop_line(signum), file=sys.stderr)
+        quiet_after_interrupt()
         return exit_status(signum)
     except Exception as e:  # noqa: BLE001 - the edge: every error is one line
         if isinstance(e, BrokenPipeError) and stdout_closed():
