@@ -83,6 +83,18 @@ class Release:
         return max(loads) if loads else None
 
     @property
+    def busy_load(self) -> float | None:
+        """The load at which the release ran when that is busy (above
+        environment.BUSY_LOAD_PER_CPU a CPU), else None."""
+        load = self.load
+        cpus = self.metadata.get("cpu_count") or environment.of(self.metadata).get(
+            "cpu_count"
+        )
+        if load is None or not isinstance(cpus, int) or cpus < 1:
+            return None
+        return load if load / cpus > environment.BUSY_LOAD_PER_CPU else None
+
+    @property
     def code(self) -> str:
         """The project's commit it measured, short, "+patch DIGEST" when its
         tree differed from it; "?" when not recorded (metadata "code")."""

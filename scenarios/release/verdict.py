@@ -120,18 +120,6 @@ def _machine_words(meta: dict[str, Any]) -> str:
     return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
 
 
-def busy_load(release: Release) -> float | None:
-    """The load at which *release* ran when that is busy (above
-    environment.BUSY_LOAD_PER_CPU a CPU), else None."""
-    load = release.load
-    cpus = release.metadata.get("cpu_count") or environment.of(release.metadata).get(
-        "cpu_count"
-    )
-    if load is None or not isinstance(cpus, int) or cpus < 1:
-        return None
-    return load if load / cpus > environment.BUSY_LOAD_PER_CPU else None
-
-
 # -- the verdict ---------------------------------------------------------------
 
 
@@ -291,7 +279,7 @@ class Verdict:
         while other work loaded the machine."""
         if not self.same_machine:
             return "not comparable: another machine (see below)"
-        if busy_load(self.old) is None and busy_load(self.new) is None:
+        if self.old.busy_load is None and self.new.busy_load is None:
             return None
         loads = "; ".join(
             f"{r.path} ran at load {r.load:.1f}"
