@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 
 from scenarios.results import svg
-from scenarios.results.svg import Mark, Series
+from scenarios.results.svg import Mark, Series, y_grid
 
 _f = svg._f  # coordinates as every chart writes them
 
@@ -56,15 +56,7 @@ def bar_chart(
             f'text-anchor="middle" fill="#222">{escape(title)}</text>'
         )
     out += key
-    v = 0.0
-    while v <= y_max + step / 1000:
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
-        )
-        v += step
+    out += y_grid(x0, x1, py, y_max, step, y_format)
     slot = (x1 - x0) / max(1, len(groups))
     bar = slot * 0.8 / max(1, len(series))
     for i, g in enumerate(groups):

@@ -256,15 +256,7 @@ def line_chart(
         'fill="#f8f9fb"/>',
     ]
     out += key
-    v = 0.0
-    while v <= y_max + step / 1000:
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
-        )
-        v += step
+    out += y_grid(x0, x1, py, y_max, step, y_format)
     for n in xs:
         out.append(
             f'<line x1="{_f(px(n))}" y1="{y1}" x2="{_f(px(n))}" y2="{y0}" '
@@ -459,3 +451,26 @@ def side_by_side(charts: Sequence[str], title: str = "", gap: int = 16) -> str:
         + "".join(placed)
         + "</svg>\n"
     )
+
+
+def y_grid(
+    x0: float,
+    x1: float,
+    py: Callable[[float], float],
+    y_max: float,
+    step: float,
+    y_format: Callable[[float], str],
+) -> list[str]:
+    """The horizontal grid lines and their labels, every *step* up to
+    *y_max* (*py*: a value's y coordinate): every chart's y axis."""
+    out = []
+    v = 0.0
+    while v <= y_max + step / 1000:
+        out.append(
+            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+            'stroke="#dde1e7"/>'
+            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
+        )
+        v += step
+    return out
