@@ -69,23 +69,27 @@ class _Interrupts:
             cls.cpu_limit = True
         if cls.critical:
             cls.pending = cls.pending or signum
-        else:
+        elif not _to_main_greenlet(cls.stop(signum)):
             cls.interrupt(signum)
 
     @classmethod
-    def interrupt(cls, signum: int) -> NoReturn:
+    def stop(cls, signum: int) -> KeyboardInterrupt:
+        """Note *signum* as raised; the exception that raises it."""
         cls.raised = True
         cls.raised_signal = signum
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Terminated(signum)
+        return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+    @classmethod
+    def interrupt(cls, signum: int) -> NoReturn:
+        raise cls.stop(signum)
 
     @classmethod
     def leave(cls) -> None:
         cls.critical -= 1
         if cls.pending and not cls.critical:
             signum, cls.pending = cls.pending, 0
-            cls.interrupt(signum)
+            if not _to_main_greenlet(cls.stop(signum)):
+                cls.interrupt(signum)
 
     @classmethod
     def forget(cls) -> None:
@@ -137,6 +141,32 @@ class CompletionGuard:
 
 #: The one guard every store registers (a process holds one critical count).
 COMPLETION_GUARD = CompletionGuard()
+
+
+def _to_main_greenlet(stop: KeyboardInterrupt) -> bool:
+    """In a process gevent patched (a locust master or worker, scale's
+    greenlets), throw *stop* into the main greenlet if a signal came while
+    another one ran; whether it was thrown.
+
+    Python runs a signal handler in the main thread, and under gevent every
+    "thread" is a greenlet of it: ZEO's networking thread among them.  A
+    stop raised there ends ZEO's event loop ("Event loop stopped before
+    Future completed", a ClientDisconnected in the command) and never
+    reaches the command.  The hub throws it as gevent.kill() does, once the
+    running greenlet yields: the main greenlet is waiting on the hub.
+    """
+    greenlet = sys.modules.get("greenlet")
+    gevent = sys.modules.get("gevent")
+    if greenlet is None or gevent is None:
+        return False
+    current = greenlet.getcurrent()
+    if current.parent is None:
+        return False  # the main greenlet: raise here, as without gevent
+    main = current
+    while main.parent is not None:
+        main = main.parent
+    gevent.get_hub().loop.run_callback(main.throw, stop)
+    return True
 
 
 def quiet_after_interrupt(record: Any) -> bool:

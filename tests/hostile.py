@@ -552,10 +552,8 @@ CLUSTER_PEERS = [
                                           cluster(worker=False))),
     C("cluster peers", "scale --workers", "SIGHUP mid-point", SCALE_W + " --duration 8",
       (129,), setup=signal_after(signal.SIGHUP, "zeo: 1 client", cluster())),
-    # SIGINT to a --workers master mid-point is not yet handled every time:
-    # one idle run printed "RuntimeError: greenlet is being finalized" after
-    # the right status, while it passed beside other work (issue 35, item 5,
-    # left open).
+    C("cluster peers", "scale --workers", "SIGINT mid-point", SCALE_W + " --duration 8",
+      (130,), setup=signal_after(signal.SIGINT, "zeo: 1 client", cluster())),
     C("cluster peers", "scale --workers", "its worker SIGSTOPped 1 s into the point",
       SCALE_W, (3,), setup=stopped_worker,
       checks=(says("incomplete"), says_why_unchecked)),

@@ -101,13 +101,26 @@ def quiet_after_interrupt() -> None:
     """After the stop line, the last word: what the libraries' threads say
     while the interpreter ends (a ZEO load cut short logs "exception was
     never retrieved", a closed cache file raises in its I/O thread, a
-    finalizer fails) is not printed after it."""
+    finalizer fails) is not printed after it.
+
+    The hooks cover what is said before the interpreter's own teardown;
+    what a finalizer says during it (a ZEO future collected once the
+    modules are cleared goes to the default hook, and in a process gevent
+    patched fails again with "greenlet is being finalized") only the
+    program's stderr pointed at /dev/null silences.  Not done in a test's
+    process, whose stderr is pytest's."""
     import logging
+    import os
     import threading
 
     logging.disable(logging.CRITICAL)
     threading.excepthook = lambda args: None
     sys.unraisablehook = lambda unraisable: None
+    if is_program():
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

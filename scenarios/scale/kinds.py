@@ -129,7 +129,13 @@ def run_each(kind: str, count: int, one: Callable[[int], None]) -> None:
     elif kind == "greenlets":
         import gevent
 
-        gevent.joinall([gevent.spawn(one, i) for i in range(count)])
+        greenlets = [gevent.spawn(one, i) for i in range(count)]
+        try:
+            gevent.joinall(greenlets)
+        finally:
+            # A stop signal is thrown into the main greenlet (interrupts):
+            # the others end here, not at the interpreter's exit.
+            gevent.killall(greenlets, timeout=10)
     else:
         import threading
 
