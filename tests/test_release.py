@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,14 @@ def test_quick_release_writes_every_part_into_one_directory(
     assert "release: 2000 table: the 2000 rows" in proc.stderr
     assert "release: counts (the gate): the 2000 rows of every storage" in proc.stderr
     assert "million: medium" in proc.stderr and "--quick: not a million" in proc.stderr
+    # A line per part as it starts and ends, with the release's ETA, in a
+    # log (no terminal) as on one; the micro counts beside the 2000 rows'.
+    for i, name in enumerate(("table", "counts", "micro", "scale", "million"), 1):
+        assert f"release: {name} ({i} of 5) starts: about " in proc.stderr
+        assert re.search(rf"release: {name} ended in \d+:\d\d", proc.stderr)
+    assert proc.stderr.count("the release's ETA") >= 8
+    assert re.search(r"release: million ended in .*; the release took", proc.stderr)
+    assert "the micro-benchmarks counted in" in proc.stderr
     # The verdict first (no last release named), then a line per part.
     assert proc.stdout.startswith("Verdict: no last release named")
     assert "zeo, 2 clients: consistency: 0 violations" in proc.stdout

@@ -268,7 +268,7 @@ def check_apart(against: Path, out: Path) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.release import directory, parts, verdict
+    from scenarios.release import directory, parts, runner, verdict
 
     # Absolute: the micro part's pytest runs in the project's directory.
     args.out = Path(os.path.abspath(args.out))
@@ -293,38 +293,10 @@ def main(args: argparse.Namespace) -> int:
     start, probes = environment.snapshot(), environment.probes()
     out, force = args.out, args.force
     out.mkdir(exist_ok=True)
-    results: list[PartResult] = []
-    with progress(args, "release: 2000 table", tick=False) as shown:
-        results.append(
-            parts.run_table("table", "The 2000 table", plan.table, out, force, shown)
-        )
-    counts = PartResult("counts", "Counts: instructions and I/O calls (the gate)")
-    if plan.counts is not None:
-        with progress(args, "release: counts") as shown:
-            counts = parts.run_counts(plan.counts, out, force, shown)
-    else:
-        counts.status, counts.detail = "not run", plan.skipped["counts"]
-    results.append(counts)
-    with progress(args, "release: micro-benchmarks") as shown:
-        results.append(parts.run_micro(plan.micro, out, force, shown))
-    scale = PartResult("scale", "Concurrency curve and consistency check (scale)")
-    if plan.scale is not None:
-        with progress(args, "release: concurrency") as shown:
-            scale = parts.run_scale(plan.scale, plan.table.options, out, force, shown)
-    else:
-        scale.status, scale.detail = "not run", plan.skipped["scale"]
-    results.append(scale)
-    title = "A million objects (run)"
-    if plan.million is not None:
-        with progress(args, "release: million", tick=True) as shown:
-            results.append(
-                parts.run_table("million", title, plan.million, out, force, shown)
-            )
-    else:
-        results.append(
-            PartResult("million", title, "not run", detail=plan.skipped["million"])
-        )
-
+    results = runner.run(
+        plan, out, force, say, lambda what, tick: progress(args, what, tick=tick)
+    )
+    scale = next(p for p in results if p.name == "scale")
     status = exit_status(results)
     meta = collect(plan.table)
     del meta["config"]  # each part's file has its own

@@ -13,6 +13,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,8 +41,9 @@ STOP_GRACE_S = 30.0
 #: Seconds the micro suite is assumed to take per storage (the progress's
 #: ETA before it ends; measured here: 10-20 s per storage, loaded).
 MICRO_S_PER_STORAGE = 15.0
-#: The same under callgrind (measured here, loaded: 86 s for two storages).
-MICRO_COUNTS_S_PER_STORAGE = 45.0
+#: Seconds the 2000 rows' counts take per storage (natively, under
+#: callgrind, under strace; measured idle: 129 s for the six default ones).
+COUNTS_S_PER_STORAGE = 22.0
 
 
 @dataclasses.dataclass
@@ -145,45 +148,73 @@ def run_micro(
     return guarded(part, body)
 
 
-def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """pytest (or pytest under callgrind) on the micro-benchmarks, from the
-    project's directory, to its end (at most MICRO_TIMEOUT_S:
-    subprocess.TimeoutExpired), its output captured.  Should this stop
-    (Ctrl-C, SIGTERM, SIGHUP, the timeout), or die, the child gets SIGINT:
+class PytestChild:
+    """pytest (or pytest under callgrind) on the micro-benchmarks, started
+    from the project's directory at once, its output into temporary files;
+    result() waits for its end (at most MICRO_TIMEOUT_S from its start:
+    subprocess.TimeoutExpired).  Should the wait stop (Ctrl-C, SIGTERM,
+    SIGHUP, the timeout), or this process die, the child gets SIGINT:
     pytest's Ctrl-C, which runs its fixtures' cleanup (the temporary
     directories and servers it made); SIGKILL to its session after
     STOP_GRACE_S."""
-    from storages.process import die_with_parent
 
-    env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
-    child = subprocess.Popen(
-        argv,
-        cwd=PROJECT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=die_with_parent(signal.SIGINT),
-    )
-    try:
-        out, err = child.communicate(timeout=MICRO_TIMEOUT_S)
-    except BaseException:
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
+    def __init__(self, argv: list[str]) -> None:
+        from storages.process import die_with_parent
+
+        self.argv = argv
+        env = dict(os.environ, PYTHONPATH=str(PROJECT))
+        env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
+        # Files, not pipes: the child may run while this process does other
+        # work (the counts), and never blocks on a full pipe.
+        self._out = tempfile.TemporaryFile("w+")
+        self._err = tempfile.TemporaryFile("w+")
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            argv,
+            cwd=PROJECT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=self._err,
+            text=True,
+            start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGINT),
+        )
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        left = self.started + MICRO_TIMEOUT_S - time.monotonic()
+        try:
+            self.process.wait(max(left, 0.0))
+        except BaseException:
+            self.stop()
+            raise
+        texts = []
+        for f in (self._out, self._err):
+            f.seek(0)
+            texts.append(f.read())
+            f.close()
+        return subprocess.CompletedProcess(self.argv, self.process.returncode, *texts)
+
+    def stop(self) -> None:
+        """SIGINT, STOP_GRACE_S to clean up, then SIGKILL to its session."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
             try:
-                child.communicate(timeout=STOP_GRACE_S)
+                self.process.wait(STOP_GRACE_S)
             except BaseException:  # its time is up, or a second Ctrl-C
                 pass
         try:
-            os.killpg(child.pid, signal.SIGKILL)
+            os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        child.wait()
-        raise
-    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+        self.process.wait()
+        self._out.close()
+        self._err.close()
+
+
+def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """PytestChild(*argv*) to its end."""
+    return PytestChild(argv).result()
 
 
 def run_counts(
@@ -202,39 +233,63 @@ def run_counts(
     def body() -> None:
         launch.check_tools()
         config = plan.table
-        progress.plan(len(config.storages), unit_s=10.0)
+        progress.plan(len(config.storages), unit_s=COUNTS_S_PER_STORAGE)
 
         def say(line: str) -> None:
             if ": system calls counted" in line:
                 progress.advance()
             progress.status(line)
 
-        run = launch.count(config, say, child_progress=progress.say is not None)
+        # Counts do not depend on the machine's load: the micro-benchmarks'
+        # pytest under callgrind runs on the other core, beside the 2000
+        # rows' children (one process each at a time).
+        micro = _start_micro_counts(plan, out, force, progress, part)
+        try:
+            run = launch.count(config, say, child_progress=progress.say is not None)
+        except BaseException:
+            if micro is not None:
+                micro.stop()
+            raise
         part.data = run
         part.text = report.text(run)
         write_json(out / "counts.json", run.to_json(), force)
         write_text(out / "counts.txt", part.text, force)
         part.files += ["counts.json", "counts.txt"]
-        if plan.micro_storages:
-            _micro_counts(plan, out, force, progress, part)
+        if micro is not None:
+            progress.status("waiting for the micro-benchmarks under callgrind")
+            _end_micro_counts(micro, out, force, progress, part)
 
     return guarded(part, body)
 
 
-def _micro_counts(
+def _start_micro_counts(
     plan: CountsPlan, out: Path, force: bool, progress: Progress, part: PartResult
-) -> None:
+) -> PytestChild | None:
+    """The micro-benchmarks under callgrind, started (None: none to count)."""
+    if not plan.micro_storages:
+        return None
     if not MICRO_SUITE.is_file():
         part.detail = f"no micro-benchmark counts: {MICRO_SUITE} not found"
-        return
+        return None
     json_path = out / "counts-micro.json"
     if json_path.exists() and not force:
         raise FileExistsError(f"{json_path} exists; use --force to replace it")
     json_path.unlink(missing_ok=True)  # pytest-benchmark would not replace it
-    progress.step("the micro-benchmarks under callgrind")
     argv = [sys.executable, "-m", "scenarios.counts.pytest_counts", "run"]
     argv += [*plan.pytest_args(json_path), str(MICRO_SUITE)]
-    done = _pytest(argv)
+    progress.line(
+        f"release: counts: the micro-benchmarks on {', '.join(plan.micro_storages)} "
+        "under callgrind, beside the 2000 rows"
+    )
+    return PytestChild(argv)
+
+
+def _end_micro_counts(
+    micro: PytestChild, out: Path, force: bool, progress: Progress, part: PartResult
+) -> None:
+    done = micro.result()
+    took = time.monotonic() - micro.started
+    json_path = out / "counts-micro.json"
     write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)
     part.files.append("counts-micro.txt")
     if json_path.exists():
@@ -246,6 +301,10 @@ def _micro_counts(
             f"the micro-benchmarks under counts exited {done.returncode}: "
             + " ".join(tail)
         )
+    progress.line(
+        f"release: counts: the micro-benchmarks counted in {took:.0f} s"
+        + ("" if part.status == "ok" else f" ({part.status})")
+    )
 
 
 def run_scale(

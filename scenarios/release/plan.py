@@ -46,6 +46,24 @@ SCALE_DEFAULTS = ScaleConfig(storages=("zeo",))
 #: The fewest sub-windows of a release's curve point (see curve_windows).
 CURVE_WINDOWS = 6
 
+#: Seconds per storage (or per point, per million run) each part takes on
+#: an idle two-core machine, the default storages (ReleasePlan.estimates):
+#: measured by `vfab-bench release --out DIR` (docs/internals.md).
+ESTIMATES = {
+    "table": 2.0,
+    "table quick": 1.0,
+    "counts": 22.0,
+    "counts quick": 12.0,
+    "micro counts": 100.0,
+    "micro counts quick": 25.0,
+    "micro": 6.0,
+    "micro quick": 3.0,
+    "scale point": 3.5,
+    "million": 65.0,
+    "million served": 150.0,
+    "million quick": 5.0,
+}
+
 #: The micro-benchmarks counted under pytest, on these storages among those
 #: named (else none): pytest under callgrind costs about 40 s a storage
 #: idle (93 s measured at load average 4-6).
@@ -109,6 +127,42 @@ class ReleasePlan:
     million: RunConfig | None
     skipped: dict[str, str]
     counts: CountsPlan | None = None
+
+    def estimates(self) -> dict[str, float]:
+        """Seconds each part should take on an idle two-core machine (the
+        release's ETA before a part has ended; measured there: ESTIMATES);
+        0 for a part not run."""
+        e, quick = ESTIMATES, self.quick
+        n = len(self.storages)
+        counts = 0.0
+        if self.counts is not None:
+            per = e["counts quick"] if quick else e["counts"]
+            micro = e["micro counts quick"] if quick else e["micro counts"]
+            counts = max(per * n, micro * len(self.counts.micro_storages))
+        scale = 0.0
+        if self.scale is not None:
+            s = self.scale
+            points = len(s.storages) * len(s.clients)
+            scale = points * (s.warmup_s + s.duration_s + e["scale point"])
+        million = 0.0
+        if self.million is not None:
+            per_storage = {n: e["million quick" if quick else "million"]
+                           for n in self.million.storages}  # fmt: skip
+            if not quick:
+                per_storage.update(
+                    (n, e["million served"])
+                    for n in self.million.storages
+                    if storages.get(n, self.table.options).starts_server
+                )
+            million = sum(per_storage.values())
+        return {
+            "table": (e["table quick"] if quick else e["table"]) * n,
+            "counts": counts,
+            "micro": (e["micro quick"] if quick else e["micro"])
+            * len(self.micro.storages),
+            "scale": scale,
+            "million": million,
+        }
 
     def shortened(self) -> list[str]:
         """One line per part: what it runs, and what it cut to fit."""
