@@ -25,8 +25,8 @@ from persistent.mapping import PersistentMapping
 from ZODB.MappingStorage import MappingStorage
 from ZODB.utils import get_pickle_metadata
 
-from scenarios.bench.phases import FAB_KEY
 from scenarios.checker import consistency
+from scenarios.data import FAB_KEY
 from scenarios.load.history import Event, History, settle
 from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session

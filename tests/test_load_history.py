@@ -18,7 +18,7 @@ from persistent.mapping import PersistentMapping
 from transaction.interfaces import TransientError
 from ZODB.MappingStorage import MappingStorage
 
-from scenarios.bench.phases import FAB_KEY
+from scenarios.data import FAB_KEY
 from scenarios.load.clock import Clock, offset_between
 from scenarios.load.history import (
     Access,

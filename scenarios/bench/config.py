@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.phases import PHASES, PHASES_2000, Phase
+from scenarios.data.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.errors import ConfigError
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 from storages import DBOptions, StorageOptions

@@ -12,14 +12,12 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from scenarios.bench.batching import Batcher
+from scenarios.data import FAB_KEY
+from scenarios.data.batching import Batcher
 from storages import Store
 from vfab import generate, queries, updates
 from vfab.generate import DataSpec, ShippedCatalogue
 from vfab.model import VirtualFab
-
-#: The root key under which a data set's VirtualFab lives.
-FAB_KEY = "fab"
 
 #: The connection cache target, in objects, while a hot row runs: large
 #: enough that nothing a query touched is ghosted at a transaction boundary.

@@ -10,7 +10,6 @@ from pathlib import Path
 import storages
 from scenarios import argtypes
 from scenarios.argtypes import at_least
-from scenarios.bench.batching import DEFAULT_XLARGE_BATCH
 from scenarios.bench.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_MAX_TRIALS,
@@ -33,6 +32,7 @@ from scenarios.cli.args import (
     trials,
 )
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.data.batching import DEFAULT_XLARGE_BATCH
 from scenarios.errors import ConfigError
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scenarios.bench.batching import Batcher
-from scenarios.bench.phases import FAB_KEY
+from scenarios.data import FAB_KEY
+from scenarios.data.batching import Batcher
 from scenarios.progress import Progress
 from storages import Store
 from vfab import generate

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scenarios.bench.phases import FAB_KEY
+from scenarios.data import FAB_KEY
 from scenarios.load.clock import Clock
 from scenarios.load.history import Event, NoHistory, Recorder, accesses
 from scenarios.load.history import Session as SessionRecord

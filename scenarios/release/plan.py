@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 import storages
-from scenarios.bench.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.bench.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_REPEAT,
@@ -19,6 +18,7 @@ from scenarios.bench.config import (
     ROWS,
     RunConfig,
 )
+from scenarios.data.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.data.estimate import does_not_fit
 from scenarios.results import power
 from scenarios.results.formatter import plural

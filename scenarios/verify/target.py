@@ -56,7 +56,7 @@ def check_data_set(spec: str) -> None:
     """StorageError (one line) unless the target *spec* holds a vfab data
     set: checked whole without writing first (scenarios.load.target),
     then opened read-only and its root looked at."""
-    from scenarios.bench.phases import FAB_KEY
+    from scenarios.data import FAB_KEY
 
     check_target(spec)
     storage, close = _open_read_only(spec)

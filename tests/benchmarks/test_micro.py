@@ -38,7 +38,7 @@ from ZODB.interfaces import IMVCCStorage
 from ZODB.POSException import ConflictError
 from ZODB.utils import load_current, z64
 
-from scenarios.bench.phases import FAB_KEY
+from scenarios.data import FAB_KEY
 from scenarios.data.dataset import populate
 from storages import Store, ZODBStore
 from tests.benchmarks.support import (
