@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenarios.bench.kind import KIND as RUN
+from scenarios.bench.kind import kind as run_kind
+from scenarios.bench.page import Section
 from scenarios.census.kind import KIND as CENSUS
 from scenarios.counts.kind import KIND as COUNTS
 from scenarios.matrix.kind import KIND as MATRIX
@@ -18,6 +19,29 @@ from scenarios.results.kinds import Found, Kind, sniff
 from scenarios.scale.kind import KIND as SCALE
 from scenarios.sweep.kind import KIND as SWEEP
 from scenarios.verify.kind import KIND as VERIFY
+
+
+def _run_sections(args: Any) -> list[Section]:
+    """report --sweep FILE and --scale FILE on a run's page: their sections
+    (the run kind takes them as arguments, importing neither command)."""
+    from scenarios.scale.page import scale_section
+    from scenarios.scale.results import ScaleRun
+    from scenarios.sweep.page import sweep_section
+    from scenarios.sweep.results import SweepRun
+
+    found: list[Section] = []
+    if getattr(args, "sweep", None) is not None:
+        sweep = SweepRun.load(args.sweep)
+        found.append(
+            Section("sweep", lambda stat: sweep_section(sweep, stat), sweep.metadata)
+        )
+    if getattr(args, "scale", None) is not None:
+        scale = ScaleRun.load(args.scale)
+        found.append(Section("scale", lambda _: scale_section(scale), scale.metadata))
+    return found
+
+
+RUN = run_kind(_run_sections)
 
 #: name -> kind.
 KINDS: dict[str, Kind] = {

@@ -80,11 +80,17 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "s.json": checked_in("sweep.json", d, "s.json"),
         "r.html": d / "r.html",
         "rs.html": d / "rs.html",
+        "c.json": checked_in("scale.json", d, "c.json"),
+        "rc.html": d / "rc.html",
     }
     run_quietly("report", str(files["r.json"]), "--html", str(files["r.html"]))
     run_quietly(
         "report", str(files["r.json"]), "--html", str(files["rs.html"]),
         "--sweep", str(files["s.json"]),
+    )  # fmt: skip
+    run_quietly(
+        "report", str(files["r.json"]), "--html", str(files["rc.html"]),
+        "--scale", str(files["c.json"]),
     )  # fmt: skip
     return files
 
@@ -129,6 +135,15 @@ def test_report_adds_the_cost_curve(outputs: dict[str, Path]) -> None:
     assert "Cost per object against objects per transaction" in text
     assert "mapping btree" in text and "file list" in text
     assert "<h3>sweep</h3>" in text
+
+
+def test_report_adds_the_concurrency_curve(outputs: dict[str, Path]) -> None:
+    """report --scale: the scale file's section and its metadata (the run
+    kind takes them from scenarios.registry, importing no other command)."""
+    text = outputs["rc.html"].read_text()
+    check_page(text)
+    assert "<h2>Concurrent clients (scale)</h2>" in text
+    assert "<h3>scale</h3>" in text and "<h3>sweep</h3>" not in text
 
 
 def test_outputs_are_checked_before_the_work(

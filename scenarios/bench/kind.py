@@ -3,14 +3,13 @@ short view, every table, Markdown, the page, a pyperf suite), and compare."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scenarios.bench import page, pyperf_suite, report, short
 from scenarios.results import compare_view, files
 from scenarios.results.kinds import Kind, View
 from scenarios.results.model import RunResult
-from scenarios.scale.results import ScaleRun
-from scenarios.sweep.results import SweepRun
 
 #: What the text is: the short view, every table, Markdown, or nothing (a
 #: page or a pyperf file was asked for: that is the output).
@@ -22,12 +21,11 @@ def view(
     stat: str | None = None,
     text: str = "short",
     rest: str = "",
-    sweep: SweepRun | None = None,
-    scale: ScaleRun | None = None,
+    sections: Sequence[page.Section] = (),
 ) -> View:
     """*run*'s text (one of TEXTS; *rest*: the short view's last line) and
     its files, time cells by *stat* (None: the statistic the run records);
-    the page adds a sweep's curve and a scale run's."""
+    the page adds *sections* (bench.page.page)."""
     shown = {
         "short": lambda: short.text(run, stat, rest),
         "all": lambda: report.text(run, stat),
@@ -39,30 +37,37 @@ def view(
         {
             "json": run.to_json,
             "markdown": lambda: report.markdown(run, stat),
-            "html": lambda: page.page(run, sweep, stat, scale),
+            "html": lambda: page.page(run, stat, sections),
             "pyperf": lambda: pyperf_suite.text(run),
         },
     )
 
 
-def _report(run: RunResult, args: Any) -> View:
-    sweep = SweepRun.load(args.sweep) if args.sweep is not None else None
-    scale = ScaleRun.load(args.scale) if args.scale is not None else None
-    text = "markdown" if args.markdown else "all" if args.all else "short"
-    if text == "short" and (args.html is not None or args.pyperf is not None):
-        text = ""
-    rest = f"Every table: vfab-bench report {args.file} --all."
-    return view(run, args.statistic, text, rest, sweep, scale)
+#: The sections a run's page takes from other kinds' files named on
+#: report's command line (report --sweep, --scale), each given the
+#: statistic's name: supplied by scenarios.registry, above every command.
+Sections = Callable[[Any], Sequence[page.Section]]
 
 
-KIND = Kind(
-    files.RUN,
-    "run file",
-    load=lambda found: RunResult.from_json(found.data),
-    report=_report,
-    report_options=frozenset(
-        {"all", "markdown", "statistic", "sweep", "scale", "html", "pyperf"}
-    ),
-    compare=compare_view.view,
-    compare_options=compare_view.OPTIONS,
-)
+def kind(sections: Sections = lambda args: ()) -> Kind:
+    """The run file as a result kind, its page extended by *sections*."""
+
+    def _report(run: RunResult, args: Any) -> View:
+        extra = sections(args)
+        text = "markdown" if args.markdown else "all" if args.all else "short"
+        if text == "short" and (args.html is not None or args.pyperf is not None):
+            text = ""
+        rest = f"Every table: vfab-bench report {args.file} --all."
+        return view(run, args.statistic, text, rest, extra)
+
+    return Kind(
+        files.RUN,
+        "run file",
+        load=lambda found: RunResult.from_json(found.data),
+        report=_report,
+        report_options=frozenset(
+            {"all", "markdown", "statistic", "sweep", "scale", "html", "pyperf"}
+        ),
+        compare=compare_view.view,
+        compare_options=compare_view.OPTIONS,
+    )

@@ -5,8 +5,9 @@ curves when given, every table and the metadata; inline SVG, no script.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
+from typing import Any, NamedTuple
 
 from scenarios.bench import report
 from scenarios.bench import rows as rows_model
@@ -14,10 +15,6 @@ from scenarios.bench.phases import PHASES_2000
 from scenarios.bench.table2000 import COLUMNS_2000, TABLE_2000
 from scenarios.results import formatter, htmlbase, significance, svg
 from scenarios.results.model import RunResult
-from scenarios.scale.page import scale_section
-from scenarios.scale.results import ScaleRun
-from scenarios.sweep.page import sweep_section
-from scenarios.sweep.results import SweepRun
 
 COLD_WARM_HOT = (
     "CPU time and RSS exclude server processes.  Cold: new DB and client on "
@@ -153,14 +150,25 @@ def then_and_now(run: RunResult, size: str, stat: str | None = None) -> str:
     return f'<div class="scroll">{_then_and_now(run, size, name)}</div>'
 
 
+class Section(NamedTuple):
+    """Another kind's section of a run's page: *render* given the
+    statistic's name; *name* and *metadata* for the page's metadata."""
+
+    name: str
+    render: Callable[[str], str]
+    metadata: dict[str, Any]
+
+
 def page(
     run: RunResult,
-    sweep: SweepRun | None = None,
     stat: str | None = None,
-    scale: ScaleRun | None = None,
+    sections: Sequence[Section] = (),
 ) -> str:
     """The whole report as one HTML document, time cells and charts by
-    *stat* (None: the statistic the run records, as the text report)."""
+    *stat* (None: the statistic the run records, as the text report);
+    *sections*, given the statistic's name, render other kinds' sections
+    after the run's figures (report --sweep, --scale: scenarios.registry
+    supplies them, so bench imports no other command)."""
     s = significance.statistic(report.run_statistic(run, stat))
     meta = run.metadata
     versions = meta.get("versions", {})
@@ -190,10 +198,7 @@ def page(
         body.append(f'<p class="note">{escape(note)}</p>')
         body.append(f"<h2>Phases by storage (size {escape(size)})</h2>")
         body += figures(run, size, s.name)
-    if sweep is not None:
-        body.append(sweep_section(sweep, s.name))
-    if scale is not None:
-        body.append(scale_section(scale))
+    body += [section.render(s.name) for section in sections]
     body.append("<h2>Tables</h2>")
     body += tables(run, s.name)
     left_out = report.omitted(run, s.name)
@@ -206,9 +211,6 @@ def page(
     body.append(f'<p class="note">{escape(COLD_WARM_HOT)}</p>')
     body.append("<h2>Metadata</h2>")
     body.append(htmlbase.metadata("run", meta))
-    if sweep is not None:
-        body.append(htmlbase.metadata("sweep", sweep.metadata))
-    if scale is not None:
-        body.append(htmlbase.metadata("scale", scale.metadata))
+    body += [htmlbase.metadata(section.name, section.metadata) for section in sections]
     title = f"vfab-loadtest results {meta.get('date', '')}".strip()
     return htmlbase.document(title, body)
