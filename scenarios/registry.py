@@ -43,6 +43,17 @@ def _run_sections(args: Any) -> list[Section]:
 
 RUN = run_kind(_run_sections)
 
+
+def _matrix_as_run(data: Any) -> Any:
+    from scenarios.matrix.model import MatrixRun
+
+    return MatrixRun.from_json(data).as_run()
+
+
+#: The kinds history reads as runs (scenarios.history.runs.AsRun): a
+#: matrix's cells as a run's rows, its trend.
+AS_RUN = {"matrix": _matrix_as_run}
+
 #: name -> kind.
 KINDS: dict[str, Kind] = {
     k.name: k for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE, MATRIX)

@@ -256,3 +256,32 @@ def test_load_checker_and_swarm_import_one_way() -> None:
     """The load engine never imports the checker or the locust glue, and
     the checker never imports the locust glue."""
     assert back_imports(graph()) == []
+
+
+def folders(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """scenarios' packages -> the other packages of scenarios they import."""
+
+    def package(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if parts[0] == "scenarios" and len(parts) > 2 else None
+
+    found: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        for target in targets:
+            a, b = package(source), package(target)
+            if a and b and a != b:
+                found.setdefault(a, set()).add(b)
+                found.setdefault(b, set())
+    return found
+
+
+def test_folders_finds_a_loop() -> None:
+    edges = {"scenarios.a.x": {"scenarios.b.y"}, "scenarios.b.y": {"scenarios.a.z"}}
+    assert find_cycle(folders(edges)) == ["a", "b", "a"]
+
+
+def test_no_loop_between_folders() -> None:
+    """Two commands' packages never import each other, even through others
+    (a command another needs is below it; what both need is a library)."""
+    cycle = find_cycle(folders(graph()))
+    assert cycle is None, " -> ".join(cycle or [])

@@ -72,7 +72,9 @@ def main(args: argparse.Namespace) -> int:
         return _releases(args, found)
     # Check the outputs against the files read, not their directories: a
     # page may be written beside the runs it shows.
-    read = history.read_runs(found)
+    from scenarios.registry import AS_RUN
+
+    read = history.read_runs(found, AS_RUN)
     named = args.inputs
     args.inputs = [path for path, _ in read[0]] or named
     check_outputs(args)

@@ -9,7 +9,7 @@ import dataclasses
 import datetime
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,26 +54,35 @@ class Point:
         return max((len(r.samples) for r in self.run.results), default=0)
 
 
+#: How a file of another kind reads as a run's rows (a matrix's cells:
+#: MatrixRun.as_run), by kind: its data -> a RunResult.  Supplied by the
+#: caller (scenarios.registry.AS_RUN), so history imports no other command.
+AsRun = Mapping[str, Callable[[Any], RunResult]]
+
+
 def read_runs(
     inputs: Sequence[Found],
+    as_run: AsRun | None = None,
 ) -> tuple[list[tuple[Path, RunResult]], list[str]]:
     """The run files named or found in the directories named (their *.json,
-    by name), each sniffed once; and the files of another kind found in a
-    directory, left out.  A file named on its own must be a run file; any
-    malformed file is a ResultsError naming it."""
+    by name), each sniffed once, and the files of the kinds *as_run* reads
+    as runs; and the files of another kind found in a directory, left out.
+    A file named on its own must be one of those; any malformed file is a
+    ResultsError naming it."""
+    as_run = as_run or {}
     found: list[tuple[Path, RunResult]] = []
     skipped: list[str] = []
     for source in inputs:
         if source.path.is_dir():
             names = sorted(p for p in _listing(source.path) if p.is_file())
             for path in names:
-                run = _read(sniff(path), in_directory=True)
+                run = _read(sniff(path), True, as_run)
                 if isinstance(run, str):
                     skipped.append(f"{path} ({run})")
                 else:
                     found.append((path, run))
             continue
-        run = _read(source, in_directory=False)
+        run = _read(source, False, as_run)
         assert not isinstance(run, str)
         found.append((source.path, run))
     return found, skipped
@@ -89,7 +98,7 @@ def _listing(directory: Path) -> list[Path]:
     return [directory / n for n in names if n.endswith(".json")]
 
 
-def _read(found: Found, in_directory: bool) -> RunResult | str:
+def _read(found: Found, in_directory: bool, as_run: AsRun) -> RunResult | str:
     """The run file *found*; in a directory, a file of another kind gives
     what it is instead."""
     path = found.path
@@ -99,12 +108,9 @@ def _read(found: Found, in_directory: bool) -> RunResult | str:
         raise ResultsError(
             f"{path} is not a vfab-bench result (no kind, no schema_version)"
         )
-    if found.kind == "matrix":
-        # A matrix's cells as a run's rows (MatrixRun.as_run): its trend.
-        from scenarios.matrix.model import MatrixRun
-
+    if found.kind in as_run:
         try:
-            return MatrixRun.from_json(found.data).as_run()
+            return as_run[found.kind](found.data)
         except ResultsError as e:
             raise ResultsError(f"{path}: {e}") from None
     if found.kind != "run":
