@@ -12,6 +12,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from typing import Any, NoReturn
 
 from storages.zodbstore import register_synchronizer
@@ -60,6 +61,8 @@ class _Interrupts:
     raised_signal = 0
     #: SIGXCPU came (once is enough: Linux repeats it).
     cpu_limit = False
+    #: unraisable() is asking for a stop again (see there).
+    asking = False
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
@@ -67,6 +70,8 @@ class _Interrupts:
             if cls.cpu_limit:
                 return  # repeated every CPU second: the cleanup is under way
             cls.cpu_limit = True
+        if cls.asking:
+            return  # in the hook that asks for the stop again: it comes after
         if cls.critical:
             cls.pending = cls.pending or signum
         elif not _to_main_greenlet(cls.stop(signum)):
@@ -95,7 +100,16 @@ class _Interrupts:
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
         cls.critical = cls.pending = cls.raised_signal = 0
-        cls.raised = cls.cpu_limit = False
+        cls.raised = cls.cpu_limit = cls.asking = False
+
+    @staticmethod
+    def ask_again(signum: int) -> None:
+        """From another thread: *signum* to the main thread once the hook
+        that asked for it has returned."""
+        while _Interrupts.asking:
+            time.sleep(0.001)
+        time.sleep(0.001)  # the hook's own return, and its caller's
+        _thread.interrupt_main(signal.Signals(signum))
 
     @staticmethod
     def unraisable(unraisable: Any) -> None:
@@ -103,13 +117,21 @@ class _Interrupts:
         if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
             # Not from here: interrupt_main() would run the handler at once,
             # still inside the callback that swallows it.
+            # While this hook starts the thread that asks (Thread.start()
+            # waits for it), the handler holds back: a stop raised here would
+            # be swallowed again ("Exception ignored in sys.unraisablehook").
             signum = getattr(unraisable.exc_value, "signum", signal.SIGINT)
+            _Interrupts.asking = True
             try:
-                threading.Timer(0.001, _thread.interrupt_main, (signum,)).start()
+                threading.Thread(
+                    target=_Interrupts.ask_again, args=(signum,), daemon=True
+                ).start()
             except RuntimeError:
                 # "can't create new thread at interpreter shutdown": Ctrl-C
                 # landed in a __del__ while the process exits; it is exiting.
                 pass
+            finally:
+                _Interrupts.asking = False
             return
         sys.__unraisablehook__(unraisable)
 

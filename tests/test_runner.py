@@ -274,16 +274,29 @@ def test_run_config_defaults_are_the_commands() -> None:
 
 
 @pytest.mark.subprocess
-def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path) -> None:
+@pytest.mark.parametrize("slow_hook", [False, True])
+def test_ctrl_c_inside_a_callback_is_not_lost(tmp_path: Path, slow_hook: bool) -> None:
     """Python swallows what a gc or weakref callback raises; the runner's GC
-    clock is such a callback, so Ctrl-C landing in one must come again."""
+    clock is such a callback, so Ctrl-C landing in one must come again.
+    *slow_hook*: the main thread still inside the hook when the thread that
+    asks again is ready (as on a loaded machine): the stop must not land
+    in the hook and be swallowed there."""
     import subprocess
     import sys
 
+    slow = (
+        "import threading\n"
+        "start = threading.Thread.start\n"
+        "def slow_start(self):\n"
+        "    start(self)\n"
+        "    time.sleep(0.05)  # descheduled inside the hook\n"
+        "threading.Thread.start = slow_start\n"
+    )
     script = tmp_path / "swallow.py"
     script.write_text(
         "import gc, time, weakref\n"
-        "from scenarios.interrupts import _Interrupts, defer_interrupts\n"
+        + (slow if slow_hook else "")
+        + "from scenarios.interrupts import _Interrupts, defer_interrupts\n"
         "defer_interrupts()\n"
         "class T: pass\n"
         "t = T()\n"

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import storages
 from scenarios.checker import consistency
 from scenarios.data import dataset
+from scenarios.interrupts import stopped
 from scenarios.load.history import Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
@@ -112,7 +113,10 @@ def run(
                             config, name, clients, shared, say, history, fleets
                         )
                     say.advance()
-                    if point.interrupted:
+                    # Interrupted while its clients ran, or while the check
+                    # read the data back (which says "not checked:
+                    # interrupted" and returns): either way the run stops.
+                    if point.interrupted or stopped():
                         # A point whose clients never started work is not one.
                         raise ScaleInterrupted(points + [point] * bool(point.started))
                     points.append(point)
