@@ -97,12 +97,18 @@ def _version(cls: type) -> int:
     return ctypes.c_uint.from_address(id(cls) + _OFFSET).value
 
 
+#: _Probe's tag, read in place: made once, so that settle() allocates no
+#: object the collector tracks however many tags it renews (a count that
+#: depended on the layout would move the phase's next collection).
+_PROBE_TAG = ctypes.c_uint.from_address(id(_Probe) + _OFFSET)
+
+
 def _renew() -> int:
     """Invalidate _Probe's tag, look an attribute up (which gives it the next
     tag) and return that tag."""
     _Probe.x = 0  # type.__setattr__: PyType_Modified(_Probe)
     _Probe.x  # noqa: B018 - the lookup hands out the next tag
-    return _version(_Probe)
+    return _PROBE_TAG.value
 
 
 def _spend(need: int) -> None:
