@@ -328,6 +328,32 @@ def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
             assert f"{row} +" in first_line
         width = tab.evaluate("document.documentElement.scrollWidth")
         assert width <= 1280, width  # no horizontal scroll
+        # No element of the page overflows its box (SVG's inner elements
+        # have no box of their own: the chart is checked as one).
+        over = tab.evaluate(
+            """() => [...document.querySelectorAll('body *:not(svg *)')]
+              .filter(e => e.scrollWidth > e.clientWidth
+                           && getComputedStyle(e).display !== 'inline')
+              .map(e => [e.tagName, e.scrollWidth, e.clientWidth,
+                         e.textContent.slice(0, 50)])"""
+        )
+        assert over == [], over
+        # No empty section: each heading has something under it.
+        empty = tab.evaluate(
+            """() => [...document.querySelectorAll('main h2, main h3')]
+              .filter(h => { let e = h.nextElementSibling;
+                 while (e && !/^H[1-3]$/.test(e.tagName)) {
+                   if (e.textContent.trim() && e.textContent.trim() !== '{}')
+                     return false;
+                   if (e.querySelector('svg')) return false;
+                   e = e.nextElementSibling; }
+                 return !(e && e.tagName > h.tagName); })
+              .map(h => h.innerText)"""
+        )
+        assert empty == [], empty
+        assert tab.locator("ul:not(:has(li))").count() == 0
+        text = tab.locator("main").inner_text()
+        assert "±?" not in text and "1 trial" in text
         # The 2000 table whole, in the page (no frame); every chart SVG.
         assert tab.locator("iframe").count() == 0
         box = tab.locator("#table ~ div.scroll").first

@@ -408,3 +408,18 @@ def _ops(n: int) -> str:
     for _ in range(n):
         histogram.record_ms(h, 1.0)
     return histogram.encode(h)
+
+
+@pytest.mark.parametrize(
+    "name", ["scale.json", "scale-v3.json", "releases/c/scale.json"]
+)
+def test_the_scale_view_keeps_within_100_columns(name: str) -> None:
+    """Issue 36's limit, on checked-in scale files: the notes (a point's
+    consistency detail, the machine's lines) and the legend are wrapped."""
+    from scenarios.scale import report
+
+    run = ScaleRun.load(Path(__file__).parent / "data" / name)
+    out = report.text(run)
+    assert "consistency" in out
+    long = [line for line in out.splitlines() if len(line) > 100]
+    assert long == [], long

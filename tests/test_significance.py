@@ -55,7 +55,7 @@ def test_cell_text_marks_only_wide_intervals() -> None:
     spread = [0.010, 0.017, 0.016, 0.018, 0.011]
     cell = S.cell_text(spread, "median")
     assert cell.endswith("!") and S.interval(spread, "median").wide
-    assert S.cell_text([0.5]) == "0.5000 ±? "
+    assert S.cell_text([0.5]) == "0.5000 1 trial "
     assert S.cell_text([2.0, 2.0]) == "2.00 ±0% "
     ms = S.cell_text(tight, "min", fmt=lambda v: f"{v * 1e3:.1f} ms")
     assert ms == "12.3 ms ±0% "

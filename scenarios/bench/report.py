@@ -27,14 +27,14 @@ def run_statistic(run: RunResult, stat: str | None = None) -> str:
 
 def time_cell(values: list[float], stat: str) -> str:
     """The statistic, then a fixed-width mark: the interval's half-width
-    ("±12%", "!" after it when wide), "~" under SHORT_S, "±?" for one
-    trial."""
+    ("±12%", "!" after it when wide), "~" under SHORT_S, "1 trial" for
+    one trial (no interval)."""
     iv = significance.interval(values, stat)
     rel = iv.relative_half_width
     if iv.estimate < SHORT_S:
         mark = "~"
     elif rel is None:
-        mark = "±?"
+        mark = "1 trial"
     else:
         mark = "±" + ("inf" if rel == float("inf") else f"{rel * 100:.0f}%").rjust(4)
     flag = "!" if iv.wide and iv.estimate >= SHORT_S else " "

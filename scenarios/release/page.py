@@ -12,9 +12,8 @@ from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.history import ReleaseHistory
 from scenarios.release.microbench import micro_rows
-from scenarios.release.verdict import CHANGE, GATE, Verdict, cell_name
+from scenarios.release.verdict import CHANGE, GATE, MICRO, Verdict, cell_name
 from scenarios.results import htmlbase
-from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 from scenarios.scale import page as scale_page
 
@@ -65,8 +64,17 @@ def verdict_section(v: Verdict) -> str:
     ]
     grew, fell = v.count_regressions(), v.count_improvements()
     if grew or fell:
+        # A micro-benchmark's cell named as the text verdict names it.
+        micro = [] if v.micro_counts is None else v.micro_counts.cells
         rows = [
-            [cell_name(c), c.fmt(c.old.value), c.fmt(c.new.value), c.verdict]
+            [
+                cell_name(c).replace(c.column, c.column + MICRO, 1)
+                if c in micro
+                else cell_name(c),
+                c.fmt(c.old.value),
+                c.fmt(c.new.value),
+                c.verdict,
+            ]
             for c in [*grew, *fell]
         ]
         body.append("<h3>Count cells that moved</h3>")
@@ -129,13 +137,6 @@ def _part_body(release: Release, name: str) -> list[str]:
             .replace("<h2>", "<h3>", 1)
             .replace("</h2>", "</h3>", 1)
         )
-        out.append("<h3>Consistency, point by point</h3><ul>")
-        out += [
-            f"<li>{escape(p.storage)}, {plural(p.clients, 'client')}: "
-            f"{escape(str(p.invariants.get('summary')))}</li>"
-            for p in scale.points
-        ]
-        out.append("</ul>")
     elif name == "million" and release.million is not None:
         out += html.tables(release.million)[:1]
     return out
@@ -167,18 +168,21 @@ def page(release: Release, verdict: Verdict | None) -> str:
     else:
         status = int(release.summary.get("exit_status") or 0)
         own = [str(v) for v in release.summary.get("verdicts") or ()]
+        items = "".join(f"<li>{escape(v)}</li>" for v in own)
         body.append(
             '<section id="verdict"><h2>Verdict: no last release named (release '
             "--against DIR compares with one)</h2>"
             f"<p>{_status('ok' if status == 0 else 'failed', f'exit status {status}')}"
-            "</p><ul>"
-            + "".join(f"<li>{escape(v)}</li>" for v in own)
-            + "</ul></section>"
+            "</p>" + (f"<ul>{items}</ul>" if items else "") + "</section>"
         )
     body.append(htmlbase.machine(meta))
-    body.append("<h2>Shortened to fit</h2><ul>")
-    body += [f"<li>{escape(str(x))}</li>" for x in release.summary.get("shortened", [])]
-    body.append("</ul>")
+    shortened = [str(x) for x in release.summary.get("shortened") or ()]
+    body.append("<h2>Shortened to fit</h2>")
+    if shortened:
+        body.append("<ul>" + "".join(f"<li>{escape(x)}</li>" for x in shortened))
+        body.append("</ul>")
+    else:
+        body.append("<p>Nothing: every part ran as its command's defaults run it.</p>")
     parts = [p for p in release.summary.get("parts", []) if isinstance(p, dict)]
     rows = [
         [

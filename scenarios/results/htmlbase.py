@@ -4,6 +4,7 @@ colours, the metadata list and the page around them."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -42,8 +43,10 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px;
   font-size: 13.5px; }
 dt { color: #5a6170; }
 dd { margin: 0; }
-pre { background: #f4f6f9; padding: 10px 12px; overflow-x: auto;
-  font-size: 12.5px; }
+pre { background: #f4f6f9; padding: 10px 12px; font-size: 12.5px;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
+ul.notes { font-size: 13.5px; padding-left: 20px; overflow-wrap: anywhere; }
+ul.notes ul { padding-left: 18px; color: #5a6170; }
 """
 
 
@@ -55,9 +58,19 @@ def cell(text: str, attributes: str = "") -> str:
     return f"<td{attributes}>{body}</td>"
 
 
+#: A header's last word that is a unit ("s", "ms", "(µs)"): kept on the line
+#: of the word before it, so that a narrow column never wraps it alone.
+UNIT = re.compile(r" (\S{1,2}|\([^()]{1,6}\))$")
+
+
+def header_cell(text: str) -> str:
+    """A header's text escaped, its unit bound to the word before it."""
+    return UNIT.sub(lambda m: "&nbsp;" + escape(m.group(1)), escape(text))
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = ["<table><thead><tr>"]
-    out += [f"<th>{escape(h)}</th>" for h in header]
+    out += [f"<th>{header_cell(h)}</th>" for h in header]
     out.append("</tr></thead><tbody>")
     for row in rows:
         out.append("<tr>" + "".join(cell(c) for c in row) + "</tr>")
@@ -107,11 +120,12 @@ def metadata(title: str, meta: dict[str, Any]) -> str:
     config = "".join(
         f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>"
         for k, v in flatten(meta.get("config", {}))
+        if meta.get("config")
     )
-    return (
-        f"<h3>{escape(title)}</h3><dl>{dl}</dl>"
-        f"<h3>{escape(title)}: configuration</h3><dl>{config}</dl>"
-    )
+    out = f"<h3>{escape(title)}</h3><dl>{dl}</dl>"
+    if config:  # no empty section: a result without a configuration says none
+        out += f"<h3>{escape(title)}: configuration</h3><dl>{config}</dl>"
+    return out
 
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:

@@ -191,11 +191,11 @@ def cell_text(
 ) -> str:
     """A table cell: the statistic and its interval's relative half-width,
     e.g. "0.0123 ±3% "; "!" instead of the trailing space where the interval
-    is wide (above WIDE), "±?" with one sample (no interval)."""
+    is wide (above WIDE), "1 trial" with one sample (no interval)."""
     iv = interval(values, stat)
     rel = iv.relative_half_width
     if rel is None:
-        return f"{fmt(iv.estimate)} ±? "
+        return f"{fmt(iv.estimate)} 1 trial "
     width = "inf" if math.isinf(rel) else f"{rel * 100:.0f}"
     return f"{fmt(iv.estimate)} ±{width}%" + ("!" if iv.wide else " ")
 
@@ -207,7 +207,7 @@ def legend(stat: str | Statistic = DEFAULT_STATISTIC) -> str:
         f"A time cell is the {s.label} over the trials; ± is half the width of "
         f"its {1 - ALPHA:.0%} bootstrap interval as % of it; ! marks an "
         f"interval wider than ±{WIDE:.0%} (differences smaller than that "
-        "cannot be told apart there); ±? a single trial."
+        'cannot be told apart there); a single trial has no interval ("1 trial").'
     )
 
 

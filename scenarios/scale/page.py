@@ -30,9 +30,26 @@ def scale_section(run: ScaleRun) -> str:
             f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
             for t in tables
         )
-        + f"<pre>{escape(chr(10).join(scale_report.notes(run)))}</pre>"
+        + notes_list(scale_report.notes(run))
         + f'<p class="note">{escape(scale_report.LEGEND)}</p>'
     )
+
+
+def notes_list(lines: list[str]) -> str:
+    """The notes as a list that wraps in the page's width: a line indented
+    in the text (a point's detail) nested under the line before it."""
+    items: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.startswith("  ") and items:
+            items[-1][1].append(line.strip())
+        else:
+            items.append((line.strip(), []))
+    out = ['<ul class="notes">']
+    for head, detail in items:
+        sub = "".join(f"<li>{escape(d)}</li>" for d in detail)
+        out.append(f"<li>{escape(head)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
+    out.append("</ul>")
+    return "".join(out) if items else ""
 
 
 def page(run: ScaleRun) -> str:

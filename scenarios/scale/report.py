@@ -5,6 +5,7 @@ a point's interval is the bootstrap interval of its sub-windows' median
 
 from __future__ import annotations
 
+import textwrap
 from html import escape
 from typing import Any
 
@@ -112,9 +113,24 @@ def tables(run: ScaleRun) -> list[Table]:
     return [points_table(points, run.cores), operations_table(points)]
 
 
+def wrapped(line: str, width: int = table.WIDTH) -> str:
+    """A note within *width* columns, its continuation lines indented two
+    more than its own first line (a point's detail is indented already)."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(
+        line.strip(),
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+
+
 def text(run: ScaleRun) -> str:
     parts = [t.text() for t in tables(run)]
-    return "\n\n".join(parts + ["\n".join(notes(run)), LEGEND]) + "\n"
+    prose = ["\n".join(wrapped(n) for n in notes(run)), wrapped(LEGEND)]
+    return "\n\n".join(parts + prose) + "\n"
 
 
 def markdown(run: ScaleRun) -> str:
