@@ -89,17 +89,19 @@ def verify(
     history: Iterable[Any],
     lost: Mapping[str, str] | None = None,
     read_log: bool = False,
+    wait_timeout: float | None = None,
 ) -> ConsistencyReport:
     """Judge the data set at *target*, read through a fresh client after
     the run, against *baseline* and *history*; the storage's transaction
     log since the baseline is read too (and the history judged again with
-    it) when *read_log*, or when the verdict could depend on it."""
+    it) when *read_log*, or when the verdict could depend on it;
+    *wait_timeout*: the fresh ZEO client's wait for its server."""
     from scenarios.load.session import fab_of, short_connection
 
     events = list(history)
     sessions = _sessions(history)
     started = time.perf_counter()
-    with short_connection(target) as connection:
+    with short_connection(target, wait_timeout) as connection:
         connection.transaction_manager.begin()
         fab = fab_of(connection, _where(target))
         final = read_final(fab, connection)
@@ -129,11 +131,14 @@ def checked(
     events: Iterable[Any],
     read_log: bool = False,
     lost: Mapping[str, str] | None = None,
+    wait_timeout: float | None = None,
 ) -> dict[str, Any]:
     """verify()'s report as JSON, or not_checked() saying why the check
     could not run: nothing acknowledged, interrupted, or the storage could
     not be read back (a server that went away or stopped answering): never
-    an error instead of a verdict, never a verdict on data not read."""
+    an error instead of a verdict, never a verdict on data not read;
+    *wait_timeout*: the fresh ZEO client's wait for its server (what is
+    left of a caller's bound)."""
     from storages import StorageError
 
     if not any(e.outcome == "ok" for e in events):
@@ -141,7 +146,14 @@ def checked(
         # "0 violations" would read as a check of work that was done.
         return not_checked("no operation was acknowledged before the stop")
     try:
-        report = verify(target, baseline, events, lost=lost, read_log=read_log)
+        report = verify(
+            target,
+            baseline,
+            events,
+            lost=lost,
+            read_log=read_log,
+            wait_timeout=wait_timeout,
+        )
     except KeyboardInterrupt:
         return not_checked("interrupted")
     except StorageError as e:

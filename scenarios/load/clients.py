@@ -41,6 +41,10 @@ from typing import Any
 ERROR_PAUSE_S = 0.01
 
 
+#: Seconds close() waits for the processes to stop before it kills them.
+CLOSE_GRACE_S = 5.0
+
+
 class LogCounter(logging.Handler):
     """Counts the warnings a client process logs (count_log_records())."""
 
@@ -212,7 +216,7 @@ class ClientProcesses:
         self.close()
         return out
 
-    def close(self, grace: float = 5.0) -> None:
+    def close(self, grace: float = CLOSE_GRACE_S) -> None:
         """Stop and reap every process: the stop event, then SIGKILL (SIGTERM
         is blocked in them, as SIGINT and SIGHUP are).  Once: again, it
         does nothing."""

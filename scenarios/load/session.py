@@ -329,12 +329,15 @@ def _ms_since(start: float) -> float:
 
 
 @contextlib.contextmanager
-def short_connection(target: str | tuple[str, int]) -> Iterator[Any]:
+def short_connection(
+    target: str | tuple[str, int], wait_timeout: float | None = None
+) -> Iterator[Any]:
     """A connection through a client of its own, closed on leaving (for
-    checks before and after a run, never beside a running process's DB)."""
+    checks before and after a run, never beside a running process's DB);
+    *wait_timeout*: a ZEO client's wait for its server (see open_target)."""
     import transaction
 
-    db = open_database(target, pool_size=1)
+    db = open_database(target, pool_size=1, wait_timeout=wait_timeout)
     try:
         tm = transaction.TransactionManager()
         connection = db.open(tm)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.load.clients import (
+    CLOSE_GRACE_S,
     ERROR_PAUSE_S,
     ClientProcesses,
     Control,
@@ -54,6 +55,11 @@ RECONNECTS = 1
 #: operation in hand at the end waits for the server at most the client's
 #: wait timeout per attempt, then this long for the rest.
 FINISH_S = (RECONNECTS + 1) * WAIT_TIMEOUT_S + 15.0
+#: Seconds past the window by which zeoloop has its verdict: the wait for
+#: the processes, their stopping, and the check's wait for the server,
+#: which gets what is left (a process stuck on a server that stopped
+#: answering leaves none: the data are then not checked).
+BOUND_PAST_WINDOW_S = FINISH_S + CLOSE_GRACE_S
 
 
 @dataclasses.dataclass
@@ -76,6 +82,8 @@ class ProcessResult:
     reconnects: int = 0
     #: Warnings ZODB and ZEO logged in the process (counted, not printed).
     log_records: int = 0
+    #: time.monotonic() by which the run promised its verdict (set by run()).
+    verdict_by: float = 0.0
 
     @classmethod
     def empty(cls) -> ProcessResult:
@@ -215,16 +223,19 @@ def run(
         for i, (n, s, path) in enumerate(zip(split, seeds, paths, strict=True))
     ]
     stopped = False
+    verdict_by = 0.0
     try:
         with ClientProcesses(run_process, args) as procs:
             try:
                 procs.start()
                 procs.wait_ready(timeout=60 + 5 * len(split))
                 procs.go()
+                verdict_by = time.monotonic() + duration + BOUND_PAST_WINDOW_S
                 answers = procs.results(timeout=duration + FINISH_S)
             except KeyboardInterrupt:
                 stopped = True
                 procs.stop.set()
+                verdict_by = time.monotonic() + BOUND_PAST_WINDOW_S
                 answers = procs.results(timeout=FINISH_S)
         histories = [read_history(path) for path in paths]
     finally:
@@ -249,7 +260,15 @@ def run(
             out.append(answer[1])
     for result, history in zip(out, histories, strict=True):
         result.history = history
+        result.verdict_by = verdict_by
     return out
+
+
+def check_wait(results: list[ProcessResult]) -> float:
+    """Seconds the check's fresh client may wait for the server: a ZEO
+    client's usual wait, or less, what is left of BOUND_PAST_WINDOW_S."""
+    left = min((r.verdict_by for r in results), default=0.0) - time.monotonic()
+    return max(0.0, min(WAIT_TIMEOUT_S, left))
 
 
 @dataclasses.dataclass(frozen=True)
