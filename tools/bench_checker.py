@@ -54,7 +54,8 @@ class Simulated:
     """A storage keeping ZODB's promises, as a list of versions per
     register: (tid, revision, value, digest)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng  # the history's seed decides the tids too
         self.tid = 1 << 40
         self.versions: dict[Any, list[tuple[int, int, int, str]]] = {}
         for cid in range(1, CAPABILITIES + 1):
@@ -74,7 +75,7 @@ class Simulated:
         for register, _, _, _ in writes:
             if register[0] != "sequence" and self.versions[register][-1][0] > read_at:
                 return None  # first committer wins
-        self.tid += 1 + random.randrange(3)
+        self.tid += 1 + self.rng.randrange(3)
         for register, rev, value, digest in writes:
             self.versions.setdefault(register, []).append(
                 (self.tid, rev, value, digest)
@@ -90,7 +91,7 @@ def simulate(attempts: int, clients: int, seed: int) -> tuple[list[Event], Simul
     """*attempts* attempts of *clients* clients, each reading when it
     begins and committing when it ends, so that concurrent ones conflict."""
     rng = random.Random(seed)
-    storage = Simulated()
+    storage = Simulated(rng)
     ops = [name for name, weight in MIX for _ in range(weight)]
     counts = [0] * clients
     events: list[Event] = []
