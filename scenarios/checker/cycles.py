@@ -76,16 +76,27 @@ class Found:
 
 
 class Builder:
-    """The graph of *index*: attempts as nodes 0..k-1, then barriers."""
+    """The graph of *index*: attempts as nodes 0..k-1, then barriers.
+    Each node's times and transaction ids are read once (the edges of
+    both orders and the stale snapshots use them)."""
 
     def __init__(self, index: Index) -> None:
         self.index = index
         self.graph = g.Graph()
-        self.attempt: list[int] = []  # node -> attempt (INITIAL for the baseline)
-        self.node: dict[int, int] = {}  # attempt -> node
-        for i in [INITIAL, *sorted(index.committed)]:
-            self.node[i] = self.graph.add()
-            self.attempt.append(i)
+        #: node -> attempt (INITIAL for the baseline)
+        self.attempt: list[int] = [INITIAL, *sorted(index.committed)]
+        self.node: dict[int, int] = {i: n for n, i in enumerate(self.attempt)}
+        self.graph.grow(len(self.attempt))
+        attempts = index.attempts
+        #: per node: start and end on the shared clock, the transaction
+        #: that committed it, the snapshot it read at (as numbers), and
+        #: whether it wrote (the baseline wrote every first version)
+        self.start = [index.start(i) for i in self.attempt]
+        self.end = [index.end(i) for i in self.attempt]
+        self.tid = [tid_int(index.tid(i)) for i in self.attempt]
+        self.snapshot: list[int | None] = [None]
+        self.snapshot += [tid_int(attempts[i].snapshot) for i in self.attempt[1:]]
+        self.writer = [True] + [bool(attempts[i].writes) for i in self.attempt[1:]]
 
     def build(self) -> g.Graph:
         self._data()
@@ -95,7 +106,9 @@ class Builder:
         return self.graph
 
     def _data(self) -> None:
-        index, node, link = self.index, self.node, self.graph.link
+        index, node, out = self.index, self.node, self.graph.out
+        committed = index.committed
+        ww, wr = g.WW, g.WR
         #: register -> (its committed revisions in order, their writers)
         versions: dict[Any, tuple[list[int], list[list[int]]]] = {}
         for register, revs in index.writes.items():
@@ -105,17 +118,24 @@ class Builder:
                 if base is not None:
                     order.append((base[0], [INITIAL]))
             for r in sorted(revs):
-                made = [i for i, _ in revs[r] if i in index.committed]
+                made = [i for i, _ in revs[r] if i in committed]
                 if made:
                     order.append((r, made))
             versions[register] = ([r for r, _ in order], [w for _, w in order])
             for (_, before), (_, after) in zip(order, order[1:], strict=False):
                 for a in before:
+                    edges, na = out[node[a]], node[a]
                     for b in after:
-                        link(node[a], node[b], g.WW)
-        for i in index.committed:
+                        nb = node[b]
+                        if nb != na:  # (Graph.link, inlined: a million edges)
+                            edges[nb] = edges.get(nb, 0) | ww
+        nowhere: tuple[list[int], list[list[int]]] = ([], [])
+        bisect_right = bisect.bisect_right
+        for i in committed:
             e = index.attempts[i]
             committed_writer = bool(e.writes)
+            ni = node[i]
+            mine = out[ni]
             for read in e.reads:
                 if read.kind == "stock total":
                     continue
@@ -129,10 +149,12 @@ class Builder:
                 else:
                     continue  # a rule reports it; its place is not known
                 for w in writers:
-                    if w in node:
-                        link(node[w], node[i], g.WR)
-                revisions, writers_of = versions.get((read.kind, read.key), ([], []))
-                k = bisect.bisect_right(revisions, read.revision)
+                    nw = node.get(w)
+                    if nw is not None and nw != ni:
+                        edges = out[nw]
+                        edges[ni] = edges.get(ni, 0) | wr
+                revisions, writers_of = versions.get((read.kind, read.key), nowhere)
+                k = bisect_right(revisions, read.revision)
                 # the next version is another writer's (the writer's own
                 # later versions are the one read, for what follows it)
                 while (
@@ -144,7 +166,9 @@ class Builder:
                 if k < len(revisions):
                     bits = g.RWC if read.current and committed_writer else g.RW
                     for w in writers_of[k]:
-                        link(node[i], node[w], bits)
+                        nw = node[w]
+                        if nw != ni:
+                            mine[nw] = mine.get(nw, 0) | bits
 
     def _process(self) -> None:
         node = self.node
@@ -156,60 +180,66 @@ class Builder:
     def _snapshot(self) -> None:
         """Start order by transaction ids: a commit ends at its tid (a
         read-only attempt at its snapshot, after the commits it holds),
-        an attempt begins at its snapshot."""
-        index = self.index
-        ends: list[tuple[int, tuple[int, int]]] = []
-        starts: list[tuple[int, tuple[int, int]]] = []
-        for i, n in self.node.items():
-            tid = tid_int(index.tid(i))
-            if index.writes_anything(i):
+        an attempt begins at its snapshot (as numbers: tid * 4 + 0, 2 or
+        1, in that order for one tid)."""
+        ends: list[tuple[int, int]] = []
+        starts: list[tuple[int, int]] = []
+        for n, (tid, snap, writer) in enumerate(
+            zip(self.tid, self.snapshot, self.writer, strict=True)
+        ):
+            if writer:
                 if tid is not None:
-                    ends.append((n, (tid, 0)))
-            else:
-                snap = tid_int(index.attempts[i].snapshot)
-                if snap is not None:
-                    ends.append((n, (snap, 2)))
-            if i != INITIAL:
-                snap = tid_int(index.attempts[i].snapshot)
-                if snap is not None:
-                    starts.append((n, (snap, 1)))
+                    ends.append((n, tid * 4))
+            elif snap is not None:
+                ends.append((n, snap * 4 + 2))
+            if snap is not None:  # (never the baseline's)
+                starts.append((n, snap * 4 + 1))
         self.graph.interval_order(ends, starts, g.SNAPSHOT)
 
     def _realtime(self) -> None:
-        index = self.index
-        ends = [(n, t) for i, n in self.node.items() if (t := index.end(i)) is not None]
-        starts = [
-            (n, t) for i, n in self.node.items() if (t := index.start(i)) is not None
+        ends = [(n, t) for n, t in enumerate(self.end) if t is not None]
+        starts = [(n, t) for n, t in enumerate(self.start) if t is not None]
+        self.graph.interval_order(ends, starts, g.REALTIME, self.index.margin)
+
+    def timed(self) -> bool:
+        """Real time was recorded: every acknowledged attempt has its
+        start and end."""
+        attempts = self.index.attempts
+        return all(
+            self.start[n] is not None and self.end[n] is not None
+            for n in range(1, len(self.attempt))
+            if attempts[self.attempt[n]].outcome == "ok"
+        )
+
+    def stale_snapshots(self) -> tuple[list[tuple[int, int]], int]:
+        """(the first EXAMPLES (reader, writer) pairs where the reader
+        began after the writer's commit was acknowledged and its snapshot
+        does not hold that commit; how many readers)."""
+        writers = [
+            (end, tid, i)
+            for i, tid, end, writer in zip(
+                self.attempt, self.tid, self.end, self.writer, strict=True
+            )
+            if tid is not None and end is not None and writer
         ]
-        self.graph.interval_order(ends, starts, g.REALTIME, index.margin)
-
-
-def stale_snapshots(index: Index) -> tuple[list[tuple[int, int]], int]:
-    """(the first EXAMPLES (reader, writer) pairs where the reader began
-    after the writer's commit was acknowledged and its snapshot does not
-    hold that commit; how many readers)."""
-    writers = []
-    for i in [INITIAL, *index.committed]:
-        tid, end = tid_int(index.tid(i)), index.end(i)
-        if tid is not None and end is not None and index.writes_anything(i):
-            writers.append((end, tid, i))
-    writers.sort()
-    times = [end for end, _, _ in writers]
-    best: list[tuple[int, int]] = []  # prefix: (highest tid, its writer)
-    for _, tid, i in writers:
-        best.append(max(best[-1], (tid, i)) if best else (tid, i))
-    examples: list[tuple[int, int]] = []
-    count = 0
-    for i in sorted(index.committed):
-        start, snap = index.start(i), tid_int(index.attempts[i].snapshot)
-        if start is None or snap is None:
-            continue
-        k = bisect.bisect_left(times, start - index.margin) - 1
-        if k >= 0 and best[k][0] > snap:
-            count += 1
-            if len(examples) < EXAMPLES:
-                examples.append((i, best[k][1]))
-    return examples, count
+        writers.sort()
+        times = [end for end, _, _ in writers]
+        best: list[tuple[int, int]] = []  # prefix: (highest tid, its writer)
+        for _, tid, i in writers:
+            best.append(max(best[-1], (tid, i)) if best else (tid, i))
+        examples: list[tuple[int, int]] = []
+        count = 0
+        margin = self.index.margin
+        for n in range(1, len(self.attempt)):
+            start, snap = self.start[n], self.snapshot[n]
+            if start is None or snap is None:
+                continue
+            k = bisect.bisect_left(times, start - margin) - 1
+            if k >= 0 and best[k][0] > snap:
+                count += 1
+                if len(examples) < EXAMPLES:
+                    examples.append((self.attempt[n], best[k][1]))
+        return examples, count
 
 
 #: The anomaly classes, each the shape of its cycle without session or
@@ -252,20 +282,27 @@ def shapes() -> list[tuple[str, str, sh.Shape]]:
     return out
 
 
+_SHAPES = shapes()
+
+
 def _search(
-    graph: g.Graph, inside: set[int], budget: g.Budget, shown: set[str]
+    part: g.Part, budget: g.Budget, shown: set[str]
 ) -> list[tuple[str, list[g.Step]]]:
-    """Every class's shortest cycle in the component *inside* (a class's
+    """Every class's shortest cycle in the component *part* (a class's
     weaker variant skipped where a stronger one was found: it rules out
     nothing more; any cycle of the anomalies *shown* EXAMPLES times
     already: it is only counted)."""
     found: list[tuple[str, list[g.Step]]] = []
     have: set[str] = set()
-    for name, suffix, shape in shapes():
+    for name, suffix, shape in _SHAPES:
         if name in have:
             continue
+        if not part.parts(shape.mask() | DATA | g.ANTI):
+            # the edges of every class with this order hold no cycle:
+            # neither do any fewer (one search of them, not one a class)
+            continue
         improve = 0 if name + suffix in shown else sh.IMPROVE
-        cycle = sh.shortest(graph, inside, shape, budget, improve)
+        cycle = sh.shortest(part, shape, budget, improve)
         if cycle is not None:
             found.append((name + suffix, cycle))
             have.add(name)
@@ -280,22 +317,18 @@ def find(index: Index, budget_steps: int = SEARCH_BUDGET) -> Found:
     graph = builder.build()
     found = Found()
     found.nodes = len(builder.attempt)
-    found.edges = sum(len(edges) for edges in graph.out)
+    found.edges = sum(map(len, graph.out))
     found.timed = (
-        bool(index.committed)
-        and index.margin < UNORDERED_S
-        and all(
-            index.start(i) is not None and index.end(i) is not None
-            for i in index.committed
-            if index.attempts[i].outcome == "ok"
-        )
+        bool(index.committed) and index.margin < UNORDERED_S and builder.timed()
     )
-    found.stale, found.stale_count = stale_snapshots(index)
+    found.stale, found.stale_count = builder.stale_snapshots()
     budget = g.Budget(budget_steps)
-    for component in graph.components(g.ALL):
-        inside = set(component)
+    for component in graph.components():
+        # its nodes in the order of a set of them: the order the search
+        # has always taken its roots in (and so found the same cycles)
+        part = g.Part.of(graph, list(set(component)))
         shown = {a for a, examples in found.cycles.items() if len(examples) >= EXAMPLES}
-        for anomaly, cycle in _search(graph, inside, budget, shown):
+        for anomaly, cycle in _search(part, budget, shown):
             found.counts[anomaly] = found.counts.get(anomaly, 0) + 1
             examples = found.cycles.setdefault(anomaly, [])
             if len(examples) < EXAMPLES:

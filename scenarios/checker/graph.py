@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Iterable, Iterator
+import operator
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 #: write-write: b wrote the version after a's of some register
@@ -87,6 +88,11 @@ class Graph:
         self.barrier.append(barrier)
         return len(self.out) - 1
 
+    def grow(self, n: int) -> None:
+        """Add *n* nodes that are no barriers."""
+        self.out.extend({} for _ in range(n))
+        self.barrier.extend([False] * n)
+
     def link(self, u: int, v: int, bits: int) -> None:
         if u != v:
             edges = self.out[u]
@@ -103,80 +109,183 @@ class Graph:
         node of *starts* (node, its start) that began more than *margin*
         after that end (ends and starts compare with each other: numbers,
         or tuples with margin 0), through one barrier per end."""
-        ordered = sorted(ends, key=lambda item: item[1])
+        ordered = sorted(ends, key=operator.itemgetter(1))
         times = [t for _, t in ordered]
-        barriers = [self.add(barrier=True) for _ in ordered]
-        for (node, _), barrier in zip(ordered, barriers, strict=True):
-            self.link(node, barrier, bits)
-        for a, b in zip(barriers, barriers[1:], strict=False):
-            self.link(a, b, bits)
-        for node, start in starts:
-            i = bisect.bisect_left(times, start - margin if margin else start) - 1
-            if i >= 0:
-                self.link(barriers[i], node, bits)
-
-    def components(
-        self, mask: int = ALL, within: set[int] | None = None, every: bool = False
-    ) -> list[list[int]]:
-        """Strongly connected components with a cycle (two nodes or more;
-        with *every*, single nodes too) of the edges with a bit of *mask*,
-        among the nodes *within* (all when None): Tarjan's algorithm
-        without recursion.  They come in reverse topological order: a
-        component reaches only components listed before it."""
         out = self.out
-        index: dict[int, int] = {}
-        low: dict[int, int] = {}
-        on_stack: set[int] = set()
-        stack: list[int] = []
-        found: list[list[int]] = []
-        counter = 0
-        nodes: Iterable[int] = range(len(out)) if within is None else within
+        first = len(out)
+        # the barriers are new: their edges need no merging
+        out.extend({first + k + 1: bits} for k in range(len(ordered)))
+        if ordered:
+            out[-1].clear()
+        self.barrier.extend([True] * len(ordered))
+        for barrier, (node, _) in enumerate(ordered, first):
+            out[node][barrier] = bits
+        bisect_left = bisect.bisect_left
+        for node, start in starts:
+            i = bisect_left(times, start - margin if margin else start) - 1
+            if i >= 0:
+                edges = out[first + i]
+                edges[node] = edges.get(node, 0) | bits
 
-        def successors(u: int) -> Iterator[int]:
-            for v, bits in out[u].items():
-                if bits & mask and (within is None or v in within):
-                    yield v
+    def components(self) -> list[list[int]]:
+        """The strongly connected components with a cycle, of every edge
+        (see tarjan())."""
+        return tarjan(self.out, range(len(self.out)))
 
-        for root in nodes:
-            if root in index:
-                continue
-            work = [(root, successors(root))]
-            index[root] = low[root] = counter
-            counter += 1
-            stack.append(root)
-            on_stack.add(root)
-            while work:
-                u, it = work[-1]
-                advanced = False
-                for v in it:
-                    if v not in index:
-                        index[v] = low[v] = counter
-                        counter += 1
-                        stack.append(v)
-                        on_stack.add(v)
-                        work.append((v, successors(v)))
-                        advanced = True
-                        break
-                    if v in on_stack and index[v] < low[u]:
-                        low[u] = index[v]
-                if advanced:
-                    continue
+
+def tarjan(
+    succ: Sequence[Iterable[int]], roots: Iterable[int], every: bool = False
+) -> list[list[int]]:
+    """Strongly connected components with a cycle (two nodes or more;
+    with *every*, single nodes too) of the graph whose node u's successors
+    are succ[u] (nodes 0..len(succ)-1), searched from *roots* in their
+    order: Tarjan's algorithm without recursion.  They come in reverse
+    topological order: a component reaches only components listed before
+    it.  The order of roots and successors decides the order of the
+    components and of their nodes (and so which cycle a search finds
+    first): keep both when changing a caller."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    found: list[list[int]] = []
+    counter = 0
+    for root in roots:
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, iter(succ[root]))]
+        while work:
+            u, it = work[-1]
+            for v in it:
+                if index[v] < 0:
+                    index[v] = low[v] = counter
+                    counter += 1
+                    stack.append(v)
+                    on_stack[v] = True
+                    work.append((v, iter(succ[v])))
+                    break
+                if on_stack[v] and index[v] < low[u]:
+                    low[u] = index[v]
+            else:  # u's successors are all done
                 work.pop()
                 if work:
                     parent = work[-1][0]
                     if low[u] < low[parent]:
                         low[parent] = low[u]
-                if low[u] == index[u]:
-                    component = []
-                    while True:
-                        w = stack.pop()
-                        on_stack.discard(w)
-                        component.append(w)
-                        if w == u:
-                            break
-                    if every or len(component) > 1:
-                        found.append(component)
+                if low[u] != index[u]:
+                    continue
+                if stack[-1] == u:  # a single node: the common case
+                    stack.pop()
+                    on_stack[u] = False
+                    if every:
+                        found.append([u])
+                    continue
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == u:
+                        break
+                found.append(component)
+    return found
+
+
+class Part:
+    """A strongly connected component as a graph of its own: its nodes
+    renumbered 0..m-1 (*glob* gives each one's number in the Graph), its
+    edges as lists of (node, bits), *bits* the union of its edges' bits.
+    The searches of every anomaly class share one Part, and its
+    components under each mask (parts(), ranks()) are computed once."""
+
+    def __init__(
+        self, glob: list[int], barrier: list[bool], out: list[list[tuple[int, int]]]
+    ) -> None:
+        self.glob = glob
+        self.barrier = barrier
+        self.out = out
+        self.bits = 0
+        for edges in out:
+            for _, bits in edges:
+                self.bits |= bits
+        self._parts: dict[int, list[Part]] = {}
+        self._ranks: dict[int, list[int]] = {}
+        self._anti: list[bool] | None = None
+
+    @classmethod
+    def of(cls, graph: Graph, nodes: list[int]) -> Part:
+        """The Part of *nodes* of *graph* (in that order: the order of the
+        roots of its searches), with the edges between them."""
+        pos = {x: k for k, x in enumerate(nodes)}
+        out = []
+        for x in nodes:
+            edges = []
+            for v, bits in graph.out[x].items():
+                k = pos.get(v)
+                if k is not None:
+                    edges.append((k, bits))
+            out.append(edges)
+        return cls(nodes, [graph.barrier[x] for x in nodes], out)
+
+    def __len__(self) -> int:
+        return len(self.out)
+
+    def parts(self, mask: int) -> list[Part]:
+        """The strongly connected components with a cycle of the edges
+        with a bit of *mask*, each a Part of those edges (in tarjan()'s
+        order, roots in this Part's order)."""
+        key = mask & self.bits  # masks that keep the same edges agree
+        found = self._parts.get(key)
+        if found is None:
+            succ = [[v for v, bits in edges if bits & key] for edges in self.out]
+            found = [self._sub(c, key) for c in tarjan(succ, range(len(succ)))]
+            self._parts[key] = found
         return found
+
+    def _sub(self, nodes: list[int], mask: int) -> Part:
+        pos = {x: k for k, x in enumerate(nodes)}
+        out = []
+        for x in nodes:
+            edges = []
+            for v, bits in self.out[x]:
+                k = pos.get(v)
+                if k is not None and bits & mask:
+                    edges.append((k, bits))
+            out.append(edges)
+        glob = self.glob
+        return Part([glob[x] for x in nodes], [self.barrier[x] for x in nodes], out)
+
+    def ranks(self, mask: int) -> list[int]:
+        """Each node's component of the edges with a bit of *mask* (single
+        nodes included), numbered in tarjan()'s reverse topological order:
+        v reaches u over those edges only if rank[v] >= rank[u].  The
+        roots are taken in the order of a set of the Graph's numbers, as
+        the search always took them (the order decides the numbering,
+        and with it which fruitless searches are skipped)."""
+        key = mask & self.bits
+        rank = self._ranks.get(key)
+        if rank is None:
+            rank = [0] * len(self.out)
+            if key != self.bits:  # else every edge is kept: one component
+                pos = {x: k for k, x in enumerate(self.glob)}
+                succ = [[v for v, bits in edges if bits & key] for edges in self.out]
+                roots = [pos[x] for x in set(self.glob)]
+                for k, part in enumerate(tarjan(succ, roots, every=True)):
+                    for x in part:
+                        rank[x] = k
+            self._ranks[key] = rank
+        return rank
+
+    def anti_out(self, v: int) -> bool:
+        """Whether node *v* has an anti-dependency edge (in this Part)."""
+        if self._anti is None:
+            self._anti = [any(bits & ANTI for _, bits in edges) for edges in self.out]
+        return self._anti[v]
 
 
 @dataclasses.dataclass(frozen=True)

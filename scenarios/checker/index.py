@@ -98,6 +98,8 @@ class Index:
                 register = (w.kind, w.key)
                 if w.revision < last[register]:
                     self.intermediate.add((i, w.revision, register))
+        #: read -> what it saw (source())
+        self._sources: dict[Access, Source] = {}
         #: attempts that committed: ok ones, and unknown ones whose writes
         #: were seen (observe())
         self.committed: set[int] = {
@@ -138,7 +140,17 @@ class Index:
     # -- what reads saw ---------------------------------------------------
 
     def source(self, read: Access) -> Source:
-        """What *read* saw (see Source)."""
+        """What *read* saw (see Source).  Worked out once per distinct
+        read (the rules and the graph both ask, and many reads are alike):
+        it depends on the writes indexed and their outcomes, which do not
+        change once the index is built (observe() changes only what
+        committed)."""
+        known = self._sources.get(read)
+        if known is None:
+            known = self._sources[read] = self._source(read)
+        return known
+
+    def _source(self, read: Access) -> Source:
         register = (read.kind, read.key)
         if read.kind == "sequence":
             if read.key in self.baseline.sequences or read.key < FIRST_ORDER_ID:

@@ -99,10 +99,57 @@ def _closes(shape: Shape, state: int, first: int) -> bool:
     return True  # CURRENT: the rest's anti-dependencies are RWC by its mask
 
 
-def _relations(bits: int) -> list[int]:
+def _relations(bits: int) -> tuple[int, ...]:
     """The single relations of an edge's *bits*: an edge carrying two
     (a read that is also session order) may be taken as either."""
-    return [bit for bit, _ in g.NAMES if bits & bit]
+    return _RELATIONS[bits]
+
+
+_RELATIONS = tuple(
+    tuple(bit for bit, _ in g.NAMES if bits & bit) for bits in range(g.ALL + 1)
+)
+
+#: One row per state of a shape's search (scenarios.checker.shapes
+#: Moves): for an edge's bits, the (relation, state after) it may be
+#: taken as, in the order of graph.NAMES.
+Row = list[tuple[tuple[int, int], ...]]
+
+
+class Moves:
+    """The steps *shape* allows from each state, for every edge's bits:
+    _step() once per (state, bits), not once per edge of a search."""
+
+    def __init__(self, shape: Shape) -> None:
+        self.shape = shape
+        self.rows: list[Row | None] = [None] * _STATES
+        self.opening: list[Row | None] = [None] * _STATES
+
+    def row(self, state: int, opening: bool = False) -> Row:
+        rows = self.opening if opening else self.rows
+        row = rows[state]
+        if row is None:
+            row = []
+            for bits in range(g.ALL + 1):
+                moves = []
+                for relation in _RELATIONS[bits & self.shape.rest]:
+                    if opening and not relation & g.ANTI:
+                        continue
+                    after = _step(self.shape, state, relation)
+                    if after is not None:
+                        moves.append((relation, after))
+                row.append(tuple(moves))
+            rows[state] = row
+        return row
+
+
+_MOVES: dict[Shape, Moves] = {}
+
+
+def _moves(shape: Shape) -> Moves:
+    moves = _MOVES.get(shape)
+    if moves is None:
+        moves = _MOVES[shape] = Moves(shape)
+    return moves
 
 
 #: First edges tried after the first cycle of a shape is found, for a
@@ -111,39 +158,49 @@ def _relations(bits: int) -> list[int]:
 IMPROVE = 16
 
 
+def possible(part: g.Part, shape: Shape) -> bool:
+    """Whether *part* has the edges a cycle of *shape* needs: one to
+    start with, one of the relation it must use, and, where the rule
+    wants two anti-dependencies or more, one more among the rest."""
+    bits = part.bits
+    if not bits & shape.first:
+        return False
+    if shape.need and not bits & shape.need:
+        return False
+    return shape.rule == NO_ANTI or bool(bits & shape.rest & g.ANTI)
+
+
 def shortest(
-    graph: g.Graph,
-    within: set[int],
-    shape: Shape,
-    budget: g.Budget,
-    improve: int = IMPROVE,
+    part: g.Part, shape: Shape, budget: g.Budget, improve: int = IMPROVE
 ) -> list[g.Step] | None:
-    """A shortest cycle of *shape* inside *within* through the first of
-    its first edges that has one, or a shorter through the next *improve*
-    first edges (0: any cycle will do, it is only counted), as Steps
-    between attempts (None when there is none, or *budget* ran out: see
-    budget.exhausted())."""
+    """A shortest cycle of *shape* inside the component *part* through the
+    first of its first edges that has one, or a shorter through the next
+    *improve* first edges (0: any cycle will do, it is only counted), as
+    Steps between attempts (None when there is none, or *budget* ran out:
+    see budget.exhausted())."""
+    if not possible(part, shape):
+        return None  # no search would find one: spend nothing
     best: list[g.Step] | None = None
-    for component in graph.components(shape.mask(), within):
-        inside = set(component)
+    moves = _moves(shape)
+    tries = 0
+    for sub in part.parts(shape.mask()):
+        if not sub.bits & shape.first:
+            continue  # no first edge to try
         # v reaches u over the rest's edges only if v's component of them
         # comes no earlier than u's in Tarjan's (reverse topological) order
-        rank: dict[int, int] = {}
-        for k, part in enumerate(graph.components(shape.rest, inside, every=True)):
-            for n in part:
-                rank[n] = k
-        tries = 0
-        for u in component:
-            if graph.barrier[u]:
+        rank = sub.ranks(shape.rest)
+        barrier = sub.barrier
+        for u, edges in enumerate(sub.out):
+            if barrier[u]:
                 continue
-            for v, bits in graph.out[u].items():
-                if v not in inside or not bits & shape.first or rank[v] < rank[u]:
+            for v, bits in edges:
+                if not bits & shape.first or rank[v] < rank[u]:
                     continue
-                if shape.rule == ADJACENT and not _anti_out(graph, v, inside):
+                if shape.rule == ADJACENT and not sub.anti_out(v):
                     continue  # its pair of anti-dependencies starts the cycle
-                for relation in _relations(bits & shape.first):
-                    limit = len(best) - 1 if best is not None else len(inside)
-                    found = _back(graph, inside, shape, u, v, relation, limit, budget)
+                for relation in _RELATIONS[bits & shape.first]:
+                    limit = len(best) - 1 if best is not None else len(sub)
+                    found = _back(sub, moves, u, v, relation, limit, budget)
                     if found is not None:
                         best = found
                     if best is not None:
@@ -155,62 +212,55 @@ def shortest(
     return best
 
 
-def _anti_out(graph: g.Graph, v: int, inside: set[int]) -> bool:
-    return any(bits & g.ANTI and w in inside for w, bits in graph.out[v].items())
-
-
 def _back(
-    graph: g.Graph,
-    inside: set[int],
-    shape: Shape,
+    part: g.Part,
+    moves: Moves,
     u: int,
     v: int,
     first: int,
     limit: int,
     budget: g.Budget,
 ) -> list[g.Step] | None:
-    """A shortest cycle u -first-> v -> ... -> u of *shape* with at most
-    *limit* edges between attempts: a 0-1 breadth-first search (edges
-    leaving a barrier cost nothing)."""
+    """A shortest cycle u -first-> v -> ... -> u of the shape of *moves*
+    with at most *limit* edges between attempts: a 0-1 breadth-first
+    search (edges leaving a barrier cost nothing)."""
+    shape = moves.shape
     start = v * _STATES + _initial(shape, first)
     cost = {start: 1}  # edges leaving an attempt, the first one's included
     parent: dict[int, tuple[int, int]] = {}
     queue = deque([start])
     best: list[g.Step] | None = None
+    out, barrier = part.out, part.barrier
+    adjacent = shape.rule == ADJACENT
     while queue:
         state_id = queue.popleft()
         here = cost[state_id]
         if here > limit:
             break  # popped in order of cost: nothing shorter is left
-        if not budget.spend():
+        budget.left -= 1  # budget.spend(), inlined: the search's inner loop
+        if budget.left < 0:
             return best
         node, state = divmod(state_id, _STATES)
-        # a cycle with two consecutive anti-dependencies, turned to start
-        # with them: the edge after the first is the second
-        opening = shape.rule == ADJACENT and state_id == start
-        step_cost = 0 if graph.barrier[node] else 1
+        step_cost = 0 if barrier[node] else 1
         if here + step_cost > limit:
             continue
-        for w, bits in graph.out[node].items():
-            if w not in inside or not bits & shape.rest:
-                continue
-            for relation in _relations(bits & shape.rest):
-                if opening and not relation & g.ANTI:
-                    continue
-                after = _step(shape, state, relation)
-                if after is None:
-                    continue
+        # a cycle with two consecutive anti-dependencies, turned to start
+        # with them: the edge after the first is the second
+        row = moves.row(state, adjacent and state_id == start)
+        reached = here + step_cost
+        for w, bits in out[node]:
+            for relation, after in row[bits]:
                 if w == u:
                     if _closes(shape, after, first):
-                        steps = _unwind(graph, parent, state_id, relation, u, v, first)
+                        steps = _unwind(part, parent, state_id, relation, u, v, first)
                         if steps is not None:
                             best, limit = steps, len(steps) - 1
                     continue
                 target = w * _STATES + after
                 known = cost.get(target)
-                if known is not None and known <= here + step_cost:
+                if known is not None and known <= reached:
                     continue
-                cost[target] = here + step_cost
+                cost[target] = reached
                 parent[target] = (state_id, relation)
                 if step_cost:
                     queue.append(target)
@@ -220,7 +270,7 @@ def _back(
 
 
 def _unwind(
-    graph: g.Graph,
+    part: g.Part,
     parent: dict[int, tuple[int, int]],
     last: int,
     closing: int,
@@ -228,8 +278,8 @@ def _unwind(
     v: int,
     first: int,
 ) -> list[g.Step] | None:
-    """The cycle's Steps (barriers folded), or None when the walk visits
-    an attempt twice."""
+    """The cycle's Steps (barriers folded, nodes by their number in the
+    Graph), or None when the walk visits an attempt twice."""
     hops: list[tuple[int, int]] = [(last // _STATES, closing)]  # (from, relation)
     state_id = last
     while state_id in parent:
@@ -239,15 +289,16 @@ def _unwind(
     # hops[k] = (node, the relation of the edge leaving it)
     nodes = [u] + [node for node, _ in hops] + [u]
     relations = [first] + [relation for _, relation in hops]
-    attempts = [n for n in nodes[:-1] if not graph.barrier[n]]
+    barrier, glob = part.barrier, part.glob
+    attempts = [n for n in nodes[:-1] if not barrier[n]]
     if len(set(attempts)) != len(attempts):
         return None
     steps: list[g.Step] = []
     k = 0
     while k < len(nodes) - 1:
         j = k + 1
-        while graph.barrier[nodes[j]]:
+        while barrier[nodes[j]]:
             j += 1
-        steps.append(g.Step(nodes[k], relations[k], nodes[j]))
+        steps.append(g.Step(glob[nodes[k]], relations[k], glob[nodes[j]]))
         k = j
     return steps
