@@ -30,7 +30,8 @@ from typing import Any
 from scenarios.checker import graph as g
 from scenarios.checker import shapes as sh
 from scenarios.checker.anomalies import PROCESS, REALTIME
-from scenarios.checker.index import INITIAL, Index, tid_int
+from scenarios.checker.index import INITIAL, Index
+from scenarios.load.history import Access
 
 #: Steps of cycle search (nodes visited) one check may spend: about a
 #: second or two of Python; beyond, the check says the search was cut short.
@@ -87,16 +88,12 @@ class Builder:
         self.attempt: list[int] = [INITIAL, *sorted(index.committed)]
         self.node: dict[int, int] = {i: n for n, i in enumerate(self.attempt)}
         self.graph.grow(len(self.attempt))
-        attempts = index.attempts
         #: per node: start and end on the shared clock, the transaction
         #: that committed it, the snapshot it read at (as numbers), and
         #: whether it wrote (the baseline wrote every first version)
-        self.start = [index.start(i) for i in self.attempt]
-        self.end = [index.end(i) for i in self.attempt]
-        self.tid = [tid_int(index.tid(i)) for i in self.attempt]
-        self.snapshot: list[int | None] = [None]
-        self.snapshot += [tid_int(attempts[i].snapshot) for i in self.attempt[1:]]
-        self.writer = [True] + [bool(attempts[i].writes) for i in self.attempt[1:]]
+        places = index.places(self.attempt)
+        self.start, self.end, self.tid = places.start, places.end, places.tid
+        self.snapshot, self.writer = places.snapshot, places.writer
 
     def build(self) -> g.Graph:
         self._data()
@@ -129,8 +126,9 @@ class Builder:
                         nb = node[b]
                         if nb != na:  # (Graph.link, inlined: a million edges)
                             edges[nb] = edges.get(nb, 0) | ww
-        nowhere: tuple[list[int], list[list[int]]] = ([], [])
-        bisect_right = bisect.bisect_right
+        #: read -> (the nodes of its version's writers, of the next
+        #: version's): many reads are alike
+        placed: dict[Access, tuple[list[int], list[int]]] = {}
         for i in committed:
             e = index.attempts[i]
             committed_writer = bool(e.writes)
@@ -139,36 +137,46 @@ class Builder:
             for read in e.reads:
                 if read.kind == "stock total":
                     continue
-                source = index.source(read)
-                if source.kind == "initial":
-                    writers: tuple[int, ...] = (INITIAL,)
-                elif source.kind in ("written", "intermediate"):
-                    # an intermediate version is its writer's too (G1b,
-                    # which a rule reports, and the edges it makes)
-                    writers = source.writers
-                else:
-                    continue  # a rule reports it; its place is not known
-                for w in writers:
-                    nw = node.get(w)
-                    if nw is not None and nw != ni:
+                known = placed.get(read)
+                if known is None:
+                    known = placed[read] = self._place(read, versions)
+                for nw in known[0]:
+                    if nw != ni:  # (Graph.link, inlined: a million edges)
                         edges = out[nw]
                         edges[ni] = edges.get(ni, 0) | wr
-                revisions, writers_of = versions.get((read.kind, read.key), nowhere)
-                k = bisect_right(revisions, read.revision)
-                # the next version is another writer's (the writer's own
-                # later versions are the one read, for what follows it)
-                while (
-                    k < len(revisions)
-                    and writers_of[k][0] in writers
-                    and all(w in writers for w in writers_of[k])
-                ):
-                    k += 1
-                if k < len(revisions):
+                if known[1]:
                     bits = g.RWC if read.current and committed_writer else g.RW
-                    for w in writers_of[k]:
-                        nw = node[w]
+                    for nw in known[1]:
                         if nw != ni:
                             mine[nw] = mine.get(nw, 0) | bits
+
+    def _place(
+        self, read: Access, versions: dict[Any, tuple[list[int], list[list[int]]]]
+    ) -> tuple[list[int], list[int]]:
+        """The nodes that wrote the version *read* saw (wr edges from
+        them), and those that wrote the next version (rw edges to them)."""
+        source = self.index.source(read)
+        if source.kind == "initial":
+            writers: tuple[int, ...] = (INITIAL,)
+        elif source.kind in ("written", "intermediate"):
+            # an intermediate version is its writer's too (G1b, which a
+            # rule reports, and the edges it makes)
+            writers = source.writers
+        else:
+            return [], []  # a rule reports it; its place is not known
+        node = self.node
+        revisions, writers_of = versions.get((read.kind, read.key), ([], []))
+        k = bisect.bisect_right(revisions, read.revision)
+        # the next version is another writer's (the writer's own later
+        # versions are the one read, for what follows it)
+        while (
+            k < len(revisions)
+            and writers_of[k][0] in writers
+            and all(w in writers for w in writers_of[k])
+        ):
+            k += 1
+        after = [node[w] for w in writers_of[k]] if k < len(revisions) else []
+        return [node[w] for w in writers if w in node], after
 
     def _process(self) -> None:
         node = self.node

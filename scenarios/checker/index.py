@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from scenarios.checker.violations import Baseline
 from scenarios.load.history import Access, Event, Session, settle
@@ -52,6 +52,16 @@ def tid_int(tid: str | None) -> int | None:
     return None if not tid else int(tid, 16)
 
 
+class Places(NamedTuple):
+    """Index.places(): one entry per attempt asked about."""
+
+    start: list[float | None]
+    end: list[float | None]
+    tid: list[int | None]
+    snapshot: list[int | None]
+    writer: list[bool]
+
+
 class Index:
     """*events* settled and indexed; *sessions*: each client's Session
     record (its clock; absent clients are on the coordinator's)."""
@@ -85,14 +95,20 @@ class Index:
         self.by_tid: dict[str, list[int]] = defaultdict(list)
         #: tids the log gave attempts whose outcome was unknown
         self.log_tids: dict[int, str] = {}
+        writes, by_client, by_tid = self.writes, self.by_client, self.by_tid
         for i, e in enumerate(self.attempts):
-            self.by_client[e.client].append(i)
+            by_client[e.client].append(i)
             if e.outcome == "ok" and e.tid:
-                self.by_tid[e.tid].append(i)
+                by_tid[e.tid].append(i)
+            if not e.writes:
+                continue
+            for w in e.writes:
+                writes[w.kind, w.key][w.revision].append((i, w))
+            if len(e.writes) == 1:
+                continue  # its one write is its last
             last: dict[Register, int] = {}
             for w in e.writes:
                 register = (w.kind, w.key)
-                self.writes[register][w.revision].append((i, w))
                 last[register] = max(last.get(register, w.revision), w.revision)
             for w in e.writes:
                 register = (w.kind, w.key)
@@ -136,6 +152,30 @@ class Index:
 
     def writes_anything(self, i: int) -> bool:
         return i == INITIAL or bool(self.attempts[i].writes)
+
+    def places(self, attempts: Iterable[int]) -> Places:
+        """start(), end(), tid() and the snapshot (both as numbers) and
+        writes_anything() of each of *attempts*: the same, in one pass
+        (the graph asks them of every committed attempt)."""
+        places = Places([], [], [], [], [])
+        offsets, log_tids, events = self.offsets, self.log_tids, self.attempts
+        for i in attempts:
+            if i == INITIAL:
+                places.start.append(None)
+                places.end.append(self.end(i))
+                places.tid.append(tid_int(self.tid(i)))
+                places.snapshot.append(None)
+                places.writer.append(True)
+                continue
+            e = events[i]
+            offset = offsets.get(e.client, 0.0)
+            ok = e.outcome == "ok"
+            places.start.append(None if e.start is None else e.start + offset)
+            places.end.append(e.end + offset if ok and e.end is not None else None)
+            places.tid.append(tid_int(e.tid if ok and e.writes else log_tids.get(i)))
+            places.snapshot.append(tid_int(e.snapshot))
+            places.writer.append(bool(e.writes))
+        return places
 
     # -- what reads saw ---------------------------------------------------
 

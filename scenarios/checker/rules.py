@@ -383,24 +383,28 @@ class Rules:
         reads = audits = 0
         todo = deque(sorted(index.committed))
         done: set[int] = set()
+        committed, source_of = index.committed, index.source
         while todo:
             i = todo.popleft()
             if i in done:
                 continue
             done.add(i)
-            for access in index.attempts[i].reads:
-                reads += 1
+            mine = index.attempts[i].reads
+            reads += len(mine)
+            for access in mine:
                 if access.kind == "stock total":
                     audits += 1
                     if access.value != total:
                         bad["sum", access].append(i)
                     continue
-                source = index.source(access)
+                source = source_of(access)
                 if source.kind == "written":
-                    fresh = [w for w in source.writers if w not in index.committed]
-                    if fresh:  # unknown outcomes this read shows committed
-                        index.observe(fresh)
-                        todo.extend(w for w in fresh if w in index.committed)
+                    if committed.issuperset(source.writers):
+                        continue
+                    fresh = [w for w in source.writers if w not in committed]
+                    # unknown outcomes this read shows committed
+                    index.observe(fresh)
+                    todo.extend(w for w in fresh if w in committed)
                 elif source.kind != "initial":
                     bad[source.kind, access].append(i)
         self.tally["reads"] = reads
@@ -469,16 +473,19 @@ class Rules:
             e = index.attempts[i]
             if not e.writes:
                 continue
-            mine = {(w.kind, w.key, w.revision) for w in e.writes}
             for w in e.writes:
+                if w.kind == "sequence":
+                    continue
                 register, r = (w.kind, w.key), w.revision - 1
-                if w.kind == "sequence" or (w.kind, w.key, r) in mine:
-                    continue
-                base = index.baseline.registers.get(register)
-                if base is not None and base[0] == r:
-                    continue
+                # the cheap test first: revision r has a writer that did
+                # not fail (nearly always)
                 on = index.writes.get(register, {}).get(r, [])
                 if not on or any(index.attempts[j].outcome != "failed" for j, _ in on):
+                    continue
+                if any((v.kind, v.key, v.revision) == (*register, r) for v in e.writes):
+                    continue  # built on its own earlier write
+                base = index.baseline.registers.get(register)
+                if base is not None and base[0] == r:
                     continue
                 j = on[0][0]
                 self.add(
