@@ -305,10 +305,6 @@ def _search(
     for name, suffix, shape in _SHAPES:
         if name in have:
             continue
-        if not part.parts(shape.mask() | DATA | g.ANTI):
-            # the edges of every class with this order hold no cycle:
-            # neither do any fewer (one search of them, not one a class)
-            continue
         improve = 0 if name + suffix in shown else sh.IMPROVE
         cycle = sh.shortest(part, shape, budget, improve)
         if cycle is not None:

@@ -248,15 +248,14 @@ class Part:
         return found
 
     def _sub(self, nodes: list[int], mask: int) -> Part:
-        pos = {x: k for k, x in enumerate(nodes)}
-        out = []
-        for x in nodes:
-            edges = []
-            for v, bits in self.out[x]:
-                k = pos.get(v)
-                if k is not None and bits & mask:
-                    edges.append((k, bits))
-            out.append(edges)
+        pos = [-1] * len(self.out)
+        for k, x in enumerate(nodes):
+            pos[x] = k
+        mine = self.out
+        out = [
+            [(pos[v], bits) for v, bits in mine[x] if bits & mask and pos[v] >= 0]
+            for x in nodes
+        ]
         glob = self.glob
         return Part([glob[x] for x in nodes], [self.barrier[x] for x in nodes], out)
 

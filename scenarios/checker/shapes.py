@@ -42,7 +42,8 @@ _LAST_ANTI = 1
 _MORE_ANTI = 2
 _ADJACENT = 4
 _NEEDED = 8
-_STATES = 16
+_STATE_BITS = 4
+_STATES = 1 << _STATE_BITS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,11 +164,26 @@ def possible(part: g.Part, shape: Shape) -> bool:
     start with, one of the relation it must use, and, where the rule
     wants two anti-dependencies or more, one more among the rest."""
     bits = part.bits
+    if not part.parts(shape.mask() | g.WW | g.WR | g.ANTI):
+        # the edges of every class with this order hold no cycle: neither
+        # do any fewer (one search of them, not one a class)
+        return False
     if not bits & shape.first:
         return False
     if shape.need and not bits & shape.need:
         return False
-    return shape.rule == NO_ANTI or bool(bits & shape.rest & g.ANTI)
+    if shape.rule == NO_ANTI:
+        return True
+    if not bits & shape.rest & g.ANTI:
+        return False
+    # two adjacent ones start the search: an attempt's anti-dependency
+    # to a node that has one too
+    return shape.rule != ADJACENT or any(
+        bits & g.ANTI and part.anti_out(v)
+        for u, edges in enumerate(part.out)
+        if not part.barrier[u]
+        for v, bits in edges
+    )
 
 
 def shortest(
@@ -183,6 +199,9 @@ def shortest(
     best: list[g.Step] | None = None
     moves = _moves(shape)
     tries = 0
+    # one attempt's own order edge can lead back to it (a commit before
+    # its own snapshot); other cycles hold two attempts or more
+    least = 1 if shape.first & (g.SNAPSHOT | g.REALTIME) else 2
     for sub in part.parts(shape.mask()):
         if not sub.bits & shape.first:
             continue  # no first edge to try
@@ -207,7 +226,7 @@ def shortest(
                         tries += 1
                     if budget.exhausted() or tries > improve:
                         return best
-                    if best is not None and len(best) == 2:
+                    if best is not None and len(best) == least:
                         return best  # no cycle is shorter
     return best
 
@@ -231,7 +250,10 @@ def _back(
     queue = deque([start])
     best: list[g.Step] | None = None
     out, barrier = part.out, part.barrier
-    adjacent = shape.rule == ADJACENT
+    # a cycle with two consecutive anti-dependencies, turned to start
+    # with them: the edge after the first is the second
+    opening = moves.row(start % _STATES, shape.rule == ADJACENT)
+    rows = moves.rows
     while queue:
         state_id = queue.popleft()
         here = cost[state_id]
@@ -240,13 +262,14 @@ def _back(
         budget.left -= 1  # budget.spend(), inlined: the search's inner loop
         if budget.left < 0:
             return best
-        node, state = divmod(state_id, _STATES)
+        node, state = state_id >> _STATE_BITS, state_id & (_STATES - 1)
         step_cost = 0 if barrier[node] else 1
         if here + step_cost > limit:
             continue
-        # a cycle with two consecutive anti-dependencies, turned to start
-        # with them: the edge after the first is the second
-        row = moves.row(state, adjacent and state_id == start)
+        if state_id == start:
+            row = opening
+        else:
+            row = rows[state] or moves.row(state)
         reached = here + step_cost
         for w, bits in out[node]:
             for relation, after in row[bits]:
