@@ -12,6 +12,17 @@ reaches b through barriers exactly when a ended before b began, with 2n
 edges (Elle draws the transitive reduction instead, which still grows with
 the concurrency).  A cycle found through barriers is reported with each
 barrier path folded into one edge of its relation.
+
+Cost: a history of n attempts makes about 3n nodes and 10n edges (100,000
+attempts: 277,000 and 920,000), held as one dict per node.  Tarjan's
+algorithm runs once over all of them (on lists and the dicts' own
+iterators: a clean history has no component, and this pass is all its
+search costs).  Each component with a cycle then becomes a Part, a graph
+of its own with its nodes renumbered and its edges as lists; every class
+searched in it (a dozen or more) asks the Part for its sub-components
+under one edge mask, and each mask's are computed once, whichever class
+asks.  The order of roots and successors is kept throughout: it decides
+which of several equally short cycles a search meets first.
 """
 
 from __future__ import annotations
