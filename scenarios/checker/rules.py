@@ -389,9 +389,8 @@ class Rules:
             if i in done:
                 continue
             done.add(i)
-            mine = index.attempts[i].reads
-            reads += len(mine)
-            for access in mine:
+            for access in index.attempts[i].reads:
+                reads += 1
                 if access.kind == "stock total":
                     audits += 1
                     if access.value != total:
@@ -399,12 +398,11 @@ class Rules:
                     continue
                 source = source_of(access)
                 if source.kind == "written":
-                    if committed.issuperset(source.writers):
-                        continue
-                    fresh = [w for w in source.writers if w not in committed]
-                    # unknown outcomes this read shows committed
-                    index.observe(fresh)
-                    todo.extend(w for w in fresh if w in committed)
+                    if not committed.issuperset(source.writers):
+                        # unknown outcomes this read shows committed
+                        fresh = [w for w in source.writers if w not in committed]
+                        index.observe(fresh)
+                        todo.extend(w for w in fresh if w in committed)
                 elif source.kind != "initial":
                     bad[source.kind, access].append(i)
         self.tally["reads"] = reads
@@ -477,8 +475,7 @@ class Rules:
                 if w.kind == "sequence":
                     continue
                 register, r = (w.kind, w.key), w.revision - 1
-                # the cheap test first: revision r has a writer that did
-                # not fail (nearly always)
+                # the cheap test first: r has a writer that did not fail
                 on = index.writes.get(register, {}).get(r, [])
                 if not on or any(index.attempts[j].outcome != "failed" for j, _ in on):
                     continue
