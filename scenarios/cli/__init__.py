@@ -19,7 +19,6 @@ from scenarios.cli import (  # noqa: E402
     compare,
     edge,
     helptext,
-    history,
     list_storages,
     matrix,
     populate,
@@ -30,6 +29,7 @@ from scenarios.cli import (  # noqa: E402
     serve,
     status,
     sweep,
+    trend,
     verify,
     worker,
     zeoloop,
@@ -54,7 +54,7 @@ COMMANDS = (
     run,
     report,
     compare,
-    history,
+    trend,
     list_storages,
     populate,
     census,
@@ -84,12 +84,14 @@ def build_parser() -> Parser:
     for command in COMMANDS:
         command.register(sub)
     storage, mix = helptext.storage_dests(), helptext.mix_dests()
-    for name, subparser in sub.choices.items():
+    # Each parser once, under its own name (an alias maps to the same one).
+    commands = {id(p): (name, p) for name, p in reversed(sub.choices.items())}
+    for name, subparser in commands.values():
         helptext.finish(name, subparser, storage, mix)
     sub.choices["help"].set_defaults(parser=parser)
     show_defaults(parser)
     show_bounds(parser)
-    for subparser in sub.choices.values():
+    for _, subparser in commands.values():
         # After the subcommand too; SUPPRESS keeps the top-level value.
         subparser.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help

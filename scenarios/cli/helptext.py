@@ -30,10 +30,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "vfab-bench compare r.json --baseline file",
         "vfab-bench compare results/release-6.3 results/release-6.4",
     ),
-    "history": (
-        "vfab-bench history runs/",
-        "vfab-bench history rel-6.2 rel-6.3 rel-6.4      # release directories",
-        "vfab-bench history runs/ --by ZEO --html history.html",
+    "trend": (
+        "vfab-bench trend runs/",
+        "vfab-bench trend rel-6.2 rel-6.3 rel-6.4        # release directories",
+        "vfab-bench trend runs/ --by ZEO --html trend.html",
     ),
     "storages": ("vfab-bench storages",),
     "populate": (

@@ -15,8 +15,6 @@ from scenarios.counts.compare import (
     compare_benchmarks,
     compare_counts,
 )
-from scenarios.history import trend as run_history
-from scenarios.history.runs import DEFAULT_BY, order
 from scenarios.release import directory, verdict
 from scenarios.release.directory import Release
 from scenarios.results.files import ResultsError
@@ -24,6 +22,8 @@ from scenarios.results.formatter import duration, plural
 from scenarios.results.model import RunResult
 from scenarios.results.table import Table
 from scenarios.scale.compare import compare_scale
+from scenarios.trend import table as run_history
+from scenarios.trend.runs import DEFAULT_BY, order
 
 #: Marks after a value: moved up, moved down, no mark.
 UP, DOWN, SAME = "▲", "▼", " "

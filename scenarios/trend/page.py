@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from html import escape
 
-from scenarios.history.trend import (
+from scenarios.results import environment, htmlbase, significance, svg
+from scenarios.results.formatter import duration as format_time
+from scenarios.trend.table import (
     BY_DATE,
     FASTER,
     MISSING,
@@ -17,8 +19,6 @@ from scenarios.history.trend import (
     History,
     Step,
 )
-from scenarios.results import environment, htmlbase, significance, svg
-from scenarios.results.formatter import duration as format_time
 
 #: Colours of the step marks: slower, faster, undecided.
 STEP_COLOURS = {SLOWER: "#b42318", FASTER: "#067647", UNDECIDED: "#8a8a8a"}

@@ -1,4 +1,4 @@
-"""vfab-bench history: run files in the order of the versions they recorded,
+"""vfab-bench trend: run files in the order of the versions they recorded,
 the steps exactly where compare finds them, the page, the input it refuses;
 and in Chromium, the page over real runs made under ZODB 6.2, 6.3 and 6.4
 installed in turn from PyPI (skipped, saying why, without chromium,
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from scenarios.history import page as history_html
-from scenarios.history import trend as history
 from scenarios.results import compare, formatter, significance
 from scenarios.results.model import RunResult
+from scenarios.trend import page as history_html
+from scenarios.trend import table as history
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.conftest import DATA, offline_page
 from tests.tiers import starts

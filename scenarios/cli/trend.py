@@ -1,6 +1,6 @@
-"""vfab-bench history: many saved run files (or release directories) as one
-table of each cell's trend in version order, steps marked; --html the
-same as a page.
+"""vfab-bench trend (once `history`, still accepted): many saved run files
+(or release directories) as one table of each cell's trend in version
+order, steps marked; --html the same as a page.
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import argparse
 from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import ConfigError
-from scenarios.history import trend as history
 from scenarios.results import significance
 from scenarios.results.kinds import Found
+from scenarios.trend import table as trend
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "history",
+        "trend",
+        aliases=["history"],
         help="trends of many saved run files or release directories across "
         "versions, steps marked",
         description="Read run files (vfab-bench run --json; a directory gives "
@@ -39,10 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--by",
-        default=history.DEFAULT_BY,
+        default=trend.DEFAULT_BY,
         metavar="PACKAGE",
         help="order by the version of this package as the runs recorded it "
-        f"(default: {history.DEFAULT_BY}); 'python' for Python's, 'date' for "
+        f"(default: {trend.DEFAULT_BY}); 'python' for Python's, 'date' for "
         "the runs' dates alone",
     )
     p.add_argument("--cpu", action="store_true", help="CPU time instead of wall")
@@ -74,20 +75,20 @@ def main(args: argparse.Namespace) -> int:
     # page may be written beside the runs it shows.
     from scenarios.registry import AS_RUN
 
-    read = history.read_runs(found, AS_RUN)
+    read = trend.read_runs(found, AS_RUN)
     named = args.inputs
     args.inputs = [path for path, _ in read[0]] or named
     check_outputs(args)
-    result = history.build(named, args.by, args.statistic, args.cpu, read)
-    from scenarios.history import page
+    result = trend.build(named, args.by, args.statistic, args.cpu, read)
+    from scenarios.trend import page
 
     files = {"json": result.to_json, "html": lambda: page.page(result)}
     return emit(args, View(result.text(), files))
 
 
 def _releases(args: argparse.Namespace, found: list[Found]) -> int:
-    from scenarios.release import history as release_history
     from scenarios.release import page
+    from scenarios.release import trend as release_trend
     from scenarios.release.kind import load
     from scenarios.results.kinds import View
 
@@ -99,6 +100,6 @@ def _releases(args: argparse.Namespace, found: list[Found]) -> int:
         )
     check_outputs(args)
     releases = [load(f) for f in found]
-    result = release_history.build(releases, args.by, args.statistic, args.cpu)
+    result = release_trend.build(releases, args.by, args.statistic, args.cpu)
     files = {"json": result.to_json, "html": lambda: page.history_page(result)}
     return emit(args, View(result.text(), files))

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios.history.runs import (
+from scenarios.results import environment, power, significance
+from scenarios.results.files import ResultsError
+from scenarios.results.formatter import duration as format_time
+from scenarios.results.formatter import plural
+from scenarios.results.kinds import sniff
+from scenarios.results.model import RunResult
+from scenarios.results.significance import Difference, Statistic
+from scenarios.trend.runs import (
     BY_DATE,
     BY_PYTHON,
     DEFAULT_BY,
@@ -21,13 +28,6 @@ from scenarios.history.runs import (
     read_runs,
     recorded_version,
 )
-from scenarios.results import environment, power, significance
-from scenarios.results.files import ResultsError
-from scenarios.results.formatter import duration as format_time
-from scenarios.results.formatter import plural
-from scenarios.results.kinds import sniff
-from scenarios.results.model import RunResult
-from scenarios.results.significance import Difference, Statistic
 
 __all__ = [
     "BY_DATE",
