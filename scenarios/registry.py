@@ -24,10 +24,10 @@ from scenarios.verify.kind import KIND as VERIFY
 def _run_sections(args: Any) -> list[Section]:
     """report --sweep FILE and --scale FILE on a run's page: their sections
     (the run kind takes them as arguments, importing neither command)."""
+    from scenarios.scale.model import ScaleRun
     from scenarios.scale.page import scale_section
-    from scenarios.scale.results import ScaleRun
+    from scenarios.sweep.model import SweepRun
     from scenarios.sweep.page import sweep_section
-    from scenarios.sweep.results import SweepRun
 
     found: list[Section] = []
     if getattr(args, "sweep", None) is not None:
@@ -50,7 +50,7 @@ def _matrix_as_run(data: Any) -> Any:
     return MatrixRun.from_json(data).as_run()
 
 
-#: The kinds history reads as runs (scenarios.history.runs.AsRun): a
+#: The kinds history reads as runs (scenarios.trend.runs.AsRun): a
 #: matrix's cells as a run's rows, its trend.
 AS_RUN = {"matrix": _matrix_as_run}
 

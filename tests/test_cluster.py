@@ -19,8 +19,8 @@ import pytest
 
 from scenarios.checker.violations import not_checked
 from scenarios.scale.compare import compare_scale
+from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import text
-from scenarios.scale.results import ScalePoint, ScaleRun
 from storages.zeo import free_port
 from tests.conftest import factory_or_skip
 from tests.netns import Hosts, netns_hosts  # noqa: F401 - the fixture

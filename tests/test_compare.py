@@ -14,7 +14,7 @@ import pytest
 
 from scenarios.results import compare
 from scenarios.results.model import RunResult
-from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
+from scenarios.sweep.model import SweepPoint, SweepRun, SweepSample
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.conftest import checked_in
 

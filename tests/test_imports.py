@@ -149,7 +149,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "scenarios.bench",
         "scenarios.census",
         "scenarios.counts",
-        "scenarios.history",
+        "scenarios.trend",
         "scenarios.matrix",
         "scenarios.release",
         "scenarios.scale",
@@ -195,7 +195,7 @@ def test_upward_finds_an_import_up_a_floor() -> None:
     }
     assert upward(edges) == ["scenarios.results.stats -> scenarios.bench.phases"]
     assert floor("scenarios.errors") == floor("scenarios.results.files") == 2
-    assert floor("scenarios.history.trend") == 4 and floor("scenarios.cli") == 6
+    assert floor("scenarios.trend.table") == 4 and floor("scenarios.cli") == 6
     assert floor("scenarios.data.dataset") == floor("scenarios.checker") == 3
 
 

@@ -16,7 +16,7 @@ from scenarios.cli.outputs import check_outputs, emit
 from scenarios.errors import ConfigError
 from scenarios.results.kinds import View
 from scenarios.sweep import page
-from scenarios.sweep.results import SweepRun
+from scenarios.sweep.model import SweepRun
 
 SWEEP = Path(__file__).parent / "data" / "sweep.json"
 

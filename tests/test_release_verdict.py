@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from scenarios.release import directory, page, verdict
-from scenarios.release import history as release_history
+from scenarios.release import trend as release_history
 from scenarios.results.files import ResultsError
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.conftest import offline_page
@@ -586,7 +586,7 @@ def test_a_plain_release_names_a_known_bug_on_every_line(tmp_path: Path) -> None
     """Without --against, the curve's lines that show RelStorage 4.3.0's
     known SQLite bug name it, as verify and release --against do."""
     from scenarios.release import parts
-    from scenarios.scale.results import ScaleRun
+    from scenarios.scale.model import ScaleRun
 
     scale = json.loads((B / "scale.json").read_text())
     scale["metadata"]["versions"]["RelStorage"] = "4.3.0"

@@ -18,7 +18,7 @@ import pytest
 
 from scenarios.results import schema
 from scenarios.results.files import ResultsError
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 from tests.cli_helpers import run_cli
 from tests.conftest import DATA
 from tests.test_failure_paths import tree_digest

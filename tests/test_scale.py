@@ -22,8 +22,8 @@ from scenarios.load.target import normalize
 from scenarios.results.files import SCALE
 from scenarios.scale import faults, histogram
 from scenarios.scale.config import Fault, ScaleConfig, check_memory
+from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import fault_line as scale_report_line
-from scenarios.scale.results import ScalePoint, ScaleRun
 from tests.conftest import runzeo_pids, storage_params
 from tests.served import ROOT, env
 

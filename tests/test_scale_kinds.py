@@ -17,7 +17,7 @@ from scenarios.scale import kinds
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.loop import ClientPlan
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 from tests.cli_helpers import assert_bad_input, run_cli
 from tests.served import ROOT, env
 

@@ -15,7 +15,7 @@ import storages
 from scenarios.data import datadir
 from scenarios.load.mix import LoadConfig
 from scenarios.load.session import preflight
-from scenarios.load.status import server_status
+from scenarios.load.zeo_status import server_status
 from tests.served import ROOT, env, serve
 
 

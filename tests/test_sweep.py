@@ -17,7 +17,7 @@ from scenarios.errors import ConfigError
 from scenarios.results.files import SWEEP, ResultsError
 from scenarios.sweep import report, runner
 from scenarios.sweep.config import VARIANTS, SweepConfig, parse_objects
-from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
+from scenarios.sweep.model import SweepPoint, SweepRun, SweepSample
 from tests.cli_helpers import assert_bad_input, run_cli
 from vfab.generate import DataSpec, build
 

@@ -321,7 +321,7 @@ def test_storages_that_keep_their_promises_are_right(tmp_path: Path) -> None:
 def test_verify_says_its_counts_in_words() -> None:
     """Issue 24's leftovers: "1 storage x 2 client counts", "2 clients",
     never "storage(s)" or "client(s)"."""
-    from scenarios.scale.results import ScaleRun
+    from scenarios.scale.model import ScaleRun
     from scenarios.verify import report
     from scenarios.verify.run import StorageVerdict, VerifyConfig
     from tests.conftest import DATA

@@ -15,7 +15,7 @@ import pytest
 from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import KNOWN_WRONG, exit_status
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 from scenarios.verify import report
 from scenarios.verify.run import StorageVerdict, VerifyConfig
 from scenarios.verify.scenarios import ScenarioResult

@@ -58,7 +58,7 @@ from scenarios.scale.options import (
 from storages.options import shown
 
 if TYPE_CHECKING:
-    from scenarios.scale.results import ScalePoint
+    from scenarios.scale.model import ScalePoint
 
 
 def shared_storages() -> list[str]:
@@ -260,7 +260,7 @@ def refuse_unavailable(
 def main(args: argparse.Namespace) -> int:
     from scenarios.results import environment, metadata
     from scenarios.scale import kind, runner
-    from scenarios.scale.results import ScaleRun
+    from scenarios.scale.model import ScaleRun
 
     config, target = config_from(args)
     options = storages.options_from_args(args)

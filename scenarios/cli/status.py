@@ -7,7 +7,7 @@ import json
 
 from scenarios.errors import EXIT_OK
 from scenarios.load.mix import DEFAULT_ADDRESS
-from scenarios.load.status import server_status
+from scenarios.load.zeo_status import server_status
 from storages.zeo import add_zeo_address_option
 
 

@@ -160,7 +160,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.results import metadata
     from scenarios.scale import runner as scale_runner
     from scenarios.verify import report, run
-    from scenarios.verify.target import check_data_set, refuse_outputs_inside
+    from scenarios.verify.preflight import check_data_set, refuse_outputs_inside
 
     config, target = config_from(args)
     options = storages.options_from_args(args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.counts import costmodel, html, report
+from scenarios.counts import costmodel, page, report
 from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountRun
 from scenarios.errors import ConfigError
@@ -26,7 +26,7 @@ def view(run: CountRun, text: str = "text") -> View:
     files = {
         "json": run.to_json,
         "markdown": lambda: report.markdown(run),
-        "html": lambda: html.page(run),
+        "html": lambda: page.page(run),
     }
     return View(texts[text](run) if text else "", files)
 

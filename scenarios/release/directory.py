@@ -17,7 +17,7 @@ from scenarios.results import environment
 from scenarios.results.files import RELEASE, ResultsError, read_json
 from scenarios.results.kinds import RELEASE_SUMMARY, Found, sniff
 from scenarios.results.model import RunResult
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 
 SUMMARY = RELEASE_SUMMARY
 

@@ -14,7 +14,7 @@ from scenarios.checker.known_bugs import known_bug
 from scenarios.release.directory import Release
 from scenarios.results import formatter
 from scenarios.results.formatter import plural
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 
 #: Severity of a verdict line (as scenarios.release.verdict): the gate
 #: failed, a change worth reading, nothing to see.

@@ -10,8 +10,8 @@ from html import escape
 from scenarios.bench import page as html
 from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
-from scenarios.release.history import ReleaseHistory
 from scenarios.release.microbench import micro_rows
+from scenarios.release.trend import ReleaseHistory
 from scenarios.release.verdict import CHANGE, GATE, MICRO, Verdict, cell_name
 from scenarios.results import htmlbase
 from scenarios.results.table import Table
@@ -217,7 +217,7 @@ def page(release: Release, verdict: Verdict | None) -> str:
 def history_page(h: ReleaseHistory) -> str:
     """The history of releases as one page: the releases in order, then
     each part's trend (the 2000 table's with history's own charts)."""
-    from scenarios.history import page as history_html
+    from scenarios.trend import page as history_html
 
     body = ["<h1>vfab-loadtest: history of releases</h1>"]
     body.append(f'<p class="lede">{escape(h.heading())}</p>')

@@ -320,7 +320,7 @@ def run_scale(
     import scenarios.results.metadata as metadata
     from scenarios.results import environment
     from scenarios.scale import report, runner
-    from scenarios.scale.results import ScaleRun
+    from scenarios.scale.model import ScaleRun
 
     part = PartResult("scale", "Concurrency curve and consistency check (scale)")
 

@@ -161,7 +161,7 @@ def _run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 #        (Same version since issue 13: rows may hold different numbers of
 #        samples, the 2000 rows' top-up trials after the full ones.)
 RUN = Format(None, 2, {1: _run_v1_to_v2})
-# sweep (sweep --json; scenarios.sweep.results.SweepRun):
+# sweep (sweep --json; scenarios.sweep.model.SweepRun):
 #   1 -- {"schema_version", "kind", "metadata", "results": [SweepPoint:
 #        {"storage", "variant", "objects", "samples": [{"wall_s", "cpu_s",
 #        "stores", "bytes_written"}]}]}; a sample times a whole commit.
@@ -175,7 +175,7 @@ SWEEP = Format("sweep", 1)
 CENSUS = Format("census", 1)
 
 
-# scale (scale --json; scenarios.scale.results.ScaleRun):
+# scale (scale --json; scenarios.scale.model.ScaleRun):
 #   1 -- {"schema_version", "kind", "metadata", "points": [ScalePoint]}; a
 #        point's latencies are encoded HdrHistograms (us), "invariants"
 #        {"checked", "ok", "summary", "problems"}, "fault" null or a report.

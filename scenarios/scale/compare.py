@@ -14,8 +14,8 @@ from scenarios.results.compare import check_same
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
 from scenarios.results.significance import Difference
+from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import WINDOW_STATISTIC, latency
-from scenarios.scale.results import ScalePoint, ScaleRun
 
 #: What two scale runs must share to be compared.
 IDENTITY = ("scale", "seed", "weights", "skew", "duration_s", "rate")

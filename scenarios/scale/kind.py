@@ -10,7 +10,7 @@ from scenarios.results import files
 from scenarios.results.kinds import Kind, View, report_text
 from scenarios.scale import page, report
 from scenarios.scale.compare import compare_scale
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 
 
 def view(run: ScaleRun, text: str = "text") -> View:

@@ -7,7 +7,7 @@ from html import escape
 
 from scenarios.results import htmlbase
 from scenarios.scale import report as scale_report
-from scenarios.scale.results import ScaleRun
+from scenarios.scale.model import ScaleRun
 
 
 def scale_section(run: ScaleRun) -> str:

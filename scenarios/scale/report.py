@@ -13,7 +13,7 @@ from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table
 from scenarios.scale import histogram
-from scenarios.scale.results import OPERATION_NAMES, ScalePoint, ScaleRun
+from scenarios.scale.model import OPERATION_NAMES, ScalePoint, ScaleRun
 
 #: The statistic over a point's sub-windows (throughput and p99 move both
 #: ways within a window: the median, not the minimum).

@@ -38,7 +38,7 @@ from scenarios.scale.fleet import (
     process_plans,
 )
 from scenarios.scale.loop import ClientPlan
-from scenarios.scale.results import ScalePoint
+from scenarios.scale.model import ScalePoint
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec
 

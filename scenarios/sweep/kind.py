@@ -8,7 +8,7 @@ from typing import Any
 from scenarios.results import compare_view, files
 from scenarios.results.kinds import Kind, View, report_text
 from scenarios.sweep import page, report
-from scenarios.sweep.results import SweepRun
+from scenarios.sweep.model import SweepRun
 
 
 def view(sweep: SweepRun, stat: str | None = None, text: str = "text") -> View:

@@ -7,8 +7,8 @@ from html import escape
 
 from scenarios.results import htmlbase, significance, svg
 from scenarios.sweep.config import VARIANTS
+from scenarios.sweep.model import SweepRun
 from scenarios.sweep.report import tables as sweep_tables
-from scenarios.sweep.results import SweepRun
 
 
 def charts(sweep: SweepRun, stat: str | None = None) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from scenarios.results import environment, significance, table
 from scenarios.results.table import Table
 from scenarios.sweep.config import VARIANTS
-from scenarios.sweep.results import SweepRun
+from scenarios.sweep.model import SweepRun
 
 
 def _micros(value: float) -> str:

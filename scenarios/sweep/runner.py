@@ -19,7 +19,7 @@ from scenarios.results import significance
 from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.sweep.config import SWEEP_KEY, VARIANTS, SweepConfig
-from scenarios.sweep.results import SweepPoint, SweepRun, SweepSample
+from scenarios.sweep.model import SweepPoint, SweepRun, SweepSample
 from vfab.generate import DEFAULT_SEED, DataSpec, draw
 from vfab.model import ProcessStep, VirtualFab
 

@@ -37,7 +37,7 @@ from scenarios.progress import Progress, duration, progress_of
 from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
-from scenarios.scale.results import ScalePoint
+from scenarios.scale.model import ScalePoint
 from storages import StorageOptions
 
 Say = Callable[[str], None]
