@@ -366,8 +366,10 @@ def verdicts(part: PartResult) -> list[str]:
     run = part.data
     if run is None:
         return []
+    # "known upstream bug: RelStorage 4.3.0: ..." after KNOWN_WRONG's own
+    # "a known upstream bug": the version and what, once.
     bugs = {
-        s: why.rsplit("; ", 1)[-1]
+        s: why.rsplit("; ", 1)[-1].removeprefix("known upstream bug: ")
         for s, (state, why) in states(run).items()
         if state == KNOWN_WRONG
     }
