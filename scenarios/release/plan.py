@@ -34,9 +34,9 @@ DEFAULT_STORAGES = storages.DEFAULT_STORAGES
 #: objects (nearest_million: 1,290, between large and xlarge), built in
 #: xlarge's batches, on these storages among those named (else the first
 #: named; --million-storage names others).  Measured here on an idle 2-core
-#: machine, that part took 65 s on file and 147 s on zeo, and the rest of a
-#: default release about a minute: file alone keeps the whole within five
-#: minutes with room for a slower machine.
+#: machine, that part took 65 s on file and 147 s on zeo (2026-11-25), and
+#: 108 s on file on 2026-11-28, when the machine's speed probe ran 3x
+#: slower: file alone keeps it the release's longest part but one.
 MILLION = 1_000_000
 MILLION_STORAGES = ("file",)
 
