@@ -278,3 +278,29 @@ def test_a_storage_config_database_runs_in_this_process(
     )  # fmt: skip
     assert r.status == 0, r.err
     assert re.search(r"cfg +2 threads +right", r.out), r.out
+
+
+def test_a_client_checks_what_it_read_after_the_clock() -> None:
+    """The read (timed) gives the values; the check (untimed) names a value
+    that is not the client's last write, and a short read."""
+    import types
+
+    from persistent.mapping import PersistentMapping
+
+    from scenarios.matrix.client import _Client
+
+    class Obj:
+        def __init__(self, attr: int) -> None:
+            self.attr = attr
+
+    m = PersistentMapping({i: Obj(5) for i in range(3)})
+    values = _Client._read(m)
+    assert values == [5, 5, 5]
+    client = types.SimpleNamespace(own={3: 5}, problems=[])
+    _Client._check(client, values, 3, "hot")  # type: ignore[arg-type]
+    assert client.problems == []
+    _Client._check(client, [5, 4], 3, "cold")  # type: ignore[arg-type]
+    assert client.problems == [
+        "cold, 3 objects: read 2 objects, 1 not holding the client's last "
+        "acknowledged write"
+    ]
