@@ -48,18 +48,20 @@ CURVE_WINDOWS = 6
 
 #: Seconds per storage (or per point, per million run) each part takes on
 #: an idle two-core machine, the default storages (ReleasePlan.estimates):
-#: measured by `vfab-bench release --out DIR` (docs/internals.md).
+#: measured by `vfab-bench release --out DIR` (docs/internals.md); the
+#: counts, micro counts and million on 2026-11-28 (359 s in all, the
+#: speed probe at 1.5-1.9 ms: the first ETA said 4:50 with the older ones).
 ESTIMATES = {
     "table": 2.0,
     "table quick": 1.0,
-    "counts": 22.0,
+    "counts": 26.0,
     "counts quick": 12.0,
-    "micro counts": 100.0,
+    "micro counts": 133.0,
     "micro counts quick": 25.0,
     "micro": 6.0,
     "micro quick": 3.0,
     "scale point": 3.5,
-    "million": 65.0,
+    "million": 108.0,
     "million served": 150.0,
     "million quick": 5.0,
 }
