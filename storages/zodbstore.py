@@ -39,6 +39,19 @@ def register_synchronizer(synchronizer: Any) -> None:
         _synchronizers.append(synchronizer)
 
 
+def _after_completion(synchronizers: list[Any]) -> None:
+    """Each synchronizer's afterCompletion, every one called; the first
+    exception raised (a held stop) raised after them."""
+    raised: BaseException | None = None
+    for synchronizer in synchronizers:
+        try:
+            synchronizer.afterCompletion(None)
+        except BaseException as e:  # a stop held meanwhile: raised below
+            raised = raised or e
+    if raised is not None:
+        raise raised
+
+
 def unregister_synchronizer(synchronizer: Any) -> None:
     """Stores opened from now on leave *synchronizer* out."""
     if synchronizer in _synchronizers:
@@ -142,10 +155,24 @@ class ZODBStore(Store):
         import ZODB
 
         storage = self._open_storage()
+        # ZODB.DB commits the root object of a new database in a
+        # transaction of its own, which no store's synchronizer sees: the
+        # synchronizers hold a stop for it too (a SIGHUP raised inside
+        # FileStorage's write lock there left the lock taken, and the abort
+        # that followed waited for it forever).
+        held = list(_synchronizers)
+        for synchronizer in held:
+            synchronizer.beforeCompletion(None)
         try:
             self.db = ZODB.DB(storage, **self._options.db_kwargs())
         except BaseException:
             storage.close()
+            _after_completion(held)
+            raise
+        try:
+            _after_completion(held)
+        except BaseException:
+            self.db.close()
             raise
         self._opened_cache_size = self.db.getCacheSize()
         self.transaction_manager = transaction.TransactionManager()
