@@ -8,11 +8,16 @@ soft limit: the first one counts (docs/internals.md).
 from __future__ import annotations
 
 import _thread
+import contextlib
 import logging
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 from storages.zodbstore import register_synchronizer
@@ -209,6 +214,35 @@ def defer_interrupts() -> None:
     last_resort = logging.lastResort
     if last_resort is not None and quiet_after_interrupt not in last_resort.filters:
         last_resort.addFilter(quiet_after_interrupt)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the directory *path* and what it holds, a stop signal held
+    until it is gone: a signal raised mid-removal left the directory behind,
+    emptied (a sweep stopped by SIGINT, 1 run in 3)."""
+    _Interrupts.critical += 1
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    finally:
+        _Interrupts.leave()
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str, directory: Path | None = None) -> Iterator[Path]:
+    """A new directory (tempfile.mkdtemp) for the block, removed after it
+    whatever happens: stop signals are held while it is made (one raised
+    between its making and the block left it behind) and removed."""
+    _Interrupts.critical += 1
+    try:
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=directory))
+    except BaseException:
+        _Interrupts.leave()
+        raise
+    try:
+        _Interrupts.leave()  # a signal held meanwhile is raised here
+        yield path
+    finally:
+        remove_tree(path)
 
 
 def stopped() -> bool:

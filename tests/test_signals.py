@@ -28,13 +28,14 @@ LAST_LINE = {
 }
 
 
-def start(*args: str) -> subprocess.Popen[str]:
+def start(*args: str, tmpdir: Path | None = None) -> subprocess.Popen[str]:
+    extra = {} if tmpdir is None else {"TMPDIR": str(tmpdir)}
     return subprocess.Popen(
         [sys.executable, "-m", "scenarios.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env(),
+        env={**env(), **extra},
         cwd=ROOT,
         start_new_session=True,  # its own process group, as in a terminal
     )
@@ -92,10 +93,13 @@ def group_gone(pgid: int) -> bool:
     "signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name
 )
 def test_scale_exits_128_plus_the_signal_without_a_traceback(
-    signum: signal.Signals, to_group: bool
+    signum: signal.Signals, to_group: bool, tmp_path: Path
 ) -> None:
     before = runzeo_pids()
-    process = start("scale", "--clients", "2", "--duration", "30", "--warmup", "0.5")
+    process = start(
+        "scale", "--clients", "2", "--duration", "30", "--warmup", "0.5",
+        tmpdir=tmp_path,
+    )  # fmt: skip
     wait_for("the clients", lambda: len(clients_of(process.pid)) == 2)
     time.sleep(1.0)
     if to_group:
@@ -108,6 +112,7 @@ def test_scale_exits_128_plus_the_signal_without_a_traceback(
     assert err.strip().splitlines()[-1] == LAST_LINE[signum], err
     wait_for("the process group to end", lambda: group_gone(process.pid), 10)
     assert not runzeo_pids() - before
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.subprocess
@@ -269,14 +274,15 @@ AT_WORK = {
 )
 @pytest.mark.parametrize("command", sorted(AT_WORK))
 def test_every_command_exits_128_plus_the_signal(
-    command: str, signum: signal.Signals
+    command: str, signum: signal.Signals, tmp_path: Path
 ) -> None:
     """run, sweep, verify and serve (while it populates) at work, the
     signal sent to the whole process group as a terminal does: 128 + the
     signal, its stop line last, no traceback from any process, nothing
-    left running."""
+    left running, nothing left in its temporary directory (a sweep left
+    an emptied one 1 time in 3)."""
     before = runzeo_pids()
-    process = start(*AT_WORK[command])
+    process = start(*AT_WORK[command], tmpdir=tmp_path)
     assert process.stderr is not None
     first = process.stderr.readline()
     assert first, "the command ended before saying anything"
@@ -288,6 +294,8 @@ def test_every_command_exits_128_plus_the_signal(
     assert err.strip().splitlines()[-1] == LAST_LINE[signum], err
     wait_for("the process group to end", lambda: group_gone(process.pid), 10)
     assert not runzeo_pids() - before
+    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.subprocess

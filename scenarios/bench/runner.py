@@ -11,7 +11,6 @@ import contextlib
 import cProfile
 import gc
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from scenarios.bench.phases import (
     digest,
 )
 from scenarios.errors import RunFailure, one_line
+from scenarios.interrupts import scratch_directory
 from scenarios.progress import Progress, progress_of
 from scenarios.results import environment as machine
 from scenarios.results.metadata import collect as collect_metadata
@@ -178,10 +178,10 @@ def run_trial(
     # Counting never reads RSS (its reads move the counts: see docs/counts.md).
     rss_per_phase = rss.per_phase() if measure is None else False
     with (
-        tempfile.TemporaryDirectory(prefix="vfab-", dir=directory) as tmp,
+        scratch_directory("vfab-", directory) as tmp,
         GCClock() as gc_clock,
     ):
-        with factory.open(Path(tmp)) as store:
+        with factory.open(tmp) as store:
             store.reset()
             state = TrialState(
                 store, config.spec, config.seed, catalogue, batch=config.batch_size
@@ -309,12 +309,12 @@ def run(config: RunConfig, progress: Progress | Say | None = None) -> RunResult:
         # trials share (a server started once per run) lives around all of
         # them, warmups included.
         with (
-            tempfile.TemporaryDirectory(prefix="vfab-run-") as scratch,
+            scratch_directory("vfab-run-") as scratch,
             contextlib.ExitStack() as running,
         ):
             for _, factory in factories:
                 running.enter_context(factory.running())
-            _rounds(config, factories, trials, profiles, shown, probes, Path(scratch))
+            _rounds(config, factories, trials, profiles, shown, probes, scratch)
     finally:
         shown.close()
         gc.unfreeze()

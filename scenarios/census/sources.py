@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import storages
 from scenarios.data.datadir import check_path_storage, read_marker
+from scenarios.interrupts import remove_tree
 from storages import StorageError
 from storages.named import URISource, uri_schemes, zconfig_source
 
@@ -191,11 +192,11 @@ def private_copy(path: Path) -> tuple[Path, Callable[[], None]]:
         else:
             shutil.copy2(path, copy)
     except OSError as e:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         raise StorageError(
             f"cannot copy {path} to read it untouched: {e.strerror}"
         ) from None
-    return copy, lambda: shutil.rmtree(scratch, ignore_errors=True)
+    return copy, lambda: remove_tree(scratch)
 
 
 def _closing(

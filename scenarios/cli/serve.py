@@ -6,7 +6,6 @@ storage, its ZConfig section from its factory (docs/internals.md).
 from __future__ import annotations
 
 import argparse
-import shutil
 import signal
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from scenarios.cli.args import (
 )
 from scenarios.data import datadir
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
+from scenarios.interrupts import remove_tree
 from storages import StorageError, StorageFactory, StorageOptions
 from storages.composite import root_base
 from storages.options import ListenOptions
@@ -197,7 +197,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         signal.signal(signal.SIGTERM, previous)
 
 
@@ -284,5 +284,5 @@ def _share(args: argparse.Namespace, factory: StorageFactory, spec: DataSpec) ->
             say("the database server exited unexpectedly")
             return EXIT_FAILED
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
         signal.signal(signal.SIGTERM, previous)

@@ -27,13 +27,13 @@ from __future__ import annotations
 import dataclasses
 import random
 import secrets
-import shutil
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from scenarios.interrupts import remove_tree
 from scenarios.load.clients import (
     CLOSE_GRACE_S,
     ERROR_PAUSE_S,
@@ -239,7 +239,7 @@ def run(
                 answers = procs.results(timeout=FINISH_S)
         histories = [read_history(path) for path in paths]
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
     out = []
     for answer in answers:
         if answer is None:

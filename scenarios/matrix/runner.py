@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import multiprocessing
 import secrets
-import shutil
 import tempfile
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 import storages
 from scenarios.bench.runner import Say, available
 from scenarios.errors import ConfigError
+from scenarios.interrupts import remove_tree
 from scenarios.load.clients import ClientProcesses, stop_signals_blocked
 from scenarios.matrix import check
 from scenarios.matrix.client import BARRIER_S, GroupPlan, run_group
@@ -168,7 +168,7 @@ def database(factory: storages.StorageFactory) -> Iterator[check.Database]:
         spec = "\n".join([*lines, "<zodb>", section.strip(), "</zodb>", ""])
         yield check.Database(spec=spec)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
 def run_group_of(

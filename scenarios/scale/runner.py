@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import logging
 import secrets
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +19,7 @@ from typing import Any, Protocol
 import storages
 from scenarios.checker import consistency
 from scenarios.data import dataset
-from scenarios.interrupts import stopped
+from scenarios.interrupts import remove_tree, stopped
 from scenarios.load.history import Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
@@ -142,7 +141,7 @@ def _shared(factory: Any, target: str | None) -> Iterator[tuple[Shared, bool]]:
         with factory.share(data) as shared:
             yield shared, True
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
 def _populate(client: str, spec: DataSpec, seed: int) -> None:
@@ -313,7 +312,7 @@ def run_point(
             point = _incomplete(point, incomplete)
         return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
 class Fleets(Protocol):

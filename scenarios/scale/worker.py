@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import gevent
 from gevent.event import Event
 
 from scenarios.errors import ConfigError
+from scenarios.interrupts import remove_tree
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
@@ -76,7 +76,7 @@ class _Point:
 
     def close(self) -> None:
         self.procs.close(grace=0)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)
 
 
 class Host:

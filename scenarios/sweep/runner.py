@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import gc
 import random
-import tempfile
 import time
 from pathlib import Path
 
 import storages
 from scenarios.bench.runner import Say, available
 from scenarios.data import dataset
+from scenarios.interrupts import scratch_directory
 from scenarios.progress import Progress, progress_of
 from scenarios.results import significance
 from scenarios.results.formatter import plural
@@ -51,8 +51,8 @@ def run_trial(
     """One timed commit of *objects* steps in *variant*'s container, on a
     fresh database (closed, and any server stopped, whatever happens)."""
     build = VARIANTS[variant].build
-    with tempfile.TemporaryDirectory(prefix="vfab-sweep-", dir=directory) as tmp:
-        with factory.open(Path(tmp)) as store:
+    with scratch_directory("vfab-sweep-", directory) as tmp:
+        with factory.open(tmp) as store:
             store.reset()
             fab = dataset.populate(store, BASE_SPEC, seed)
             container = build(make_steps(fab, objects, seed))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ import storages
 from scenarios.checker.consistency import KINDS
 from scenarios.checker.known_bugs import KNOWN_WRONG, known_bug
 from scenarios.errors import ConfigError
+from scenarios.interrupts import remove_tree
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Progress, duration, progress_of
@@ -358,4 +358,4 @@ def _database(name: str, options: StorageOptions, target: str | None) -> Iterato
             with factory.share(data) as shared:
                 yield shared.client
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
