@@ -96,7 +96,8 @@ def test_the_same_code_shows_no_significant_change(
         capsys, "compare", str(runs["a"]), str(runs["b"]), "--fail-above", "10%"
     )
     assert r.status == 0, r.out + r.err
-    assert "the minimum of each cell's trials" in r.out  # the runs' statistic
+    # the runs' statistic (the heading is a paragraph: its words, wrapped)
+    assert "the minimum of each cell's trials" in " ".join(r.out.split())
     assert "mapping:" in r.out and "file:" in r.out
     assert "commit processes" in r.out and "not significant" in r.out
     assert "  8 vs 8  " in r.out  # each row's trials
@@ -158,7 +159,7 @@ def test_cpu_time_and_another_statistic(
         "--statistic", "median",
     )  # fmt: skip
     assert r.status == 0, r.err
-    assert "CPU time, the median of each cell's trials" in r.out
+    assert "CPU time, the median of each cell's trials" in " ".join(r.out.split())
 
 
 def test_storages_against_a_baseline(
@@ -258,6 +259,7 @@ def test_runs_on_machines_of_different_speeds_are_warned_about(
     slow_machine = tmp_path / "slow-machine.json"
     slow_machine.write_text(json.dumps(data))
     r = run_cli(capsys, "compare", str(runs["a"]), str(slow_machine))
-    warning = next(ln for ln in r.out.splitlines() if "different speeds" in ln)
+    (warning,) = [p for p in r.out.split("\n\n") if "different speeds" in p]
+    warning = " ".join(warning.split())  # a paragraph, wrapped
     assert warning.startswith("warning: the machine ran at different speeds")
     assert "(1.60x)" in warning

@@ -75,15 +75,16 @@ HELP_COLUMNS = 80
 def test_every_commands_help_fits_a_screen(
     columns: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every registered command, so a new one is held to it too; on a
-    terminal 80 columns wide and on a far wider one (argparse fills to the
-    terminal's width unless told otherwise)."""
+    """Every registered command, so a new one is held to it too, and the
+    top level; on a terminal 80 columns wide and on a far wider one
+    (argparse fills to the terminal's width unless told otherwise)."""
     monkeypatch.setenv("COLUMNS", columns)
     too_long = {}
     too_wide = {}
     commands = subcommands()
     assert {"run", "verify", "scale", "serve", "zeoloop", "census"} <= set(commands)
-    for name, sub in commands.items():
+    # and the top level's own (vfab-bench --help)
+    for name, sub in [("vfab-bench", build_parser()), *commands.items()]:
         lines = sub.format_help().splitlines()
         if len(lines) > HELP_LINES:
             too_long[name] = len(lines)

@@ -210,8 +210,9 @@ def test_history_of_a_release_directory_leaves_other_files_out(
     shutil.copy(A / "scale.json", runs / "scale.json")
     r = run_cli(capsys, "history", str(runs))
     assert r.status == 0, r.err
-    assert "micro.json (not a vfab-bench result)" in r.out
-    assert "scale.json (a scale file)" in r.out
+    said = " ".join(r.out.split())  # a paragraph, wrapped
+    assert "micro.json (not a vfab-bench result)" in said
+    assert "scale.json (a scale file)" in said
 
 
 # -- bad --against: one line, exit 2, nothing written ---------------------------

@@ -4,7 +4,7 @@ history's totals and the sizes."""
 from __future__ import annotations
 
 from scenarios.census.model import Census
-from scenarios.results.table import Table
+from scenarios.results.table import Table, wrapped
 
 
 def _n(value: int | None) -> str:
@@ -62,4 +62,5 @@ def text(census: Census) -> str:
         spec = ", ".join(f"{k} {v}" for k, v in sorted(census.vfab.items()))
         lines.append(f"vfab data set: {spec or 'no spec recorded'}")
     lines.append(f"took {census.seconds:.2f} s")
-    return "\n".join(lines) + "\n"
+    # The table's lines fit already; a long path or sentence wraps.
+    return "\n".join(map(wrapped, lines)) + "\n"

@@ -74,8 +74,10 @@ COMMANDS = (
 def build_parser() -> Parser:
     parser = Parser(
         prog="vfab-bench",
-        description="Time a virtual-fab workload (create, commit, query) on "
-        "ZODB storages; print the MEMS Exchange 2000 table for today's stack.",
+        description=helptext.refill(
+            "Time a virtual-fab workload (create, commit, query) on ZODB "
+            "storages; print the MEMS Exchange 2000 table for today's stack."
+        ),
         formatter_class=helptext.HelpFormatter,
     )
     debug_help = "show the traceback of an error (also: VFAB_DEBUG=1)"

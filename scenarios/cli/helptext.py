@@ -87,7 +87,7 @@ HELP_WIDTH = 79
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter (descriptions kept as _refill made them), no
+    """argparse's formatter (descriptions kept as refill made them), no
     wider than HELP_WIDTH nor the terminal."""
 
     def __init__(
@@ -139,7 +139,7 @@ def mix_dests() -> set[str]:
     return {a.dest for a in p._actions}
 
 
-def _refill(text: str) -> str:
+def refill(text: str) -> str:
     """Paragraphs refilled to 79 columns; indented lines (lists) kept."""
     out = []
     for paragraph in text.split("\n\n"):
@@ -206,7 +206,7 @@ def finish(
     if told:
         lines += ["", *(textwrap.fill(t, 79, subsequent_indent="  ") for t in told)]
     if parser.description:
-        parser.description = _refill(parser.description)
+        parser.description = refill(parser.description)
     parser.formatter_class = HelpFormatter
     epilog = "\n".join(lines)
     parser.epilog = f"{parser.epilog}\n\n{epilog}" if parser.epilog else epilog
@@ -235,7 +235,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     if topic == "storages":
-        p.description = _refill(
+        p.description = refill(
             "The storage options of run, sweep, scale, verify, serve and "
             "release (each storage declares its own; `vfab-bench storages` "
             "lists the storages and whether each can run here).  "
@@ -249,7 +249,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
             add_concurrency_options,
         )
 
-        p.description = _refill(
+        p.description = refill(
             "How `vfab-bench scale` runs its clients (a process each, or "
             "threads or greenlets sharing a process) and on which hosts "
             "(`vfab-bench worker` hosts, as a locust master: docs/cluster.md)."
@@ -259,7 +259,7 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
     else:
         from scenarios.cli.args import add_mix_options
 
-        p.description = _refill(
+        p.description = refill(
             "The operation mix of scale, zeoloop and verify: each "
             "operation's weight (how often a user picks it), how the "
             "capabilities are picked (--skew; verify has its own default) "

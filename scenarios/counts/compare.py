@@ -12,9 +12,12 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
-from scenarios.results.compare import check_same, column_block, unmatched_line
+from scenarios.results.compare import check_same, unmatched_line
+from scenarios.results.compare_rows import Row, block
+from scenarios.results.compare_rows import markdown as rows_markdown
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
+from scenarios.results.table import paragraph, wrapped
 
 #: The relative change an exact cell must show to differ, by default (the
 #: gate's --fail-above).
@@ -122,6 +125,17 @@ class CountDifference:
             f"{self.verdict}"
         )
 
+    def shown_row(self) -> Row:
+        """The cell as every comparison shows a row (calls named after the
+        task)."""
+        what = "" if self.what == INSTRUCTIONS else f" ({self.what} calls)"
+        return Row(
+            self.row + what,
+            self.fmt(self.old.value),
+            self.fmt(self.new.value),
+            self.verdict,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "column": self.column,
@@ -186,37 +200,36 @@ class CountComparison:
             line += f"; most: {worst.column} {worst.row}, {worst.line}"
         return line + "."
 
+    def shown(self) -> dict[str, list[Row]]:
+        """Per column, its instruction cells, then its calls that differ."""
+        out: dict[str, list[Row]] = {}
+        for instructions in (True, False):
+            for c in self.cells:
+                if (c.what == INSTRUCTIONS) == instructions and (
+                    instructions or c.differs
+                ):
+                    out.setdefault(c.column, []).append(c.shown_row())
+        return {
+            column: out[column]
+            for column in dict.fromkeys(c.column for c in self.cells)
+            if column in out
+        }
+
     def text(self) -> str:
-        parts = [self.heading()]
-        columns = list(dict.fromkeys(c.column for c in self.cells))
-        for column in columns:
-            rows = [
-                c for c in self.cells if c.column == column and c.what == INSTRUCTIONS
-            ]
-            calls = [
-                c
-                for c in self.cells
-                if c.column == column and c.what != INSTRUCTIONS and c.differs
-            ]
-            if not rows and not calls:
-                continue
-            parts.append(column_block(column, [[c.row, c.line] for c in rows + calls]))
+        parts = [paragraph(self.heading())]
+        parts += [block(column, rows) for column, rows in self.shown().items()]
         if self.unmatched:
-            parts.append(unmatched_line(self.unmatched))
-        parts.append(self.summary())
+            parts.append(paragraph(unmatched_line(self.unmatched)))
+        parts.append(wrapped(self.summary()))
         return "\n\n".join(parts) + "\n"
 
     def markdown(self) -> str:
-        lines = [f"# {self.heading()}", "", "| column | task | old | new | change |"]
-        lines.append("|---|---|---:|---:|---|")
-        for c in self.cells:
-            if c.what == INSTRUCTIONS or c.differs:
-                what = "" if c.what == INSTRUCTIONS else f" ({c.what} calls)"
-                lines.append(
-                    f"| {c.column} | {c.row}{what} | {c.fmt(c.old.value)} | "
-                    f"{c.fmt(c.new.value)} | {c.verdict} |"
-                )
-        return "\n".join(lines) + "\n\n" + self.summary() + "\n"
+        header = ["task", "old", "new", "change"]
+        parts = [f"# {self.heading()}"]
+        parts += [
+            rows_markdown(column, header, rows) for column, rows in self.shown().items()
+        ]
+        return "\n\n".join([*parts, self.summary()]) + "\n"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -114,7 +114,8 @@ def _legend(run: MatrixRun, stat: str | None) -> str:
 
 def text(run: MatrixRun, stat: str | None = None) -> str:
     body = table.text(tables(run, stat), _legend(run, stat))
-    return body + "\n" + "\n".join(claims_lines(run, stat)) + "\n"
+    claims = [table.wrapped(line) for line in claims_lines(run, stat)]
+    return body + "\n" + "\n".join(claims) + "\n"
 
 
 def markdown(run: MatrixRun, stat: str | None = None) -> str:

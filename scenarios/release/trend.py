@@ -20,7 +20,7 @@ from scenarios.release.directory import Release
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration, plural
 from scenarios.results.model import RunResult
-from scenarios.results.table import Table
+from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.scale.compare import compare_scale
 from scenarios.trend import table as run_history
 from scenarios.trend.runs import DEFAULT_BY, order
@@ -54,7 +54,7 @@ class ReleaseHistory:
     def _runs(self) -> list[str]:
         width = max(len(label) for label in self.labels)
         return [
-            f"{i:>3}  {label.ljust(width)}  {r.date or '?'}  load {_load(r)}  "
+            f"{i:>3}  {label.ljust(width)}  {_date(r, label)}load {_load(r)}  "
             f"code {r.code}  {r.path}"
             for i, (label, r) in enumerate(
                 zip(self.labels, self.releases, strict=True), 1
@@ -70,7 +70,8 @@ class ReleaseHistory:
         return [v + m if v != "-" else v for v, m in zip(values, marks, strict=True)]
 
     def text(self) -> str:
-        parts = [self.heading(), "\n".join(self._runs()), *self.notes]
+        runs = "\n".join(map(wrapped, self._runs()))
+        parts = [paragraph(self.heading()), runs, *map(paragraph, self.notes)]
         if self.table is not None:
             parts.append("The 2000 table (table.json of each release):")
             parts.append(self.table.text().rstrip("\n"))
@@ -128,6 +129,13 @@ class ReleaseHistory:
             "consistency": [{"storage": n, "states": v} for n, v in self.consistency],
             "notes": list(self.notes),
         }
+
+
+def _date(release: Release, label: str) -> str:
+    """The release's date and two spaces, or nothing when its label says it
+    (the versions tie)."""
+    date = release.date or "?"
+    return "" if date[:10] in label else f"{date}  "
 
 
 def _load(release: Release) -> str:

@@ -34,6 +34,7 @@ from scenarios.results import environment
 from scenarios.results.compare import Comparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
+from scenarios.results.table import WIDTH
 from scenarios.scale.compare import ScaleComparison, compare_scale
 
 #: The default --fail-above: a count change the gate calls a regression
@@ -42,9 +43,6 @@ DEFAULT_FAIL_ABOVE = 0.02
 
 #: How many cells a line names before "and N more".
 NAMED = 4
-
-#: The columns the verdict's text is wrapped at.
-WIDTH = 100
 
 #: What the curve and the million run say when the machine was busy (the
 #: wall time line says why).

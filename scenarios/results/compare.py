@@ -11,9 +11,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
 from scenarios.results import environment, formatter, power, significance
+from scenarios.results.compare_rows import Row, block
+from scenarios.results.compare_rows import markdown as rows_markdown
 from scenarios.results.files import ResultsError
 from scenarios.results.model import Cells
 from scenarios.results.significance import Difference, Statistic
+from scenarios.results.table import paragraph, wrapped
 
 
 class Compared(Protocol):
@@ -129,6 +132,29 @@ class CellComparison:
     def line(self) -> str:
         return f"{self.times}: {self.words}"
 
+    @property
+    def short_words(self) -> str:
+        """The words without what every inconclusive cell of the comparison
+        shares (the trials needed: Comparison.inconclusive_note): "0.94x,
+        inconclusive"; the trials are the row's own field."""
+        if self.inconclusive:
+            return f"{formatter.ratio(self.difference.ratio)}, inconclusive"
+        return self.words
+
+    def shown_row(self, pvalues: bool = False) -> Row:
+        """The cell as every comparison shows a row: the trials between
+        the task and the values (and p and q after the words with
+        *pvalues*)."""
+        d = self.difference
+        words = self.short_words + (f"  ({self.pvalues()})" if pvalues else "")
+        return Row(
+            self.row,
+            formatter.duration(d.old.estimate),
+            formatter.duration(d.new.estimate),
+            words,
+            (f"{self.trials[0]} vs {self.trials[1]}",),
+        )
+
     def pvalues(self) -> str:
         """ "p 0.0079, q 0.36" (q: adjusted across the cells)."""
         d = self.difference
@@ -216,62 +242,56 @@ class Comparison:
     def _shown(self, changed: bool) -> list[CellComparison]:
         return [c for c in self.cells if c.changed or not changed]
 
+    def inconclusive_note(self) -> str:
+        """What the inconclusive cells share, said once: the trials a side
+        that would decide a change among this many cells ("" when none is
+        inconclusive)."""
+        unsure = self.inconclusive()
+        if not unsure:
+            return ""
+        needed = power.trials_needed(self.statistic, len(self.cells))
+        more = (
+            f"more than {power.MOST_TRIALS}" if needed is None else f"at least {needed}"
+        )
+        cells = formatter.plural(len(unsure), "cell")
+        return (
+            f"Inconclusive ({cells}): too few trials to decide "
+            f"a change among {len(self.cells)} cells; {more} a side needed (each "
+            "cell's trials beside it); run more trials (--repeat) to tell."
+        )
+
+    def _notes(self) -> list[str]:
+        note = self.inconclusive_note()
+        return ([note] if note else []) + (
+            [unmatched_line(self.unmatched)] if self.unmatched else []
+        )
+
     def text(self, pvalues: bool = False, changed: bool = False) -> str:
         """Per column, a line per cell: trials, the two values, the verdict
         (and p and q with *pvalues*); only the changed and undecided cells
         with *changed*."""
-        parts = [self.heading(), *self.warnings]
+        parts = [paragraph(self.heading()), *map(paragraph, self.warnings)]
         shown = self._shown(changed)
         for column in self.columns:
-            rows = [c for c in shown if c.column == column]
-            if not rows:
-                continue
-            lines = [
-                [
-                    c.row,
-                    f"{c.trials[0]} vs {c.trials[1]}",
-                    c.line + (f"  ({c.pvalues()})" if pvalues else ""),
-                ]
-                for c in rows
-            ]
-            parts.append(column_block(column, lines))
+            rows = [c.shown_row(pvalues) for c in shown if c.column == column]
+            if rows:
+                parts.append(block(column, rows))
         if changed and not shown:
             parts.append("No cell changed and every cell was decided.")
-        if self.unmatched:
-            parts.append(unmatched_line(self.unmatched))
-        parts.append("\n".join(["Summary:", *(f"  {s}" for s in self.summary())]))
+        parts += map(paragraph, self._notes())
+        summary = ["Summary:", *(wrapped(f"  {s}") for s in self.summary())]
+        parts.append("\n".join(summary))
         return "\n\n".join(parts) + "\n"
 
     def markdown(self, pvalues: bool = False, changed: bool = False) -> str:
         parts = [f"# {self.heading()}", *self.warnings]
         shown = self._shown(changed)
-        extra = " p | q |" if pvalues else ""
+        header = ["task", "trials", "old", "new", "change"]
         for column in self.columns:
-            rows = [c for c in shown if c.column == column]
-            if not rows:
-                continue
-            lines = [
-                f"## {column}",
-                "",
-                f"| task | trials | old | new | change |{extra}",
-            ]
-            lines.append("|---|---:|---:|---:|---|" + ("---:|---:|" if pvalues else ""))
-            for c in rows:
-                d = c.difference
-                cells = [
-                    c.row,
-                    f"{c.trials[0]} vs {c.trials[1]}",
-                    formatter.duration(d.old.estimate),
-                    formatter.duration(d.new.estimate),
-                    c.words,
-                ]
-                if pvalues:
-                    q = "-" if d.q_value is None else f"{d.q_value:.2g}"
-                    cells += [f"{d.p_value:.2g}", q]
-                lines.append("| " + " | ".join(cells) + " |")
-            parts.append("\n".join(lines))
-        if self.unmatched:
-            parts.append("In one file only: " + "; ".join(self.unmatched))
+            rows = [c.shown_row(pvalues) for c in shown if c.column == column]
+            if rows:
+                parts.append(rows_markdown(column, header, rows))
+        parts += self._notes()
         parts.append("\n".join(f"- {s}" for s in self.summary()))
         return "\n\n".join(parts) + "\n"
 
@@ -287,19 +307,6 @@ class Comparison:
             "warnings": list(self.warnings),
             "summary": self.summary(),
         }
-
-
-def column_block(column: str, rows: Sequence[Sequence[str]]) -> str:
-    """ "column:" and a line per row, indented: the first field left-aligned,
-    the middle ones right-aligned, each to its widest, the last as it is
-    (the layout of compare's text, count files' too)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    lines = [f"{column}:"]
-    for row in rows:
-        fields = [row[0].ljust(widths[0])]
-        fields += [f.rjust(w) for f, w in zip(row[1:-1], widths[1:], strict=True)]
-        lines.append("  " + "  ".join([*fields, row[-1]]))
-    return "\n".join(lines)
 
 
 def unmatched_line(unmatched: Sequence[str]) -> str:

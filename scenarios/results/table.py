@@ -64,7 +64,8 @@ class Table:
 
     def text(self) -> str:
         """The title, then the aligned lines."""
-        return "\n".join(([shown(self.title)] if self.title else []) + self.lines())
+        title = [wrapped(shown(self.title))] if self.title else []
+        return "\n".join(title + self.lines())
 
     def markdown(self) -> str:
         """A '##' heading and a GitHub table (cells stripped, numbers
@@ -103,9 +104,29 @@ def _groups(widths: list[int], sep: int, width: int) -> list[list[int]]:
 
 
 def paragraph(text: str, width: int = WIDTH - 21) -> str:
-    """A paragraph of prose filled to 79 columns (no word broken at a
-    hyphen: a storage's name stays whole)."""
-    return textwrap.fill(" ".join(text.split()), width, break_on_hyphens=False)
+    """A paragraph of prose filled to 79 columns (no word broken, at a
+    hyphen or anywhere: a storage's name and a path stay whole)."""
+    return textwrap.fill(
+        " ".join(text.split()),
+        width,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+
+
+def wrapped(line: str, width: int = WIDTH) -> str:
+    """A line of a list (a note, a summary, a step) within *width* columns,
+    its continuation lines indented two more than its own first line; no
+    word broken (a path stays whole, to be copied)."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(
+        line.strip(),
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def text(tables: list[Table], legend: str = "") -> str:

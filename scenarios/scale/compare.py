@@ -11,9 +11,12 @@ from typing import Any
 
 from scenarios.results import formatter, power, significance
 from scenarios.results.compare import check_same
+from scenarios.results.compare_rows import Row, block
+from scenarios.results.compare_rows import markdown as rows_markdown
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
 from scenarios.results.significance import Difference
+from scenarios.results.table import paragraph, wrapped
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import WINDOW_STATISTIC, latency
 
@@ -97,6 +100,11 @@ class Measure:
         return f"{self.name} {self.value(self.old)} -> {self.value(self.new)}: " + (
             self.verdict
         )
+
+    def shown_row(self, label: str) -> Row:
+        """The measure as every comparison shows a row, its name a field."""
+        old, new = self.value(self.old), self.value(self.new)
+        return Row(label, old, new, self.verdict, (self.name,))
 
     def to_json(self) -> dict[str, Any]:
         d = self.difference
@@ -196,32 +204,30 @@ class ScaleComparison:
             line += f"; first: {p.where}, {m.line}"
         return line
 
+    def shown(self) -> dict[str, list[Row]]:
+        """Per storage, a row per point and measure."""
+        out: dict[str, list[Row]] = {}
+        for p in self.points:
+            label = plural(p.clients, "client")
+            out.setdefault(p.storage, []).extend(m.shown_row(label) for m in p.measures)
+        return out
+
     def text(self) -> str:
-        parts = [self.heading()]
-        for storage in dict.fromkeys(p.storage for p in self.points):
-            rows = [p for p in self.points if p.storage == storage]
-            lines = [f"{storage}:"]
-            width = max(len(plural(p.clients, "client")) for p in rows)
-            lines += [
-                f"  {plural(p.clients, 'client').rjust(width)}  {p.line()}"
-                for p in rows
-            ]
-            parts.append("\n".join(lines))
+        parts = [paragraph(self.heading())]
+        parts += [block(storage, rows) for storage, rows in self.shown().items()]
         if self.unmatched:
-            parts.append("In one file only: " + "; ".join(self.unmatched))
-        parts.append(f"Summary: {self.summary()}.")
+            parts.append(paragraph("In one file only: " + "; ".join(self.unmatched)))
+        parts.append(wrapped(f"Summary: {self.summary()}."))
         return "\n\n".join(parts) + "\n"
 
     def markdown(self) -> str:
-        lines = [f"# {self.heading()}", "", "| storage | clients | ops/s | p99 |"]
-        lines.append("|---|---:|---|---|")
-        for p in self.points:
-            ops, p99 = p.measures
-            lines.append(
-                f"| {p.storage} | {p.clients} | {ops.line.removeprefix('ops/s ')} "
-                f"| {p99.line.removeprefix('p99 ')} |"
-            )
-        return "\n".join(lines) + "\n"
+        header = ["clients", "measure", "old", "new", "change"]
+        parts = [f"# {self.heading()}"]
+        parts += [
+            rows_markdown(storage, header, rows)
+            for storage, rows in self.shown().items()
+        ]
+        return "\n\n".join(parts) + "\n"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -5,13 +5,12 @@ a point's interval is the bootstrap interval of its sub-windows' median
 
 from __future__ import annotations
 
-import textwrap
 from html import escape
 from typing import Any
 
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
-from scenarios.results.table import Table
+from scenarios.results.table import Table, wrapped
 from scenarios.scale import histogram
 from scenarios.scale.model import OPERATION_NAMES, ScalePoint, ScaleRun
 
@@ -111,20 +110,6 @@ def operations_table(points: list[ScalePoint]) -> Table:
 def tables(run: ScaleRun) -> list[Table]:
     points = list(run.every_point)
     return [points_table(points, run.cores), operations_table(points)]
-
-
-def wrapped(line: str, width: int = table.WIDTH) -> str:
-    """A note within *width* columns, its continuation lines indented two
-    more than its own first line (a point's detail is indented already)."""
-    indent = line[: len(line) - len(line.lstrip())]
-    return textwrap.fill(
-        line.strip(),
-        width,
-        initial_indent=indent,
-        subsequent_indent=indent + "  ",
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
 
 
 def text(run: ScaleRun) -> str:

@@ -19,6 +19,7 @@ from scenarios.results.formatter import plural
 from scenarios.results.kinds import sniff
 from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
+from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.trend.runs import (
     BY_DATE,
     BY_PYTHON,
@@ -178,18 +179,20 @@ class History:
         )
 
     def text(self) -> str:
-        parts = [self.heading(), *self.notes]
+        parts = [paragraph(self.heading()), *map(paragraph, self.notes)]
         if self.skipped:
             parts.append(
-                f"Left out ({len(self.skipped)}, not run files): "
-                + "; ".join(self.skipped)
+                paragraph(
+                    f"Left out ({len(self.skipped)}, not run files): "
+                    + "; ".join(self.skipped)
+                )
             )
-        parts.append("\n".join(self._run_lines()))
+        parts.append("\n".join(map(wrapped, self._run_lines())))
         parts.append(self._table())
         marked = self.marked()
         if marked:
             lines = [f"Steps ({len(marked)}):"]
-            lines += [f"  {self.step_line(s)}" for s in marked]
+            lines += [wrapped(f"  {self.step_line(s)}") for s in marked]
             parts.append("\n".join(lines))
         else:
             parts.append("Steps: none (no change between consecutive runs was "
@@ -197,9 +200,11 @@ class History:
         undecided = self.undecided()
         if undecided:
             parts.append(
-                f"Undecided: {len(undecided)} changes between runs with too few "
-                f"trials ({self.trials_needed()} a side needed); run more trials "
-                "(--repeat) to tell."
+                paragraph(
+                    f"Undecided: {len(undecided)} changes between runs with too "
+                    f"few trials ({self.trials_needed()} a side needed); run more "
+                    "trials (--repeat) to tell."
+                )
             )
         return "\n\n".join(parts) + "\n"
 
@@ -263,7 +268,9 @@ class History:
         width = max(len(p.label) for p in self.points)
         out = []
         for i, p in enumerate(self.points, 1):
-            when = "" if self.by == BY_DATE else f"{p.when}  "
+            # The label already says the date when the versions tie.
+            dated = self.by == BY_DATE or p.when in p.label
+            when = "" if dated else f"{p.when}  "
             trials = plural(p.trials, "trial")
             line = f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}  ({trials})"
             if p.changed:
@@ -300,21 +307,8 @@ class History:
             f"{i}".rjust(8) + " " for i in range(1, len(self.points) + 1)
         )
         body.insert(0, ["", *(numbers for _ in self.storages)])
-        widths = [max(len(r[c]) for r in [header, *body]) for c in range(len(header))]
-        lines = [
-            "  ".join(
-                h.ljust(w) if c == 0 else h.center(w)
-                for c, (h, w) in enumerate(zip(header, widths, strict=True))
-            )
-        ]
-        for r in body:
-            lines.append(
-                "  ".join(
-                    v.ljust(w) if c == 0 else v.rjust(w)
-                    for c, (v, w) in enumerate(zip(r, widths, strict=True))
-                )
-            )
-        return "\n".join(line.rstrip() for line in lines)
+        # Storages are columns: wider than a line, they come in groups.
+        return "\n".join(Table("", header, body).lines())
 
 
 def _identity(run: RunResult) -> tuple[Any, Any]:
