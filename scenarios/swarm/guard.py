@@ -117,8 +117,7 @@ def worker_token() -> str:
         return _MADE
     _refuse(
         f"a worker needs its master's token: set {TOKEN_ENV} to the one the "
-        "master logs (`... worker ... start with its token`); it is not a "
-        "locust option (docs/locust.md)"
+        "master logs when it starts (not a locust option: docs/locust.md)"
     )
     return ""  # not reached
 
