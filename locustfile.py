@@ -8,7 +8,7 @@ the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
 
 This file stays thin: the operations, the ZEO client per process and the
 timing live in scenarios.load (mix, session, history, consistency, options) and
-scenarios.swarm.plugin.
+scenarios.swarm (plugin; guard: the distributed mode's token and seals).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import random
 from locust import User, constant, events, task
 from locust.exception import StopUser
 
+from scenarios.swarm import guard
 from scenarios.swarm.plugin import (
     ProcessClient,
     TimedSession,
@@ -28,6 +29,8 @@ from storages import StorageError
 
 client = ProcessClient()
 client.install()
+# --master and --worker hear only this run's sealed peers (docs/locust.md)
+guard.install(client)
 events.init_command_line_parser.add_listener(add_options)
 
 

@@ -14,6 +14,13 @@ Towards a master on 127.0.0.1:PORT (as a locust client: zmq DEALER):
   sealed   with the run's TOKEN: an empty hello and one whose clock is of
            strings, a stats message of the wrong shape (a worker of this
            run that is broken or of another version)
+  records  towards the locustfile's master (tests/test_locust_peers.py):
+           client_ready, then stats carrying two forged history records
+           (sequence 987654 created twice, never stored) and a vfab_final
+           with them, unsealed, every 0.2 s
+  sealed-records  with TOKEN, as a worker of the run would: joins
+           (client_ready), then heartbeats, the same stats and a
+           vfab_final, sealed, every 0.2 s (users it is given never run)
 As a master on 127.0.0.1:PORT (zmq ROUTER), to a worker:
   garbage  answers each frame with bytes that are not UTF-8 msgpack
   plan-x   with TOKEN: acks the worker, then sends PLAN {"point": "x"}
@@ -50,15 +57,47 @@ def towards_master(mode: str, port: int, token: str | None) -> None:
     dealer.setsockopt(zmq.IDENTITY, node.encode())
     dealer.connect(f"tcp://127.0.0.1:{port}")
     seal = None
-    if mode == "sealed":
-        from scenarios.scale.seal import TO_MASTER, Seal
+    if mode in ("sealed", "sealed-records"):
+        from scenarios.swarm.seal import TO_MASTER, Seal
 
         assert token is not None
         seal = Seal(token, TO_MASTER)
     history = ["not json: a forged attempt", '{"forged": true']
+    records = [
+        {"client": f"wforged.u{n}", "n": 1, "op": "create_sequence",
+         "outcome": "ok", "error": None, "tid": f"00000000000000f{n}",
+         "reads": [], "writes": [["sequence", 987654, 1, ["nobody", "none", 3]]]}
+        for n in (1, 2)
+    ]  # fmt: skip
+    total = {
+        "name": "Aggregated", "method": "", "start_time": time.time(),
+        "last_request_timestamp": None, "num_requests": 0, "num_none_requests": 0,
+        "num_failures": 0, "total_response_time": 0, "max_response_time": 0,
+        "min_response_time": None, "total_content_length": 0, "response_times": {},
+        "num_reqs_per_sec": {}, "num_fail_per_sec": {},
+    }  # fmt: skip
+    forged = {
+        "stats": [], "stats_total": total, "errors": {}, "user_classes_count": {},
+        "user_count": 0, "vfab_history": records,
+    }  # fmt: skip
+    peer, joined = node.encode(), False
     end = time.monotonic() + LIFE_S
     while time.monotonic() < end:
-        if mode == "forge":
+        if mode == "records":
+            dealer.send(pack("client_ready", VERSION, node))
+            dealer.send(pack("stats", forged, node))
+            dealer.send(pack("vfab_final", records, node))
+        elif mode == "sealed-records":
+            assert seal is not None
+            if not joined:
+                dealer.send(seal.seal(peer, pack("client_ready", VERSION, node)))
+                joined = True
+            beat = {"state": "ready", "current_cpu_usage": 1.0}
+            for kind, data in (
+                ("heartbeat", beat), ("stats", forged), ("vfab_final", records),
+            ):  # fmt: skip
+                dealer.send(seal.seal(peer, pack(kind, data, node)))
+        elif mode == "forge":
             dealer.send(pack("client_ready", VERSION, node))
             stats = {
                 "stats": [], "stats_total": {}, "errors": {},
@@ -100,7 +139,7 @@ def as_master(mode: str, port: int, token: str | None) -> None:
     router.bind(f"tcp://127.0.0.1:{port}")
     seal = opener = None
     if mode != "garbage":
-        from scenarios.scale.seal import TO_MASTER, TO_WORKER, Seal
+        from scenarios.swarm.seal import TO_MASTER, TO_WORKER, Seal
 
         assert token is not None
         seal, opener = Seal(token, TO_WORKER), Seal(token, TO_MASTER)
@@ -135,7 +174,7 @@ def as_master(mode: str, port: int, token: str | None) -> None:
 def main() -> None:
     mode, port = sys.argv[1], int(sys.argv[2])
     token = sys.argv[3] if len(sys.argv) > 3 else None
-    if mode in ("forge", "junk", "sealed"):
+    if mode in ("forge", "junk", "sealed", "records", "sealed-records"):
         towards_master(mode, port, token)
     else:
         as_master(mode, port, token)

@@ -17,13 +17,8 @@ import time
 from scenarios.argtypes import positive_float
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, ConfigError
 from scenarios.results.formatter import plural
-from scenarios.scale.config import (
-    CONNECT_TIMEOUT_S,
-    MASTER_PORT,
-    TOKEN_ENV,
-    check_token,
-    token_from_env,
-)
+from scenarios.scale.config import CONNECT_TIMEOUT_S, MASTER_PORT
+from scenarios.swarm.seal import TOKEN_ENV, check_token, token_from_env
 from storages.ports import LOCALHOST
 from storages.zeo import port_number
 
@@ -86,8 +81,9 @@ def main(args: argparse.Namespace) -> int:
     from locust.env import Environment
     from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
-    from scenarios.scale import trust, wire
+    from scenarios.scale import wire
     from scenarios.scale.worker import Host
+    from scenarios.swarm import trust
 
     where = f"{host}:{args.master_port}"
 
@@ -102,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         with gevent.Timeout(args.connect_timeout):
             runner = trust.worker_runner(
-                environment, host, args.master_port, token, junk
+                environment, host, args.master_port, token, junk, wire.FROM_MASTER
             )
     except (gevent.Timeout, ConnectionError):
         if junk.broken is not None:

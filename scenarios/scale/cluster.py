@@ -36,9 +36,9 @@ from locust.runners import STATE_MISSING
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale import kinds, trust, wire
+from scenarios.scale import kinds, wire
 from scenarios.scale.client import ProcessPlan
-from scenarios.scale.config import TOKEN_ENV, ScaleConfig, check_memory
+from scenarios.scale.config import ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s
 from scenarios.scale.fleet import (
     WorkerLost,
@@ -47,6 +47,7 @@ from scenarios.scale.fleet import (
     stderr_note,
 )
 from scenarios.scale.loop import ClientPlan
+from scenarios.swarm import seal, trust
 from scenarios.swarm.worker_clock import answer_clocks
 
 log = logging.getLogger("vfab")
@@ -86,9 +87,8 @@ class Cluster:
         self.workers = workers
         self.connect_timeout_s = connect_timeout_s
         self.say = say
-        #: the run's token (scenarios.scale.trust); *shown* says it even
-        #: under -q (no worker joins without it), None when the operator
-        #: gave it (VFAB_WORKER_TOKEN) and it is not printed
+        #: the run's token (scenarios.swarm.trust); *shown* says it even under
+        #: -q, None when the operator gave it ($VFAB_WORKER_TOKEN: not shown)
         self.token = token
         self.shown = shown
         self.junk = trust.Junk(say, "a worker")
@@ -102,8 +102,9 @@ class Cluster:
     def __enter__(self) -> Cluster:
         wire.quiet_interrupts()
         environment = Environment(user_classes=[wire.ScaleClient])
+        where, shapes = (self.bind_host, self.port), wire.FROM_WORKER
         self.runner = trust.master_runner(
-            environment, self.bind_host, self.port, self.token, self.junk
+            environment, *where, self.token, self.junk, shapes
         )
         answer_clocks(self.runner)
         self.runner.register_message(wire.HELLO, self._on_hello)
@@ -124,7 +125,7 @@ class Cluster:
 
     def _wait_for_workers(self) -> None:
         where = f"{self.bind_host}:{self.port}"
-        token = f"--token {self.token}" if self.shown else f"${TOKEN_ENV}"
+        token = f"--token {self.token}" if self.shown else f"${seal.TOKEN_ENV}"
         (self.shown or self.say)(
             f"waiting for {plural(self.workers, 'worker')} at {where} "
             f"(vfab-bench worker --master-host {self.bind_host} "
@@ -184,8 +185,8 @@ class Cluster:
     # -- messages ---------------------------------------------------------
 
     # Every message here is sealed by a worker of this run and of its
-    # type's shape (scenarios.scale.trust); what it says of a point is
-    # taken only from a worker that point placed clients on.
+    # type's shape (wire.FROM_WORKER, scenarios.swarm.trust); what it says
+    # of a point is taken only from a worker that point placed clients on.
 
     def _on_hello(self, environment: Any, msg: Any, **_kw: Any) -> None:
         self.facts[msg.node_id] = dict(msg.data)

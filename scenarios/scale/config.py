@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import secrets
 from typing import Any
 
 from scenarios.errors import ConfigError
@@ -31,11 +29,6 @@ SHARED_CLIENT_MB = 5
 #: a worker for its master) unless told otherwise.
 MASTER_PORT = 5557
 CONNECT_TIMEOUT_S = 60.0
-#: Where an operator may give a distributed run's token to its master and
-#: workers (rather than on a command line other users of a host can read);
-#: the fewest characters a token given by hand may have.
-TOKEN_ENV = "VFAB_WORKER_TOKEN"
-MIN_TOKEN = 16
 #: The latest a fault may happen or a server restart (seconds): a week.
 MAX_FAULT_S = 7 * 24 * 3600.0
 
@@ -209,28 +202,3 @@ def mem_available_mb() -> float | None:
     except OSError:
         pass
     return None
-
-
-def new_token() -> str:
-    """A distributed run's token (scenarios.scale.trust): 128 random bits,
-    as 22 URL-safe characters."""
-    return secrets.token_urlsafe(16)
-
-
-def check_token(token: str, where: str) -> str:
-    """*token* if it can be one (printable ASCII, no spaces, at least
-    MIN_TOKEN characters), else ConfigError naming *where* it came from."""
-    token = token.strip()
-    if not token:
-        raise ConfigError(f"{where}: empty token")
-    if not (token.isascii() and token.isprintable()) or " " in token:
-        raise ConfigError(f"{where}: a token is printable ASCII without spaces")
-    if len(token) < MIN_TOKEN:
-        raise ConfigError(f"{where}: a token has at least {MIN_TOKEN} characters")
-    return token
-
-
-def token_from_env() -> str | None:
-    """The operator's token (TOKEN_ENV), checked; None when not set."""
-    value = os.environ.get(TOKEN_ENV)
-    return None if value is None else check_token(value, TOKEN_ENV)

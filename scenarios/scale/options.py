@@ -22,9 +22,8 @@ from scenarios.scale.config import (
     MASTER_PORT,
     MAX_CLIENTS,
     ScaleConfig,
-    new_token,
-    token_from_env,
 )
+from scenarios.swarm.seal import new_token, token_from_env
 from storages.ports import LOCALHOST
 from storages.zeo import check_port_free, port_number
 

@@ -21,7 +21,8 @@ and every stats report of a worker carries the history its clients wrote
 since the last one (HISTORY_KEY, as the locustfile's workers send theirs),
 so that what a worker's clients did before it was lost reaches the master.
 The clocks are measured as the locustfile's are
-(scenarios.swarm.worker_clock).
+(scenarios.swarm.worker_clock).  Every message is sealed and checked
+against its shape (FROM_WORKER, FROM_MASTER) by scenarios.swarm.trust.
 """
 
 from __future__ import annotations
@@ -35,7 +36,23 @@ from locust import User, constant, task
 
 from scenarios.load.clock import boot_id
 from scenarios.scale.config import mem_available_mb
+from scenarios.swarm import worker_clock
 from scenarios.swarm.plugin import HISTORY_KEY, node_of
+from scenarios.swarm.shapes import (
+    CLOCK_SHAPE,
+    LOCUST_FROM_MASTER,
+    LOCUST_FROM_WORKER,
+    Shapes,
+    anything,
+    count,
+    fields,
+    flag,
+    list_of,
+    number,
+    optional,
+    stats,
+    text,
+)
 
 HELLO = "vfab_scale_hello"
 PLAN = "vfab_scale_plan"
@@ -47,7 +64,47 @@ RESULT = "vfab_scale_result"
 #: The key of the point a stats report's history belongs to.
 POINT_KEY = "vfab_scale_point"
 
+#: The shapes of what a worker sends its master, and the master its workers
+#: (scenarios.swarm.trust checks every message against them): locust's,
+#: the clock's (scenarios.swarm.worker_clock) and the messages above.
+FROM_WORKER: Shapes = {
+    **LOCUST_FROM_WORKER,
+    **worker_clock.FROM_WORKER,
+    "stats": stats({POINT_KEY: count, HISTORY_KEY: list_of(text)}),
+    HELLO: fields(
+        {"host": text, "address": text, "kernel": text, "clock": CLOCK_SHAPE},
+        {"cores": optional(count), "memory_mb": optional(number), "pid": count},
+    ),
+    READY: fields({"point": count, "ready": count, "processes": count}),
+    RESULT: fields(
+        {
+            "point": count,
+            "results": list_of(optional(list_of(anything))),
+            "history": list_of(text),
+            "stderr": fields({"lines": count, "last": text}),
+            "cpu_busy_s": optional(number),
+        }
+    ),
+}
+FROM_MASTER: Shapes = {
+    **LOCUST_FROM_MASTER,
+    **worker_clock.FROM_MASTER,
+    PLAN: fields(
+        {
+            "point": count,
+            "plans": list_of(fields({})),
+            "record": flag,
+            "ready_timeout_s": number,
+        }
+    ),
+    GO: fields({"point": count, "delta": number, "results_timeout_s": number}),
+    KILL: fields({"point": count, "process": count}),
+    STOP: fields({"point": count}),
+}
+
 __all__ = [
+    "FROM_MASTER",
+    "FROM_WORKER",
     "GO",
     "HELLO",
     "HISTORY_KEY",

@@ -1,9 +1,12 @@
 """The locust glue: the only package importing locust.
 
 plugin.py: the locustfile's options, one ZODB.DB per locust process, the
-history gathered and checked on the master; worker_clock.py: a locust
-worker's clock measured against its master's; stats.py: locust's outputs
-(--json-file beside --csv, the summary).
+history gathered and checked on the master; guard.py: its --master and
+--worker hearing only this run's peers, through trust.py (the guarded
+runners, `vfab-bench scale --workers` uses them too), seal.py (the run's
+token, the seal on every frame) and shapes.py (what a message may hold);
+worker_clock.py: a locust worker's clock measured against its master's;
+stats.py: locust's outputs (--json-file beside --csv, the summary).
 
 Named for locust's own word for its users (it "swarms" them), and not
 ``locust``: a package of that name would read as the locust distribution

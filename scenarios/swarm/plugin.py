@@ -287,8 +287,9 @@ class ProcessClient:
         environment.runner.send_message(FINAL, self.history.drain())
 
     def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
-        self.history.absorb(msg.data or [])
-        self.flushed.add(msg.node_id)
+        if self.joined(msg.node_id):
+            self.history.absorb(msg.data or [])
+            self.flushed.add(msg.node_id)
 
     def on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
         """On a worker: the history since the last report rides along with
@@ -298,7 +299,16 @@ class ProcessClient:
     def on_worker_report(
         self, client_id: str, data: dict[str, Any], **_kw: Any
     ) -> None:
-        self.history.absorb(data.get(HISTORY_KEY) or [])
+        if self.joined(client_id):
+            self.history.absorb(data.get(HISTORY_KEY) or [])
+
+    def joined(self, worker: str) -> bool:
+        """Whether *worker* joined the master's run (as locust counts its
+        reports): every message is sealed with the run's token and of its
+        shape (scenarios.swarm.guard), and the history is taken only from
+        a worker that joined."""
+        runner = self.environment.runner if self.environment else None
+        return not isinstance(runner, MasterRunner) or worker in runner.clients
 
     # -- the clock --------------------------------------------------------
 

@@ -21,10 +21,16 @@ import gevent
 from gevent.event import AsyncResult
 
 from scenarios.load.clock import Clock, boot_id
+from scenarios.swarm.shapes import Shapes, fields, number, optional, text
 
 #: A worker's question for the master's clock, and the answer.
 CLOCK_ASK = "vfab_clock_ask"
 CLOCK = "vfab_clock"
+#: The shapes of both (scenarios.swarm.shapes), by who sends them.
+FROM_WORKER: Shapes = {CLOCK_ASK: fields({"sent": number})}
+FROM_MASTER: Shapes = {
+    CLOCK: fields({"sent": number, "theirs": number}, {"host": optional(text)})
+}
 #: Seconds a worker waits for the master's clock in all.
 CLOCK_WAIT_S = 2.0
 #: Round trips of the measurement (the shortest one counts).

@@ -1,23 +1,23 @@
-"""Who a distributed scale run hears: the run's token, the seal on every
+"""Who a distributed run hears (`vfab-bench scale --workers`, the
+locustfile's --master and --worker): the run's token, the seal on every
 frame, and the shape of every message, checked before locust or the suite
 reads it.
 
 locust's master takes any peer that reaches its port (DESIGN.md, "Locust's
 master and workers trust the network"): a client id and a message type are
 all it asks, and a malformed frame kills its listener.  Here each run's
-master makes a token (scenarios.scale.config.new_token(), or the
-operator's, VFAB_WORKER_TOKEN)
-and shows it; `vfab-bench worker --token` takes it.  The token itself never
-travels: every frame either way carries an HMAC-SHA256 of the frame, its
-direction, the worker's id and a sequence number, keyed by the token
-(Seal).  A frame whose seal does not hold (no token, another run's, a
+master makes a token (scenarios.swarm.seal.new_token(), or the operator's,
+VFAB_WORKER_TOKEN) and shows it; its workers are given it.  The token
+itself never travels: every frame either way carries an HMAC-SHA256 of the
+frame, its direction, the worker's id and a sequence number, keyed by the
+token (Seal).  A frame whose seal does not hold (no token, another run's, a
 replay, a cut or altered frame, plain bytes) is dropped before locust's
 code sees it, and so is a sealed one whose message is not of a type and
-shape this suite sends (FROM_WORKER, FROM_MASTER): each side counts what
-it dropped and says so once (Junk).  So a peer that did not join this
-run can neither join, nor send stats or history, nor break a listener;
-an eavesdropper on the clients' network learns the messages (they are not
-encrypted), not the token.
+shape the program sends (its table of scenarios.swarm.shapes): each side
+counts what it dropped and says so once (Junk).  So a peer that did not
+join this run can neither join, nor send stats or history, nor break a
+listener; an eavesdropper on the clients' network learns the messages
+(they are not encrypted), not the token.
 
 The guarded sockets (GuardedServer, GuardedClient) stand in for locust's
 rpc.Server and rpc.Client with the same calls; Master and Worker are
@@ -27,7 +27,6 @@ reconnections included.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -43,157 +42,15 @@ from locust.runners import (
     MasterRunner,
     WorkerRunner,
 )
+from locust.stats import RequestStats
 
-from scenarios.scale import wire
-from scenarios.scale.seal import TO_MASTER, TO_WORKER, Seal
-from scenarios.swarm.plugin import HISTORY_KEY
-from scenarios.swarm.worker_clock import CLOCK, CLOCK_ASK
+from scenarios.swarm.seal import TO_MASTER, TO_WORKER, Seal
+from scenarios.swarm.shapes import Shapes
 
 Say = Callable[[str], None]
-Shape = Callable[[Any], bool]
 
 
-# -- shapes ---------------------------------------------------------------------------
-
-
-def anything(_value: Any) -> bool:
-    return True
-
-
-def none(value: Any) -> bool:
-    return value is None
-
-
-def text(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def count(value: Any) -> bool:
-    return integer(value) and value >= 0
-
-
-def number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
-
-
-def flag(value: Any) -> bool:
-    return isinstance(value, bool)
-
-
-def optional(shape: Shape) -> Shape:
-    return lambda value: value is None or shape(value)
-
-
-def list_of(shape: Shape) -> Shape:
-    return lambda value: isinstance(value, list) and all(shape(v) for v in value)
-
-
-def dict_of(keys: Shape, values: Shape) -> Shape:
-    return lambda value: (
-        isinstance(value, dict) and all(keys(k) and values(v) for k, v in value.items())
-    )
-
-
-def fields(required: dict[str, Shape], maybe: dict[str, Shape] | None = None) -> Shape:
-    """A dict with every *required* key of its shape, any of *maybe* of its
-    own, and other keys (a newer locust's) unread."""
-    maybe = maybe or {}
-
-    def check(value: Any) -> bool:
-        return (
-            isinstance(value, dict)
-            and all(k in value and s(value[k]) for k, s in required.items())
-            and all(s(value[k]) for k, s in maybe.items() if k in value)
-        )
-
-    return check
-
-
-CLOCK_SHAPE = fields(
-    {"offset_s": number, "uncertainty_s": number}, {"host": optional(text)}
-)
-COUNTS = dict_of(text, count)
-#: What a worker may send its master: locust's messages as locust 2.x sends
-#: them, and this suite's (scenarios.scale.wire, scenarios.swarm.worker_clock).
-FROM_WORKER: dict[str, Shape] = {
-    "client_ready": text,
-    "heartbeat": fields(
-        {"state": text, "current_cpu_usage": number},
-        {"current_memory_usage": number},
-    ),
-    "stats": fields(
-        {
-            "stats": list_of(fields({})),
-            "stats_total": fields({}),
-            "errors": dict_of(text, fields({})),
-            "user_classes_count": COUNTS,
-        },
-        {"user_count": count, wire.POINT_KEY: count, HISTORY_KEY: list_of(text)},
-    ),
-    "spawning": none,
-    "spawning_complete": fields({"user_classes_count": COUNTS, "user_count": count}),
-    "client_stopped": none,
-    "quit": none,
-    "exception": fields({"msg": text, "traceback": text}),
-    "logs": fields({"worker_id": text, "logs": list_of(text)}),
-    CLOCK_ASK: fields({"sent": number}),
-    wire.HELLO: fields(
-        {"host": text, "address": text, "kernel": text, "clock": CLOCK_SHAPE},
-        {"cores": optional(count), "memory_mb": optional(number), "pid": count},
-    ),
-    wire.READY: fields({"point": count, "ready": count, "processes": count}),
-    wire.RESULT: fields(
-        {
-            "point": count,
-            "results": list_of(optional(list_of(anything))),
-            "history": list_of(text),
-            "stderr": fields({"lines": count, "last": text}),
-            "cpu_busy_s": optional(number),
-        }
-    ),
-}
-#: What a master may send its workers.
-FROM_MASTER: dict[str, Shape] = {
-    "ack": optional(fields({}, {"index": integer})),
-    "spawn": fields(
-        {
-            "timestamp": number,
-            "parsed_options": fields({}),
-            "user_classes_count": COUNTS,
-        },
-        {"host": optional(text), "stop_timeout": optional(number)},
-    ),
-    "stop": none,
-    "quit": none,
-    "reconnect": none,
-    "heartbeat": none,
-    "spawning_complete": fields({"user_count": count}),
-    CLOCK: fields({"sent": number, "theirs": number}, {"host": optional(text)}),
-    wire.PLAN: fields(
-        {
-            "point": count,
-            "plans": list_of(fields({})),
-            "record": flag,
-            "ready_timeout_s": number,
-        }
-    ),
-    wire.GO: fields({"point": count, "delta": number, "results_timeout_s": number}),
-    wire.KILL: fields({"point": count, "process": count}),
-    wire.STOP: fields({"point": count}),
-}
-
-
-def decode(
-    payload: bytes, shapes: dict[str, Shape], sender: str
-) -> tuple[Message | None, str]:
+def decode(payload: bytes, shapes: Shapes, sender: str) -> tuple[Message | None, str]:
     """locust's Message from *payload* when it is one of *shapes*, from
     *sender*; else None and what is wrong with it (never an exception)."""
     try:
@@ -224,6 +81,9 @@ class Junk:
         self.broken: str | None = None
         #: told of it (a worker ends)
         self.on_broken: Callable[[str], None] | None = None
+        #: told of each sealed message a worker sent that could not be read
+        #: (its id): what that worker said did not all arrive
+        self.on_garbled: Callable[[str], None] | None = None
 
     def fail(self, line: str) -> None:
         self.count += 1
@@ -256,11 +116,12 @@ def _peer_address(frame: Any) -> str:
 class GuardedServer:
     """locust's rpc.Server, sealed and checked (the master's side)."""
 
-    def __init__(self, inner: Any, token: Seals, junk: Junk) -> None:
+    def __init__(self, inner: Any, seals: Seals, junk: Junk, shapes: Shapes) -> None:
         self.inner = inner
         self.socket = inner.socket
-        self.seals = token
+        self.seals = seals
         self.junk = junk
+        self.shapes = shapes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -301,9 +162,11 @@ class GuardedServer:
         if payload is None:
             self.junk("a frame not sealed with this run's token", where)
             return None
-        msg, why = decode(payload, FROM_WORKER, sender)
+        msg, why = decode(payload, self.shapes, sender)
         if msg is None:
             self.junk(f"a sealed frame {why}", where)
+            if self.junk.on_garbled is not None:
+                self.junk.on_garbled(sender)
             return None
         return sender, msg
 
@@ -314,12 +177,15 @@ class GuardedServer:
 class GuardedClient:
     """locust's rpc.Client, sealed and checked (a worker's side)."""
 
-    def __init__(self, inner: Any, identity: str, seals: Seals, junk: Junk) -> None:
+    def __init__(
+        self, inner: Any, identity: str, seals: Seals, junk: Junk, shapes: Shapes
+    ) -> None:
         self.inner = inner
         self.socket = inner.socket
         self.identity = identity
         self.seals = seals
         self.junk = junk
+        self.shapes = shapes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -342,7 +208,7 @@ class GuardedClient:
             if payload is None:
                 self.junk("a frame not sealed with this run's token", where)
                 continue
-            msg, why = decode(payload, FROM_MASTER, self.identity)
+            msg, why = decode(payload, self.shapes, self.identity)
             if msg is None:
                 # Sealed: its master's, but of another version or broken.
                 self.junk.fail(f"the master sent {why}: does it run this version?")
@@ -362,13 +228,21 @@ class Seals:
 
 
 class Master(MasterRunner):
-    """locust's MasterRunner hearing only this run's sealed workers."""
+    """locust's MasterRunner hearing only this run's sealed workers, and of
+    them only messages of *shapes* (what its workers send)."""
 
     def __init__(
-        self, environment: Any, host: str, port: int, token: str, junk: Junk
+        self,
+        environment: Any,
+        host: str,
+        port: int,
+        token: str,
+        junk: Junk,
+        shapes: Shapes,
     ) -> None:
         self._seals = Seals(token, TO_WORKER, TO_MASTER)
         self.junk = junk
+        self.shapes = shapes
         super().__init__(environment, host, port)
 
     @property  # type: ignore[override]
@@ -377,17 +251,25 @@ class Master(MasterRunner):
 
     @server.setter
     def server(self, inner: Any) -> None:  # each reconnection's too
-        self._server = GuardedServer(inner, self._seals, self.junk)
+        self._server = GuardedServer(inner, self._seals, self.junk, self.shapes)
 
 
 class Worker(WorkerRunner):
-    """locust's WorkerRunner hearing only its sealed master."""
+    """locust's WorkerRunner hearing only its sealed master, and of it only
+    messages of *shapes* (what its master sends)."""
 
     def __init__(
-        self, environment: Any, host: str, port: int, token: str, junk: Junk
+        self,
+        environment: Any,
+        host: str,
+        port: int,
+        token: str,
+        junk: Junk,
+        shapes: Shapes,
     ) -> None:
         self._seals = Seals(token, TO_MASTER, TO_WORKER)
         self.junk = junk
+        self.shapes = shapes
         super().__init__(environment, host, port)
 
     def connect_to_master(self) -> None:
@@ -408,24 +290,27 @@ class Worker(WorkerRunner):
 
     @client.setter
     def client(self, inner: Any) -> None:
-        self._client = GuardedClient(inner, self.client_id, self._seals, self.junk)
+        self._client = GuardedClient(
+            inner, self.client_id, self._seals, self.junk, self.shapes
+        )
 
 
 def master_runner(
-    environment: Any, host: str, port: int, token: str, junk: Junk
+    environment: Any, host: str, port: int, token: str, junk: Junk, shapes: Shapes
 ) -> Master:
-    """environment.create_master_runner, guarded."""
-    environment.runner = Master(environment, host, port, token, junk)
-    return environment.runner
+    """environment.create_master_runner, guarded: *shapes* are what its
+    workers send."""
+    runner: Master = environment._create_runner(Master, host, port, token, junk, shapes)
+    return runner
 
 
 def worker_runner(
-    environment: Any, host: str, port: int, token: str, junk: Junk
+    environment: Any, host: str, port: int, token: str, junk: Junk, shapes: Shapes
 ) -> Worker:
-    """environment.create_worker_runner, guarded (it waits for the master's
-    answer: bound it with gevent.Timeout)."""
-    from locust.stats import RequestStats
-
+    """environment.create_worker_runner, guarded: *shapes* are what its
+    master sends (it waits for the master's answer: bound it with
+    gevent.Timeout)."""
+    # locust's own: a worker keeps no response times cache
     environment.stats = RequestStats(use_response_times_cache=False)
-    environment.runner = Worker(environment, host, port, token, junk)
-    return environment.runner
+    runner: Worker = environment._create_runner(Worker, host, port, token, junk, shapes)
+    return runner

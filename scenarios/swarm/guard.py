@@ -1,0 +1,166 @@
+"""The locustfile's distributed mode, guarded: `locust -f locustfile.py
+--master` and `--worker` (and `--processes N`, which forks N workers beside
+a master) build the runners of scenarios.swarm.trust instead of locust's,
+so that the master's verdict hears only workers holding the run's token,
+and every message either way is checked for its shape before use.  A plain
+`locust -f locustfile.py` (one process, its LocalRunner) is left as it is.
+
+install() replaces Environment.create_master_runner and
+create_worker_runner when the locustfile is imported: locust imports it
+before it makes its runner (locust.main), and a WorkerRunner sends its
+first message from its constructor, before any event a plugin could hook.
+
+The token is not a locust option: locust's master sends its parsed options
+to every worker in each spawn message, so an option would be handed to
+any peer that joins.  A master takes $VFAB_WORKER_TOKEN, or makes one and
+logs the line that starts its workers with it; a worker takes
+$VFAB_WORKER_TOKEN and without it refuses (one line, exit 2), but for the
+workers `--processes` forks from a master: they hold the token their
+master's process made when it imported this module, before forking.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import gevent
+from locust.argument_parser import parse_locustfile_option
+from locust.env import Environment
+
+from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from scenarios.swarm import trust, worker_clock
+from scenarios.swarm.plugin import (
+    FINAL,
+    FLUSH,
+    HISTORY_KEY,
+    ProcessClient,
+    end_forked_workers,
+    node_of,
+)
+from scenarios.swarm.seal import TOKEN_ENV, new_token, token_from_env
+from scenarios.swarm.shapes import (
+    LOCUST_FROM_MASTER,
+    LOCUST_FROM_WORKER,
+    RECORDS,
+    Shapes,
+    none,
+    stats,
+)
+
+log = logging.getLogger("vfab")
+
+#: What the locustfile's workers send their master, and the master them.
+FROM_WORKER: Shapes = {
+    **LOCUST_FROM_WORKER,
+    **worker_clock.FROM_WORKER,
+    "stats": stats({HISTORY_KEY: RECORDS}),
+    FINAL: RECORDS,
+}
+FROM_MASTER: Shapes = {**LOCUST_FROM_MASTER, **worker_clock.FROM_MASTER, FLUSH: none}
+
+#: The token of a master that was given none, made when this process
+#: imported the locustfile: the workers --processes forks share it.
+_MADE = new_token()
+_IMPORTER = os.getpid()
+
+
+def _refuse(line: str) -> None:
+    """Bad input before any work: one line, exit 2."""
+    log.error("%s", line)
+    end_forked_workers()
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _operators() -> str | None:
+    try:
+        return token_from_env()
+    except ConfigError as e:
+        _refuse(str(e))
+    return None  # not reached
+
+
+def master_token(environment: Environment, host: str, port: int) -> str:
+    """$VFAB_WORKER_TOKEN, or this run's own, logged with the line that
+    starts a worker."""
+    given = _operators()
+    if given is not None:
+        log.info("workers are heard when they hold this run's $%s", TOKEN_ENV)
+        return given
+    options = environment.parsed_options
+    locustfile = getattr(options, "locustfile", None) or "locustfile.py"
+    where = host if host not in ("", "*") else "THIS-HOST"
+    log.info(
+        "workers of this run start with its token in their environment "
+        "(never a locust option: locust hands those to every worker): "
+        "%s=%s locust -f %s --worker --master-host %s --master-port %d",
+        TOKEN_ENV,
+        _MADE,
+        locustfile,
+        where,
+        port,
+    )
+    return _MADE
+
+
+def worker_token() -> str:
+    """$VFAB_WORKER_TOKEN; the token of the master that forked this process
+    (--processes without --worker); else a refusal."""
+    given = _operators()
+    if given is not None:
+        return given
+    # A process forked after the import by a command line that did not say
+    # --worker: one of --processes' workers of this master (locust's own
+    # first parse tells, which it annotates as a tuple but returns options).
+    launched_as_worker = getattr(parse_locustfile_option(), "worker", False)
+    if os.getpid() != _IMPORTER and not launched_as_worker:
+        return _MADE
+    _refuse(
+        f"a worker needs its master's token: set {TOKEN_ENV} to the one the "
+        "master logs when it starts (not a locust option: docs/locust.md)"
+    )
+    return ""  # not reached
+
+
+def install(client: ProcessClient) -> None:
+    """Make locust build the guarded runners (see the module docstring);
+    *client*'s check counts a worker whose sealed message could not be read
+    as lost (what it said did not all arrive)."""
+
+    def create_master_runner(
+        self: Environment, master_bind_host: str = "*", master_bind_port: int = 5557
+    ) -> trust.Master:
+        token = master_token(self, master_bind_host, master_bind_port)
+        junk = trust.Junk(log.warning, "a worker")
+
+        def garbled(worker: str) -> None:
+            client.lost.setdefault(
+                node_of(worker), f"worker {worker} (a message it sent was unreadable)"
+            )
+
+        junk.on_garbled = garbled
+        return trust.master_runner(
+            self, master_bind_host, master_bind_port, token, junk, FROM_WORKER
+        )
+
+    def create_worker_runner(
+        self: Environment, master_host: str, master_port: int
+    ) -> trust.Worker:
+        token = worker_token()
+        junk = trust.Junk(log.warning, "a master")
+
+        def broken(line: str) -> None:
+            # a sealed message of the master this worker cannot read: it
+            # runs another version; carrying on would send a partial history
+            log.error("%s", line)
+            self.process_exit_code = EXIT_BAD_INPUT
+            if self.runner is not None:
+                gevent.spawn(self.runner.quit)
+
+        junk.on_broken = broken
+        return trust.worker_runner(
+            self, master_host, master_port, token, junk, FROM_MASTER
+        )
+
+    Environment.create_master_runner = create_master_runner  # type: ignore[method-assign,assignment]
+    Environment.create_worker_runner = create_worker_runner  # type: ignore[method-assign,assignment]
