@@ -603,3 +603,22 @@ def test_a_plain_release_names_a_known_bug_on_every_line(tmp_path: Path) -> None
         "WRONG, a known upstream bug: RelStorage 4.3.0" in line for line in wrong
     ), lines
     assert not any("bug: known upstream bug" in line for line in lines), lines
+
+
+def test_the_release_text_keeps_within_100_columns(tmp_path: Path) -> None:
+    """A part's line with a long detail (the curve's known bug) wraps, no
+    word broken (issue 36's limit)."""
+    from scenarios.cli.release import text
+    from scenarios.release import parts
+
+    detail = (
+        "WRONG, a known upstream bug, not this release's: relstorage-sqlite: "
+        "4 clients: consistency: 2 violations (1 phantom write, 1 inconsistent "
+        "read); RelStorage 4.3.0: its SQLite adapter commits the rows of a "
+        "transaction that failed at vote (docs/relstorage-sqlite.md)"
+    )
+    part = parts.PartResult("scale", "Concurrency curve", status="ok", detail=detail)
+    part.files = ["scale.json", "scale.txt", "scale.svg"]
+    out = text([part], None, ["zeo, 1 client: consistency: 0 violations"], tmp_path)
+    assert max(map(len, out.splitlines())) <= 100, out
+    assert " ".join(out.split()).count("docs/relstorage-sqlite.md") == 1

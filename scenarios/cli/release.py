@@ -34,6 +34,7 @@ from scenarios.outputs import check_output, write_json, write_text
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.release.verdict import DEFAULT_FAIL_ABOVE
+from scenarios.results.table import wrapped
 
 #: Every file a release writes into --out (checked before any work).
 FILES = (
@@ -359,15 +360,17 @@ def text(
         lines.append(judged.text().rstrip("\n"))
     else:
         lines.append("Verdict: no last release named (--against DIR compares with one)")
-        lines += [f"  {line}" for line in own]
+        lines += [wrapped(f"  {line}") for line in own]
     lines.append("")
     for part in results:
         detail = f": {part.detail}" if part.detail else ""
         files = f" ({', '.join(part.files)})" if part.files else ""
-        lines.append(f"{part.title}: {part.status}{detail}{files}")
+        lines.append(wrapped(f"{part.title}: {part.status}{detail}{files}"))
     lines.append("")
     if judged is not None and judged.details():
-        lines.append(f"Every compared cell: vfab-bench compare {judged.old.path} {out}")
+        lines.append(
+            wrapped(f"Every compared cell: vfab-bench compare {judged.old.path} {out}")
+        )
     lines.append(f"release: {out / 'index.html'}")
     return "\n".join(lines) + "\n"
 
