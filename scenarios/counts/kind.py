@@ -40,9 +40,16 @@ def _compare(old: CountRun, new: CountRun, args: Any) -> View:
     note, status = "", 0
     failed = [] if args.fail_above is None else result.above(args.fail_above)
     if failed:
-        cells = [f"{c.column} {c.row}: {c.line}" for c in failed]
+        # Short: the view on stdout has each cell's whole line.
+        cells = [
+            f"{c.column} {c.row}: "
+            + ("new" if c.change is None else f"{c.change:+.1%}")
+            + ("" if c.what == "instructions" else f" ({c.what})")
+            for c in failed
+        ]
         grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above:.0%}"
-        note = f"vfab-bench compare: {grew}: {listed(cells, 8)}"
+        head = f"vfab-bench compare: {grew}: "
+        note = head + listed(cells, 8, table.WIDTH - len(head))
         status = EXIT_MORE
     return View(
         result.text(),

@@ -8,7 +8,7 @@ from typing import Any
 
 from scenarios.matrix import page, report
 from scenarios.matrix.model import MatrixRun
-from scenarios.results import compare_view, files
+from scenarios.results import compare_view, files, table
 from scenarios.results.kinds import Kind, View, report_text
 
 
@@ -23,9 +23,12 @@ def view(run: MatrixRun, stat: str | None = None, text: str = "text") -> View:
     problems = [g for g in run.groups if not g.ok]
     note = ""
     if problems:
-        note = "vfab-bench matrix: " + "; ".join(
-            f"{g.storage} {g.concurrency} {g.kind}: "
-            + (g.error or (g.problems[0] if g.problems else "not checked"))
+        # A line each (the first three), wrapped within the views' width.
+        note = "\n".join(
+            table.wrapped(
+                f"vfab-bench matrix: {g.storage} {g.concurrency} {g.kind}: "
+                + (g.error or (g.problems[0] if g.problems else "not checked"))
+            )
             for g in problems[:3]
         )
     return View(texts[text](run, stat) if text else "", outputs, note)

@@ -17,6 +17,7 @@ from scenarios.results.compare import (
 )
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
+from scenarios.results.table import WIDTH
 
 
 def page(result: Comparison, changed: bool = False) -> str:
@@ -91,10 +92,16 @@ def view(old: Compared, new: Compared | None, args: Any) -> View:
     note, status = "", 0
     failed = [] if args.fail_above is None else result.slowdowns_above(args.fail_above)
     if failed:
-        cells = [f"{c.column} {c.row}: {c.verdict}" for c in failed]
+        # Short: the view on stdout has each cell's whole line.
+        cells = [
+            f"{c.column} {c.row}: {c.difference.ratio or 0:.2f}x slower "
+            f"({c.difference.change or 0:+.0%})"
+            for c in failed
+        ]
         slowdowns = plural(len(failed), "significant slowdown")
         above = f"{slowdowns} above {args.fail_above:.0%}"
-        note = f"vfab-bench compare: {above}: {listed(cells, 5)}"
+        head = f"vfab-bench compare: {above}: "
+        note = head + listed(cells, 5, WIDTH - len(head))
         status = EXIT_SLOWER
     return View(
         result.text(*shown),
@@ -108,9 +115,19 @@ def view(old: Compared, new: Compared | None, args: Any) -> View:
     )
 
 
-def listed(items: Sequence[str], most: int) -> str:
-    """The first *most* of *items*, "; " between them, and how many more."""
-    out = "; ".join(items[:most])
-    if len(items) > most:
-        out += f"; and {len(items) - most} more"
+def listed(items: Sequence[str], most: int, room: int | None = None) -> str:
+    """The first *most* of *items*, "; " between them, and how many more;
+    with *room*, only as many as fit in that many columns (one at least):
+    a gate's line stays one line a CI log can grep, within the width of
+    every view, and the view on stdout names every cell."""
+    shown = 1
+    while shown < min(most, len(items)):
+        rest = len(items) - shown - 1
+        more = f"; and {rest} more" if rest else ""
+        if room is not None and len("; ".join(items[: shown + 1]) + more) > room:
+            break
+        shown += 1
+    out = "; ".join(items[:shown]) if items else ""
+    if len(items) > shown:
+        out += f"; and {len(items) - shown} more"
     return out
