@@ -146,8 +146,13 @@ def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     # RelStorage 4.3.0 on SQLite writes the rows of a transaction that failed
     # at vote (docs/relstorage-sqlite.md): two clients meet that now and then,
     # and the run then says so and exits 1.  The other storages must be right.
+    # Its two clients can also meet one conflict after another until an
+    # operation's retries run out (CI: 2 of ~1,000 operations, exit 4), which
+    # the run says in its last line.
     wrong_at_times = name.startswith("relstorage-sqlite")
-    assert proc.returncode in ((0, 1) if wrong_at_times else (0,)), proc.stdout
+    assert proc.returncode in ((0, 1, 4) if wrong_at_times else (0,)), proc.stdout
+    if proc.returncode == 4:
+        assert "ran out of retries" in proc.stderr.strip().splitlines()[-1]
     no_traceback(proc.stderr)
     run = ScaleRun.load(out)
     assert [(p.storage, p.clients, p.started) for p in run.points] == [
