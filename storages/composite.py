@@ -10,7 +10,7 @@ Data.fs read-write, and FileStorage cuts such a file short without a
 word).  What it declares of its base's (option groups, user errors, files
 that are not the storage, whether it keeps its directory) is derived from
 the base, never copied.
-tests/test_composites.py runs every composite against a damaged base.
+tests/storages/test_composites.py runs every composite against a damaged base.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Shared fixtures.  Names avoid 'session' and 'fastsession', which locust's
 pytest plugin owns once locust is installed.  The tiers (a plain run is the
-quick one; --all runs every tier) are tests/tiers.py's."""
+quick one; --all runs every tier) are tests/support/tiers.py's."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ import pytest
 
 import storages
 from tests.benchmarks import options as benchmark_options
-from tests.cli_helpers import process_hooks_restored, run_quietly
+from tests.support.cli_helpers import process_hooks_restored, run_quietly
 
-pytest_plugins = ("tests.tiers", "pytester")
+pytest_plugins = ("tests.support.tiers", "pytester")
 # A plugin module imported here first must be marked for pytest's rewriting.
-pytest.register_assert_rewrite("tests.tiers")
-from tests import tiers  # noqa: E402
+pytest.register_assert_rewrite("tests.support.tiers")
+from tests.support import tiers  # noqa: E402
 
 # Every process this test session starts inherits this token, so the leak
 # check counts (and kills) only our own servers, never those of another test

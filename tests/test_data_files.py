@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import run_cli
 from tests.conftest import DATA
+from tests.support.cli_helpers import run_cli
 
 FILES = sorted(DATA.glob("*.json"))
 

@@ -1,4 +1,4 @@
-"""The tiers (tests/tiers.py): the markers pyproject.toml registers, which
+"""The tiers (tests/support/tiers.py): the markers pyproject.toml registers, which
 marker a child process asks for, and a run inside this test showing that a
 plain run leaves the marked tests out, --all and -m bring them back, and an
 unmarked test that starts a child process or listens on a port fails."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiers import TIERS, marker_for
+from tests.support.tiers import TIERS, marker_for
 
 PY = sys.executable
 
@@ -106,10 +106,10 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """pytest in this process with tests/tiers.py as its plugin (and not
+    """pytest in this process with tests/support/tiers.py as its plugin (and not
     pytest-benchmark, which asks git about the checkout as it starts)."""
     return pytester.runpytest(
-        "-p", "tests.tiers", "-p", "no:benchmark", "-p", "no:cacheprovider",
+        "-p", "tests.support.tiers", "-p", "no:benchmark", "-p", "no:cacheprovider",
         "-rA", *args,
     )  # fmt: skip
 

@@ -18,7 +18,7 @@ from scenarios.census import walk
 from scenarios.census.report import text as census_text
 from scenarios.census.sources import open_path
 from scenarios.results.table import WIDTH
-from tests.cli_helpers import run_cli
+from tests.support.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 D = "tests/data"

@@ -1,7 +1,7 @@
 """Try issue 28's bad inputs, environments and signals on a checkout's
 commands and print how many cases each command and each kind handled.
 
-"Handled": the case's every expectation met (tests/hostile.py says which:
+"Handled": the case's every expectation met (tests/support/hostile.py says which:
 the exit status it allows, one line on stderr for bad input naming what it
 names, no traceback, the inputs byte-identical, nothing left in TMPDIR, no
 process left, no hang past the case's bound, its own checks).  -v lists
@@ -60,9 +60,9 @@ from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests import hostile_proc  # noqa: E402
-from tests.hostile import KINDS, Result, cases, run_case  # noqa: E402
-from tests.hostile_files import make_bases  # noqa: E402
+from tests.support import hostile_proc  # noqa: E402
+from tests.support.hostile import KINDS, Result, cases, run_case  # noqa: E402
+from tests.support.hostile_files import make_bases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ Issue 21, item 1.  "Handled": exit status 2, exactly one line on stderr
 command was pointed at unchanged in bytes, the directory listing too (no
 lock, tmp, tr0 or index file created).  A whole database through census's
 read-only routes is a control: exit 0, nothing changed.  The matrix and
-the running of one case are tests/routes.py's (tests/test_routes.py
+the running of one case are tests/support/routes.py's (tests/cli/test_routes.py
 asserts each case).
 
     .venv/bin/python tools/probe_routes.py [--only TEXT] [--jobs N] [-v]
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.damaged_databases import make_bases  # noqa: E402
-from tests.routes import cases, run_case  # noqa: E402
+from tests.support.damaged_databases import make_bases  # noqa: E402
+from tests.support.routes import cases, run_case  # noqa: E402
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ A closed walk that visits an attempt twice is no cycle (two cycles glued
 at that attempt, each maybe of another class): the search skips it.  It
 keeps one walk per (node, state), so where the shortest walk to a state
 visits an attempt twice, a longer simple walk to it is not looked for:
-a cycle can be missed that way (tests/test_checker_search.py has one).
+a cycle can be missed that way (tests/checker/test_search.py has one).
 
 What it costs (a broken storage's history has hundreds of components of
 thousands of nodes, each searched for a dozen shapes or more): a shape

@@ -7,7 +7,7 @@ history mode) into a one-line StorageError.
 
 RelStorage 4.3 fails twice on MariaDB 10.11 (the only MySQL Debian 12
 ships); both are worked around here, for MySQL adapters only, and each has
-a test in tests/relstorage/test_mariadb_workarounds.py that fails the day
+a test in tests/storages/relstorage/test_mariadb_workarounds.py that fails the day
 RelStorage no longer needs the workaround:
 
 1. MariaDBVersionDetector: RelStorage reads "10.11.x-MariaDB" as MySQL
