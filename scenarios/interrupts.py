@@ -216,15 +216,23 @@ def defer_interrupts() -> None:
         last_resort.addFilter(quiet_after_interrupt)
 
 
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Stop signals held for the block, raised at its end: for steps that
+    a signal must not cut in two (making or removing a directory)."""
+    _Interrupts.critical += 1
+    try:
+        yield
+    finally:
+        _Interrupts.leave()
+
+
 def remove_tree(path: Path) -> None:
     """Remove the directory *path* and what it holds, a stop signal held
     until it is gone: a signal raised mid-removal left the directory behind,
     emptied (a sweep stopped by SIGINT, 1 run in 3)."""
-    _Interrupts.critical += 1
-    try:
+    with held():
         shutil.rmtree(path, ignore_errors=True)
-    finally:
-        _Interrupts.leave()
 
 
 @contextlib.contextmanager

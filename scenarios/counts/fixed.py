@@ -19,6 +19,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from scenarios import interrupts
+
 #: The hash seed of every count run.
 HASH_SEED = "0"
 
@@ -119,18 +121,23 @@ def private_directory(base: Path | None = None) -> Iterator[Path]:
             continue
         path = base / f"{DIRECTORY_NAME}-{slot}"
         try:
-            shutil.rmtree(path, ignore_errors=True)
-            path.mkdir(mode=0o700)
-            (path / "tmp").mkdir()
+            # Stop signals held while it is made and removed: one raised
+            # mid-removal left it behind (a release stopped by SIGTERM
+            # on a loaded machine).
+            with interrupts.held():
+                shutil.rmtree(path, ignore_errors=True)
+                path.mkdir(mode=0o700)
+                (path / "tmp").mkdir()
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
-            # Removed while still held: a run that opened it meanwhile
-            # finds, once it holds it, that it is no longer the file at
-            # lock_path (_locked), and starts again.
-            with contextlib.suppress(OSError):
-                os.unlink(lock_path)
-            os.close(fd)
+            with interrupts.held():
+                shutil.rmtree(path, ignore_errors=True)
+                # Removed while still held: a run that opened it meanwhile
+                # finds, once it holds it, that it is no longer the file at
+                # lock_path (_locked), and starts again.
+                with contextlib.suppress(OSError):
+                    os.unlink(lock_path)
+                os.close(fd)
         return
     raise RuntimeError(f"{DIRECTORY_SLOTS} count runs are already running in {base}")
 

@@ -27,7 +27,7 @@ def judge(
     one line naming *names*, not an error the edge did not expect; no
     traceback; inputs unchanged; nothing left in TMPDIR or running; the
     case's own checks."""
-    out = []
+    out = list(o.during_missed)
     if o.status is None:
         out.append(f"hang: no exit within {bound:g} s")
     elif status is not None and o.status not in status:
