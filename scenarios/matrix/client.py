@@ -183,7 +183,14 @@ def cold_caches(db: Any) -> dict[str, list[str]]:
 def clear_caches(db: Any) -> None:
     """Empty every cache of *db* this process can (no connection of the
     pool in use): each connection's object cache, the storage's own
-    (ZEO's client cache, RelStorage's), then collect the garbage made."""
+    (ZEO's client cache, RelStorage's), then collect the garbage made.
+
+    The garbage is young: a young collection (generations 0 and 1) takes
+    it.  A full one walks the whole heap just before the clock starts and
+    leaves the CPU's caches cold for the timed read, a cost of the
+    collection, not of the read: a cold read of 10 objects on FileStorage
+    took 1.3-1.45x as long after it, and the same as zodbshootout's
+    without it (tools/cold_read_gc.py, docs/matrix.md)."""
     for conn in list(db.pool.all):
         conn.cacheMinimize()
     cache = getattr(db.storage, "_cache", None)
@@ -192,7 +199,7 @@ def clear_caches(db: Any) -> None:
             cache.clear(load_persistent=False)  # RelStorage
         except TypeError:
             cache.clear()  # ZEO's ClientCache
-    gc.collect()
+    gc.collect(1)
 
 
 class _Client:
