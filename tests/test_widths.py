@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.census import walk
+from scenarios.census import runner
 from scenarios.census.report import text as census_text
 from scenarios.census.sources import open_path
 from scenarios.results.table import WIDTH
@@ -114,7 +114,7 @@ def test_the_census_keeps_within_100_columns(
     assert run_cli(capsys, "populate", "--path", str(target), "-q").status == 0
     source = open_path("file", target)
     try:
-        census = walk.take(source.storage, source.name, source.directory)
+        census = runner.take(source.storage, source.name, source.directory)
     finally:
         source.close()
     text = census_text(census)

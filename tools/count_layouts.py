@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scenarios.bench.config import RunConfig  # noqa: E402
-from scenarios.counts import launch  # noqa: E402
+from scenarios.counts import runner  # noqa: E402
 from scenarios.counts.compare import EXACT_MIN_CHANGE, exact_tolerance  # noqa: E402
 from scenarios.counts.model import INSTRUCTIONS, CountRun  # noqa: E402
 
@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         warmups=1,
         budget_s=0,
     )
-    launch.check_tools()
-    run = launch.count(
+    runner.check_tools()
+    run = runner.count(
         config, lambda text: print(text, file=sys.stderr), layouts=args.layouts
     )
     if args.json:

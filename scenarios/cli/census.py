@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.census import kind, sources, walk
+    from scenarios.census import kind, runner, sources
 
     if args.storage is not None and args.path is None:
         raise ConfigError("--storage goes with --path")
@@ -107,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         if source.warning:
             print(f"vfab-bench: warning: {source.warning}", file=sys.stderr)
-        result = walk.take(
+        result = runner.take(
             source.storage,
             source.name,
             source.directory,

@@ -223,10 +223,10 @@ def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
     missing (the part says why; the verdict says there is no gate)."""
     import dataclasses
 
-    from scenarios.counts import launch
+    from scenarios.counts import runner
 
     try:
-        launch.check_tools()
+        runner.check_tools()
     except ConfigError as e:
         return dataclasses.replace(
             plan, counts=None, skipped={**plan.skipped, "counts": str(e)}

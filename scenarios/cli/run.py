@@ -184,15 +184,15 @@ def main(args: argparse.Namespace) -> int:
 
 def _counts(args: argparse.Namespace, config: RunConfig) -> int:
     """run --counts: every storage of *config* counted (scenarios.counts)."""
-    from scenarios.counts import kind, launch
+    from scenarios.counts import kind, runner
 
     if config.profile_dir is not None:
         raise ConfigError("--profile and --counts do not go together")
     if args.budget is not None:
         raise ConfigError("--counts counts exactly --repeat trials: no --budget")
-    launch.check_tools()
+    runner.check_tools()
     with progress(args, "run --counts", tick=False) as shown:
-        run = launch.count(config, shown, child_progress=not args.quiet)
+        run = runner.count(config, shown, child_progress=not args.quiet)
     return emit(args, kind.view(run))
 
 

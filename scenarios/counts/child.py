@@ -1,5 +1,5 @@
 """The counted process (`python -P -m scenarios.counts.child JOB STORAGE MODE
-OUT`, started by scenarios.counts.launch): one storage's warmups and
+OUT`, started by scenarios.counts.runner): one storage's warmups and
 counted trials, natively, under callgrind or under strace, the phases'
 labels and the trials' summaries written to OUT (docs/internals.md).
 Should its parent (the launcher, or strace) die without stopping it, Linux
@@ -35,7 +35,7 @@ MODES = ("native", "callgrind", "strace")
 
 
 def read_job(path: Path) -> tuple[RunConfig, bool]:
-    """The RunConfig scenarios.counts.launch.write_job wrote, and whether to
+    """The RunConfig scenarios.counts.runner.write_job wrote, and whether to
     tell which trial is counted."""
     from scenarios.bench import config
 

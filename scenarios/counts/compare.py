@@ -253,7 +253,7 @@ def _identity(run: CountRun) -> dict[str, Any]:
 
 
 def method(run: CountRun) -> str:
-    """How *run* was counted (scenarios.counts.launch.METHOD); "unsettled"
+    """How *run* was counted (scenarios.counts.runner.METHOD); "unsettled"
     for files written before the method was recorded."""
     counts = run.metadata.get("counts")
     value = counts.get("method") if isinstance(counts, dict) else None

@@ -16,8 +16,8 @@ from pathlib import Path
 from scenarios import argtypes
 from scenarios.counts import fixed
 from scenarios.counts.compare import EXACT_THRESHOLD
-from scenarios.counts.launch import check_tools, counted_bound, reap, stop
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
+from scenarios.counts.runner import check_tools, counted_bound, reap, stop
 from scenarios.results.formatter import plural
 from storages.process import die_with_parent
 

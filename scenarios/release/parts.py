@@ -226,12 +226,12 @@ def run_counts(
     """The 2000 rows counted (run --counts' launcher) into counts.json and
     counts.txt, then the micro-benchmarks counted under pytest into
     counts-micro.json and counts-micro.txt."""
-    from scenarios.counts import launch, report
+    from scenarios.counts import report, runner
 
     part = PartResult("counts", "Counts: instructions and I/O calls (the gate)")
 
     def body() -> None:
-        launch.check_tools()
+        runner.check_tools()
         config = plan.table
         progress.plan(len(config.storages), unit_s=COUNTS_S_PER_STORAGE)
 
@@ -245,7 +245,7 @@ def run_counts(
         # rows' children (one process each at a time).
         micro = _start_micro_counts(plan, out, force, progress, part)
         try:
-            run = launch.count(config, say, child_progress=progress.say is not None)
+            run = runner.count(config, say, child_progress=progress.say is not None)
         except BaseException:
             if micro is not None:
                 micro.stop()

@@ -15,7 +15,7 @@ from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 from persistent.mapping import PersistentMapping
 
-from scenarios.census import sources, walk
+from scenarios.census import runner, sources
 from scenarios.census.model import Census
 from scenarios.data import datadir
 from scenarios.results.files import CENSUS
@@ -57,7 +57,7 @@ def expected_counts(spec: DataSpec, seed: int) -> dict[str, int]:
 
 def take(source: sources.Source) -> Census:
     try:
-        return walk.take(source.storage, source.name, source.directory)
+        return runner.take(source.storage, source.name, source.directory)
     finally:
         source.close()
 

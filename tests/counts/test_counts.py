@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.counts import build, callgrind, fixed, launch, syscalls
+from scenarios.counts import build, callgrind, fixed, runner, syscalls
 from scenarios.counts.compare import LAYOUT_FLOOR, compare_counts
 from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.results.files import ResultsError
@@ -243,7 +243,7 @@ def test_counts_of_another_method_are_not_compared() -> None:
     move with unrelated changes: refused, saying so."""
     old = count_run(1_000_000)
     settled = dataclasses.replace(
-        old, metadata={**old.metadata, "counts": {"method": launch.METHOD}}
+        old, metadata={**old.metadata, "counts": {"method": runner.METHOD}}
     )
     with pytest.raises(ResultsError, match="different versions of the method"):
         compare_counts(old, settled)
@@ -663,7 +663,7 @@ def test_receives_are_shown_never_gated_and_small_moves_of_inexact_cells_pass() 
 def test_the_client_is_told_from_its_server_by_pid_not_by_order() -> None:
     """A runzeo dumps every label as the client does; with pids wrapped
     the server's is the lower one, and its counts were the client's."""
-    from scenarios.counts.launch import assemble
+    from scenarios.counts.runner import assemble
 
     plan = {
         "pid": 32700,
@@ -699,7 +699,7 @@ def test_no_two_start_up_layouts_differ_beyond_the_gate(tmp_path: Path) -> None:
     )
     run = CountRun.load(out)
     assert status == 0
-    assert run.metadata["counts"]["method"] == launch.METHOD
+    assert run.metadata["counts"]["method"] == runner.METHOD
     assert run.metadata["counts"]["layouts"] == 6
     layouts = {s.layout for r in run.results for s in r.samples}
     assert layouts == set(range(6))

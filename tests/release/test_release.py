@@ -247,7 +247,7 @@ def test_the_count_children_get_the_release_configuration(tmp_path: Path) -> Non
     """The count children read the very RunConfig the release planned, its
     storage options included (no command line rebuilt and parsed again)."""
     from scenarios.counts.child import read_job
-    from scenarios.counts.launch import write_job
+    from scenarios.counts.runner import write_job
     from storages.base import DBOptions
 
     plan = release_plan.plan(("mapping", "zeo"), quick=True)

@@ -67,7 +67,7 @@ class Work:
     def __init__(self, root: Path, checkout: Checkout, bases: Mapping[str, Path]):
         self.root, self.checkout, self.bases = root, checkout, bases
         self.mark = uuid.uuid4().hex
-        # Not ".../tmp": run --counts (scenarios.counts.launch.reap) stops
+        # Not ".../tmp": run --counts (scenarios.counts.runner.reap) stops
         # every process whose command line holds "$TMPDIR/vfab-counts-N/",
         # so another user's run with TMPDIR=/tmp would stop this one's.
         self.inputs, self.out, self.tmp = root / "in", root / "out", root / "tmpdir"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from persistent.mapping import PersistentMapping
 
-from scenarios.census import sources, walk
+from scenarios.census import runner, sources
 from scenarios.load.target import open_store
 from storages import registry
 from tests.conftest import factory_or_skip
@@ -41,7 +41,7 @@ def test_census_of_a_server_uri_opens_read_only(name: str, tmp_path: Path) -> No
         source = sources.open_uri(shared.client)
         try:
             assert source.storage.isReadOnly()
-            census = walk.take(source.storage, source.name, source.directory)
+            census = runner.take(source.storage, source.name, source.directory)
             assert census.to_json()["classes"]
             with pytest.raises(ReadOnlyError):
                 source.storage.tpc_begin(object())
@@ -87,7 +87,7 @@ def test_census_of_a_postgres_zconfig_section_opens_read_only(tmp_path: Path) ->
         ):
             try:
                 assert source.storage.isReadOnly()
-                census = walk.take(source.storage, source.name, source.directory)
+                census = runner.take(source.storage, source.name, source.directory)
                 assert census.to_json()["classes"]
                 with pytest.raises(ReadOnlyError):
                     source.storage.tpc_begin(object())
