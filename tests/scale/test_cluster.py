@@ -111,12 +111,19 @@ def cluster(
             bench("worker", "--master-host", master_ip, "--connect-timeout", "60"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=sealed(),
+            # Its own TMPDIR, under the test's: a worker killed mid-point
+            # leaves its scratch directory there, not in /tmp.
+            env=sealed() | {"TMPDIR": str(scratch(out.parent / f"{role}-tmp"))},
             cwd=ROOT,
         )  # fmt: skip
         for role in ("w1", "w2")
     ]
     return master, workers, [Lines(w) for w in workers]
+
+
+def scratch(path: Path) -> Path:
+    path.mkdir(exist_ok=True)
+    return path
 
 
 @pytest.mark.netns
