@@ -11,7 +11,7 @@ from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountRun
 from scenarios.errors import ConfigError
 from scenarios.results import files, table
-from scenarios.results.compare_view import listed
+from scenarios.results.compare import gate_note
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import Kind, View, report_text
 from scenarios.results.model import RunResult
@@ -48,8 +48,7 @@ def _compare(old: CountRun, new: CountRun, args: Any) -> View:
             for c in failed
         ]
         grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above:.0%}"
-        head = f"vfab-bench compare: {grew}: "
-        note = head + listed(cells, 8, table.WIDTH - len(head))
+        note = gate_note(grew, cells, 8)
         status = EXIT_MORE
     return View(
         result.text(),

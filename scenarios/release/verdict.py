@@ -31,7 +31,7 @@ from scenarios.release.measures import (
     states,
 )
 from scenarios.results import environment
-from scenarios.results.compare import Comparison, compare_files
+from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
 from scenarios.results.table import WIDTH
@@ -130,7 +130,7 @@ class Verdict:
     consistency: Consistency
     counts: CountComparison | None = None
     micro_counts: CountComparison | None = None
-    wall: Comparison | None = None
+    wall: RunComparison | None = None
     curve: ScaleComparison | None = None
     million: tuple[PerObject, ...] = ()
     #: part -> why it was not compared
