@@ -12,7 +12,7 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
-from scenarios.results.compare import Change, Comparison, check_same
+from scenarios.results.compare import Change, Comparison, check_same, paired
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
 from scenarios.results.table import wrapped
@@ -258,26 +258,19 @@ def compare_counts(
     )
     ca, cb = cells(old), cells(new)
     out = []
-    for cell_key, cell in ca.items():
-        if cell_key in cb:
-            other = cb[cell_key]
-            exact = cell.exact and other.exact
-            column, row, what = cell_key
-            if exact and what == INSTRUCTIONS:
-                tolerance = exact_tolerance(exact_threshold, cell, other)
-                floor = EXACT_MIN_CHANGE
-            elif exact:  # system calls: every call counts
-                tolerance, floor = exact_threshold, 0
-            else:
-                tolerance = max(
-                    cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
-                )
-                floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
-            out.append(
-                CountDifference(column, row, what, cell, other, tolerance, floor)
+    for (column, row, what), cell, other in paired(ca, cb, old_name, new_name, "cell"):
+        exact = cell.exact and other.exact
+        if exact and what == INSTRUCTIONS:
+            tolerance = exact_tolerance(exact_threshold, cell, other)
+            floor = EXACT_MIN_CHANGE
+        elif exact:  # system calls: every call counts
+            tolerance, floor = exact_threshold, 0
+        else:
+            tolerance = max(
+                cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
             )
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no cell in common")
+            floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
+        out.append(CountDifference(column, row, what, cell, other, tolerance, floor))
     unmatched = sorted(
         {f"{k[0]} {k[1]}" for k in ca.keys() ^ cb.keys() if k[2] == INSTRUCTIONS}
     )
@@ -330,19 +323,10 @@ def compare_benchmarks(
     instructions of any call: exact within a few instructions in millions)."""
     out = [
         CountDifference(
-            storage,
-            test,
-            INSTRUCTIONS,
-            cell,
-            new[key],
-            exact_tolerance(exact_threshold, cell, new[key]),
+            s, t, INSTRUCTIONS, a, b, exact_tolerance(exact_threshold, a, b)
         )
-        for key, cell in old.items()
-        if key in new
-        for storage, test in [key]
+        for (s, t), a, b in paired(old, new, old_name, new_name, "benchmark")
     ]
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no benchmark in common")
     unmatched = sorted(f"{s} {t}" for s, t in old.keys() ^ new.keys())
     return CountComparison(
         title=f"{old_name} -> {new_name} (micro-benchmarks)",

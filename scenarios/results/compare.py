@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from scenarios.results.files import ResultsError
+from scenarios.results.kinds import View
 from scenarios.results.schema import derived
 from scenarios.results.table import WIDTH, paragraph, wrapped
 
@@ -24,6 +25,10 @@ from scenarios.results.table import WIDTH, paragraph, wrapped
 CHANGE_ROOM = 30
 
 K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+#: compare's exit status when a kind's gate fails (--fail-above).
+EXIT_GATE = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,6 +187,29 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return derived(self)
 
+    def view(
+        self,
+        failed: Sequence[str] = (),
+        what: str = "",
+        most: int = 8,
+        shown: tuple[bool, bool] = (False, False),
+        **files: Callable[[], str],
+    ) -> View:
+        """compare's view: the text, the JSON, the Markdown and *files*
+        (*shown*: pvalues and changed); with *failed* cells, the gate's line
+        on stderr ("vfab-bench compare: WHAT: " and the first *most* cells
+        that fit within WIDTH: the text names each) and EXIT_GATE."""
+        note = ""
+        if failed:
+            head = f"vfab-bench compare: {what}: "
+            note = head + listed(failed, most, WIDTH - len(head))
+        return View(
+            self.text(*shown),
+            {"json": self.to_json, "markdown": lambda: self.markdown(*shown), **files},
+            note,
+            EXIT_GATE if failed else 0,
+        )
+
 
 # -- what every kind's compare shares -----------------------------------------
 
@@ -210,16 +238,19 @@ def one_side(a: Mapping[K, Any], b: Mapping[K, Any]) -> list[tuple[K, bool]]:
     return [(k, k in a) for k in keys if (k in a) != (k in b)]
 
 
+def paired(
+    a: Mapping[K, V], b: Mapping[K, V], old_name: str, new_name: str, what: str
+) -> list[tuple[K, V, V]]:
+    """(key, old, new) for each key both *a* and *b* have, in *a*'s order;
+    ResultsError when they have none (*what*: "cell", "point")."""
+    out = [(k, v, b[k]) for k, v in a.items() if k in b]
+    if not out:
+        raise ResultsError(f"{old_name} and {new_name} have no {what} in common")
+    return out
+
+
 def unmatched_line(unmatched: Sequence[str]) -> str:
     return f"In one file only ({len(unmatched)}): " + "; ".join(unmatched)
-
-
-def gate_note(what: str, cells: Sequence[str], most: int) -> str:
-    """compare's line on stderr when its gate fails: "vfab-bench compare:
-    WHAT: " and the first cells that fit in WIDTH columns (the view on
-    stdout names each)."""
-    head = f"vfab-bench compare: {what}: "
-    return head + listed(cells, most, WIDTH - len(head))
 
 
 def listed(items: Sequence[str], most: int, room: int | None = None) -> str:

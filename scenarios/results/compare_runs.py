@@ -11,17 +11,12 @@ gate.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from html import escape
 from typing import Any, ClassVar, Protocol
 
 from scenarios.results import environment, formatter, htmlbase, power, significance, svg
-from scenarios.results.compare import (
-    Change,
-    Comparison,
-    check_same,
-    gate_note,
-    one_side,
-)
+from scenarios.results.compare import Change, Comparison, check_same, one_side, paired
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import View
 from scenarios.results.model import Cells
@@ -153,6 +148,16 @@ class RunComparison(Comparison):
     def inconclusive(self) -> list[CellComparison]:
         return [c for c in self.cells if c.inconclusive]
 
+    @staticmethod
+    def tally(
+        cells: Sequence[CellComparison],
+    ) -> tuple[list[CellComparison], list[CellComparison], list[CellComparison], int]:
+        """*cells* slower, faster, inconclusive, and how many are none."""
+        slower = [c for c in cells if c.difference.slower]
+        faster = [c for c in cells if c.difference.faster]
+        unsure = [c for c in cells if c.inconclusive]
+        return slower, faster, unsure, len(cells) - len(slower + faster + unsure)
+
     def slowdowns_above(self, threshold: float) -> list[CellComparison]:
         """Significant slowdowns by more than *threshold* (0.10: +10%)."""
         return [
@@ -165,10 +170,7 @@ class RunComparison(Comparison):
         """ "file: 23 cells; 3 slower, 1 faster, 5 inconclusive, 14 not
         significant; worst: commit processes, 2.10x slower (+110%)"."""
         cells = [c for c in self.cells if c.column == column]
-        slower = [c for c in cells if c.difference.slower]
-        faster = [c for c in cells if c.difference.faster]
-        unsure = [c for c in cells if c.inconclusive]
-        quiet = len(cells) - len(slower) - len(faster) - len(unsure)
+        slower, faster, unsure, quiet = self.tally(cells)
         line = (
             f"{column}: {len(cells)} cells; {len(slower)} slower, {len(faster)} "
             f"faster, {len(unsure)} inconclusive, {quiet} not significant"
@@ -245,9 +247,27 @@ def _label(storage: str, variant: str) -> str:
     return f"{storage} {variant}" if variant else storage
 
 
-def _cell(column: str, row: str, old: Any, new: Any, s: Statistic) -> CellComparison:
-    return CellComparison(
-        column, row, significance.difference(old, new, s), samples=(old, new)
+def _compared(
+    result: Compared,
+    title: str,
+    pairs: list[tuple[str, str, Any, Any]],
+    cpu: bool,
+    s: Statistic,
+    **more: Any,
+) -> RunComparison:
+    """(column, row, old samples, new samples) compared by *s*, the cells'
+    p-values adjusted for each other."""
+    cells = [
+        CellComparison(c, r, significance.difference(a, b, s), samples=(a, b))
+        for c, r, a, b in pairs
+    ]
+    return RunComparison(
+        kind=result.kind,
+        title=title,
+        metric="CPU" if cpu else "wall",
+        statistic=s,
+        cells=_adjusted(cells, s),
+        **more,
     )
 
 
@@ -269,18 +289,14 @@ def compare_files(
     check_same(old.identity(), new.identity(), old_name, new_name)
     s = chosen_statistic(stat, old, new)
     a, b = old.cells(cpu), new.cells(cpu)
-    out = [
-        _cell(_label(storage, variant), row, samples, b[key], s)
-        for key, samples in a.items()
-        if key in b
-        for storage, variant, row in [key]
+    pairs = [
+        (_label(storage, variant), row, x, y)
+        for (storage, variant, row), x, y in paired(a, b, old_name, new_name, "cell")
     ]
-    unmatched = [
+    unmatched = tuple(
         f"{_label(k[0], k[1])} {k[2]} ({old_name if in_old else new_name})"
         for k, in_old in one_side(a, b)
-    ]
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no cell in common")
+    )
     speeds = environment.speed_warning(
         old.metadata.get("environment") or {},
         new.metadata.get("environment") or {},
@@ -288,15 +304,9 @@ def compare_files(
         new_name,
     )
     busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
-    return RunComparison(
-        kind=old.kind,
-        title=f"{old_name} -> {new_name}",
-        metric="CPU" if cpu else "wall",
-        statistic=s,
-        cells=_adjusted(out, s),
-        unmatched=tuple(unmatched),
-        warnings=((speeds,) if speeds else ()) + tuple(busy),
-    )
+    warnings = ((speeds,) if speeds else ()) + tuple(busy)
+    title = f"{old_name} -> {new_name}"
+    return _compared(old, title, pairs, cpu, s, unmatched=unmatched, warnings=warnings)
 
 
 def compare_baseline(
@@ -317,7 +327,7 @@ def compare_baseline(
         )
     if len(storages) == 1:
         raise ResultsError(f"{name} has only {baseline!r}: nothing to compare")
-    out = []
+    pairs = []
     unmatched = []
     for (storage, variant, row), samples in all_cells.items():
         if storage == baseline:
@@ -327,15 +337,9 @@ def compare_baseline(
         if base is None:
             unmatched.append(f"{_label(storage, variant)} {row}")
         else:
-            out.append(_cell(column, row, base, samples, s))
-    return RunComparison(
-        kind=result.kind,
-        title=f"{name}, against {baseline}",
-        metric="CPU" if cpu else "wall",
-        statistic=s,
-        cells=_adjusted(out, s),
-        unmatched=tuple(unmatched),
-    )
+            pairs.append((column, row, base, samples))
+    title = f"{name}, against {baseline}"
+    return _compared(result, title, pairs, cpu, s, unmatched=tuple(unmatched))
 
 
 # -- the view ------------------------------------------------------------------
@@ -381,13 +385,11 @@ OPTIONS = frozenset(
     {"baseline", "cpu", "statistic", "pvalues", "changed", "fail_above"}
     | {"json", "markdown", "html"}
 )
-#: compare's exit status when a significant slowdown exceeds --fail-above.
-EXIT_SLOWER = 1
 
 
 def view(old: Compared, new: Compared | None, args: Any) -> View:
     """compare's view of two run or sweep files (*new* None: the storages
-    of *old* against args.baseline); exit EXIT_SLOWER on a significant
+    of *old* against args.baseline); exit EXIT_GATE on a significant
     slowdown above args.fail_above."""
     if new is not None:
         result = compare_files(
@@ -397,26 +399,18 @@ def view(old: Compared, new: Compared | None, args: Any) -> View:
         result = compare_baseline(
             old, args.baseline, str(args.old), args.cpu, args.statistic
         )
-    shown = (args.pvalues, args.changed)
-    note, status = "", 0
     failed = [] if args.fail_above is None else result.slowdowns_above(args.fail_above)
-    if failed:
-        # Short: the view on stdout has each cell's whole line.
-        cells = [
-            f"{c.column} {c.row}: {c.difference.ratio or 0:.2f}x slower "
-            f"({c.difference.change or 0:+.0%})"
-            for c in failed
-        ]
-        slowdowns = formatter.plural(len(failed), "significant slowdown")
-        note = gate_note(f"{slowdowns} above {args.fail_above:.0%}", cells, 5)
-        status = EXIT_SLOWER
-    return View(
-        result.text(*shown),
-        {
-            "json": result.to_json,
-            "markdown": lambda: result.markdown(*shown),
-            "html": lambda: page(result, args.changed),
-        },
-        note,
-        status,
+    # Short: the view on stdout has each cell's whole line.
+    cells = [
+        f"{c.column} {c.row}: {c.difference.ratio or 0:.2f}x slower "
+        f"({c.difference.change or 0:+.0%})"
+        for c in failed
+    ]
+    slowdowns = formatter.plural(len(failed), "significant slowdown")
+    return result.view(
+        cells,
+        f"{slowdowns} above {args.fail_above or 0:.0%}",
+        5,
+        (args.pvalues, args.changed),
+        html=lambda: page(result, args.changed),
     )

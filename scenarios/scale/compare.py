@@ -10,8 +10,13 @@ import dataclasses
 from typing import Any, ClassVar
 
 from scenarios.results import formatter, power, significance
-from scenarios.results.compare import Change, Comparison, check_same, one_side
-from scenarios.results.files import ResultsError
+from scenarios.results.compare import (
+    Change,
+    Comparison,
+    check_same,
+    one_side,
+    paired,
+)
 from scenarios.results.formatter import plural
 from scenarios.results.schema import derived
 from scenarios.results.significance import Difference
@@ -224,9 +229,7 @@ def compare_scale(
     )
     a = {(p.storage, p.clients): p for p in old.points}
     b = {(p.storage, p.clients): p for p in new.points}
-    keys = [k for k in a if k in b]
-    if not keys:
-        raise ResultsError(f"{old_name} and {new_name} have no point in common")
+    keys = [k for k, _, _ in paired(a, b, old_name, new_name, "point")]
     # Every test of the pair, adjusted together as compare adjusts cells.
     tests: list[tuple[tuple[str, int], str, Difference]] = []
     for key in keys:
