@@ -53,10 +53,6 @@ SEE_WALL = "not comparable: a release ran on a busy machine (see wall time)"
 MICRO = " (micro-benchmark)"
 
 
-def cell_name(c: CountDifference) -> str:
-    return f"{c.column} {c.label}"
-
-
 def storage_of(c: CountDifference) -> str:
     """The storage a cell belongs to (a server's cells are its storage's)."""
     return c.column.removesuffix(MICRO).removesuffix(" (server)")
@@ -90,7 +86,7 @@ def by_storage(cells: list[CountDifference]) -> str:
     parts = []
     for storage, group in groups.items():
         named = ", ".join(
-            f"{cell_name(c).removeprefix(storage + ' ')} "
+            f"{c.cell_name.removeprefix(storage + ' ')} "
             f"{'new' if c.change is None else f'{c.change * 100:+.1f}%'}"
             for c in group[:NAMED]
         )
@@ -295,7 +291,7 @@ class Verdict:
             text += f", {len(unsure)} {unsure[0].verdict}"
         named = [*slower, *faster][:NAMED]
         if named:
-            text += "; " + "; ".join(f"{c.column} {c.row}: {c.line}" for c in named)
+            text += "; " + "; ".join(f"{c.cell_name}: {c.line}" for c in named)
         # The speed warning only: the page and the text say the load.
         text += "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
         return Line("wall time", text, CHANGE if slower or faster else QUIET)

@@ -78,6 +78,11 @@ class Change:
         return self.row
 
     @property
+    def cell_name(self) -> str:
+        """The cell in a sentence: its column, then its label."""
+        return f"{self.column} {self.label}"
+
+    @property
     def prefix(self) -> str:
         """What a line says before the values (the measure's name)."""
         return ""

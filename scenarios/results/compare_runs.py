@@ -402,7 +402,7 @@ def view(old: Compared, new: Compared | None, args: Any) -> View:
     failed = [] if args.fail_above is None else result.slowdowns_above(args.fail_above)
     # Short: the view on stdout has each cell's whole line.
     cells = [
-        f"{c.column} {c.row}: {c.difference.ratio or 0:.2f}x slower "
+        f"{c.cell_name}: {c.difference.ratio or 0:.2f}x slower "
         f"({c.difference.change or 0:+.0%})"
         for c in failed
     ]
