@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scenarios.bench import page, pyperf_suite, report, short
-from scenarios.results import compare_view, files
+from scenarios.results import compare_runs, files
 from scenarios.results.kinds import Kind, View
 from scenarios.results.model import RunResult
 
@@ -68,6 +68,6 @@ def kind(sections: Sections = lambda args: ()) -> Kind:
         report_options=frozenset(
             {"all", "markdown", "statistic", "sweep", "scale", "html", "pyperf"}
         ),
-        compare=compare_view.view,
-        compare_options=compare_view.OPTIONS,
+        compare=compare_runs.view,
+        compare_options=compare_runs.OPTIONS,
     )

@@ -12,12 +12,10 @@ from typing import Any
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
 from scenarios.counts.report import millions
 from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
-from scenarios.results.compare import check_same, unmatched_line
-from scenarios.results.compare_rows import Row, block
-from scenarios.results.compare_rows import markdown as rows_markdown
+from scenarios.results.compare import Change, Comparison, check_same, paired
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
-from scenarios.results.table import paragraph, wrapped
+from scenarios.results.table import wrapped
 
 #: The relative change an exact cell must show to differ, by default (the
 #: gate's --fail-above).
@@ -57,11 +55,10 @@ def count_text(n: int, what: str = INSTRUCTIONS, scale: int | None = None) -> st
 
 
 @dataclasses.dataclass(frozen=True)
-class CountDifference:
-    """One cell of OLD against the same cell of NEW."""
+class CountDifference(Change):
+    """One cell (*what* of *row* in *column*) of OLD against the same cell
+    of NEW."""
 
-    column: str
-    row: str
     what: str
     old: Cell
     new: Cell
@@ -70,10 +67,17 @@ class CountDifference:
     #: is not exact: NOT_EXACT_MIN_CHANGE instructions).
     floor: int = 0
 
+    JSON_SKIP = ("floor",)
+    JSON_EXTRA = ("change", "exact", "differs", "verdict")
+
     @property
     def timing(self) -> bool:
         """A count that depends on timing (receives): shown, never gated."""
         return self.what in TIMING_GROUPS
+
+    @property
+    def exact(self) -> bool:
+        return self.old.exact and self.new.exact
 
     @property
     def change(self) -> float | None:
@@ -89,6 +93,8 @@ class CountDifference:
         change = self.change
         return change is None or abs(change) > self.tolerance
 
+    changed = differs
+
     def above(self, threshold: float) -> bool:
         """Grew by more than *threshold* and than its tolerance."""
         if not self.differs:
@@ -98,6 +104,9 @@ class CountDifference:
 
     def fmt(self, n: int) -> str:
         return count_text(n, self.what, max(self.old.value, self.new.value))
+
+    def values(self) -> tuple[str, str]:
+        return self.fmt(self.old.value), self.fmt(self.new.value)
 
     @property
     def verdict(self) -> str:
@@ -118,46 +127,29 @@ class CountDifference:
         return f"{words} ({change * 100:+.1f}%)"
 
     @property
-    def line(self) -> str:
-        what = "" if self.what == INSTRUCTIONS else f"{self.what} calls "
-        return (
-            f"{what}{self.fmt(self.old.value)} -> {self.fmt(self.new.value)}: "
-            f"{self.verdict}"
-        )
+    def prefix(self) -> str:
+        return "" if self.what == INSTRUCTIONS else f"{self.what} calls "
 
-    def shown_row(self) -> Row:
-        """The cell as every comparison shows a row (calls named after the
-        task)."""
-        what = "" if self.what == INSTRUCTIONS else f" ({self.what} calls)"
-        return Row(
-            self.row + what,
-            self.fmt(self.old.value),
-            self.fmt(self.new.value),
-            self.verdict,
-        )
+    @property
+    def label(self) -> str:
+        """The task, calls named after it."""
+        return self.row + ("" if self.what == INSTRUCTIONS else f" ({self.what} calls)")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "column": self.column,
-            "row": self.row,
-            "what": self.what,
-            "old": self.old.value,
-            "new": self.new.value,
-            "change": self.change,
-            "tolerance": self.tolerance,
-            "exact": self.old.exact and self.new.exact,
-            "differs": self.differs,
-            "verdict": self.verdict,
-        }
+        return {**super().to_json(), "old": self.old.value, "new": self.new.value}
 
 
-@dataclasses.dataclass(frozen=True)
-class CountComparison:
-    title: str
-    trials: tuple[int, int]
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CountComparison(Comparison):
+    """Every cell both count files have (the micro-benchmarks' too), by a
+    tolerance each: no statistics."""
+
     cells: tuple[CountDifference, ...]
+    trials: tuple[int, int]
     exact_threshold: float
-    unmatched: tuple[str, ...] = ()
+    kind: str = "counts"
+
+    JSON_SKIP = ("warnings", "trials")
 
     def differing(self) -> list[CountDifference]:
         return [c for c in self.cells if c.differs]
@@ -200,46 +192,13 @@ class CountComparison:
             line += f"; most: {worst.column} {worst.row}, {worst.line}"
         return line + "."
 
-    def shown(self) -> dict[str, list[Row]]:
+    def summary_text(self) -> str:
+        return wrapped(self.summary())
+
+    def shown(self, changed: bool = False) -> list[Change]:
         """Per column, its instruction cells, then its calls that differ."""
-        out: dict[str, list[Row]] = {}
-        for instructions in (True, False):
-            for c in self.cells:
-                if (c.what == INSTRUCTIONS) == instructions and (
-                    instructions or c.differs
-                ):
-                    out.setdefault(c.column, []).append(c.shown_row())
-        return {
-            column: out[column]
-            for column in dict.fromkeys(c.column for c in self.cells)
-            if column in out
-        }
-
-    def text(self) -> str:
-        parts = [paragraph(self.heading())]
-        parts += [block(column, rows) for column, rows in self.shown().items()]
-        if self.unmatched:
-            parts.append(paragraph(unmatched_line(self.unmatched)))
-        parts.append(wrapped(self.summary()))
-        return "\n\n".join(parts) + "\n"
-
-    def markdown(self) -> str:
-        header = ["task", "old", "new", "change"]
-        parts = [f"# {self.heading()}"]
-        parts += [
-            rows_markdown(column, header, rows) for column, rows in self.shown().items()
-        ]
-        return "\n\n".join([*parts, self.summary()]) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": "counts",
-            "title": self.title,
-            "exact_threshold": self.exact_threshold,
-            "cells": [c.to_json() for c in self.cells],
-            "unmatched": list(self.unmatched),
-            "summary": self.summary(),
-        }
+        calls = [c for c in self.cells if c.what != INSTRUCTIONS and c.differs]
+        return [*(c for c in self.cells if c.what == INSTRUCTIONS), *calls]
 
 
 def _identity(run: CountRun) -> dict[str, Any]:
@@ -299,26 +258,19 @@ def compare_counts(
     )
     ca, cb = cells(old), cells(new)
     out = []
-    for cell_key, cell in ca.items():
-        if cell_key in cb:
-            other = cb[cell_key]
-            exact = cell.exact and other.exact
-            column, row, what = cell_key
-            if exact and what == INSTRUCTIONS:
-                tolerance = exact_tolerance(exact_threshold, cell, other)
-                floor = EXACT_MIN_CHANGE
-            elif exact:  # system calls: every call counts
-                tolerance, floor = exact_threshold, 0
-            else:
-                tolerance = max(
-                    cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
-                )
-                floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
-            out.append(
-                CountDifference(column, row, what, cell, other, tolerance, floor)
+    for (column, row, what), cell, other in paired(ca, cb, old_name, new_name, "cell"):
+        exact = cell.exact and other.exact
+        if exact and what == INSTRUCTIONS:
+            tolerance = exact_tolerance(exact_threshold, cell, other)
+            floor = EXACT_MIN_CHANGE
+        elif exact:  # system calls: every call counts
+            tolerance, floor = exact_threshold, 0
+        else:
+            tolerance = max(
+                cell.tolerance(exact_threshold), other.tolerance(exact_threshold)
             )
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no cell in common")
+            floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
+        out.append(CountDifference(column, row, what, cell, other, tolerance, floor))
     unmatched = sorted(
         {f"{k[0]} {k[1]}" for k in ca.keys() ^ cb.keys() if k[2] == INSTRUCTIONS}
     )
@@ -371,19 +323,10 @@ def compare_benchmarks(
     instructions of any call: exact within a few instructions in millions)."""
     out = [
         CountDifference(
-            storage,
-            test,
-            INSTRUCTIONS,
-            cell,
-            new[key],
-            exact_tolerance(exact_threshold, cell, new[key]),
+            s, t, INSTRUCTIONS, a, b, exact_tolerance(exact_threshold, a, b)
         )
-        for key, cell in old.items()
-        if key in new
-        for storage, test in [key]
+        for (s, t), a, b in paired(old, new, old_name, new_name, "benchmark")
     ]
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no benchmark in common")
     unmatched = sorted(f"{s} {t}" for s, t in old.keys() ^ new.keys())
     return CountComparison(
         title=f"{old_name} -> {new_name} (micro-benchmarks)",

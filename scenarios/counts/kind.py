@@ -11,13 +11,9 @@ from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountRun
 from scenarios.errors import ConfigError
 from scenarios.results import files, table
-from scenarios.results.compare_view import listed
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import Kind, View, report_text
 from scenarios.results.model import RunResult
-
-#: compare's exit status when a cell grew above --fail-above.
-EXIT_MORE = 1
 
 
 def view(run: CountRun, text: str = "text") -> View:
@@ -37,26 +33,16 @@ def _report(run: CountRun, args: Any) -> View:
 
 def _compare(old: CountRun, new: CountRun, args: Any) -> View:
     result = compare_counts(old, new, str(args.old), str(args.new))
-    note, status = "", 0
     failed = [] if args.fail_above is None else result.above(args.fail_above)
-    if failed:
-        # Short: the view on stdout has each cell's whole line.
-        cells = [
-            f"{c.column} {c.row}: "
-            + ("new" if c.change is None else f"{c.change:+.1%}")
-            + ("" if c.what == "instructions" else f" ({c.what})")
-            for c in failed
-        ]
-        grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above:.0%}"
-        head = f"vfab-bench compare: {grew}: "
-        note = head + listed(cells, 8, table.WIDTH - len(head))
-        status = EXIT_MORE
-    return View(
-        result.text(),
-        {"json": result.to_json, "markdown": result.markdown},
-        note,
-        status,
-    )
+    # Short: the view on stdout has each cell's whole line.
+    cells = [
+        f"{c.column} {c.row}: "
+        + ("new" if c.change is None else f"{c.change:+.1%}")
+        + ("" if c.what == "instructions" else f" ({c.what})")
+        for c in failed
+    ]
+    grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above or 0:.0%}"
+    return result.view(cells, grew, 8)
 
 
 def cost_model(first: Any, second: Any, markdown: bool) -> View:

@@ -8,7 +8,7 @@ from typing import Any
 
 from scenarios.matrix import page, report
 from scenarios.matrix.model import MatrixRun
-from scenarios.results import compare_view, files, table
+from scenarios.results import compare_runs, files, table
 from scenarios.results.kinds import Kind, View, report_text
 
 
@@ -43,7 +43,7 @@ def _compare(old: Any, new: Any, args: Any) -> View:
 
     if getattr(args, "cpu", False):
         raise ConfigError("--cpu: a matrix times wall clock only")
-    return compare_view.view(old, new, args)
+    return compare_runs.view(old, new, args)
 
 
 KIND = Kind(
@@ -53,5 +53,5 @@ KIND = Kind(
     report=_report,
     report_options=frozenset({"markdown", "statistic", "html"}),
     compare=_compare,
-    compare_options=compare_view.OPTIONS,
+    compare_options=compare_runs.OPTIONS,
 )

@@ -6,7 +6,7 @@ across a release's points, and the million run's time and size per object
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.bench.report import cost_per_object
 from scenarios.checker import known_bugs
@@ -14,6 +14,7 @@ from scenarios.checker.known_bugs import known_bug
 from scenarios.release.directory import Release
 from scenarios.results import formatter
 from scenarios.results.formatter import plural
+from scenarios.results.schema import derived
 from scenarios.scale.model import ScaleRun
 
 #: Severity of a verdict line (as scenarios.release.verdict): the gate
@@ -125,12 +126,10 @@ class Consistency:
             )
         return out
 
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("newly_wrong",)
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "old": {s: list(v) for s, v in self.old.items()},
-            "new": {s: list(v) for s, v in self.new.items()},
-            "newly_wrong": self.newly_wrong(),
-        }
+        return derived(self)
 
 
 # -- million -------------------------------------------------------------------
@@ -142,37 +141,41 @@ class PerObject:
     old and new (None where unknown)."""
 
     storage: str
-    time: tuple[float | None, float | None]
-    size: tuple[float | None, float | None]
+    time_per_object_s: tuple[float | None, float | None]
+    size_per_object_bytes: tuple[float | None, float | None]
+
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("time_ratio", "size_ratio")
 
     @staticmethod
     def ratio(pair: tuple[float | None, float | None]) -> float | None:
         a, b = pair
         return b / a if a and b is not None else None
 
+    @property
+    def time_ratio(self) -> float | None:
+        return self.ratio(self.time_per_object_s)
+
+    @property
+    def size_ratio(self) -> float | None:
+        return self.ratio(self.size_per_object_bytes)
+
     def line(self, times: bool) -> str:
         parts = []
         if times:
-            a, b = self.time
+            a, b = self.time_per_object_s
             parts.append(
                 f"time per object {_us(a)} -> {_us(b)} "
-                f"({formatter.ratio(self.ratio(self.time))})"
+                f"({formatter.ratio(self.time_ratio)})"
             )
-        a, b = self.size
+        a, b = self.size_per_object_bytes
         parts.append(
             f"size per object {_bytes(a)} -> {_bytes(b)} "
-            f"({formatter.ratio(self.ratio(self.size))})"
+            f"({formatter.ratio(self.size_ratio)})"
         )
         return f"{self.storage}: " + ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "time_per_object_s": list(self.time),
-            "size_per_object_bytes": list(self.size),
-            "time_ratio": self.ratio(self.time),
-            "size_ratio": self.ratio(self.size),
-        }
+        return derived(self)
 
 
 def _us(v: float | None) -> str:

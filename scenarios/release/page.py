@@ -12,7 +12,7 @@ from scenarios.counts import report as counts_report
 from scenarios.release.directory import Release
 from scenarios.release.microbench import micro_rows
 from scenarios.release.trend import ReleaseHistory
-from scenarios.release.verdict import CHANGE, GATE, MICRO, Verdict, cell_name
+from scenarios.release.verdict import CHANGE, GATE, Verdict
 from scenarios.results import htmlbase
 from scenarios.results.table import Table
 from scenarios.scale import page as scale_page
@@ -62,21 +62,10 @@ def verdict_section(v: Verdict) -> str:
         f'<h2 class="{css}">{escape(v.headline())}</h2>',
         f'<ul class="verdict">{"".join(items)}</ul>',
     ]
-    grew, fell = v.count_regressions(), v.count_improvements()
+    # A micro-benchmark's cell named as the text verdict names it.
+    grew, fell = v.count_regressions(True), v.count_improvements(True)
     if grew or fell:
-        # A micro-benchmark's cell named as the text verdict names it.
-        micro = [] if v.micro_counts is None else v.micro_counts.cells
-        rows = [
-            [
-                cell_name(c).replace(c.column, c.column + MICRO, 1)
-                if c in micro
-                else cell_name(c),
-                c.fmt(c.old.value),
-                c.fmt(c.new.value),
-                c.verdict,
-            ]
-            for c in [*grew, *fell]
-        ]
+        rows = [[c.cell_name, *c.values(), c.verdict] for c in [*grew, *fell]]
         body.append("<h3>Count cells that moved</h3>")
         body.append(_rows_table(["cell", "last release", "now", "change"], rows))
     if v.wall is not None:

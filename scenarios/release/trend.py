@@ -166,10 +166,10 @@ def _count_steps(
         for c in comp.cells:
             if c.timing:
                 continue
-            name = verdict.cell_name(c)
+            name = c.cell_name
             row = values.setdefault(name, ["-"] * n)
             marks.setdefault(name, [SAME] * n)
-            row[i - 1], row[i] = c.fmt(c.old.value), c.fmt(c.new.value)
+            row[i - 1], row[i] = c.values()
             if c.differs:
                 moved.add(name)
                 marks[name][i] = UP if (c.change is None or c.change > 0) else DOWN

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.counts.compare import (
     LAYOUT_FLOOR,
@@ -17,7 +17,6 @@ from scenarios.counts.compare import (
     compare_benchmarks,
     compare_counts,
 )
-from scenarios.counts.model import INSTRUCTIONS
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
 from scenarios.release.directory import Release
 from scenarios.release.measures import (
@@ -31,9 +30,10 @@ from scenarios.release.measures import (
     states,
 )
 from scenarios.results import environment
-from scenarios.results.compare import Comparison, compare_files
+from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
+from scenarios.results.schema import derived
 from scenarios.results.table import WIDTH
 from scenarios.scale.compare import ScaleComparison, compare_scale
 
@@ -51,11 +51,6 @@ SEE_WALL = "not comparable: a release ran on a busy machine (see wall time)"
 
 #: The column of a micro-benchmark cell's storage, as the verdict names it.
 MICRO = " (micro-benchmark)"
-
-
-def cell_name(c: CountDifference) -> str:
-    what = "" if c.what == INSTRUCTIONS else f" ({c.what} calls)"
-    return f"{c.column} {c.row}{what}"
 
 
 def storage_of(c: CountDifference) -> str:
@@ -91,7 +86,7 @@ def by_storage(cells: list[CountDifference]) -> str:
     parts = []
     for storage, group in groups.items():
         named = ", ".join(
-            f"{cell_name(c).removeprefix(storage + ' ')} "
+            f"{c.cell_name.removeprefix(storage + ' ')} "
             f"{'new' if c.change is None else f'{c.change * 100:+.1f}%'}"
             for c in group[:NAMED]
         )
@@ -130,27 +125,32 @@ class Verdict:
     consistency: Consistency
     counts: CountComparison | None = None
     micro_counts: CountComparison | None = None
-    wall: Comparison | None = None
+    wall: RunComparison | None = None
     curve: ScaleComparison | None = None
     million: tuple[PerObject, ...] = ()
     #: part -> why it was not compared
     not_compared: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def count_regressions(self) -> list[CountDifference]:
-        return [
-            c
-            for comp in (self.counts, self.micro_counts)
-            if comp is not None
-            for c in comp.above(self.fail_above)
-        ]
+    def counted(self, marked: bool = False) -> list[CountDifference]:
+        """Every count cell the gate reads (receives depend on timing: shown
+        in the detail, never gated), the micro-benchmarks' columns marked
+        as the verdict names them with *marked*."""
+        out = []
+        for comp in (self.counts, self.micro_counts):
+            for c in [] if comp is None else comp.cells:
+                if marked and comp is self.micro_counts:
+                    c = dataclasses.replace(c, column=c.column + MICRO)
+                out += [] if c.timing else [c]
+        return out
 
-    def count_improvements(self) -> list[CountDifference]:
+    def count_regressions(self, marked: bool = False) -> list[CountDifference]:
+        return [c for c in self.counted(marked) if c.above(self.fail_above)]
+
+    def count_improvements(self, marked: bool = False) -> list[CountDifference]:
         return [
             c
-            for comp in (self.counts, self.micro_counts)
-            if comp is not None
-            for c in comp.fewer()
-            if c.change is not None and -c.change > self.fail_above
+            for c in self.counted(marked)
+            if c.differs and c.change is not None and -c.change > self.fail_above
         ]
 
     @property
@@ -207,32 +207,12 @@ class Verdict:
             "storage newly WRONG; NOT FULLY CHECKED when it could not read both"
         )
 
-    def gated_cells(self) -> list[CountDifference]:
-        """Every count cell the gate reads (receives depend on timing: shown
-        in the detail, never gated), the micro-benchmarks' marked."""
-        out = []
-        for comp in (self.counts, self.micro_counts):
-            if comp is None:
-                continue
-            for c in comp.cells:
-                if c.timing:
-                    continue
-                if comp is self.micro_counts:
-                    c = dataclasses.replace(c, column=c.column + MICRO)
-                out.append(c)
-        return out
-
     def _count_lines(self) -> list[Line]:
         if self.counts is None and self.micro_counts is None:
             why = self.not_compared.get("counts", "not compared")
             return [Line("counts", f"NOT CHECKED: {why}: no gate on counts", GATE)]
-        cells = self.gated_cells()
-        grew = [c for c in cells if c.above(self.fail_above)]
-        fell = [
-            c
-            for c in cells
-            if c.differs and c.change is not None and -c.change > self.fail_above
-        ]
+        cells = self.counted(marked=True)
+        grew, fell = self.count_regressions(True), self.count_improvements(True)
         moved = {storage_of(c) for c in grew + fell}
         still = sorted({storage_of(c) for c in cells} - moved)
         out = []
@@ -302,8 +282,7 @@ class Verdict:
         if why is not None:
             return Line("wall time", f"{len(self.wall.cells)} cells {why}")
         w = self.wall
-        slower, faster, unsure = w.slower(), w.faster(), w.inconclusive()
-        quiet = len(w.cells) - len(slower) - len(faster) - len(unsure)
+        slower, faster, unsure, quiet = w.tally(w.cells)
         text = (
             f"{len(w.cells)} cells: {len(slower)} slower, {len(faster)} faster "
             f"(significant), {quiet} not significant"
@@ -312,7 +291,7 @@ class Verdict:
             text += f", {len(unsure)} {unsure[0].verdict}"
         named = [*slower, *faster][:NAMED]
         if named:
-            text += "; " + "; ".join(f"{c.column} {c.row}: {c.line}" for c in named)
+            text += "; " + "; ".join(f"{c.cell_name}: {c.line}" for c in named)
         # The speed warning only: the page and the text say the load.
         text += "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
         return Line("wall time", text, CHANGE if slower or faster else QUIET)
@@ -400,32 +379,27 @@ class Verdict:
             parts.append(self.curve.text().rstrip("\n"))
         return "\n\n".join(parts) + "\n" if parts else ""
 
+    #: Its JSON (schema.derived): the fields but the two releases, the
+    #: last one's path, then what the verdict found.
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("old", "new")
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = (
+        "against",
+        "regression",
+        "unchecked",
+        "exit_status",
+        "headline",
+        "gate",
+        "lines",
+        "count_regressions",
+        "count_improvements",
+    )
+
+    @property
+    def against(self) -> str:
+        return str(self.old.path)
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "against": str(self.old.path),
-            "regression": self.regression,
-            "unchecked": self.unchecked(),
-            "exit_status": self.exit_status,
-            "fail_above": self.fail_above,
-            "same_machine": self.same_machine,
-            "headline": self.headline(),
-            "gate": self.gate(),
-            "lines": [
-                {"part": x.part, "text": x.text, "severity": x.severity}
-                for x in self.lines()
-            ],
-            "count_regressions": [c.to_json() for c in self.count_regressions()],
-            "count_improvements": [c.to_json() for c in self.count_improvements()],
-            "consistency": self.consistency.to_json(),
-            "counts": None if self.counts is None else self.counts.to_json(),
-            "micro_counts": (
-                None if self.micro_counts is None else self.micro_counts.to_json()
-            ),
-            "wall": None if self.wall is None else self.wall.to_json(),
-            "curve": None if self.curve is None else self.curve.to_json(),
-            "million": [m.to_json() for m in self.million],
-            "not_compared": dict(self.not_compared),
-        }
+        return derived(self)
 
 
 def compare(

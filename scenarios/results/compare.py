@@ -1,52 +1,227 @@
-"""Two run or sweep files (or one file's storages against one), cell by cell,
-in pyperf's words: "3.47 ms -> 4.34 ms: 1.25x slower (+25%)", "not
-significant", "inconclusive (5 vs 5 trials; at least 7 needed)"; files
-of one kind and data set only (docs/internals.md).
+"""The one comparison of two results, for every kind compare reads (run,
+sweep, matrix: compare_runs.py; scale, counts: their packages' compare.py;
+the release verdict over them): a Change per thing compared, OLD -> NEW,
+gathered in a Comparison, shown one way (text within WIDTH columns,
+Markdown, JSON derived from the dataclasses).  A kind supplies only what
+differs: how its cells are keyed (its compare function) and what a cell's
+measure is (its Change: the two values as text, the verdict, whether it
+changed); pyperf's compare and formatter are the model (docs/internals.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
+import textwrap
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
-from scenarios.results import environment, formatter, power, significance
-from scenarios.results.compare_rows import Row, block
-from scenarios.results.compare_rows import markdown as rows_markdown
 from scenarios.results.files import ResultsError
-from scenarios.results.model import Cells
-from scenarios.results.significance import Difference, Statistic
-from scenarios.results.table import paragraph, wrapped
+from scenarios.results.kinds import View
+from scenarios.results.schema import derived
+from scenarios.results.table import WIDTH, paragraph, wrapped
+
+#: The fewest columns a change too long for its line wraps in beside the
+#: rest of the line; with less room it goes whole under the row, indented.
+CHANGE_ROOM = 30
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+#: compare's exit status when a kind's gate fails (--fail-above).
+EXIT_GATE = 1
 
 
-class Compared(Protocol):
-    """A result compare reads (RunResult, SweepRun): its kind, metadata,
-    cells and what two files must share to be compared."""
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One thing compared as a view shows it: *label* (a task, a point),
+    *fields* between it and the values (trials, a measure's name), *old*
+    and *new* as text, *change*: the ratio and verdict in words."""
 
-    kind: ClassVar[str]
+    label: str
+    old: str
+    new: str
+    change: str
+    fields: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One cell OLD -> NEW: *row* (a task, a point) of *column* (a storage,
+    "file vs mapping").  A kind's subclass says what its measure is: its
+    two values as text (values), its verdict, and whether --changed shows
+    it (changed); the line, the row and the JSON are this class's."""
+
+    column: str
+    row: str
+
+    #: The JSON: the fields but JSON_SKIP's, JSON_FLAT's merged in, then
+    #: JSON_EXTRA's properties (schema.derived).
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ()
+    JSON_FLAT: ClassVar[tuple[str, ...]] = ()
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("verdict",)
+
+    def values(self) -> tuple[str, str]:
+        """The old and the new value, as text."""
+        raise NotImplementedError
 
     @property
-    def metadata(self) -> dict[str, Any]: ...
+    def verdict(self) -> str:
+        raise NotImplementedError
 
-    def cells(self, cpu: bool = False) -> Cells: ...
+    @property
+    def changed(self) -> bool:
+        """Worth showing under --changed: moved, or undecided."""
+        raise NotImplementedError
 
-    def identity(self) -> dict[str, Any]: ...
+    @property
+    def label(self) -> str:
+        return self.row
+
+    @property
+    def cell_name(self) -> str:
+        """The cell in a sentence: its column, then its label."""
+        return f"{self.column} {self.label}"
+
+    @property
+    def prefix(self) -> str:
+        """What a line says before the values (the measure's name)."""
+        return ""
+
+    @property
+    def words(self) -> str:
+        """What a line says after the values."""
+        return self.verdict
+
+    def fields(self) -> tuple[str, ...]:
+        return ()
+
+    def row_words(self, pvalues: bool = False) -> str:
+        """What a row says after the values."""
+        return self.words
+
+    @property
+    def line(self) -> str:
+        old, new = self.values()
+        return f"{self.prefix}{old} -> {new}: {self.words}"
+
+    def shown_row(self, pvalues: bool = False) -> Row:
+        old, new = self.values()
+        return Row(self.label, old, new, self.row_words(pvalues), self.fields())
+
+    def to_json(self) -> dict[str, Any]:
+        return derived(self)
 
 
-def check_comparable(
-    old: Compared, new: Compared, old_name: str, new_name: str
-) -> None:
-    if old.kind != new.kind:
-        raise ResultsError(
-            f"{old_name} is a {old.kind} result and {new_name} a {new.kind} "
-            "result; compare files of one kind"
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Every Change of two results, what one of them only has (*unmatched*)
+    and lines to say before the cells (*warnings*: the machines' speeds).
+    A kind's subclass gives the heading and the summary."""
+
+    kind: str
+    title: str
+    cells: tuple[Change, ...]
+    unmatched: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    #: The Markdown tables' header: the label, the fields, old, new, change.
+    HEADER: ClassVar[tuple[str, ...]] = ("task", "old", "new", "change")
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ()
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("summary",)
+
+    def heading(self) -> str:
+        raise NotImplementedError
+
+    def summary(self) -> str | list[str]:
+        """One line (a str), or one per column (a list)."""
+        raise NotImplementedError
+
+    def notes(self) -> list[str]:
+        """What to say after the cells."""
+        return [unmatched_line(self.unmatched)] if self.unmatched else []
+
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(c.column for c in self.cells))
+
+    def shown(self, changed: bool = False) -> list[Change]:
+        """The cells the views show, in order (with *changed*, only those
+        that moved or are undecided)."""
+        return [c for c in self.cells if c.changed or not changed]
+
+    def rows(
+        self, pvalues: bool = False, changed: bool = False
+    ) -> dict[str, list[Row]]:
+        """Per column, a row per shown cell."""
+        shown = self.shown(changed)
+        out = {
+            col: [c.shown_row(pvalues) for c in shown if c.column == col]
+            for col in self.columns
+        }
+        return {col: rows for col, rows in out.items() if rows}
+
+    def summary_text(self) -> str:
+        s = self.summary()
+        if isinstance(s, str):
+            return wrapped(f"Summary: {s}.")
+        return "\n".join(["Summary:", *(wrapped(f"  {x}") for x in s)])
+
+    def text(self, pvalues: bool = False, changed: bool = False) -> str:
+        """The heading, a block per column (a line per cell: the values and
+        the verdict, p and q with *pvalues*), the notes, the summary."""
+        parts = [paragraph(self.heading()), *map(paragraph, self.warnings)]
+        rows = self.rows(pvalues, changed)
+        parts += [block(column, r) for column, r in rows.items()]
+        if changed and not rows:
+            parts.append("No cell changed and every cell was decided.")
+        parts += map(paragraph, self.notes())
+        parts.append(self.summary_text())
+        return "\n\n".join(parts) + "\n"
+
+    def markdown(self, pvalues: bool = False, changed: bool = False) -> str:
+        parts = [f"# {self.heading()}", *self.warnings]
+        rows = self.rows(pvalues, changed)
+        parts += [table(column, self.HEADER, r) for column, r in rows.items()]
+        s = self.summary()
+        if isinstance(s, str):
+            summary = " ".join(self.summary_text().split())
+        else:
+            summary = "\n".join(f"- {x}" for x in s)
+        return "\n\n".join([*parts, *self.notes(), summary]) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return derived(self)
+
+    def view(
+        self,
+        failed: Sequence[str] = (),
+        what: str = "",
+        most: int = 8,
+        shown: tuple[bool, bool] = (False, False),
+        **files: Callable[[], str],
+    ) -> View:
+        """compare's view: the text, the JSON, the Markdown and *files*
+        (*shown*: pvalues and changed); with *failed* cells, the gate's line
+        on stderr ("vfab-bench compare: WHAT: " and the first *most* cells
+        that fit within WIDTH: the text names each) and EXIT_GATE."""
+        note = ""
+        if failed:
+            head = f"vfab-bench compare: {what}: "
+            note = head + listed(failed, most, WIDTH - len(head))
+        return View(
+            self.text(*shown),
+            {"json": self.to_json, "markdown": lambda: self.markdown(*shown), **files},
+            note,
+            EXIT_GATE if failed else 0,
         )
-    check_same(old.identity(), new.identity(), old_name, new_name)
+
+
+# -- what every kind's compare shares -----------------------------------------
 
 
 def check_same(
-    a: dict[str, Any],
-    b: dict[str, Any],
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
     old_name: str,
     new_name: str,
     meaning: str = "they measured different data sets",
@@ -61,378 +236,98 @@ def check_same(
             )
 
 
-@dataclasses.dataclass(frozen=True)
-class CellComparison:
-    """One cell of the comparison: *column* (a storage, "storage variant" or,
-    against a baseline, "file vs mapping") at *row*, compared by *statistic*
-    among *cells* cells tested together."""
-
-    column: str
-    row: str
-    difference: Difference
-    statistic: str = significance.DEFAULT_STATISTIC
-    cells: int = 1
-    #: The raw samples (old, new), for views that draw each trial.
-    samples: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
-
-    @property
-    def trials(self) -> tuple[int, int]:
-        """The trials on each side of this cell (rows may differ: the 2000
-        rows' top-up trials)."""
-        return self.difference.old.n, self.difference.new.n
-
-    @property
-    def inconclusive(self) -> bool:
-        """Not significant because the trials are too few to decide: either
-        no samples of these sizes could be significant even alone, or the
-        cell alone would be (p < ALPHA) but a change that moved alone among
-        this many cells needs more trials.  A cell whose samples show no
-        difference even alone, with trials that could have, is "not
-        significant"."""
-        d = self.difference
-        if d.significant:
-            return False
-        m, n = self.trials
-        if not power.decidable(m, n, self.statistic):
-            return True
-        return d.p_value < significance.ALPHA and not power.decidable(
-            m, n, self.statistic, self.cells
-        )
-
-    @property
-    def changed(self) -> bool:
-        """Significant, or the samples could not decide (--changed shows
-        these)."""
-        return self.difference.significant or self.inconclusive
-
-    @property
-    def verdict(self) -> str:
-        d = self.difference
-        if d.significant:
-            return d.words()
-        if self.inconclusive:
-            m, n = self.trials
-            return power.inconclusive_words(m, n, self.statistic, self.cells)
-        return "not significant"
-
-    @property
-    def times(self) -> str:
-        d = self.difference
-        old, new = d.old.estimate, d.new.estimate
-        return f"{formatter.duration(old)} -> {formatter.duration(new)}"
-
-    @property
-    def words(self) -> str:
-        """The verdict, with the ratio when it has none: "1.01x, ..."."""
-        if self.difference.significant:
-            return self.verdict
-        return f"{formatter.ratio(self.difference.ratio)}, {self.verdict}"
-
-    @property
-    def line(self) -> str:
-        return f"{self.times}: {self.words}"
-
-    @property
-    def short_words(self) -> str:
-        """The words without what every inconclusive cell of the comparison
-        shares (the trials needed: Comparison.inconclusive_note): "0.94x,
-        inconclusive"; the trials are the row's own field."""
-        if self.inconclusive:
-            return f"{formatter.ratio(self.difference.ratio)}, inconclusive"
-        return self.words
-
-    def shown_row(self, pvalues: bool = False) -> Row:
-        """The cell as every comparison shows a row: the trials between
-        the task and the values (and p and q after the words with
-        *pvalues*)."""
-        d = self.difference
-        words = self.short_words + (f"  ({self.pvalues()})" if pvalues else "")
-        return Row(
-            self.row,
-            formatter.duration(d.old.estimate),
-            formatter.duration(d.new.estimate),
-            words,
-            (f"{self.trials[0]} vs {self.trials[1]}",),
-        )
-
-    def pvalues(self) -> str:
-        """ "p 0.0079, q 0.36" (q: adjusted across the cells)."""
-        d = self.difference
-        q = "" if d.q_value is None else f", q {d.q_value:.2g}"
-        return f"p {d.p_value:.2g}{q}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "column": self.column,
-            "row": self.row,
-            "verdict": self.verdict,
-            "trials": list(self.trials),
-            "inconclusive": self.inconclusive,
-            **self.difference.to_json(),
-        }
+def one_side(a: Mapping[K, Any], b: Mapping[K, Any]) -> list[tuple[K, bool]]:
+    """The keys only one of *a* and *b* has, *a*'s first, each with whether
+    it is *a*'s (OLD's)."""
+    keys = [*a, *(k for k in b if k not in a)]
+    return [(k, k in a) for k in keys if (k in a) != (k in b)]
 
 
-@dataclasses.dataclass(frozen=True)
-class Comparison:
-    """Every compared cell, grouped by column, and what could not be
-    compared."""
-
-    kind: str
-    title: str
-    metric: str
-    statistic: Statistic
-    cells: tuple[CellComparison, ...]
-    unmatched: tuple[str, ...] = ()
-    #: Lines to print before the cells (the machines' speeds differed).
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def columns(self) -> list[str]:
-        return list(dict.fromkeys(c.column for c in self.cells))
-
-    def slower(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.difference.slower]
-
-    def faster(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.difference.faster]
-
-    def inconclusive(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.inconclusive]
-
-    def slowdowns_above(self, threshold: float) -> list[CellComparison]:
-        """Significant slowdowns by more than *threshold* (0.10: +10%)."""
-        return [
-            c
-            for c in self.slower()
-            if (change := c.difference.change) is not None and change > threshold
-        ]
-
-    def column_summary(self, column: str) -> str:
-        """ "file: 23 cells; 3 slower, 1 faster, 5 inconclusive, 14 not
-        significant; worst: commit processes, 2.10x slower (+110%)"."""
-        cells = [c for c in self.cells if c.column == column]
-        slower = [c for c in cells if c.difference.slower]
-        faster = [c for c in cells if c.difference.faster]
-        unsure = [c for c in cells if c.inconclusive]
-        quiet = len(cells) - len(slower) - len(faster) - len(unsure)
-        line = (
-            f"{column}: {len(cells)} cells; {len(slower)} slower, {len(faster)} "
-            f"faster, {len(unsure)} inconclusive, {quiet} not significant"
-        )
-        if slower:
-            worst = max(slower, key=lambda c: c.difference.ratio or 0)
-            line += f"; worst: {worst.row}, {worst.verdict}"
-        return line
-
-    def summary(self) -> list[str]:
-        """One line per column (storage): never a mean across storages,
-        whose cells measure different things."""
-        return [self.column_summary(column) for column in self.columns]
-
-    def heading(self) -> str:
-        unit = " per object" if self.kind == "sweep" else ""
-        tests = significance.tests_used([c.difference for c in self.cells])
-        return (
-            f"{self.title}: {self.metric} time{unit}, the {self.statistic.label} "
-            f"of each cell's trials; significant: permutation test of the "
-            f"{self.statistic.label} ({tests}), false discovery rate "
-            f"{significance.ALPHA} across the {len(self.cells)} cells"
-        )
-
-    def _shown(self, changed: bool) -> list[CellComparison]:
-        return [c for c in self.cells if c.changed or not changed]
-
-    def inconclusive_note(self) -> str:
-        """What the inconclusive cells share, said once: the trials a side
-        that would decide a change among this many cells ("" when none is
-        inconclusive)."""
-        unsure = self.inconclusive()
-        if not unsure:
-            return ""
-        needed = power.trials_needed(self.statistic, len(self.cells))
-        more = (
-            f"more than {power.MOST_TRIALS}" if needed is None else f"at least {needed}"
-        )
-        cells = formatter.plural(len(unsure), "cell")
-        return (
-            f"Inconclusive ({cells}): too few trials to decide "
-            f"a change among {len(self.cells)} cells; {more} a side needed (each "
-            "cell's trials beside it); run more trials (--repeat) to tell."
-        )
-
-    def _notes(self) -> list[str]:
-        note = self.inconclusive_note()
-        return ([note] if note else []) + (
-            [unmatched_line(self.unmatched)] if self.unmatched else []
-        )
-
-    def text(self, pvalues: bool = False, changed: bool = False) -> str:
-        """Per column, a line per cell: trials, the two values, the verdict
-        (and p and q with *pvalues*); only the changed and undecided cells
-        with *changed*."""
-        parts = [paragraph(self.heading()), *map(paragraph, self.warnings)]
-        shown = self._shown(changed)
-        for column in self.columns:
-            rows = [c.shown_row(pvalues) for c in shown if c.column == column]
-            if rows:
-                parts.append(block(column, rows))
-        if changed and not shown:
-            parts.append("No cell changed and every cell was decided.")
-        parts += map(paragraph, self._notes())
-        summary = ["Summary:", *(wrapped(f"  {s}") for s in self.summary())]
-        parts.append("\n".join(summary))
-        return "\n\n".join(parts) + "\n"
-
-    def markdown(self, pvalues: bool = False, changed: bool = False) -> str:
-        parts = [f"# {self.heading()}", *self.warnings]
-        shown = self._shown(changed)
-        header = ["task", "trials", "old", "new", "change"]
-        for column in self.columns:
-            rows = [c.shown_row(pvalues) for c in shown if c.column == column]
-            if rows:
-                parts.append(rows_markdown(column, header, rows))
-        parts += self._notes()
-        parts.append("\n".join(f"- {s}" for s in self.summary()))
-        return "\n\n".join(parts) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "metric": self.metric,
-            "statistic": self.statistic.name,
-            "alpha": significance.ALPHA,
-            "cells": [c.to_json() for c in self.cells],
-            "unmatched": list(self.unmatched),
-            "warnings": list(self.warnings),
-            "summary": self.summary(),
-        }
+def paired(
+    a: Mapping[K, V], b: Mapping[K, V], old_name: str, new_name: str, what: str
+) -> list[tuple[K, V, V]]:
+    """(key, old, new) for each key both *a* and *b* have, in *a*'s order;
+    ResultsError when they have none (*what*: "cell", "point")."""
+    out = [(k, v, b[k]) for k, v in a.items() if k in b]
+    if not out:
+        raise ResultsError(f"{old_name} and {new_name} have no {what} in common")
+    return out
 
 
 def unmatched_line(unmatched: Sequence[str]) -> str:
     return f"In one file only ({len(unmatched)}): " + "; ".join(unmatched)
 
 
-def _adjusted(out: list[CellComparison], stat: Statistic) -> tuple[CellComparison, ...]:
-    """The cells with their p-values adjusted for each other, each knowing
-    the statistic and how many cells were tested with it."""
-    diffs = significance.adjust([c.difference for c in out])
-    return tuple(
-        dataclasses.replace(c, difference=d, statistic=stat.name, cells=len(out))
-        for c, d in zip(out, diffs, strict=True)
-    )
+def listed(items: Sequence[str], most: int, room: int | None = None) -> str:
+    """The first *most* of *items*, "; " between them, and how many more;
+    with *room*, only as many as fit in that many columns (one at least):
+    a gate's line stays one line a CI log can grep, within the width of
+    every view, and the view on stdout names every cell."""
+    shown = 1
+    while shown < min(most, len(items)):
+        rest = len(items) - shown - 1
+        more = f"; and {rest} more" if rest else ""
+        if room is not None and len("; ".join(items[: shown + 1]) + more) > room:
+            break
+        shown += 1
+    out = "; ".join(items[:shown]) if items else ""
+    if len(items) > shown:
+        out += f"; and {len(items) - shown} more"
+    return out
 
 
-def chosen_statistic(stat: str | Statistic | None, *results: Compared) -> Statistic:
-    """*stat*, or the statistic the files record (run --statistic); a
-    ResultsError when they record different ones and none was chosen."""
-    if stat is not None:
-        return significance.statistic(stat)
-    names = {significance.recorded(r.metadata) for r in results}
-    if len(names) > 1:
-        labels = " and ".join(sorted(names))
-        raise ResultsError(
-            f"the files show different statistics ({labels}); choose one "
-            "with --statistic"
-        )
-    return significance.statistic(names.pop())
+# -- the rows, laid out --------------------------------------------------------
 
 
-def _label(storage: str, variant: str) -> str:
-    return f"{storage} {variant}" if variant else storage
+def block(title: str, rows: Sequence[Row], width: int = WIDTH) -> str:
+    """ "title:" then a line per row, indented: the label left-aligned, the
+    fields and the old value right-aligned, "-> new:" left-aligned, each to
+    its widest, then the change; a change too long for the line wraps under
+    itself (or, with too little room beside, under the row), never cut."""
+    label = max(len(r.label) for r in rows)
+    fields = [max(len(r.fields[i]) for r in rows) for i in range(len(rows[0].fields))]
+    old = max(len(r.old) for r in rows)
+    new = max(len(r.new) for r in rows) + len("-> :")
+    lines = [f"{title}:"]
+    for r in rows:
+        cells = [r.label.ljust(label)]
+        cells += [f.rjust(w) for f, w in zip(r.fields, fields, strict=True)]
+        cells.append(r.old.rjust(old))
+        head = "  " + "  ".join(cells) + " " + f"-> {r.new}:".ljust(new) + " "
+        room = width - len(head)
+        if len(r.change) > room and room < CHANGE_ROOM:
+            lines.append(head.rstrip())
+            head = " " * 6
+        lines += _wrap(r.change, head, width)
+    return "\n".join(lines)
 
 
-def compare_files(
-    old: Compared,
-    new: Compared,
-    old_name: str = "OLD",
-    new_name: str = "NEW",
-    cpu: bool = False,
-    stat: str | Statistic | None = None,
-) -> Comparison:
-    """Each cell of *new* against the same cell of *old*, by *stat* (None:
-    the one the files record)."""
-    check_comparable(old, new, old_name, new_name)
-    s = chosen_statistic(stat, old, new)
-    a, b = old.cells(cpu), new.cells(cpu)
-    out = []
-    for key, old_samples in a.items():
-        if key in b:
-            storage, variant, row = key
-            out.append(
-                CellComparison(
-                    _label(storage, variant),
-                    row,
-                    significance.difference(old_samples, b[key], s),
-                    samples=(old_samples, b[key]),
-                )
-            )
-    unmatched = [
-        f"{_label(k[0], k[1])} {k[2]} ({old_name if k in a else new_name})"
-        for k in [*a, *(k for k in b if k not in a)]
-        if (k in a) != (k in b)
-    ]
-    if not out:
-        raise ResultsError(f"{old_name} and {new_name} have no cell in common")
-    speeds = environment.speed_warning(
-        old.metadata.get("environment") or {},
-        new.metadata.get("environment") or {},
-        old_name,
-        new_name,
-    )
-    busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
-    return Comparison(
-        kind=old.kind,
-        title=f"{old_name} -> {new_name}",
-        metric="CPU" if cpu else "wall",
-        statistic=s,
-        cells=_adjusted(out, s),
-        unmatched=tuple(unmatched),
-        warnings=((speeds,) if speeds else ()) + tuple(busy),
-    )
+def _wrap(change: str, head: str, width: int) -> list[str]:
+    """*change* after *head*, its continuation under itself: wrapped where
+    its parts meet (two spaces: "0.94x, inconclusive  (p 0.58, q 0.65)"),
+    a part longer than the room wrapped at its words."""
+    room = width - len(head)
+    lines: list[str] = []
+    line = ""
+    for part in change.split("  "):
+        if line and len(line) + 2 + len(part) > room:
+            lines.append(line)
+            line = ""
+        line = f"{line}  {part}" if line else part
+        if len(line) > room:
+            *full, line = textwrap.wrap(line, room, break_on_hyphens=False)
+            lines += full
+    lines.append(line)
+    pad = " " * len(head)
+    return [(head if i == 0 else pad) + x for i, x in enumerate(lines)]
 
 
-def compare_baseline(
-    result: Compared,
-    baseline: str,
-    name: str = "FILE",
-    cpu: bool = False,
-    stat: str | Statistic | None = None,
-) -> Comparison:
-    """Each other storage's cells against *baseline*'s (same variant and row),
-    by *stat* (None: the one the file records)."""
-    s = chosen_statistic(stat, result)
-    all_cells = result.cells(cpu)
-    storages = list(dict.fromkeys(k[0] for k in all_cells))
-    if baseline not in storages:
-        raise ResultsError(
-            f"no storage {baseline!r} in {name}; it has {', '.join(storages)}"
-        )
-    if len(storages) == 1:
-        raise ResultsError(f"{name} has only {baseline!r}: nothing to compare")
-    out = []
-    unmatched = []
-    for (storage, variant, row), samples in all_cells.items():
-        if storage == baseline:
-            continue
-        base = all_cells.get((baseline, variant, row))
-        column = f"{_label(storage, variant)} vs {_label(baseline, variant)}"
-        if base is None:
-            unmatched.append(f"{_label(storage, variant)} {row}")
-            continue
-        out.append(
-            CellComparison(
-                column,
-                row,
-                significance.difference(base, samples, s),
-                samples=(base, samples),
-            )
-        )
-    return Comparison(
-        kind=result.kind,
-        title=f"{name}, against {baseline}",
-        metric="CPU" if cpu else "wall",
-        statistic=s,
-        cells=_adjusted(out, s),
-        unmatched=tuple(unmatched),
-    )
+def table(title: str, header: Sequence[str], rows: Sequence[Row]) -> str:
+    """A '##' heading and a GitHub table: *header* names the label, the
+    fields, old, new and change, in that order."""
+    lines = [f"## {title}", "", "| " + " | ".join(header) + " |"]
+    lines.append("|---|" + "---:|" * (len(header) - 2) + "---|")
+    for r in rows:
+        cells = [r.label, *r.fields, r.old, r.new, r.change]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -11,6 +11,7 @@ described, the metadata's others are free.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import types
 import typing
@@ -342,6 +343,34 @@ def encode(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: encode(v) for k, v in obj.items()}
     return obj
+
+
+def derived(obj: Any) -> dict[str, Any]:
+    """The JSON of a dataclass that is a view (a comparison, a verdict), by
+    what its class declares: its fields but those in JSON_SKIP, those in
+    JSON_FLAT merged into it, then the properties or methods JSON_EXTRA
+    names (what a reader wants without recomputing it); a value with its
+    own to_json() through it, the others through encode()."""
+    cls = type(obj)
+    skip = getattr(cls, "JSON_SKIP", ())
+    flat = getattr(cls, "JSON_FLAT", ())
+    out: dict[str, Any] = {}
+    names = [f.name for f in dataclasses.fields(obj) if f.name not in skip]
+    for name in [*names, *getattr(cls, "JSON_EXTRA", ())]:
+        value = getattr(obj, name)
+        value = _json(value() if inspect.ismethod(value) else value)
+        out.update(value if name in flat else {name: value})
+    return out
+
+
+def _json(value: Any) -> Any:
+    if hasattr(value, "to_json") and not isinstance(value, type):
+        return value.to_json()
+    if isinstance(value, (tuple, list)):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return encode(value)
 
 
 def kind_of(hint: Any, name: str = "") -> Kind:

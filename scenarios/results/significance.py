@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from scenarios.results import arrays
 from scenarios.results.formatter import seconds
@@ -24,6 +25,7 @@ from scenarios.results.permutation import exact as exact
 from scenarios.results.permutation import exact_p as exact_p
 from scenarios.results.permutation import sampled_p as sampled_p
 from scenarios.results.permutation import which_test as which_test
+from scenarios.results.schema import derived
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05
@@ -309,21 +311,16 @@ class Difference:
         """pyperf's words: "1.25x slower (+25%)", "1.25x faster (-20%)"."""
         return ratio_words(self.ratio)
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "old": self.old.to_json(),
-            "new": self.new.to_json(),
-            "ratio": self.ratio,
-            "ratio_low": self.ratio_low,
-            "ratio_high": self.ratio_high,
-            "p_value": self.p_value,
-            "u_p_value": self.u_p_value,
-            "q_value": self.q_value,
-            "significant": self.significant,
-            "test": self.test_json(),
-        }
+    #: Its JSON (schema.derived): the fields, which test gave p_value in
+    #: "test" rather than *exact*.
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("exact",)
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("test",)
 
-    def test_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
+        return derived(self)
+
+    @property
+    def test(self) -> dict[str, object]:
         """The permutation test, as the JSON records it."""
         m, n = self.old.n, self.new.n
         if self.exact:

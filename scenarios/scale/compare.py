@@ -7,16 +7,19 @@ docs/internals.md).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.results import formatter, power, significance
-from scenarios.results.compare import check_same
-from scenarios.results.compare_rows import Row, block
-from scenarios.results.compare_rows import markdown as rows_markdown
-from scenarios.results.files import ResultsError
+from scenarios.results.compare import (
+    Change,
+    Comparison,
+    check_same,
+    one_side,
+    paired,
+)
 from scenarios.results.formatter import plural
+from scenarios.results.schema import derived
 from scenarios.results.significance import Difference
-from scenarios.results.table import paragraph, wrapped
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import WINDOW_STATISTIC, latency
 
@@ -28,9 +31,10 @@ MEASURES = (("ops_per_s", "ops/s"), ("p99_ms", "p99"))
 
 
 @dataclasses.dataclass(frozen=True)
-class Measure:
-    """One measure of one point, OLD -> NEW: the window's values, and the
-    sub-windows' test where both points have them."""
+class Measure(Change):
+    """One measure (*name*) of one point (*column* the storage, *row* its
+    clients), OLD -> NEW: the window's values, and the sub-windows' test
+    where both points have them."""
 
     name: str
     old: float
@@ -38,6 +42,9 @@ class Measure:
     difference: Difference | None = None
     #: How many tests the pair of files made (the adjustment's family).
     tests: int = 1
+
+    JSON_SKIP = ("column", "row", "name", "difference", "tests")
+    JSON_EXTRA = ("ratio", "verdict", "significant", "inconclusive", "test")
 
     @property
     def ratio(self) -> float | None:
@@ -61,6 +68,14 @@ class Measure:
         return self.difference is not None and self.difference.significant
 
     @property
+    def changed(self) -> bool:
+        return self.significant or self.inconclusive
+
+    @property
+    def test(self) -> dict[str, object] | None:
+        return None if self.difference is None else self.difference.to_json()
+
+    @property
     def worse(self) -> bool:
         """A significant change for the worse: fewer ops/s, a higher p99."""
         r = self.ratio
@@ -75,6 +90,16 @@ class Measure:
 
     def value(self, v: float) -> str:
         return f"{v:.1f}" if self.name == "ops/s" else latency(v)
+
+    def values(self) -> tuple[str, str]:
+        return self.value(self.old), self.value(self.new)
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.name} "
+
+    def fields(self) -> tuple[str, ...]:
+        return (self.name,)
 
     @property
     def verdict(self) -> str:
@@ -95,37 +120,20 @@ class Measure:
             return f"{ratio}, inconclusive ({m} vs {n} sub-windows; {more} needed)"
         return f"{ratio}, not significant"
 
-    @property
-    def line(self) -> str:
-        return f"{self.name} {self.value(self.old)} -> {self.value(self.new)}: " + (
-            self.verdict
-        )
-
-    def shown_row(self, label: str) -> Row:
-        """The measure as every comparison shows a row, its name a field."""
-        old, new = self.value(self.old), self.value(self.new)
-        return Row(label, old, new, self.verdict, (self.name,))
-
-    def to_json(self) -> dict[str, Any]:
-        d = self.difference
-        return {
-            "old": self.old,
-            "new": self.new,
-            "ratio": self.ratio,
-            "verdict": self.verdict,
-            "significant": self.significant,
-            "inconclusive": self.inconclusive,
-            "test": None if d is None else d.to_json(),
-        }
-
 
 @dataclasses.dataclass(frozen=True)
 class PointComparison:
+    """One point of both files (*storage* at *clients*): each file's
+    summary of it, and its measures."""
+
     storage: str
     clients: int
     old: dict[str, Any]
     new: dict[str, Any]
     measures: tuple[Measure, ...] = ()
+
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("measures",)
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ops_ratio", "p99_ratio")
 
     def ratio(self, key: str) -> float | None:
         a, b = self.old.get(key), self.new.get(key)
@@ -134,42 +142,43 @@ class PointComparison:
         return b / a if a > 0 else None
 
     @property
+    def ops_ratio(self) -> float | None:
+        return self.ratio("ops_per_s")
+
+    @property
+    def p99_ratio(self) -> float | None:
+        return self.ratio("p99_ms")
+
+    @property
     def where(self) -> str:
         return f"{self.storage}, {plural(self.clients, 'client')}"
 
-    def line(self) -> str:
-        return "; ".join(m.line for m in self.measures)
-
     def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "clients": self.clients,
-            "old": self.old,
-            "new": self.new,
-            "ops_ratio": self.ratio("ops_per_s"),
-            "p99_ratio": self.ratio("p99_ms"),
-            "measures": {m.name: m.to_json() for m in self.measures},
-        }
+        measures = {m.name: m.to_json() for m in self.measures}
+        return {**derived(self), "measures": measures}
 
 
-@dataclasses.dataclass(frozen=True)
-class ScaleComparison:
-    title: str
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ScaleComparison(Comparison):
+    """Every point both files have, a Measure per point and measure (the
+    cells), the points with each file's summary of them."""
+
+    cells: tuple[Measure, ...]
     points: tuple[PointComparison, ...]
-    unmatched: tuple[str, ...] = ()
+    kind: str = "scale"
+
+    HEADER = ("clients", "measure", "old", "new", "change")
+    JSON_SKIP = ("cells", "warnings")
 
     @property
     def tested(self) -> bool:
-        return any(m.difference is not None for p in self.points for m in p.measures)
+        return any(m.difference is not None for m in self.cells)
 
-    def measures(self) -> list[tuple[PointComparison, Measure]]:
-        return [(p, m) for p in self.points for m in p.measures]
+    def worse(self) -> list[Measure]:
+        return [m for m in self.cells if m.worse]
 
-    def worse(self) -> list[tuple[PointComparison, Measure]]:
-        return [(p, m) for p, m in self.measures() if m.worse]
-
-    def better(self) -> list[tuple[PointComparison, Measure]]:
-        return [(p, m) for p, m in self.measures() if m.better]
+    def better(self) -> list[Measure]:
+        return [m for m in self.cells if m.better]
 
     def heading(self) -> str:
         head = (
@@ -185,7 +194,7 @@ class ScaleComparison:
         return head + (
             f"  Tested sub-window against sub-window (permutation test of the "
             f"{WINDOW_STATISTIC}, false discovery rate {significance.ALPHA} "
-            f"across the {len(self.measures())} tests); sub-windows of one "
+            f"across the {len(self.cells)} tests); sub-windows of one "
             "window are not independent trials, and a slow spell of the "
             "machine longer than one moves several: a significant change may "
             "be the machine's."
@@ -193,50 +202,15 @@ class ScaleComparison:
 
     def summary(self) -> str:
         """One line: how many measures changed for the worse or the better."""
-        n = len(self.measures())
         worse, better = self.worse(), self.better()
         line = (
-            f"{n} measures ({len(self.points)} points): {len(worse)} worse, "
-            f"{len(better)} better"
+            f"{len(self.cells)} measures ({len(self.points)} points): "
+            f"{len(worse)} worse, {len(better)} better"
         )
         if worse:
-            p, m = worse[0]
-            line += f"; first: {p.where}, {m.line}"
+            m = worse[0]
+            line += f"; first: {m.column}, {m.row}, {m.line}"
         return line
-
-    def shown(self) -> dict[str, list[Row]]:
-        """Per storage, a row per point and measure."""
-        out: dict[str, list[Row]] = {}
-        for p in self.points:
-            label = plural(p.clients, "client")
-            out.setdefault(p.storage, []).extend(m.shown_row(label) for m in p.measures)
-        return out
-
-    def text(self) -> str:
-        parts = [paragraph(self.heading())]
-        parts += [block(storage, rows) for storage, rows in self.shown().items()]
-        if self.unmatched:
-            parts.append(paragraph("In one file only: " + "; ".join(self.unmatched)))
-        parts.append(wrapped(f"Summary: {self.summary()}."))
-        return "\n\n".join(parts) + "\n"
-
-    def markdown(self) -> str:
-        header = ["clients", "measure", "old", "new", "change"]
-        parts = [f"# {self.heading()}"]
-        parts += [
-            rows_markdown(storage, header, rows)
-            for storage, rows in self.shown().items()
-        ]
-        return "\n\n".join(parts) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": "scale",
-            "title": self.title,
-            "points": [p.to_json() for p in self.points],
-            "unmatched": list(self.unmatched),
-            "summary": self.summary(),
-        }
 
 
 def _windows(p: ScalePoint, key: str) -> list[float]:
@@ -255,9 +229,7 @@ def compare_scale(
     )
     a = {(p.storage, p.clients): p for p in old.points}
     b = {(p.storage, p.clients): p for p in new.points}
-    keys = [k for k in a if k in b]
-    if not keys:
-        raise ResultsError(f"{old_name} and {new_name} have no point in common")
+    keys = [k for k, _, _ in paired(a, b, old_name, new_name, "point")]
     # Every test of the pair, adjusted together as compare adjusts cells.
     tests: list[tuple[tuple[str, int], str, Difference]] = []
     for key in keys:
@@ -274,6 +246,8 @@ def compare_scale(
         s_old, s_new = a[key].summary(old.cores), b[key].summary(new.cores)
         measures = tuple(
             Measure(
+                key[0],
+                plural(key[1], "client"),
                 label,
                 float(s_old[name] or 0),
                 float(s_new[name] or 0),
@@ -284,8 +258,12 @@ def compare_scale(
         )
         points.append(PointComparison(key[0], key[1], s_old, s_new, measures))
     unmatched = tuple(
-        f"{s} at {plural(c, 'client')} ({old_name if (s, c) in a else new_name})"
-        for s, c in [*a, *(k for k in b if k not in a)]
-        if ((s, c) in a) != ((s, c) in b)
+        f"{s} at {plural(c, 'client')} ({old_name if in_old else new_name})"
+        for (s, c), in_old in one_side(a, b)
     )
-    return ScaleComparison(f"{old_name} -> {new_name}", tuple(points), unmatched)
+    return ScaleComparison(
+        title=f"{old_name} -> {new_name}",
+        cells=tuple(m for p in points for m in p.measures),
+        points=tuple(points),
+        unmatched=unmatched,
+    )

@@ -29,8 +29,7 @@ def _report(run: ScaleRun, args: Any) -> View:
 
 
 def _compare(old: ScaleRun, new: ScaleRun, args: Any) -> View:
-    result = compare_scale(old, new, str(args.old), str(args.new))
-    return View(result.text(), {"json": result.to_json, "markdown": result.markdown})
+    return compare_scale(old, new, str(args.old), str(args.new)).view()
 
 
 KIND = Kind(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.results import compare_view, files
+from scenarios.results import compare_runs, files
 from scenarios.results.kinds import Kind, View, report_text
 from scenarios.sweep import page, report
 from scenarios.sweep.model import SweepRun
@@ -33,6 +33,6 @@ KIND = Kind(
     load=lambda found: SweepRun.from_json(found.data),
     report=_report,
     report_options=frozenset({"all", "markdown", "statistic", "html"}),
-    compare=compare_view.view,
-    compare_options=compare_view.OPTIONS,
+    compare=compare_runs.view,
+    compare_options=compare_runs.OPTIONS,
 )

@@ -52,6 +52,30 @@ def test_two_releases_of_the_same_code_change_no_count_cell(
     ]
 
 
+def _keys(data: Any, where: str = "") -> set[str]:
+    """Every key path of *data* (a list's items under "[]")."""
+    if isinstance(data, dict):
+        return {f"{where}.{k}" for k in data} | {
+            p for k, v in data.items() for p in _keys(v, f"{where}.{k}")
+        }
+    if isinstance(data, list):
+        return {p for item in data for p in _keys(item, f"{where}[]")}
+    return set()
+
+
+def test_the_verdict_json_a_release_kept_reads_with_the_same_keys() -> None:
+    """release --against keeps its verdict in release.json: the JSON derived
+    from the comparison dataclasses still writes every key that file holds
+    (written by the hand-written to_json before them), the counts', the
+    wall time's, the curve's and the million run's included."""
+    kept = json.loads((B / "release.json").read_text())["against"]["verdict"]
+    now = verdict.compare(directory.load(A), directory.load(B)).to_json()
+    assert _keys(kept) - _keys(now) == set()
+    for part in ("counts", "wall", "curve"):
+        assert now[part]["kind"] == kept[part]["kind"]
+    assert len(now["million"]) == len(kept["million"]) == 1
+
+
 def test_a_storage_slowed_by_five_percent_is_the_first_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import compare
+from scenarios.results import compare_runs
 from scenarios.results.model import RunResult
 from scenarios.sweep.model import SweepPoint, SweepRun, SweepSample
 from tests.conftest import checked_in
@@ -86,7 +86,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
 def test_the_same_code_shows_no_significant_change(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    result = compare.compare_files(RunResult.load(runs["a"]), RunResult.load(runs["b"]))
+    result = compare_runs.compare_files(
+        RunResult.load(runs["a"]), RunResult.load(runs["b"])
+    )
     n = len(result.cells)
     assert n >= 40  # 23 rows x 2 storages, pack included
     quiet = sum(not c.difference.significant for c in result.cells)
@@ -109,7 +111,7 @@ def test_the_same_code_shows_no_significant_change(
 def test_a_slowed_storage_is_found_and_fails_the_gate(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    result = compare.compare_files(
+    result = compare_runs.compare_files(
         RunResult.load(runs["a"]), RunResult.load(runs["slow"])
     )
     file_cells = [c for c in result.cells if c.column == "file"]
@@ -168,7 +170,7 @@ def test_storages_against_a_baseline(
     r = run_cli(capsys, "compare", str(runs["a"]), "--baseline", "mapping")
     assert r.status == 0, r.err
     assert "file vs mapping:" in r.out and "against mapping" in r.out
-    result = compare.compare_baseline(RunResult.load(runs["a"]), "mapping")
+    result = compare_runs.compare_baseline(RunResult.load(runs["a"]), "mapping")
     assert {c.column for c in result.cells} == {"file vs mapping"}
     # FileStorage writes a file; mapping keeps pickles in a dict
     pack = next(c for c in result.cells if c.row == "pack")
@@ -201,7 +203,7 @@ def test_sweep_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert r.status == 1
     assert "wall time per object" in r.out
     assert "file btree:" in r.out and "1,000 objects/txn" in r.out
-    result = compare.compare_files(SweepRun.load(a), SweepRun.load(b))
+    result = compare_runs.compare_files(SweepRun.load(a), SweepRun.load(b))
     verdicts = {(c.column, c.row): c.difference for c in result.cells}
     assert verdicts[("file btree", "1,000 objects/txn")].slower
     assert not verdicts[("mapping btree", "100 objects/txn")].significant

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.results import compare, formatter, power, significance
+from scenarios.results import compare_runs, formatter, power, significance
 from scenarios.results.model import RunResult
 from scenarios.scale import histogram
 from tests.conftest import checked_in
@@ -156,7 +156,7 @@ def test_a_19x_difference_with_5_trials_is_never_not_significant(
         assert "query" in changed.out and "same 3" not in changed.out
         assert re.search(r"\(p [0-9.e-]+, q [0-9.e-]+\)", changed.out)
     # 31 cells at 5 a side: the minimum cannot call a lone change
-    result = compare.compare_files(RunResult.load(old), RunResult.load(new))
+    result = compare_runs.compare_files(RunResult.load(old), RunResult.load(new))
     cell = next(c for c in result.cells if c.row == "query")
     assert cell.inconclusive and not cell.difference.significant
     assert cell.verdict == "inconclusive (5 vs 5 trials; at least 7 needed)"
@@ -165,7 +165,7 @@ def test_a_19x_difference_with_5_trials_is_never_not_significant(
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     _file_of(a, {"query": base})
     _file_of(b, {"query": [v * 19 for v in base]})
-    alone = compare.compare_files(RunResult.load(a), RunResult.load(b))
+    alone = compare_runs.compare_files(RunResult.load(a), RunResult.load(b))
     assert alone.cells[0].verdict == "19.00x slower (+1800%)"
     # summaries per storage, never a mean across them
     assert (

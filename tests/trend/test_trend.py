@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import compare, formatter, significance
+from scenarios.results import compare_runs, formatter, significance
 from scenarios.results.model import RunResult
 from scenarios.trend import page as history_html
 from scenarios.trend import table as history
@@ -164,7 +164,7 @@ def test_steps_are_where_compare_finds_them(runs: dict[str, Path]) -> None:
     order = [runs["6.2"], runs["6.9"], runs["6.10"]]
     for i in (1, 2):
         old, new = RunResult.load(order[i - 1]), RunResult.load(order[i])
-        found = compare.compare_files(old, new, stat="p25")
+        found = compare_runs.compare_files(old, new, stat="p25")
         by_compare = {
             (c.column, c.row) for c in found.cells if c.difference.significant
         }
@@ -243,7 +243,9 @@ def test_json_holds_the_same_numbers_as_the_text_and_compare(
     pairs = {
         (i, i + 1): {
             (c.column, c.row): c.difference
-            for c in compare.compare_files(order[i - 1], order[i], stat="p25").cells
+            for c in compare_runs.compare_files(
+                order[i - 1], order[i], stat="p25"
+            ).cells
         }
         for i in (1, 2)
     }
