@@ -19,9 +19,8 @@ that a process killed on purpose (a fault) costs only its own result.
 
 What a client process does besides its work is shared here too (scale's
 clients and zeoloop's): the records ZODB and ZEO log while a server goes
-away and comes back are counted, not printed (count_log_records()), and a
-client pauses ERROR_PAUSE_S after an operation that failed, rather than
-spin against a server that refuses it.
+away and comes back are counted, not printed (count_log_records()).  Its
+work is scenarios.load.loop's.
 """
 
 from __future__ import annotations
@@ -36,9 +35,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-
-#: Seconds a client pauses after an operation failed with an error.
-ERROR_PAUSE_S = 0.01
 
 
 #: Seconds close() waits for the processes to stop before it kills them.
