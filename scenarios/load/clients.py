@@ -37,6 +37,17 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 
+def die_with_parent() -> None:
+    """In a client process: SIGKILL it when the process that started it
+    dies (a worker host killed mid-point must not leave its clients
+    running on)."""
+    from storages.process import die_with_parent as death_signal
+
+    arm = death_signal(signal.SIGKILL)
+    if arm is not None:
+        arm()
+
+
 #: Seconds close() waits for the processes to stop before it kills them.
 CLOSE_GRACE_S = 5.0
 
