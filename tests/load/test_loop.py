@@ -9,32 +9,21 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import transaction
 import ZODB
-from persistent.mapping import PersistentMapping
 from ZODB.MappingStorage import MappingStorage
 
-from scenarios.data import FAB_KEY
 from scenarios.load import loop, zeoloop
 from scenarios.load.history import History
 from scenarios.load.loop import Done
 from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session
 from scenarios.scale.loop import ClientPlan, run_loop
-from storages import ROOT_KEY
-from vfab import generate
-from vfab.generate import DataSpec
+from tests.support.fab_db import fab_db
 
 
 @pytest.fixture(scope="module")
 def db() -> Iterator[ZODB.DB]:
-    db = ZODB.DB(MappingStorage(), pool_size=4)
-    tm = transaction.TransactionManager()
-    conn = db.open(tm)
-    conn.root()[ROOT_KEY] = PersistentMapping()
-    conn.root()[ROOT_KEY][FAB_KEY] = generate.build(DataSpec.for_size("small"))
-    tm.commit()
-    conn.close()
+    db = fab_db(MappingStorage(), pool_size=4)
     yield db
     db.close()
 
