@@ -7,8 +7,9 @@ session.py: one user's Session with retries, recording every attempt;
 history.py: the attempts, their outcomes and each client's session record,
 carried between processes (docs/history-format.md); clock.py and
 promises.py: the clients' shared clock and what each storage promises;
-clients.py: client processes; status.py: a server's counters; zeoloop.py:
-the load without locust.
+clients.py: client processes; loop.py: the client loop every load shares
+(zeoloop's, scale's, locust's an operation at a time); status.py: a
+server's counters; zeoloop.py: the load without locust.
 
 What judges the history is scenarios.checker; the locust glue is
 scenarios.swarm.  Neither is imported here: the load engine stands below

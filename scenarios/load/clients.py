@@ -19,9 +19,8 @@ that a process killed on purpose (a fault) costs only its own result.
 
 What a client process does besides its work is shared here too (scale's
 clients and zeoloop's): the records ZODB and ZEO log while a server goes
-away and comes back are counted, not printed (count_log_records()), and a
-client pauses ERROR_PAUSE_S after an operation that failed, rather than
-spin against a server that refuses it.
+away and comes back are counted, not printed (count_log_records()).  Its
+work is scenarios.load.loop's.
 """
 
 from __future__ import annotations
@@ -37,8 +36,16 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-#: Seconds a client pauses after an operation failed with an error.
-ERROR_PAUSE_S = 0.01
+
+def die_with_parent() -> None:
+    """In a client process: SIGKILL it when the process that started it
+    dies (a worker host killed mid-point must not leave its clients
+    running on)."""
+    from storages.process import die_with_parent as death_signal
+
+    arm = death_signal(signal.SIGKILL)
+    if arm is not None:
+        arm()
 
 
 #: Seconds close() waits for the processes to stop before it kills them.

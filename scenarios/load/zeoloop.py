@@ -34,14 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.interrupts import remove_tree
+from scenarios.load import loop
 from scenarios.load.clients import (
     CLOSE_GRACE_S,
-    ERROR_PAUSE_S,
     ClientProcesses,
     Control,
     count_log_records,
 )
 from scenarios.load.history import FileHistory, read_history
+from scenarios.load.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
@@ -85,6 +86,21 @@ class ProcessResult:
     #: time.monotonic() by which the run promised its verdict (set by run()).
     verdict_by: float = 0.0
 
+    def keep(self, done: Done) -> None:
+        """Count one operation of a user (scenarios.load.loop): its time
+        is the Session's (Outcome.elapsed_ms)."""
+        name, outcome = done.op.name, done.outcome
+        if outcome is None:  # raised: counted and carried on, as locust does
+            self.failures[name] += 1
+            self.errors.append(f"{name}: {type(done.raised).__name__}: {done.raised}")
+            return
+        self.conflicts[name].extend(outcome.conflicts_ms)
+        self.reconnects += outcome.reconnects
+        if outcome.error is None:
+            self.latencies[name].append(outcome.elapsed_ms)
+        else:
+            self.failures[name] += 1
+
     @classmethod
     def empty(cls) -> ProcessResult:
         names = [op.name for op in OPERATIONS]
@@ -120,7 +136,6 @@ def run_process(
     process leaves it behind).  When the parent sets the stop event each
     user finishes the operation in hand and the result says it was
     interrupted."""
-    names = [op.name for op in OPERATIONS]
     counter = count_log_records()
     result = ProcessResult.empty()
     history = FileHistory(history_path)
@@ -129,7 +144,6 @@ def run_process(
         config.target, pool_size=max(users, 1), server_sync=config.server_sync
     )
     sessions: list[Session] = []
-    parts: list[ProcessResult] = []
     stopped = threading.Event()
     try:
         for i in range(users):
@@ -148,35 +162,22 @@ def run_process(
             )
         start = threading.Barrier(users + 1)
         deadline = [0.0]
+        lock = threading.Lock()
 
-        def work(session: Session, mine: ProcessResult) -> None:
+        def keep(done: Done) -> None:  # the users' one result
+            with lock:
+                result.keep(done)
+
+        def work(session: Session) -> None:
             start.wait()
-            while time.perf_counter() < deadline[0] and not stopped.is_set():
-                op = session.pick()
-                try:
-                    outcome = session.run(op)
-                except Exception as e:  # counted and carried on, as locust does
-                    mine.failures[op.name] += 1
-                    mine.errors.append(f"{op.name}: {type(e).__name__}: {e}")
-                    time.sleep(ERROR_PAUSE_S)
-                    continue
-                mine.conflicts[op.name].extend(outcome.conflicts_ms)
-                mine.reconnects += outcome.reconnects
-                if outcome.error is None:
-                    mine.latencies[op.name].append(outcome.elapsed_ms)
-                else:
-                    mine.failures[op.name] += 1
+            loop.run(session, loop.closed(stopped, deadline[0]), keep)
 
-        threads = []
-        for session in sessions:
-            mine = ProcessResult.empty()
-            parts.append(mine)
-            threads.append(threading.Thread(target=work, args=(session, mine)))
+        threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
         for t in threads:
             t.start()
         if not control.wait_start():
             stopped.set()
-        began = time.perf_counter()
+        began = time.monotonic()
         deadline[0] = began + duration
         start.wait()
         while any(t.is_alive() for t in threads):
@@ -184,20 +185,13 @@ def run_process(
                 stopped.set()
             for t in threads:
                 t.join(0.05)
-        result.window_s = time.perf_counter() - began
+        result.window_s = time.monotonic() - began
         result.interrupted = stopped.is_set()
     finally:
         for s in sessions:
             s.close()
         db.close()
         history.close()
-    for part in parts:
-        for n in names:
-            result.latencies[n] += part.latencies[n]
-            result.conflicts[n] += part.conflicts[n]
-            result.failures[n] += part.failures[n]
-        result.errors += part.errors
-        result.reconnects += part.reconnects
     result.log_records = counter.count
     return result
 

@@ -81,7 +81,7 @@ def run_group(
         from gevent import monkey
 
         monkey.patch_all()
-    from scenarios.load.clients import LogCounter, count_log_records
+    from scenarios.load.clients import LogCounter, count_log_records, die_with_parent
     from scenarios.load.session import open_database
     from scenarios.scale import kinds
 
@@ -90,7 +90,7 @@ def run_group(
         counter = LogCounter()
         db = here.open(pool)
     else:
-        _die_with_parent()
+        die_with_parent()
         counter = count_log_records()
         db = open_database(plan.target, pool_size=pool)
     try:
@@ -104,18 +104,8 @@ def run_group(
             return {"started": False}
         sync = _Sync(barrier, control.stop)
         clients = [_Client(plan, db, c, sync, done) for c in plan.clients]
-        raised: list[BaseException] = []
-
-        def one(i: int) -> None:
-            try:
-                clients[i].run()
-            except BaseException as e:  # the process's error, raised below
-                raised.append(e)
-                sync.abort()
-
-        kinds.run_each(plan.kind, len(clients), one)
-        if raised:
-            raise raised[0]
+        # A client that fails breaks the barrier for the others.
+        kinds.run_each(plan.kind, len(clients), lambda i: clients[i].run(), sync.abort)
         return {
             "started": True,
             "clients": [c.result() for c in clients],
@@ -127,16 +117,6 @@ def run_group(
             db.close()
         except Exception:  # the server may be gone
             pass
-
-
-def _die_with_parent() -> None:
-    import signal
-
-    from storages.process import die_with_parent
-
-    arm = die_with_parent(signal.SIGKILL)
-    if arm is not None:
-        arm()
 
 
 class _Sync:

@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from scenarios.load.clients import Control, count_log_records
+from scenarios.load.clients import Control, count_log_records, die_with_parent
 from scenarios.scale import kinds
 from scenarios.scale.loop import ClientPlan, run_loop
 
@@ -89,7 +89,7 @@ class ProcessCPU:
 def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
     """The process's clients, each in its loop; a JSON-able dict: started,
     cpu_s, log_records, and per client what it measured ("clients")."""
-    _die_with_parent()
+    die_with_parent()
     if plan.kind == "greenlets":
         # Before ZEO, RelStorage and the drivers are imported: what they
         # bind at import (threading.Event, socket) must be gevent's.
@@ -162,18 +162,6 @@ class _Stop:
         return bool(self.local.is_set() or self.parent.is_set())
 
 
-def _die_with_parent() -> None:
-    """SIGKILL this process when the one that started it dies (a worker
-    host killed mid-point must not leave its clients running on)."""
-    import signal
-
-    from storages.process import die_with_parent
-
-    arm = die_with_parent(signal.SIGKILL)
-    if arm is not None:
-        arm()
-
-
 def _run(
     plan: ProcessPlan,
     control: Control,
@@ -185,17 +173,11 @@ def _run(
     """Each session's loop, concurrently as the kind says; their results in
     the clients' order."""
     results: list[dict[str, Any]] = [{} for _ in sessions]
-    raised: list[BaseException] = []
     stop = _Stop(control.stop)
 
     def one(i: int) -> None:
-        try:
-            results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)
-        except BaseException as e:  # the process's error, raised below
-            raised.append(e)
-            stop.local.set()  # this process failed: its other clients stop
+        results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)
 
-    kinds.run_each(plan.kind, len(sessions), one)
-    if raised:
-        raise raised[0]
+    # A client that fails stops the process's other clients.
+    kinds.run_each(plan.kind, len(sessions), one, stop.local.set)
     return results

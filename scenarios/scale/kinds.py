@@ -119,17 +119,33 @@ def storage_refusal(storage: Any) -> str | None:
     return f"{name} is not known to yield to gevent"
 
 
-def run_each(kind: str, count: int, one: Callable[[int], None]) -> None:
+def run_each(
+    kind: str,
+    count: int,
+    one: Callable[[int], None],
+    failed: Callable[[], Any] = lambda: None,
+) -> None:
     """one(0), ..., one(count - 1) at once, as *kind* runs a process's
     clients: inline when there is one, else as threads or (a process gevent
-    patched) greenlets; returns when every one has.  The one place a
-    process's clients are started (scale's and the matrix's)."""
+    patched) greenlets; returns when every one has, or raises the first
+    error one raised (*failed* is called at once, so the others can stop).
+    The one place a process's clients are started (scale's and the
+    matrix's)."""
+    raised: list[BaseException] = []
+
+    def guarded(i: int) -> None:
+        try:
+            one(i)
+        except BaseException as e:  # the process's error, raised below
+            raised.append(e)
+            failed()
+
     if count == 1:
-        one(0)
+        guarded(0)
     elif kind == "greenlets":
         import gevent
 
-        greenlets = [gevent.spawn(one, i) for i in range(count)]
+        greenlets = [gevent.spawn(guarded, i) for i in range(count)]
         try:
             gevent.joinall(greenlets)
         finally:
@@ -139,8 +155,10 @@ def run_each(kind: str, count: int, one: Callable[[int], None]) -> None:
     else:
         import threading
 
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+        threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+    if raised:
+        raise raised[0]

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from scenarios.load.clients import ERROR_PAUSE_S
+from scenarios.load import loop
+from scenarios.load.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.scale import histogram
 
@@ -61,13 +63,17 @@ class ClientPlan:
 
 
 class _Tally:
-    """What a client measured in its window."""
+    """What a client measured in its window: keep() takes each operation."""
 
-    def __init__(self, windows: int = 1) -> None:
+    def __init__(self, plan: ClientPlan, measure_at: float) -> None:
+        self.plan = plan
+        self.measure_at = measure_at
+        self.windows = max(1, plan.windows)
+        self.window_s = plan.duration_s / self.windows
         self.hists = {op.name: histogram.new() for op in OPERATIONS}
         #: per sub-window: every successful operation's latency, and commits
-        self.window_hists = [histogram.new() for _ in range(windows)]
-        self.window_commits = [0] * windows
+        self.window_hists = [histogram.new() for _ in range(self.windows)]
+        self.window_commits = [0] * self.windows
         self.commits = 0
         self.conflicts = 0
         self.failed = 0  # retries ran out
@@ -75,6 +81,46 @@ class _Tally:
         #: kind -> the first message of that kind (one line)
         self.examples: dict[str, str] = {}
         self.timeline: list[tuple[float, float, str]] = []
+        #: open loop: arrivals inside the window that succeeded (whenever
+        #: they ended)
+        self.served = 0
+
+    def keep(self, done: Done) -> None:
+        """Count *done* (ended before the window: only its error's example,
+        and the open loop's arrival it served)."""
+        outcome, measure_at = done.outcome, self.measure_at
+        if outcome is None:
+            kind = type(done.raised).__name__
+            text = f"{done.op.name}: {done.raised}"
+            self.examples.setdefault(kind, text.splitlines()[0][:200])
+        elif self.plan.rate and done.intended >= measure_at and outcome.error is None:
+            self.served += 1
+        if done.ended < measure_at:
+            return
+        if outcome is None:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+        else:
+            self.conflicts += len(outcome.conflicts_ms)
+            self.failed += outcome.error is not None  # its retries ran out
+            kind = "failed" if outcome.error is not None else self._succeeded(done)
+        if self.plan.timeline:
+            at = (done.ended - measure_at, done.intended - measure_at, kind)
+            self.timeline.append(at)
+
+    def _succeeded(self, done: Done) -> str:
+        """Record a successful operation's latency: "commit" or "ok"."""
+        ms = (done.ended - done.intended) * 1000
+        histogram.record_ms(self.hists[done.op.name], ms)
+        # By when it ended: an operation ending after the window (begun
+        # inside it) goes with the last sub-window, as with the point.
+        w = int((done.ended - self.measure_at) / self.window_s)
+        w = min(w, self.windows - 1)
+        histogram.record_ms(self.window_hists[w], ms)
+        if not done.op.writes:
+            return "ok"
+        self.commits += 1
+        self.window_commits[w] += 1
+        return "commit"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,93 +138,64 @@ class _Tally:
         }
 
 
+def _arrivals(
+    stop: Any, plan: ClientPlan, rng: Any, start_at: float, counts: dict[str, Any]
+) -> Iterator[float]:
+    """An open loop's starts: Poisson arrivals at the plan's rate from
+    *start_at* until the window ends; in *counts*, the arrivals inside the
+    window that were started, and when the client fell behind, what was
+    left (backlog) and how late."""
+    rate = float(plan.rate or 0.0)
+    measure_at = start_at + plan.warmup_s
+    end_at = measure_at + plan.duration_s
+    arrival = start_at
+    while not stop.is_set():
+        arrival += rng.expovariate(rate)
+        if arrival >= end_at:
+            return
+        now = time.monotonic()
+        if now >= end_at:
+            # Behind schedule at the end: what is left is backlog.
+            counts["late_s"] = now - arrival
+            counts["backlog"] = 1 + _arrivals_before(rng, rate, arrival, end_at)
+            return
+        while now < arrival and not stop.is_set():
+            time.sleep(min(arrival - now, 0.05))
+            now = time.monotonic()
+        if stop.is_set():
+            return
+        if arrival >= measure_at:
+            counts["arrivals"] += 1
+        yield arrival
+
+
 def run_loop(
     plan: ClientPlan, stop: Any, session: Any, start_at: float, rng: Any, cpu: Any
 ) -> dict[str, Any]:
-    """One client's loop on *session* from *start_at* (time.monotonic())
-    until the window ends or *stop* is set; what it measured (the CPU is
-    its process's: *cpu* is told when the window starts)."""
+    """One client's loop (scenarios.load.loop) on *session* from *start_at*
+    (time.monotonic()) until the window ends or *stop* is set; what it
+    measured (the CPU is its process's: *cpu* is told when the window
+    starts)."""
     measure_at = start_at + plan.warmup_s
-    end_at = measure_at + plan.duration_s
-    windows = max(1, plan.windows)
-    window_s = plan.duration_s / windows
-    tally = _Tally(windows)
-    arrival = start_at
-    backlog = 0
-    arrivals = 0  # open loop: arrivals inside the window that were started
-    served = 0  # ... and of those, the ones that succeeded (whenever they ended)
-    late_s = 0.0
-    while not stop.is_set():
-        if plan.rate:
-            arrival += rng.expovariate(plan.rate)
-            if arrival >= end_at:
-                break
-            now = time.monotonic()
-            if now >= end_at:
-                # Behind schedule at the end: what is left is backlog.
-                late_s = now - arrival
-                backlog = 1 + _arrivals_before(rng, plan.rate, arrival, end_at)
-                break
-            while now < arrival and not stop.is_set():
-                time.sleep(min(arrival - now, 0.05))
-                now = time.monotonic()
-            if stop.is_set():
-                break
-            intended = arrival
-            if intended >= measure_at:
-                arrivals += 1
-        else:
-            intended = time.monotonic()
-            if intended >= end_at:
-                break
-        if time.monotonic() >= measure_at:
-            cpu.window_started()
-        op = session.pick()
-        kind = "ok"
-        try:
-            outcome = session.run(op)
-        except Exception as e:  # counted against the operation, not printed
-            kind = type(e).__name__
-            outcome = None
-            if kind not in tally.examples:
-                tally.examples[kind] = f"{op.name}: {e}".splitlines()[0][:200]
-        done = time.monotonic()
-        if kind != "ok":
-            # A server that refuses connections fails every operation at
-            # once: pause rather than spin (counted as part of no service).
-            time.sleep(ERROR_PAUSE_S)
-        if plan.rate and intended >= measure_at and kind == "ok":
-            if outcome is None or outcome.error is None:
-                served += 1
-        if done < measure_at:
-            continue
-        if outcome is not None:
-            tally.conflicts += len(outcome.conflicts_ms)
-            if outcome.error is not None:  # its retries ran out
-                kind = "failed"
-                tally.failed += 1
-        if kind == "ok":
-            ms = (done - intended) * 1000
-            histogram.record_ms(tally.hists[op.name], ms)
-            # By when it ended: an operation ending after the window (begun
-            # inside it) goes with the last sub-window, as with the point.
-            w = min(int((done - measure_at) / window_s), windows - 1)
-            histogram.record_ms(tally.window_hists[w], ms)
-            if op.writes:
-                tally.commits += 1
-                tally.window_commits[w] += 1
-                kind = "commit"
-        elif kind != "failed":
-            tally.errors[kind] = tally.errors.get(kind, 0) + 1
-        if plan.timeline:
-            tally.timeline.append((done - measure_at, intended - measure_at, kind))
-    return tally.to_json() | {
-        "backlog": backlog,
-        "arrivals": arrivals,
-        "served": served,
-        "late_s": late_s,
-        "interrupted": stop.is_set(),
-    }
+    tally = _Tally(plan, measure_at)
+    counts: dict[str, Any] = {"backlog": 0, "arrivals": 0, "late_s": 0.0}
+    if plan.rate:
+        starts = _arrivals(stop, plan, rng, start_at, counts)
+    else:
+        starts = loop.closed(stop, measure_at + plan.duration_s)
+
+    def started() -> Iterator[float]:
+        for intended in starts:
+            if time.monotonic() >= measure_at:
+                cpu.window_started()
+            yield intended
+
+    loop.run(session, started(), tally.keep)
+    return (
+        tally.to_json()
+        | counts
+        | {"served": tally.served, "interrupted": stop.is_set()}
+    )
 
 
 def _arrivals_before(rng: Any, rate: float, after: float, end: float) -> int:

@@ -70,6 +70,7 @@ from scenarios.errors import (
 )
 from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
+from scenarios.load.loop import attempt
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
     LOCUST_DEFAULTS,
@@ -406,7 +407,10 @@ class ProcessClient:
 
 
 class TimedSession:
-    """A Session that reports each operation as locust requests."""
+    """A Session that reports each operation as locust requests.  Locust
+    schedules its users (a task, then its wait time): one task is one
+    operation of the shared loop (scenarios.load.loop.attempt), timed by
+    the Session, or, when it raised, from after the pick to its end."""
 
     def __init__(self, environment: Environment, session: Session) -> None:
         self.environment = environment
@@ -414,39 +418,17 @@ class TimedSession:
 
     def run_next(self) -> None:
         op = self.session.pick()
-        fire = self.environment.events.request.fire
-        started = time.perf_counter()
-        try:
-            outcome = self.session.run(op)
-        except Exception as e:
+        done = attempt(self.session, time.monotonic(), op)
+        outcome = done.outcome
+        if outcome is None:
             # Not a conflict (the server went away, a bug): a failed request
             # with its reason, as a protocol client reports a broken call.
-            fire(
-                request_type="zodb",
-                name=op.name,
-                response_time=(time.perf_counter() - started) * 1000,
-                response_length=0,
-                exception=e,
-                context={},
-            )
+            ms = (done.ended - done.intended) * 1000
+            fire(self.environment, "zodb", op.name, ms, done.raised)
             return
         for ms in outcome.conflicts_ms:
-            fire(
-                request_type="conflict",
-                name=op.name,
-                response_time=ms,
-                response_length=0,
-                exception=None,
-                context={},
-            )
-        fire(
-            request_type="zodb",
-            name=op.name,
-            response_time=outcome.elapsed_ms,
-            response_length=0,
-            exception=outcome.error,
-            context={},
-        )
+            fire(self.environment, "conflict", op.name, ms)
+        fire(self.environment, "zodb", op.name, outcome.elapsed_ms, outcome.error)
 
     def close(self) -> None:
         self.session.close()
@@ -477,10 +459,22 @@ def end_forked_workers() -> None:
 def report_connect_failure(environment: Environment, error: BaseException) -> None:
     """A user that cannot start shows as a failed request, so a run where
     users died is never summarized as healthy."""
+    fire(environment, "zodb", "connect", 0, error)
+
+
+def fire(
+    environment: Environment,
+    kind: str,
+    name: str,
+    ms: float,
+    error: BaseException | None = None,
+) -> None:
+    """One locust request: *kind* ("zodb", "conflict"), *name* (the
+    operation's), *ms*, and the *error* that failed it."""
     environment.events.request.fire(
-        request_type="zodb",
-        name="connect",
-        response_time=0,
+        request_type=kind,
+        name=name,
+        response_time=ms,
         response_length=0,
         exception=error,
         context={},

@@ -12,13 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import transaction
-import ZODB
-from persistent.mapping import PersistentMapping
 from transaction.interfaces import TransientError
 from ZODB.MappingStorage import MappingStorage
 
-from scenarios.data import FAB_KEY
 from scenarios.load.clock import Clock, offset_between
 from scenarios.load.history import (
     Access,
@@ -35,9 +31,7 @@ from scenarios.load.mix import BY_NAME, LoadConfig, Operation
 from scenarios.load.promises import promise_of, snapshot_of
 from scenarios.load.session import Session as UserSession
 from scenarios.load.session import note
-from storages import ROOT_KEY
-from vfab import generate
-from vfab.generate import DataSpec
+from tests.support.fab_db import fab_db
 
 
 def test_records_round_trip_through_json(tmp_path: Path) -> None:
@@ -125,13 +119,7 @@ class FailsAt(MappingStorage):
 @pytest.fixture
 def user() -> Any:
     storage = FailsAt()
-    db = ZODB.DB(storage)
-    tm = transaction.TransactionManager()
-    conn = db.open(tm)
-    conn.root()[ROOT_KEY] = PersistentMapping()
-    conn.root()[ROOT_KEY][FAB_KEY] = generate.build(DataSpec.for_size("small"))
-    tm.commit()
-    conn.close()
+    db = fab_db(storage)
     history = History()
     config = LoadConfig.from_values("127.0.0.1:1", retries=2, backoff_ms=0)
     session = UserSession(db, config, history, random.Random(1), client="t", run="r1")
