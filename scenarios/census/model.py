@@ -9,15 +9,16 @@ import sys
 from typing import Any
 
 from scenarios.results import metadata
+from scenarios.results.codec import KEY, Json
 from scenarios.results.files import CENSUS
 
 
 @dataclasses.dataclass(frozen=True)
-class ClassCount:
+class ClassCount(Json):
     """One class: current objects reached from the root and their pickle
     bytes; revisions in the history where the storage iterates."""
 
-    name: str
+    name: str = dataclasses.field(metadata={KEY: "class"})
     count: int
     bytes: int
     revisions: int | None = None
@@ -27,18 +28,9 @@ class ClassCount:
     def average(self) -> float:
         return self.bytes / self.count if self.count else 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "class": self.name,
-            "count": self.count,
-            "bytes": self.bytes,
-            "revisions": self.revisions,
-            "old_revisions": self.old_revisions,
-        }
-
 
 @dataclasses.dataclass(frozen=True)
-class History:
+class History(Json):
     """The storage's history up to the census transaction."""
 
     transactions: int
@@ -46,9 +38,6 @@ class History:
     current: int  # objects whose latest record holds data
     old: int  # records superseded by a later one
     unreachable: int  # current objects the walk from the root did not reach
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
