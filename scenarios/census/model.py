@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from scenarios.results import metadata
-from scenarios.results.codec import KEY, Json
+from scenarios.results.codec import KEY, Json, encode
 from scenarios.results.files import CENSUS
 
 
@@ -78,23 +78,18 @@ class Census:
         return {c.name: c.count for c in self.classes}
 
     def to_json(self) -> dict[str, Any]:
+        # The totals after the classes, the seconds rounded (a key given
+        # again keeps its place), the metadata of this writing.
+        fields = encode(self)
+        head = {k: fields.pop(k) for k in ("source", "storage", "tid", "tid_time")}
         return {
             **CENSUS.header(),
-            "source": self.source,
-            "storage": self.storage,
-            "tid": self.tid,
-            "tid_time": self.tid_time,
-            "classes": [c.to_json() for c in self.classes],
+            **head,
+            "classes": fields.pop("classes"),
             "objects": self.objects,
             "pickle_bytes": self.pickle_bytes,
-            "missing": self.missing,
-            "size_bytes": self.size_bytes,
-            "directory_bytes": self.directory_bytes,
-            "storage_len": self.storage_len,
-            "history": None if self.history is None else self.history.to_json(),
-            "vfab": self.vfab,
+            **fields,
             "seconds": round(self.seconds, 3),
-            "warning": self.warning,
             "metadata": {
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"
