@@ -10,8 +10,8 @@ import json
 from scenarios.checker.check import Check, not_checked
 from scenarios.scale.model import ScaleRun
 from scenarios.scale.report import violations_cell
-from tests.support.checker_histories import T, check
 from tests.conftest import DATA
+from tests.support.checker_histories import T, check
 
 #: The keys of a check's JSON, in order, as the checker writes them.
 CHECKED = [
