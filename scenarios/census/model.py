@@ -9,15 +9,16 @@ import sys
 from typing import Any
 
 from scenarios.results import metadata
+from scenarios.results.codec import KEY, Json, encode
 from scenarios.results.files import CENSUS
 
 
 @dataclasses.dataclass(frozen=True)
-class ClassCount:
+class ClassCount(Json):
     """One class: current objects reached from the root and their pickle
     bytes; revisions in the history where the storage iterates."""
 
-    name: str
+    name: str = dataclasses.field(metadata={KEY: "class"})
     count: int
     bytes: int
     revisions: int | None = None
@@ -27,18 +28,9 @@ class ClassCount:
     def average(self) -> float:
         return self.bytes / self.count if self.count else 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "class": self.name,
-            "count": self.count,
-            "bytes": self.bytes,
-            "revisions": self.revisions,
-            "old_revisions": self.old_revisions,
-        }
-
 
 @dataclasses.dataclass(frozen=True)
-class History:
+class History(Json):
     """The storage's history up to the census transaction."""
 
     transactions: int
@@ -46,9 +38,6 @@ class History:
     current: int  # objects whose latest record holds data
     old: int  # records superseded by a later one
     unreachable: int  # current objects the walk from the root did not reach
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,23 +78,18 @@ class Census:
         return {c.name: c.count for c in self.classes}
 
     def to_json(self) -> dict[str, Any]:
+        # The totals after the classes, the seconds rounded (a key given
+        # again keeps its place), the metadata of this writing.
+        fields = encode(self)
+        head = {k: fields.pop(k) for k in ("source", "storage", "tid", "tid_time")}
         return {
             **CENSUS.header(),
-            "source": self.source,
-            "storage": self.storage,
-            "tid": self.tid,
-            "tid_time": self.tid_time,
-            "classes": [c.to_json() for c in self.classes],
+            **head,
+            "classes": fields.pop("classes"),
             "objects": self.objects,
             "pickle_bytes": self.pickle_bytes,
-            "missing": self.missing,
-            "size_bytes": self.size_bytes,
-            "directory_bytes": self.directory_bytes,
-            "storage_len": self.storage_len,
-            "history": None if self.history is None else self.history.to_json(),
-            "vfab": self.vfab,
+            **fields,
             "seconds": round(self.seconds, 3),
-            "warning": self.warning,
             "metadata": {
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scenarios.checker.check import Check, not_checked
 from scenarios.checker.judge import judge
 from scenarios.checker.readback import FinalRead, read_final
 from scenarios.checker.readback import read_log as read_transactions
@@ -22,7 +23,6 @@ from scenarios.checker.violations import (
     Baseline,
     ConsistencyReport,
     Violation,
-    not_checked,
 )
 from scenarios.load.clock import Clock
 from vfab.model import VirtualFab
@@ -30,6 +30,7 @@ from vfab.model import VirtualFab
 __all__ = [
     "KINDS",
     "Baseline",
+    "Check",
     "ConsistencyReport",
     "FinalRead",
     "Violation",
@@ -132,8 +133,8 @@ def checked(
     read_log: bool = False,
     lost: Mapping[str, str] | None = None,
     wait_timeout: float | None = None,
-) -> dict[str, Any]:
-    """verify()'s report as JSON, or not_checked() saying why the check
+) -> Check:
+    """verify()'s report as the commands keep it, or not_checked() saying why the check
     could not run: nothing acknowledged, interrupted, or the storage could
     not be read back (a server that went away or stopped answering): never
     an error instead of a verdict, never a verdict on data not read;
@@ -161,7 +162,7 @@ def checked(
     except Exception as e:  # a storage's own error while reading back
         # (a record that cannot be loaded is a finding, not this: readback)
         return not_checked(f"{type(e).__name__}: {e}".splitlines()[0])
-    return report.to_json()
+    return report.result()
 
 
 def _where(target: str | tuple[str, int]) -> str:

@@ -1,12 +1,13 @@
 """What the consistency check reports (scenarios.checker.consistency): the
 kinds of violation, the Baseline a run starts from, a Violation, and the
-ConsistencyReport with its words and JSON."""
+ConsistencyReport with its words, and the Check the commands keep of it."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
+from scenarios.checker.check import Check
 from vfab import digests, operations
 from vfab.model import VirtualFab, cents
 
@@ -185,37 +186,26 @@ class ConsistencyReport:
             )
         return out
 
+    def result(self) -> Check:
+        """What the commands keep of it (scenarios.checker.check)."""
+        return Check(
+            checked=True,
+            ok=self.ok,
+            summary=self.summary(),
+            what=self.what(),
+            counts=self.counts(),
+            problems=tuple(self.lines()),
+            violations=tuple(v.to_json() for v in self.violations),
+            tally=dict(self.checked),
+            seconds=self.seconds,
+            level=self.level,
+            ruled_out=tuple(self.ruled_out),
+            promise=self.promise,
+            anomalies=self.anomalies(),
+            allowed=dict(self.allowed),
+            not_checked=tuple(self.not_checked),
+            unexplained=tuple(v.to_json() for v in self.unexplained),
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "checked": True,
-            "ok": self.ok,
-            "summary": self.summary(),
-            "what": self.what(),
-            "counts": self.counts(),
-            "problems": self.lines(),
-            "violations": [v.to_json() for v in self.violations],
-            "tally": dict(self.checked),
-            "seconds": self.seconds,
-            "level": self.level,
-            "ruled_out": list(self.ruled_out),
-            "promise": self.promise,
-            "anomalies": self.anomalies(),
-            "allowed": dict(self.allowed),
-            "not_checked": list(self.not_checked),
-            "unexplained": [v.to_json() for v in self.unexplained],
-        }
-
-
-def not_checked(reason: str) -> dict[str, Any]:
-    """The JSON of a check that did not run, saying why."""
-    return {
-        "checked": False,
-        "ok": None,
-        "summary": f"consistency not checked: {reason}",
-        "what": "",
-        "counts": {},
-        "problems": [],
-        "violations": [],
-        "tally": {},
-        "not_checked": [reason],
-    }
+        return self.result().to_json()

@@ -333,15 +333,14 @@ def status_line(config: ScaleConfig, points: list[ScalePoint], status: int) -> s
 
     if status == EXIT_VIOLATIONS:
         why = "violations in the data at " + named(
-            [p for p in points if p.invariants["ok"] is False]
+            [p for p in points if p.check.ok is False]
         )
     elif status == EXIT_INVARIANTS:
         why = "not fully checked at " + named(
             [
                 p
                 for p in points
-                if p.incomplete is not None
-                or (config.check and p.invariants["ok"] is None)
+                if p.incomplete is not None or (config.check and p.check.ok is None)
             ]
         )
     else:
@@ -359,8 +358,8 @@ def _status(config: ScaleConfig, points: list[ScalePoint], interrupted: bool) ->
     if interrupted:
         return exit_status(last_signal())
     return check_status(
-        any(p.invariants["ok"] is False for p in points),
-        (config.check and any(p.invariants["ok"] is None for p in points))
+        any(p.check.ok is False for p in points),
+        (config.check and any(p.check.ok is None for p in points))
         or any(p.incomplete is not None for p in points),
         any(p.failed or p.errors for p in points) and config.fault is None,
     )

@@ -152,8 +152,8 @@ def main(args: argparse.Namespace) -> int:
         )
     else:
         check = consistency.checked(config.target, baseline, history, wait_timeout=wait)
-    if (interrupted or stopped()) and not check["checked"]:
-        print(f"consistency not checked: {check['not_checked'][0]}", file=sys.stderr)
+    if (interrupted or stopped()) and not check.checked:
+        print(f"consistency not checked: {check.why_not[0]}", file=sys.stderr)
         return exit_status(last_signal())
     text = head
     reconnects = sum(r.reconnects for r in results)
@@ -162,12 +162,11 @@ def main(args: argparse.Namespace) -> int:
             f"{plural(reconnects, 'attempt')} cut by a lost connection to the "
             "server, each tried again once its client had connected again"
         )
-    text.append(check["summary"])
-    if check["what"]:
-        text.append(f"  {check['what']}")
-    text += [f"  {line}" for line in check["problems"]]
+    text.append(check.summary)
+    text += [f"  {line}" for line in check.details()]
     context = {"target": config.address_text, "users": args.users}
-    parts = [Part(context | {"check": check}, list(history), dict(history.sessions))]
+    context |= {"check": check.to_json()}
+    parts = [Part(context, list(history), dict(history.sessions))]
     files = {
         "json": lambda: {
             "users": args.users,
@@ -175,15 +174,15 @@ def main(args: argparse.Namespace) -> int:
             "duration_s": args.duration,
             "rows": [r.to_json() for r in rows],
             "reconnects": reconnects,
-            "invariants_ok": check["ok"],
-            "consistency": check,
+            "invariants_ok": check.ok,
+            "consistency": check.to_json(),
             "interrupted": interrupted,
         },
         "history": lambda: Writer(lambda path: write_history(path, parts)),
     }
     lost = sum(r.lost for r in results)
     if lost:
-        covered = "the check covered it" if check["checked"] else "nothing was checked"
+        covered = "the check covered it" if check.checked else "nothing was checked"
         notes.append(
             f"vfab-bench zeoloop: {plural(lost, 'client process', 'client processes')} "
             f"sent no result (killed or stuck): none within {zeoloop.FINISH_S:.0f} s "
@@ -192,7 +191,7 @@ def main(args: argparse.Namespace) -> int:
             f"and {covered}"
         )
     status = check_status(
-        check["ok"] is False, check["ok"] is None, bool(lost or rows[-1].failures)
+        check.ok is False, check.ok is None, bool(lost or rows[-1].failures)
     )
     if interrupted:
         notes.append(stop_line(last_signal()))

@@ -11,6 +11,7 @@ from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
 from scenarios.results import schema
+from scenarios.results.codec import Json
 from scenarios.results.files import COUNTS, ResultsError
 from scenarios.results.model import PhaseRows, TrialSummary
 
@@ -30,7 +31,7 @@ NOT_EXACT_FLOOR = 0.15
 
 
 @dataclasses.dataclass(frozen=True)
-class CountSample:
+class CountSample(Json):
     """One counted phase of one trial."""
 
     instructions: int
@@ -48,9 +49,6 @@ class CountSample:
             return self.instructions if side == "client" else self.server_instructions
         calls = self.syscalls if side == "client" else self.server_syscalls
         return None if calls is None else calls.get(what)
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(schema.encode(self))
 
 
 @dataclasses.dataclass(frozen=True)

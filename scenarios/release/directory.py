@@ -193,11 +193,8 @@ def check_parts(release: Release) -> None:
                 )
     if release.scale is not None:
         for p in release.scale.every_point:
-            inv = p.invariants
-            found = len(inv.get("violations") or ()) + sum(
-                (inv.get("counts") or {}).values()
-            )
-            if inv.get("ok") is True and (found or not inv.get("checked")):
+            found = p.check.found
+            if p.check.ok is True and (found or not p.check.checked):
                 raise ResultsError(
                     f"{path} is damaged: scale.json's {p.storage} point at "
                     f"{p.clients} clients says right "

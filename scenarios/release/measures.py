@@ -13,8 +13,8 @@ from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
 from scenarios.release.directory import Release
 from scenarios.results import formatter
+from scenarios.results.codec import derived
 from scenarios.results.formatter import plural
-from scenarios.results.schema import derived
 from scenarios.scale.model import ScaleRun
 
 #: Severity of a verdict line (as scenarios.release.verdict): the gate
@@ -53,24 +53,22 @@ def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:
     every = run.every_point
     for storage in dict.fromkeys(p.storage for p in every):
         points = [p for p in every if p.storage == storage]
-        wrong = [p for p in points if p.invariants.get("ok") is False]
+        wrong = [p for p in points if p.check.ok is False]
         # A point a lost host cut short was not fully checked, whatever its
         # check said of the part it saw.
         unchecked = [
-            p
-            for p in points
-            if p.invariants.get("ok") is None or p.incomplete is not None
+            p for p in points if p.check.ok is None or p.incomplete is not None
         ]
         if wrong:
             p = wrong[0]
-            why = f"{plural(p.clients, 'client')}: {p.invariants.get('summary')}"
+            why = f"{plural(p.clients, 'client')}: {p.check.summary}"
             bug = known_bug(storage, versions=run.metadata.get("versions", {}))
             # A known upstream bug shows now and then whatever the code
             # under test does: said, never the gate.
             out[storage] = (KNOWN_WRONG, f"{why}; {bug}") if bug else ("WRONG", why)
         elif unchecked:
             p = unchecked[0]
-            said = p.incomplete or p.invariants.get("summary")
+            said = p.incomplete or p.check.summary
             why = f"{plural(p.clients, 'client')}: {said}"
             out[storage] = ("not fully checked", why)
         else:

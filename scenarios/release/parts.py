@@ -374,10 +374,10 @@ def verdicts(part: PartResult) -> list[str]:
         if state == KNOWN_WRONG
     }
     return [
-        f"{p.storage}, {plural(p.clients, 'client')}: {p.invariants['summary']}"
+        f"{p.storage}, {plural(p.clients, 'client')}: {p.check.summary}"
         + (
             f" ({KNOWN_WRONG}: {bugs[p.storage]})"
-            if p.storage in bugs and p.invariants.get("ok") is False
+            if p.storage in bugs and p.check.ok is False
             else ""
         )
         for p in run.points

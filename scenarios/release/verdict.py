@@ -30,10 +30,10 @@ from scenarios.release.measures import (
     states,
 )
 from scenarios.results import environment
+from scenarios.results.codec import derived
 from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
-from scenarios.results.schema import derived
 from scenarios.results.table import WIDTH
 from scenarios.scale.compare import ScaleComparison, compare_scale
 
@@ -379,7 +379,7 @@ class Verdict:
             parts.append(self.curve.text().rstrip("\n"))
         return "\n\n".join(parts) + "\n" if parts else ""
 
-    #: Its JSON (schema.derived): the fields but the two releases, the
+    #: Its JSON (codec.derived): the fields but the two releases, the
     #: last one's path, then what the verdict found.
     JSON_SKIP: ClassVar[tuple[str, ...]] = ("old", "new")
     JSON_EXTRA: ClassVar[tuple[str, ...]] = (

@@ -15,9 +15,9 @@ import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from scenarios.results.codec import derived
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import View
-from scenarios.results.schema import derived
 from scenarios.results.table import WIDTH, paragraph, wrapped
 
 #: The fewest columns a change too long for its line wraps in beside the
@@ -55,7 +55,7 @@ class Change:
     row: str
 
     #: The JSON: the fields but JSON_SKIP's, JSON_FLAT's merged in, then
-    #: JSON_EXTRA's properties (schema.derived).
+    #: JSON_EXTRA's properties (codec.derived).
     JSON_SKIP: ClassVar[tuple[str, ...]] = ()
     JSON_FLAT: ClassVar[tuple[str, ...]] = ()
     JSON_EXTRA: ClassVar[tuple[str, ...]] = ("verdict",)

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from scenarios.results import schema
+from scenarios.results.codec import Json
 from scenarios.results.files import RUN
 from scenarios.results.stats import Stats, median_int, stats_or_none
 
@@ -18,7 +19,7 @@ Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
 @dataclasses.dataclass(frozen=True)
-class Sample:
+class Sample(Json):
     """One timed phase of one trial."""
 
     wall_s: float
@@ -39,12 +40,9 @@ class Sample:
             return None
         return self.size_after_bytes - self.size_before_bytes
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(schema.encode(self))
-
 
 @dataclasses.dataclass(frozen=True)
-class TrialSummary:
+class TrialSummary(Json):
     """What one timed trial leaves besides its phases' samples."""
 
     storage: str
@@ -62,12 +60,9 @@ class TrialSummary:
     #: Backend counters at the end of the trial (Store.jar_stats()).
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(schema.encode(self))
-
 
 @dataclasses.dataclass(frozen=True)
-class PhaseResult:
+class PhaseResult(Json):
     """All trials of one phase on one storage at one size."""
 
     storage: str
@@ -123,9 +118,6 @@ class PhaseResult:
     @property
     def gc(self) -> Stats | None:
         return stats_or_none(s.gc_s for s in self.samples)
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(schema.encode(self))
 
 
 #: What a row of results is found by (PhaseRows.get): a file with two

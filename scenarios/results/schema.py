@@ -11,7 +11,6 @@ described, the metadata's others are free.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import types
 import typing
@@ -19,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from scenarios.results.codec import Json, build, encode, json_key
 from scenarios.results.files import Format, ResultsError, load
 from scenarios.results.formatter import plural
 
@@ -26,8 +26,6 @@ from scenarios.results.formatter import plural
 #: signed 64-bit integer, and about 31 years.
 MAX_COUNT = 2**63 - 1
 MAX_SECONDS = 1e9
-
-T = TypeVar("T")
 
 
 def _describe(value: Any) -> str:
@@ -296,81 +294,18 @@ def of(
     default; *closed*: no other key (the class takes no other)."""
     hints = typing.get_type_hints(cls)
     own = dataclasses.fields(cls)
-    kinds = {f.name: fields.get(f.name) or kind_of(hints[f.name], f.name) for f in own}
+    kinds = {
+        json_key(f): fields.get(json_key(f)) or kind_of(hints[f.name], json_key(f))
+        for f in own
+    }
     if required is None:
         required = tuple(
-            f.name
+            json_key(f)
             for f in own
             if f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING
         )
     return Object({**fields, **kinds}, required, closed)
-
-
-def build(cls: type[T], data: Mapping[str, Any]) -> T:
-    """An instance of dataclass *cls* from JSON *data* its schema (of())
-    accepted: tuples and nested dataclasses built as the types say, keys
-    the class does not keep left out."""
-    hints = typing.get_type_hints(cls)
-    values = {
-        f.name: _value(hints[f.name], data[f.name])
-        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-        if f.name in data
-    }
-    return cls(**values)
-
-
-def _value(hint: Any, value: Any) -> Any:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if value is None:
-        return None
-    if origin in (typing.Union, types.UnionType):
-        (inner,) = (a for a in args if a is not type(None))
-        return _value(inner, value)
-    if origin is tuple:
-        return tuple(_value(args[0], v) for v in value)
-    if dataclasses.is_dataclass(hint):
-        return build(hint, value)  # type: ignore[arg-type]
-    return value
-
-
-def encode(obj: Any) -> Any:
-    """A dataclass (and what it holds) as JSON values: objects, lists."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, (tuple, list)):
-        return [encode(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: encode(v) for k, v in obj.items()}
-    return obj
-
-
-def derived(obj: Any) -> dict[str, Any]:
-    """The JSON of a dataclass that is a view (a comparison, a verdict), by
-    what its class declares: its fields but those in JSON_SKIP, those in
-    JSON_FLAT merged into it, then the properties or methods JSON_EXTRA
-    names (what a reader wants without recomputing it); a value with its
-    own to_json() through it, the others through encode()."""
-    cls = type(obj)
-    skip = getattr(cls, "JSON_SKIP", ())
-    flat = getattr(cls, "JSON_FLAT", ())
-    out: dict[str, Any] = {}
-    names = [f.name for f in dataclasses.fields(obj) if f.name not in skip]
-    for name in [*names, *getattr(cls, "JSON_EXTRA", ())]:
-        value = getattr(obj, name)
-        value = _json(value() if inspect.ismethod(value) else value)
-        out.update(value if name in flat else {name: value})
-    return out
-
-
-def _json(value: Any) -> Any:
-    if hasattr(value, "to_json") and not isinstance(value, type):
-        return value.to_json()
-    if isinstance(value, (tuple, list)):
-        return [_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    return encode(value)
 
 
 def kind_of(hint: Any, name: str = "") -> Kind:
@@ -399,7 +334,7 @@ def kind_of(hint: Any, name: str = "") -> Kind:
 S = TypeVar("S", bound="Stored")
 
 
-class Stored:
+class Stored(Json):
     """A result dataclass kept as a versioned JSON file: its FORMAT
     (files.py), the words an error names it with, and its schema, derived
     from its fields (a class whose types do not say all overrides

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from scenarios.results import arrays
+from scenarios.results.codec import derived
 from scenarios.results.formatter import seconds
 
 # The test's two forms, re-exported: significance is where callers look.
@@ -25,7 +26,6 @@ from scenarios.results.permutation import exact as exact
 from scenarios.results.permutation import exact_p as exact_p
 from scenarios.results.permutation import sampled_p as sampled_p
 from scenarios.results.permutation import which_test as which_test
-from scenarios.results.schema import derived
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05
@@ -311,7 +311,7 @@ class Difference:
         """pyperf's words: "1.25x slower (+25%)", "1.25x faster (-20%)"."""
         return ratio_words(self.ratio)
 
-    #: Its JSON (schema.derived): the fields, which test gave p_value in
+    #: Its JSON (codec.derived): the fields, which test gave p_value in
     #: "test" rather than *exact*.
     JSON_SKIP: ClassVar[tuple[str, ...]] = ("exact",)
     JSON_EXTRA: ClassVar[tuple[str, ...]] = ("test",)

@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from scenarios.results import formatter, power, significance
+from scenarios.results.codec import derived
 from scenarios.results.compare import (
     Change,
     Comparison,
@@ -18,7 +19,6 @@ from scenarios.results.compare import (
     paired,
 )
 from scenarios.results.formatter import plural
-from scenarios.results.schema import derived
 from scenarios.results.significance import Difference
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import WINDOW_STATISTIC, latency

@@ -7,6 +7,7 @@ from typing import Any
 
 from scenarios.errors import ConfigError
 from scenarios.load.mix import LoadConfig
+from scenarios.results.codec import Json
 from storages.options import shown
 from vfab.generate import DEFAULT_SEED
 
@@ -34,7 +35,7 @@ MAX_FAULT_S = 7 * 24 * 3600.0
 
 
 @dataclasses.dataclass(frozen=True)
-class Fault:
+class Fault(Json):
     """kill-server at *at_s* seconds into the measured window (and, with
     *restart_s*, start it again that many seconds later), or kill-client
     (one client process, SIGKILL) at *at_s*."""
@@ -70,9 +71,6 @@ class Fault:
                 f"{MAX_FAULT_S:,.0f} s"
             )
         return fault
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)

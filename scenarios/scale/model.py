@@ -8,13 +8,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from scenarios.checker.check import Check
 from scenarios.load.mix import OPERATIONS
-from scenarios.results import schema
+from scenarios.results import codec, schema
 from scenarios.results.files import SCALE
 from scenarios.results.schema import (
-    ANY,
     Count,
-    Flag,
     ListOf,
     MapOf,
     Object,
@@ -39,9 +38,8 @@ class ScalePoint:
     every client process in the window; server_cpu_s: of the server
     processes and their children (None: no server process).  fault: the
     fault report (see scenarios.scale.faults), None without one.
-    invariants: the consistency check's JSON (scenarios.checker.consistency:
-    {"checked", "ok", "summary", "what", "counts", "problems", "violations",
-    "tally"}).
+    check: the consistency check (scenarios.checker.check; "invariants" in
+    the file).
     """
 
     storage: str
@@ -60,7 +58,7 @@ class ScalePoint:
     server_cpu_s: float | None
     log_records: int
     killed_clients: int
-    invariants: dict[str, Any]
+    check: Check = dataclasses.field(metadata={codec.KEY: "invariants"})
     fault: dict[str, Any] | None = None
     #: open loop: arrivals inside the window the clients started, and of
     #: those the ones that succeeded (0, 0: not counted, a file of format 1)
@@ -185,7 +183,7 @@ class ScalePoint:
         return sum(counts) if counts else None
 
     def to_json(self, cores: int | None = None) -> dict[str, Any]:
-        return {**schema.encode(self), "summary": self.summary(cores)}
+        return {**codec.encode(self), "summary": self.summary(cores)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +233,7 @@ class ScaleRun(schema.Stored):
             ScalePoint,
             clients=schema.Positive,
             rate=Optional(RATE),
-            invariants=INVARIANTS,
+            invariants=Check.schema(),
             fault=Optional(FAULT),
             windows=ListOf(WINDOW),
             summary=MapOf(Optional(schema.Number)),
@@ -245,23 +243,6 @@ class ScaleRun(schema.Stored):
 
 
 OPERATION_NAMES = tuple(op.name for op in OPERATIONS)
-
-#: The consistency check's JSON (scenarios.checker.violations: a report's
-#: to_json or not_checked); format 1 wrote checked, ok, summary, problems.
-INVARIANTS = Object(
-    {
-        "checked": Flag,
-        "ok": Optional(Flag),
-        "summary": Text,
-        "what": Text,
-        "counts": MapOf(Count),
-        "problems": ListOf(Text),
-        "violations": ListOf(MapOf(ANY)),
-        "tally": MapOf(Count),
-        "seconds": Optional(Seconds),
-    },
-    required=("checked", "ok", "summary", "problems"),
-)
 
 #: A fault's report (scenarios.scale.faults.report).
 FAULT = Object(

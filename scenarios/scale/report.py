@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from scenarios.checker.check import Check
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table, wrapped
@@ -39,15 +40,14 @@ def _cpu(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def violations_cell(invariants: dict[str, object]) -> str:
+def violations_cell(check: Check) -> str:
     """The consistency check's violation count, '-' when not checked."""
-    if not invariants.get("checked"):
+    if not check.checked:
         return "-"
-    violations = invariants.get("violations")
-    if isinstance(violations, list):
-        return str(len(violations))
+    if check.violations is not None:
+        return str(len(check.violations))
     # A file from before the history (format 2): only whether it held.
-    return "0" if invariants.get("ok") else "yes"
+    return "0" if check.ok else "yes"
 
 
 def points_table(points: list[ScalePoint], cores: int | None) -> Table:
@@ -65,7 +65,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
             # No figure: what the hosts left measured is not the point's.
             row = [p.storage, str(p.clients), "incomplete"]
             row += ["-"] * (len(header) - len(row))
-            row[header.index("violations")] = violations_cell(p.invariants)
+            row[header.index("violations")] = violations_cell(p.check)
             rows.append(row)
             continue
         s = histogram.summary_ms(p.histogram())
@@ -84,7 +84,7 @@ def points_table(points: list[ScalePoint], cores: int | None) -> Table:
         row += [latency(s["p50"]), latency(s["p95"]), latency(s["p99"])]
         row += [latency(s["max"])]
         row += [str(p.conflicts), str(p.retries), str(p.failed)]
-        row += [str(sum(p.errors.values())), violations_cell(p.invariants)]
+        row += [str(sum(p.errors.values())), violations_cell(p.check)]
         row += [_cpu(p.client_cpu_s)]
         row += [_cpu(p.server_cpu_s), use]
         rows.append(row)
@@ -206,10 +206,8 @@ def notes(run: ScaleRun) -> list[str]:
             lines.append(f"{where}: {note}")
         if p.interrupted:
             lines.append(f"{where}: interrupted")
-        lines.append(f"{where}: {p.invariants['summary']}")
-        if p.invariants.get("what"):
-            lines.append(f"  {p.invariants['what']}")
-        lines += [f"  {problem}" for problem in p.invariants["problems"]]
+        lines.append(f"{where}: {p.check.summary}")
+        lines += [f"  {line}" for line in p.check.details()]
     lines += environment.lines(run.metadata)
     return lines
 

@@ -288,29 +288,27 @@ def run_point(
             say(f"  {incomplete}")
         say.status("checking the data")
         if baseline is None:
-            invariants = consistency.not_checked("--no-check")
+            check = consistency.not_checked("--no-check")
         elif shared.server_running:
-            invariants = consistency.checked(
+            check = consistency.checked(
                 shared.client, baseline, events, config.read_log, lost
             )
         else:
             try:
                 shared.restart_server()
             except StorageError as e:
-                invariants = consistency.not_checked(
-                    f"the server did not start again: {e}"
-                )
+                check = consistency.not_checked(f"the server did not start again: {e}")
             else:
                 notes.append("server restarted for the consistency check")
-                invariants = consistency.checked(
+                check = consistency.checked(
                     shared.client, baseline, events, config.read_log, lost
                 )
         if history is not None and baseline is not None:
-            context = {"storage": storage, "clients": clients, "check": invariants}
+            context = {"storage": storage, "clients": clients, "check": check.to_json()}
             history.append(Part(context, list(events), dict(events.sessions)))
         if incomplete is not None:
             point = _incomplete(point, incomplete)
-        return dataclasses.replace(point, invariants=invariants, notes=tuple(notes))
+        return dataclasses.replace(point, check=check, notes=tuple(notes))
     finally:
         remove_tree(scratch)
 
@@ -433,7 +431,7 @@ def _point(
         server_cpu_s=meter.seconds,
         log_records=sum(r.get("log_records", 0) for r in processes),
         killed_clients=0,
-        invariants=consistency.not_checked("not run"),
+        check=consistency.not_checked("not run"),
         interrupted=interrupted,
         notes=tuple(notes),
         windows=windows,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from scenarios.results import schema
+from scenarios.results import codec, schema
 from scenarios.results.files import SWEEP
 from scenarios.results.model import Cells
 from scenarios.results.stats import median_high
@@ -53,7 +53,8 @@ class SweepRun(schema.Stored):
     kind: ClassVar[str] = "sweep"
 
     metadata: dict[str, Any]
-    points: tuple[SweepPoint, ...]
+    #: "results" in the file, as a run file's rows
+    points: tuple[SweepPoint, ...] = dataclasses.field(metadata={codec.KEY: "results"})
 
     def cells(self, cpu: bool = False) -> Cells:
         """Every cell's seconds per object per trial; a row is a
@@ -102,14 +103,9 @@ class SweepRun(schema.Stored):
             required=("results",),
         )
 
-    # The points are "results" in the file, as a run file's rows.
-    def to_json(self) -> dict[str, Any]:
-        points = schema.encode(self.points)
-        return {**SWEEP.header(), "metadata": self.metadata, "results": points}
-
     @classmethod
     def from_json(cls, data: Any) -> SweepRun:
-        data = SWEEP.migrate(data)
-        schema.check(cls.schema(), data, cls.WHAT)
-        points = tuple(schema.build(SweepPoint, p) for p in data["results"])
-        return cls(metadata=data.get("metadata", {}), points=points)
+        # The schema asks for the results alone: a file may have no metadata.
+        return super().from_json(
+            {"metadata": {}, **data} if isinstance(data, dict) else data
+        )

@@ -23,9 +23,9 @@ KNOWN = "known upstream bug"
 
 
 def _violations(v: StorageVerdict, p: Any) -> str:
-    if not p.invariants.get("checked"):
+    if not p.check.checked:
         return "-"
-    n = sum(p.invariants.get("counts", {}).values())
+    n = sum(p.check.counts.values())
     return f"{n} ({KNOWN})" if n and v.known_bug() else str(n)
 
 
@@ -38,7 +38,7 @@ def load_table(verdicts: list[StorageVerdict]) -> Table:
     rows = []
     for v in verdicts:
         for p in v.points:
-            tally = p.invariants.get("tally", {})
+            tally = p.check.tally
             row = [v.storage, str(p.clients)]
             row += [str(tally.get(k, 0)) for k in ("attempts", "ok", "failed")]
             row += [str(tally.get("unknown", 0)), str(sum(p.errors.values()))]
@@ -108,12 +108,10 @@ def detail_lines(verdicts: list[StorageVerdict]) -> list[str]:
                 add(f"{v.storage}: {s.name}: {s.verdict}{extra}: {s.detail}")
         for p in v.points:
             where = f"{v.storage}, {plural(p.clients, 'client')}"
-            extra = bug if p.invariants.get("ok") is False else ""
-            add(f"{where}: {p.invariants['summary']}{extra}")
-            if p.invariants.get("what"):
-                add(p.invariants["what"], "  ")
-            for problem in p.invariants.get("problems", ()):
-                add(problem, "  ")
+            extra = bug if p.check.ok is False else ""
+            add(f"{where}: {p.check.summary}{extra}")
+            for line in p.check.details():
+                add(line, "  ")
             if p.errors or p.failed:
                 raised = ", ".join(f"{n} {k}" for k, n in sorted(p.errors.items()))
                 failed = f"{p.failed} ran out of retries" if p.failed else ""

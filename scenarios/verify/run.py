@@ -189,12 +189,12 @@ class StorageVerdict:
     def violations(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
         for p in self.points:
-            for kind, n in p.invariants.get("counts", {}).items():
+            for kind, n in p.check.counts.items():
                 out[kind] = out.get(kind, 0) + n
         return out
 
     def tally(self, key: str) -> int:
-        return sum(p.invariants.get("tally", {}).get(key, 0) for p in self.points)
+        return sum(p.check.tally.get(key, 0) for p in self.points)
 
     def errors(self) -> dict[str, int]:
         """Operations that raised, by exception class, over the points.
@@ -210,7 +210,7 @@ class StorageVerdict:
         """(right, WRONG, not fully checked or errors; why, in words)."""
         wrong = [s.name for s in self.scenarios if s.verdict == "violation"]
         counts = {k: n for k, n in self.violations().items() if n}
-        if wrong or any(p.invariants.get("ok") is False for p in self.points):
+        if wrong or any(p.check.ok is False for p in self.points):
             parts = [f"{name}: violation" for name in wrong]
             parts += [plural(n, kind) for kind, n in counts.items()]
             bug = known_bug(self.storage, self.target)
@@ -219,9 +219,8 @@ class StorageVerdict:
             f"{s.name} not run" for s in self.scenarios if s.verdict == "not run"
         ]
         for p in self.points:
-            if p.invariants.get("ok") is None:
-                why = p.invariants.get("not_checked") or [p.invariants["summary"]]
-                unchecked += [f"{p.clients} clients: {w}" for w in why]
+            if p.check.ok is None:
+                unchecked += [f"{p.clients} clients: {w}" for w in p.check.why_not]
             if p.started < p.clients:
                 unchecked.append(
                     f"{p.clients} clients: only {p.started} started (no contention "
@@ -235,7 +234,7 @@ class StorageVerdict:
         if errors:
             shown = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items()))
             return ERRORS, f"no violation, but operations raised: {shown}"
-        levels = sorted({p.invariants.get("level", "") for p in self.points} - {""})
+        levels = sorted({p.check.level or "" for p in self.points} - {""})
         attempts = self.tally("attempts")
         return RIGHT, (
             f"{attempts:,} attempts checked, no violation"

@@ -26,6 +26,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
+from scenarios.results.codec import Json
 from scenarios.verify.child import last_line, run_child
 from scenarios.verify.clients import (
     Client,
@@ -52,7 +53,7 @@ KILLED_LIMIT_S = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
-class ScenarioResult:
+class ScenarioResult(Json):
     """One scenario's verdict on one storage.
 
     verdict: "ok" (the storage behaved as ZODB promises), "violation" (it
@@ -66,9 +67,6 @@ class ScenarioResult:
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-
-    def to_json(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)

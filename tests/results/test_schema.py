@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import schema
+from scenarios.results import codec, schema
 from scenarios.results.files import ResultsError
 from scenarios.scale.model import ScaleRun
 from tests.cli.test_failure_paths import tree_digest
@@ -396,9 +396,9 @@ def test_the_schema_is_derived_from_the_dataclasses() -> None:
         "flags": schema.ListOf(schema.Flag),
         "extra": schema.MapOf(schema.ANY),
     }
-    point = schema.build(Point, {"name": "a", "wall_s": 1, "ratio": 2, "flags": [1]})
+    point = codec.build(Point, {"name": "a", "wall_s": 1, "ratio": 2, "flags": [1]})
     assert point == Point("a", 1, 2, None, (True,))
-    assert schema.encode(point)["flags"] == [True]
+    assert codec.encode(point)["flags"] == [True]
     results = RunResult.schema().fields["results"]
     assert isinstance(results, schema.ListOf) and isinstance(
         results.kind, schema.Object

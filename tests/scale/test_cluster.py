@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.checker.violations import not_checked
+from scenarios.checker.check import not_checked
 from scenarios.scale.compare import compare_scale
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import text
@@ -150,8 +150,8 @@ def test_a_curve_over_two_worker_hosts(
     addresses = {netns_hosts.address("w1"), netns_hosts.address("w2")}
     for p in run.points:
         assert p.incomplete is None and p.started == p.clients
-        assert p.invariants["checked"] and p.invariants["ok"], p.invariants
-        assert "consistency: 0 violations" in p.invariants["summary"]
+        assert p.check.checked and p.check.ok, p.check
+        assert "consistency: 0 violations" in p.check.summary
         workers_of = [h for h in p.hosts if h.get("role") != "master"]
         assert sum(h["clients"] for h in workers_of) == p.clients
         assert {h["address"] for h in workers_of} <= addresses
@@ -190,8 +190,8 @@ def test_a_worker_killed_mid_point_leaves_it_incomplete(
     assert point.clients == 2
     assert point.incomplete is not None and "was lost" in point.incomplete
     assert point.summary()["ops_per_s"] is None and point.hists == {}
-    assert point.invariants["ok"] is None, point.invariants
-    assert "lost" in point.invariants["summary"]
+    assert point.check.ok is None, point.check
+    assert "lost" in point.check.summary
     assert "target, 2 clients: incomplete:" in stdout
     data = json.loads(out.read_text())
     assert data["points"][0]["summary"]["ops"] is None
@@ -235,7 +235,7 @@ def test_an_incomplete_point_shows_no_figure() -> None:
         storage="zeo", clients=4, started=2, window_s=10.0, rate=None, hists={},
         commits=0, conflicts=0, failed=0, errors={}, backlog=0, late_s=0.0,
         client_cpu_s=0.0, server_cpu_s=None, log_records=0, killed_clients=0,
-        invariants=not_checked("worker b (10.200.0.4) lost"),
+        check=not_checked("worker b (10.200.0.4) lost"),
         incomplete="worker b (10.200.0.4) was lost (missing) 3.1 s into the window",
         hosts=({"host": "a", "address": "10.200.0.3", "clients": 2, "processes": 2,
                 "kernel": "k", "cores": 2},),
@@ -299,7 +299,7 @@ def test_serve_takes_clients_of_other_hosts(
     warnings = server.communicate(timeout=60)[1]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (point,) = ScaleRun.load(out).points
-    assert point.ops > 0 and point.invariants["ok"], point.invariants
+    assert point.ops > 0 and point.check.ok, point.check
     assert "not loopback" in warnings
 
 

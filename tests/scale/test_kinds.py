@@ -152,9 +152,7 @@ def test_clients_sharing_a_process_are_checked(
     (point,) = ScaleRun.load(out).points
     assert point.started == clients, point.notes
     assert point.ops > 0 and point.commits > 0
-    assert point.invariants["checked"] is True and point.invariants["ok"], (
-        point.invariants
-    )
-    assert "consistency: 0 violations" in point.invariants["summary"]
+    assert point.check.checked is True and point.check.ok, point.check
+    assert "consistency: 0 violations" in point.check.summary
     config = ScaleRun.load(out).metadata["config"]
     assert config["concurrency"] == kind

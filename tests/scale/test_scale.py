@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import storages
+from scenarios.checker.check import Check, not_checked
 from scenarios.errors import ConfigError
 from scenarios.load.target import normalize
 from scenarios.results.files import SCALE
@@ -161,10 +162,10 @@ def test_two_points(name: str, tmp_path: Path, no_leaked_servers: None) -> None:
     ]
     for p in run.points:
         assert p.ops > 0 and p.commits > 0 and p.client_cpu_s > 0
-        assert p.invariants["checked"] is True, p.invariants
+        assert p.check.checked is True, p.check
         if not wrong_at_times:
-            assert p.invariants["ok"] is True, p.invariants
-            assert "consistency: 0 violations" in p.invariants["summary"]
+            assert p.check.ok is True, p.check
+            assert "consistency: 0 violations" in p.check.summary
     assert plot.read_text().count("<svg") == 3  # the file, its two charts
     assert "throughput and latency by client count" in proc.stdout
     assert json.loads(out.read_text())["kind"] == SCALE.kind
@@ -260,7 +261,7 @@ def test_kill_and_restart_the_server(
         assert "no commit after the fault" in scale_report_line(fault)
     else:
         assert first >= 0
-    assert p.invariants["ok"] is True, p.invariants
+    assert p.check.ok is True, p.check
 
 
 @pytest.mark.subprocess
@@ -271,7 +272,7 @@ def test_kill_a_client(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     (p,) = ScaleRun.load(out).points
     assert p.killed_clients == 1 and p.started == 1
-    assert p.invariants["ok"] is True  # the killed client's receipts included
+    assert p.check.ok is True  # the killed client's receipts included
 
 
 @pytest.mark.subprocess
@@ -358,14 +359,13 @@ def test_a_status_other_than_0_is_explained_in_the_last_line() -> None:
     nowhere; the last line names the status and the points behind it."""
     import dataclasses
 
-    from scenarios.checker.violations import not_checked
     from scenarios.cli.scale import status_line
 
     point = ScalePoint(
         storage="zeo", clients=50, started=50, window_s=10.0, rate=None, hists={},
         commits=1, conflicts=0, failed=4, errors={}, backlog=0, late_s=0.0,
         client_cpu_s=0.0, server_cpu_s=None, log_records=0, killed_clients=0,
-        invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+        check=Check(checked=True, ok=True, summary=""),
     )  # fmt: skip
     config = ScaleConfig(storages=("zeo",), clients=(50,))
     line = status_line(config, [point], 4)
@@ -373,7 +373,7 @@ def test_a_status_other_than_0_is_explained_in_the_last_line() -> None:
         "vfab-bench scale: exit 4: 4 operations ran out of retries and 0 errors "
         "at zeo, 50 clients"
     )
-    unchecked = dataclasses.replace(point, invariants=not_checked("a reason"))
+    unchecked = dataclasses.replace(point, check=not_checked("a reason"))
     assert "exit 3: not fully checked at zeo, 50 clients" in status_line(
         config, [unchecked], 3
     )
@@ -392,7 +392,7 @@ def test_each_storage_has_its_curve_in_one_line() -> None:
             rate=None, hists={"lookup": _ops(ops)}, commits=0, conflicts=0,
             failed=0, errors={}, backlog=0, late_s=0.0, client_cpu_s=cpu,
             server_cpu_s=None, log_records=0, killed_clients=0,
-            invariants={"ok": True, "checked": True, "summary": "", "problems": []},
+            check=Check(checked=True, ok=True, summary=""),
         )  # fmt: skip
 
     curve = [at(1, 100), at(2, 190), at(4, 200, cpu=19.0), at(8, 205)]

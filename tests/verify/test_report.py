@@ -31,13 +31,13 @@ def verdicts(storage: str = "relstorage-sqlite") -> list[StorageVerdict]:
     wrong = dataclasses.replace(
         points[1],
         storage=storage,
-        invariants={
-            **points[1].invariants,
-            "ok": False,
-            "counts": {"phantom write": 2},
-            "summary": "consistency: 2 violations (2 phantom writes)",
-            "problems": ["phantom write: " + "a long account of it " * 8],
-        },
+        check=dataclasses.replace(
+            points[1].check,
+            ok=False,
+            counts={"phantom write": 2},
+            summary="consistency: 2 violations (2 phantom writes)",
+            problems=("phantom write: " + "a long account of it " * 8,),
+        ),
     )
     ok = tuple(ScenarioResult(n, "ok", "") for n in SCENARIOS)
     bad = (ScenarioResult(SCENARIOS[0], "violation", "b['x'] is 'failed'"), ok[1])
