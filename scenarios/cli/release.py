@@ -175,7 +175,7 @@ def million_storages(
 
 
 def new_identity(plan: release_plan.ReleasePlan) -> dict[str, Any]:
-    """What this release will be, in directory.identity()'s terms."""
+    """What this release will be, in model.identity()'s terms."""
     return {
         "storages": sorted(plan.storages),
         "quick": plan.quick,
@@ -255,7 +255,7 @@ def check_apart(against: Path, out: Path) -> None:
     compared, so a bind mount or a link is seen through), or one inside
     the other."""
     if not against.exists():
-        return  # directory.load says what is wrong with it
+        return  # model.load says what is wrong with it
     if any(_same(p, against) for p in _ancestors(out)):
         raise ConfigError(
             f"--out {out} is --against {against} or inside it: a release never "
@@ -269,7 +269,7 @@ def check_apart(against: Path, out: Path) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.release import directory, parts, runner, verdict
+    from scenarios.release import model, parts, runner, verdict
 
     # Absolute: the micro part's pytest runs in the project's directory.
     args.out = Path(os.path.abspath(args.out))
@@ -277,9 +277,9 @@ def main(args: argparse.Namespace) -> int:
     old = None
     if args.against is not None:
         check_apart(Path(args.against), args.out)
-        old = directory.load(args.against)
-        directory.check_comparable(
-            directory.identity(old), new_identity(plan), str(args.against)
+        old = model.load(args.against)
+        model.check_comparable(
+            model.identity(old), new_identity(plan), str(args.against)
         )
     check_out(args.out, args.force)
     plan = _counted(plan)
@@ -324,7 +324,7 @@ def main(args: argparse.Namespace) -> int:
         "against": None,
         "exit_status": status,
     }
-    new = directory.load(out, summary)
+    new = model.load(out, summary)
     judged = None
     if old is not None:
         judged = verdict.compare(old, new, args.fail_above)

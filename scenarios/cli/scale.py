@@ -36,7 +36,7 @@ from scenarios.load.target import add_target_option, normalize
 from scenarios.outputs import Writer
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
-from scenarios.scale import kinds
+from scenarios.scale import concurrency
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
@@ -270,7 +270,7 @@ def main(args: argparse.Namespace) -> int:
             if name != runner.TARGET and not storages.REGISTRY[name].starts_server:
                 raise ConfigError(f"--fault kill-server: {name} has no server to kill")
     if not config.workers:
-        per = kinds.per_process(
+        per = concurrency.per_process(
             config.concurrency, config.clients_per_process, max(config.clients)
         )
         check_memory(max(config.clients), per_process=per)

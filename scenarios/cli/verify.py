@@ -37,7 +37,7 @@ from scenarios.load.target import add_target_option
 from scenarios.outputs import Writer
 from scenarios.results.kinds import View
 from scenarios.scale.config import check_memory
-from scenarios.verify.run import (
+from scenarios.verify.runner import (
     CONTENTION_SKEW,
     DEFAULT_BUDGET_S,
     DEFAULT_CLIENTS,
@@ -159,7 +159,7 @@ def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
 def main(args: argparse.Namespace) -> int:
     from scenarios.results import metadata
     from scenarios.scale import runner as scale_runner
-    from scenarios.verify import report, run
+    from scenarios.verify import report, runner
     from scenarios.verify.preflight import check_data_set, refuse_outputs_inside
 
     config, target = config_from(args)
@@ -176,7 +176,7 @@ def main(args: argparse.Namespace) -> int:
     history: Parts | None = [] if args.history is not None else None
     try:
         with progress(args, "verify") as shown:
-            verdicts = run.run(config, options, target, shown, history)
+            verdicts = runner.run(config, options, target, shown, history)
     except scale_runner.ScaleInterrupted:
         # 128 + the signal: 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP
         print(stop_line(last_signal()), file=sys.stderr)

@@ -1,7 +1,7 @@
 """One client process of a matrix group: zodbshootout's benchmarks, timed
 as zodbshootout times them, for each of the process's clients at once (a
 thread or greenlet each, or the process's only client: scale's kinds,
-scenarios.scale.kinds.run_each).
+scenarios.scale.concurrency.run_each).
 
 Each benchmark runs in rounds; a round starts when every client of the
 group has reached it (a barrier across the group), and each client times
@@ -83,7 +83,7 @@ def run_group(
         monkey.patch_all()
     from scenarios.load.clients import LogCounter, count_log_records, die_with_parent
     from scenarios.load.session import open_database
-    from scenarios.scale import kinds
+    from scenarios.scale import concurrency
 
     pool = len(plan.clients) + 1
     if here is not None:
@@ -95,7 +95,7 @@ def run_group(
         db = open_database(plan.target, pool_size=pool)
     try:
         if plan.kind == "greenlets":
-            refusal = kinds.storage_refusal(db.storage)
+            refusal = concurrency.storage_refusal(db.storage)
             if refusal is not None:
                 raise RuntimeError(f"greenlets: {refusal}")
         if barrier is None and len(plan.clients) > 1:
@@ -105,7 +105,9 @@ def run_group(
         sync = _Sync(barrier, control.stop)
         clients = [_Client(plan, db, c, sync, done) for c in plan.clients]
         # A client that fails breaks the barrier for the others.
-        kinds.run_each(plan.kind, len(clients), lambda i: clients[i].run(), sync.abort)
+        concurrency.run_each(
+            plan.kind, len(clients), lambda i: clients[i].run(), sync.abort
+        )
         return {
             "started": True,
             "clients": [c.result() for c in clients],

@@ -2,7 +2,7 @@
 times), the axes and their defaults, the quick preset, and the validated,
 frozen MatrixConfig.  Which concurrency kinds a storage can run is asked of
 its factory (shared between processes or not, its driver under gevent:
-scenarios.scale.kinds), never of its name."""
+scenarios.scale.concurrency), never of its name."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.scale import kinds as scale_kinds
+from scenarios.scale import concurrency as scale_concurrency
 from storages import StorageOptions
 
 
@@ -107,7 +107,7 @@ class MatrixConfig:
                     f"storage {name!r} commits nothing; the matrix measures commits"
                 )
         _distinct("benchmark", self.benchmarks, BENCHMARKS)
-        _distinct("--kind", self.kinds, scale_kinds.KINDS)
+        _distinct("--kind", self.kinds, scale_concurrency.KINDS)
         _counts("--concurrency", self.concurrency, MAX_CONCURRENCY)
         _counts("--objects", self.objects, MAX_OBJECTS)
         if not 1 <= self.rounds <= MAX_ROUNDS:
@@ -171,7 +171,9 @@ def kind_refusal(factory: storages.StorageFactory, kind: str) -> str | None:
             return f"{factory.name} is not known to yield to gevent"
         return None
     if kind == "greenlets":
-        return scale_kinds.greenlet_refusal(scale_kinds.factory_driver(factory))
+        return scale_concurrency.greenlet_refusal(
+            scale_concurrency.factory_driver(factory)
+        )
     return None
 
 

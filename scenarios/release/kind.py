@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.release import directory, page, verdict
-from scenarios.release.directory import Release
+from scenarios.release import model, page, verdict
+from scenarios.release.model import Release
 from scenarios.results import files
 from scenarios.results.kinds import Found, Kind, View
 
 
 def load(found: Found) -> Release:
-    return directory.load(found.path, directory.summary(found))
+    return model.load(found.path, model.summary(found))
 
 
 def _compare(old: Release, new: Release, args: Any) -> View:
-    directory.check_comparable(
-        directory.identity(old), directory.identity(new), str(args.old)
-    )
+    model.check_comparable(model.identity(old), model.identity(new), str(args.old))
     fail_above = (
         verdict.DEFAULT_FAIL_ABOVE if args.fail_above is None else args.fail_above
     )

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from scenarios.bench.report import cost_per_object
 from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
-from scenarios.release.directory import Release
+from scenarios.release.model import Release
 from scenarios.results import formatter
 from scenarios.results.codec import derived
 from scenarios.results.formatter import plural

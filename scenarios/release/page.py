@@ -9,8 +9,8 @@ from html import escape
 
 from scenarios.bench import page as html
 from scenarios.counts import report as counts_report
-from scenarios.release.directory import Release
 from scenarios.release.microbench import micro_rows
+from scenarios.release.model import Release
 from scenarios.release.trend import ReleaseHistory
 from scenarios.release.verdict import CHANGE, GATE, Verdict
 from scenarios.results import htmlbase

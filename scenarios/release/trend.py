@@ -15,8 +15,8 @@ from scenarios.counts.compare import (
     compare_benchmarks,
     compare_counts,
 )
-from scenarios.release import directory, verdict
-from scenarios.release.directory import Release
+from scenarios.release import model, verdict
+from scenarios.release.model import Release
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration, plural
 from scenarios.results.model import RunResult
@@ -277,13 +277,13 @@ def build(
     cpu: bool = False,
     fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
 ) -> ReleaseHistory:
-    """The trends of the releases *loaded* (directory.load), part by part."""
+    """The trends of the releases *loaded* (model.load), part by part."""
     releases = ordered(loaded, by)
     labels = order(
         [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases], by
     )
     notes = []
-    tables = [(r.path / directory.TABLE, r.table) for r in releases if r.table]
+    tables = [(r.path / model.TABLE, r.table) for r in releases if r.table]
     table = None
     if len(tables) >= 2:
         runs: list[tuple[Path, RunResult]] = [(p, t) for p, t in tables if t]

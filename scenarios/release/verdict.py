@@ -18,7 +18,6 @@ from scenarios.counts.compare import (
     compare_counts,
 )
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
-from scenarios.release.directory import Release
 from scenarios.release.measures import (
     CHANGE,
     GATE,
@@ -29,6 +28,7 @@ from scenarios.release.measures import (
     per_object,
     states,
 )
+from scenarios.release.model import Release
 from scenarios.results import environment
 from scenarios.results.codec import derived
 from scenarios.results.compare_runs import RunComparison, compare_files

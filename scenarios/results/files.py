@@ -258,7 +258,7 @@ COUNTS = Format("counts", 1)
 MATRIX = Format("matrix", 1)
 
 
-# release (DIR/release.json of release --out; scenarios.release.directory):
+# release (DIR/release.json of release --out; scenarios.release.model):
 #   0 -- no "schema_version": {"kind", "metadata", "shortened", "parts":
 #        [{"name", "title", "status", "detail", "files"}], "verdicts",
 #        "exit_status"}; parts table, micro, scale, million.

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from scenarios.load.clients import Control, count_log_records, die_with_parent
-from scenarios.scale import kinds
+from scenarios.scale import concurrency
 from scenarios.scale.loop import ClientPlan, run_loop
 
 
@@ -115,7 +115,7 @@ def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
     sessions: list[Any] = []
     try:
         if plan.kind == "greenlets":
-            from scenarios.scale.kinds import storage_refusal
+            from scenarios.scale.concurrency import storage_refusal
 
             refusal = storage_refusal(db.storage)
             if refusal is not None:
@@ -179,5 +179,5 @@ def _run(
         results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)
 
     # A client that fails stops the process's other clients.
-    kinds.run_each(plan.kind, len(sessions), one, stop.local.set)
+    concurrency.run_each(plan.kind, len(sessions), one, stop.local.set)
     return results

@@ -36,7 +36,7 @@ from locust.runners import STATE_MISSING
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale import kinds, wire
+from scenarios.scale import concurrency, wire
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.config import ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s
@@ -303,7 +303,7 @@ class ClusterFleet:
                     f"{self.clients} users within {SPAWN_TIMEOUT_S:g} s"
                 )
             gevent.sleep(0.05)
-        per = kinds.per_process(
+        per = concurrency.per_process(
             self.config.concurrency, self.config.clients_per_process, self.clients
         )
         first = 0

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.history import History, read_history
 from scenarios.results.formatter import plural
-from scenarios.scale import kinds
+from scenarios.scale import concurrency
 from scenarios.scale.client import Client, ProcessPlan, run_process
 from scenarios.scale.loop import ClientPlan
 
@@ -93,7 +93,7 @@ def process_plans(
     history file (when *record*) and stderr file in *directory*."""
     out = []
     first = 0
-    for j, n in enumerate(kinds.split(len(clients), per_process)):
+    for j, n in enumerate(concurrency.split(len(clients), per_process)):
         out.append(
             ProcessPlan(
                 plan,

@@ -1,5 +1,5 @@
 """scale's options for how and where its clients run: --concurrency and
---clients-per-process (scenarios.scale.kinds), --workers and the locust
+--clients-per-process (scenarios.scale.concurrency), --workers and the locust
 master's address (scenarios.scale.cluster); their checks before any work,
 and the fleets a run's points use.  Declared here, as the load options are
 in scenarios.load.options, so that the command module only wires them.
@@ -16,7 +16,7 @@ from typing import Any
 import storages
 from scenarios.argtypes import at_least, positive_float
 from scenarios.errors import ConfigError
-from scenarios.scale import kinds
+from scenarios.scale import concurrency
 from scenarios.scale.config import (
     CONNECT_TIMEOUT_S,
     MASTER_PORT,
@@ -32,8 +32,8 @@ def add_concurrency_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("how the clients run (zodbshootout's three kinds)")
     g.add_argument(
         "--concurrency",
-        choices=kinds.KINDS,
-        default=kinds.DEFAULT_KIND,
+        choices=concurrency.KINDS,
+        default=concurrency.DEFAULT_KIND,
         help="one process per client (default), or threads or gevent "
         "greenlets sharing a process and its one ZODB.DB",
     )
@@ -114,11 +114,11 @@ def refuse_cooperation(
     for name in config.storages:
         if name == "target":
             assert target is not None
-            relstorage, driver = kinds.target_driver(target)
+            relstorage, driver = concurrency.target_driver(target)
             what = "the target"
         else:
             factory = storages.get(name, options)
-            driver = kinds.factory_driver(factory)
+            driver = concurrency.factory_driver(factory)
             relstorage, what = driver is not None, name
             if config.workers and not factory.starts_server:
                 raise ConfigError(
@@ -126,7 +126,7 @@ def refuse_cooperation(
                     "workers on other hosts cannot reach them"
                 )
         if config.concurrency == "greenlets" and relstorage:
-            refusal = kinds.greenlet_refusal(driver)
+            refusal = concurrency.greenlet_refusal(driver)
             if refusal is not None:
                 raise ConfigError(f"--concurrency greenlets, {what}: {refusal}")
 
@@ -175,7 +175,7 @@ def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
     token = operators or new_token()
     shown = None if operators else tell
     with Cluster(*address, config.workers, timeout, say, token, shown) as cluster:
-        per = kinds.per_process(
+        per = concurrency.per_process(
             config.concurrency, config.clients_per_process, max(config.clients)
         )
         cluster.check_memory(max(config.clients), per)

@@ -26,7 +26,7 @@ from scenarios.load.session import preflight
 from scenarios.load.target import open_store
 from scenarios.progress import Progress, progress_of
 from scenarios.results.formatter import plural
-from scenarios.scale import faults, kinds
+from scenarios.scale import concurrency, faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
 from scenarios.scale.fleet import (
@@ -332,7 +332,9 @@ class LocalFleets:
     def fleet(
         self, config: ScaleConfig, plan: ClientPlan, clients: int, scratch: Path
     ) -> Fleet:
-        per = kinds.per_process(config.concurrency, config.clients_per_process, clients)
+        per = concurrency.per_process(
+            config.concurrency, config.clients_per_process, clients
+        )
         return LocalFleet(
             process_plans(
                 plan, client_names(config.seed, range(clients)), config.concurrency,

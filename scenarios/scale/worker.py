@@ -33,7 +33,7 @@ from scenarios.interrupts import remove_tree
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
-from scenarios.scale import kinds, wire
+from scenarios.scale import concurrency, wire
 from scenarios.scale.client import ProcessPlan, run_process
 from scenarios.scale.cpu import host_busy_s
 from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
@@ -120,7 +120,7 @@ class Host:
                       f"({type(e).__name__}: {str(e)[:80]}): is it this version's "
                       "vfab-bench?")  # fmt: skip
             return
-        if any(p.kind not in kinds.KINDS for p in read):
+        if any(p.kind not in concurrency.KINDS for p in read):
             self.fail(f"the master's plan for point {data['point']} names an "
                       "unknown concurrency kind")  # fmt: skip
             return

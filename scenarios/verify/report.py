@@ -15,7 +15,7 @@ from scenarios.progress import duration
 from scenarios.results.files import VERIFY
 from scenarios.results.formatter import plural
 from scenarios.results.table import WIDTH, Table
-from scenarios.verify.run import StorageVerdict
+from scenarios.verify.runner import StorageVerdict
 
 #: What a cell or a line that shows the known bug says of it (the verdict
 #: names the bug in full).

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from scenarios.release import directory, page, verdict
+from scenarios.release import model, page, verdict
 from scenarios.release import trend as release_history
 from scenarios.results.files import ResultsError
 from tests.conftest import offline_page
@@ -69,7 +69,7 @@ def test_the_verdict_json_a_release_kept_reads_with_the_same_keys() -> None:
     (written by the hand-written to_json before them), the counts', the
     wall time's, the curve's and the million run's included."""
     kept = json.loads((B / "release.json").read_text())["against"]["verdict"]
-    now = verdict.compare(directory.load(A), directory.load(B)).to_json()
+    now = verdict.compare(model.load(A), model.load(B)).to_json()
     assert _keys(kept) - _keys(now) == set()
     for part in ("counts", "wall", "curve"):
         assert now[part]["kind"] == kept[part]["kind"]
@@ -119,7 +119,7 @@ def test_the_verdict_reads_in_100_columns(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_the_verdict_model(tmp_path: Path) -> None:
-    old, new = directory.load(A), directory.load(C)
+    old, new = model.load(A), model.load(C)
     v = verdict.compare(old, new)
     grew = v.count_regressions()
     assert sorted(c.row for c in grew) == sorted(COMMIT_ROWS)
@@ -141,7 +141,7 @@ def test_a_new_wrong_is_the_first_line(tmp_path: Path) -> None:
     scale = json.loads((new / "scale.json").read_text())
     one_violation(scale, "lost write")
     (new / "scale.json").write_text(json.dumps(scale))
-    v = verdict.compare(directory.load(B), directory.load(new))
+    v = verdict.compare(model.load(B), model.load(new))
     first = v.lines()[0]
     assert first.part == "consistency" and first.text.startswith("NEW WRONG: zeo")
     assert "1 violation (lost write)" in first.text
@@ -180,7 +180,7 @@ def test_a_wrong_a_known_upstream_bug_explains_is_said_not_gated(
     old = tmp_path / "old"
     shutil.copytree(A, old)
     (old / "scale.json").write_text(json.dumps(old_scale))
-    v = verdict.compare(directory.load(old), directory.load(new))
+    v = verdict.compare(model.load(old), model.load(new))
     text = "\n".join(line.text for line in v.lines())
     if gated:
         assert v.exit_status == 1 and "NEW WRONG: relstorage-sqlite" in text
@@ -317,14 +317,14 @@ def test_load_names_what_is_wrong(tmp_path: Path) -> None:
     other.mkdir()
     (other / "release.json").write_text('{"kind": "scale", "schema_version": 4}')
     with pytest.raises(ResultsError, match="is of kind 'scale'"):
-        directory.load(other)
+        model.load(other)
     old = tmp_path / "v0"
     shutil.copytree(A, old)
     summary = json.loads((old / "release.json").read_text())
     del summary["schema_version"]  # a release of the previous format
     summary["parts"] = [p for p in summary["parts"] if p["name"] != "counts"]
     (old / "release.json").write_text(json.dumps(summary))
-    v = verdict.compare(directory.load(old), directory.load(B))
+    v = verdict.compare(model.load(old), model.load(B))
     assert v.counts is None and not v.regression
     assert "no counts of the 2000 rows in" in v.lines()[0].text
 
@@ -336,8 +336,8 @@ def test_load_names_what_is_wrong(tmp_path: Path) -> None:
 def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
     playwright: Any, tmp_path: Path
 ) -> None:
-    new = directory.load(C)
-    v = verdict.compare(directory.load(A), new)
+    new = model.load(C)
+    v = verdict.compare(model.load(A), new)
     path = tmp_path / "index.html"
     path.write_text(page.page(new, v))
     with offline_page(playwright, width=1280) as (tab, requests):
@@ -396,7 +396,7 @@ def test_the_release_page_opens_with_the_verdict_and_fits_1280_px(
 
 
 def test_the_history_model_orders_by_version_then_date() -> None:
-    h = release_history.build([directory.load(p) for p in (B, C, A)])
+    h = release_history.build([model.load(p) for p in (B, C, A)])
     assert [r.path for r in h.releases] == [A, B, C]
     assert h.count_cells > 100 and len(h.counts) == 3
     states = dict(h.consistency)
@@ -409,7 +409,7 @@ def test_releases_of_two_machines_compare_their_counts_only(tmp_path: Path) -> N
     summary = json.loads((other / "release.json").read_text())
     summary["metadata"]["host"]["hostname"] = "elsewhere"
     (other / "release.json").write_text(json.dumps(summary))
-    v = verdict.compare(directory.load(A), directory.load(other))
+    v = verdict.compare(model.load(A), model.load(other))
     assert not v.same_machine and v.wall is None and v.curve is None
     assert v.regression  # the counts still gate
     words = {x.part: x.text for x in v.lines()}
@@ -438,10 +438,10 @@ def test_wall_time_of_a_busy_release_is_not_compared(tmp_path: Path) -> None:
     idle_a = _at_load(A, tmp_path / "idle-a", 0.2)
     idle_b = _at_load(B, tmp_path / "idle-b", 0.3)
     busy_b = _at_load(B, tmp_path / "busy-b", 10.3)
-    quiet = verdict.compare(directory.load(idle_a), directory.load(idle_b))
+    quiet = verdict.compare(model.load(idle_a), model.load(idle_b))
     assert quiet.timing_not_comparable() is None
     assert "not comparable" not in {x.part: x.text for x in quiet.lines()}["wall time"]
-    v = verdict.compare(directory.load(idle_a), directory.load(busy_b))
+    v = verdict.compare(model.load(idle_a), model.load(busy_b))
     why = v.timing_not_comparable()
     assert why is not None and "ran at load 0.2" in why and "at load 10.3" in why
     words = {x.part: x.text for x in v.lines()}
@@ -544,12 +544,12 @@ def test_a_verdict_that_could_not_read_what_the_gate_needs_is_not_a_pass(
         head = r.out.splitlines()[0] if r.out else ""
         assert r.status == 3, (case, r.out, r.err)
         assert "NOT FULLY CHECKED" in head and "NO REGRESSION" not in r.out, case
-        v = verdict.compare(directory.load(A), directory.load(new))
+        v = verdict.compare(model.load(A), model.load(new))
         assert v.unchecked() and v.exit_status == 3, case
-    v = verdict.compare(directory.load(A), directory.load(tmp_path / "no-curve"))
+    v = verdict.compare(model.load(A), model.load(tmp_path / "no-curve"))
     assert any("zeo's consistency not checked" in u for u in v.unchecked())
     # Both whole: the gate saw everything.
-    assert verdict.compare(directory.load(A), directory.load(B)).unchecked() == []
+    assert verdict.compare(model.load(A), model.load(B)).unchecked() == []
 
 
 def test_a_release_that_contradicts_itself_is_damaged(
@@ -602,7 +602,7 @@ def test_an_incomplete_point_that_found_violations_is_wrong(tmp_path: Path) -> N
         point["invariants"]["counts"]["lost write"] = 1
 
     new = _edited(B, tmp_path / "cut", "scale.json", cut_and_wrong)
-    v = verdict.compare(directory.load(A), directory.load(new))
+    v = verdict.compare(model.load(A), model.load(new))
     assert v.consistency.new["zeo"][0] == "WRONG"
     assert v.regression and v.exit_status == 1
 

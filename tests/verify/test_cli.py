@@ -323,7 +323,7 @@ def test_verify_says_its_counts_in_words() -> None:
     never "storage(s)" or "client(s)"."""
     from scenarios.scale.model import ScaleRun
     from scenarios.verify import report
-    from scenarios.verify.run import StorageVerdict, VerifyConfig
+    from scenarios.verify.runner import StorageVerdict, VerifyConfig
     from tests.conftest import DATA
 
     assert (

@@ -17,7 +17,7 @@ from scenarios.checker.known_bugs import KNOWN_WRONG, exit_status
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
 from scenarios.scale.model import ScaleRun
 from scenarios.verify import report
-from scenarios.verify.run import StorageVerdict, VerifyConfig
+from scenarios.verify.runner import StorageVerdict, VerifyConfig
 from scenarios.verify.scenarios import ScenarioResult
 
 SCALE = Path(__file__).resolve().parents[1] / "data" / "scale.json"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.load.mix import LoadConfig
-from scenarios.scale import kinds
+from scenarios.scale import concurrency
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.loop import ClientPlan
@@ -25,13 +25,13 @@ SHORT = ["--duration", "2", "--warmup", "0.5", "--windows", "2", "--size", "smal
 
 
 def test_clients_are_cut_into_processes() -> None:
-    assert kinds.split(5, 2) == [2, 2, 1]
-    assert kinds.split(4, 4) == [4]
-    assert kinds.split(3, 1) == [1, 1, 1]
-    assert kinds.per_process("processes", None, 8) == 1
-    assert kinds.per_process("greenlets", None, 8) == 8  # one process
-    assert kinds.per_process("threads", 50, 8) == 8
-    assert kinds.per_process("threads", 3, 8) == 3
+    assert concurrency.split(5, 2) == [2, 2, 1]
+    assert concurrency.split(4, 4) == [4]
+    assert concurrency.split(3, 1) == [1, 1, 1]
+    assert concurrency.per_process("processes", None, 8) == 1
+    assert concurrency.per_process("greenlets", None, 8) == 8  # one process
+    assert concurrency.per_process("threads", 50, 8) == 8
+    assert concurrency.per_process("threads", 3, 8) == 3
     plans = process_plans(
         ClientPlan(LoadConfig(), 1.0, 2.0, None),
         client_names(7, range(5), "wabc123."),
@@ -106,10 +106,10 @@ def test_what_cannot_run_so_is_refused_first(
 
 
 def test_greenlets_of_a_cooperative_driver_are_taken() -> None:
-    assert kinds.greenlet_refusal("pg8000") is None
-    assert kinds.greenlet_refusal("PyMySQL") is None
-    assert kinds.target_driver("zeo://127.0.0.1:8100") == (False, None)
-    assert kinds.target_driver("mysql://root@h:1/d?driver=PyMySQL") == (
+    assert concurrency.greenlet_refusal("pg8000") is None
+    assert concurrency.greenlet_refusal("PyMySQL") is None
+    assert concurrency.target_driver("zeo://127.0.0.1:8100") == (False, None)
+    assert concurrency.target_driver("mysql://root@h:1/d?driver=PyMySQL") == (
         True,
         "PyMySQL",
     )
