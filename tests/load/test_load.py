@@ -19,7 +19,7 @@ from scenarios.load.session import Outcome, Session, open_database, preflight
 from storages import StorageError
 from storages.file import filestorage_section
 from storages.zeo import ZEOServer
-from tests.support.served import ROOT, Served, env, serve
+from tests.support.served import ROOT, Served, at_work, env, serve
 from tests.support.tiers import starts
 
 
@@ -150,22 +150,23 @@ def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
 
 
 @pytest.mark.subprocess
-def test_zeoloop_ctrl_c_to_the_group(served: Served) -> None:
-    """SIGINT to the whole process group while the users work: no traceback,
-    the check covers what was done, exit 130, no client process left."""
+def test_zeoloop_ctrl_c_to_the_group(served: Served, tmp_path: Path) -> None:
+    """SIGINT to the whole process group while the users work (a client has
+    recorded an attempt): no traceback, the check covers what was done,
+    exit 130, no client process left."""
     import os
     import signal
-    import time
 
     process = subprocess.Popen(
         [sys.executable, "-m", "scenarios.cli", "zeoloop", "--target",
          served.address, "--users", "2", "--processes", "2", "--duration", "30"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env(), cwd=ROOT, start_new_session=True,
+        env=env() | {"TMPDIR": str(tmp_path)}, cwd=ROOT, start_new_session=True,
     )  # fmt: skip
-    time.sleep(4)
+    reached = at_work(tmp_path, working=True)
     os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=60)
+    assert reached, f"no attempt recorded within its bound: {err}"
     assert process.returncode == 130, err
     assert "Traceback" not in out + err
     assert "interrupted after" in out

@@ -26,7 +26,7 @@ from scenarios.scale.config import Fault, ScaleConfig, check_memory
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import fault_line as scale_report_line
 from tests.conftest import runzeo_pids, storage_params
-from tests.support.served import ROOT, env
+from tests.support.served import ROOT, at_work, env
 
 SHORT = ["--duration", "1", "--warmup", "0.5", "--size", "small"]
 
@@ -276,21 +276,25 @@ def test_kill_a_client(tmp_path: Path) -> None:
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize("delay", [1.0, 4.5])
-def test_ctrl_c_to_the_group(delay: float, no_leaked_servers: None) -> None:
-    """SIGINT to the whole process group, before and during the clients'
-    work: no traceback, nothing left running, exit 130, and either the
-    check covers what was done or nothing was done."""
+@pytest.mark.parametrize("working", [False, True], ids=["started", "working"])
+def test_ctrl_c_to_the_group(
+    working: bool, no_leaked_servers: None, tmp_path: Path
+) -> None:
+    """SIGINT to the whole process group once the command has started, and
+    once its clients work: no traceback, nothing left running or in
+    TMPDIR, exit 130, and either the check covers what was done or nothing
+    was done."""
     before = runzeo_pids()
     process = subprocess.Popen(
         [sys.executable, "-m", "scenarios.cli", "scale", "--clients", "2",
          "--duration", "20", "--warmup", "0.5"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env(), cwd=ROOT, start_new_session=True,
+        env=env() | {"TMPDIR": str(tmp_path)}, cwd=ROOT, start_new_session=True,
     )  # fmt: skip
-    time.sleep(delay)
+    reached = at_work(tmp_path, working)
     os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=60)
+    assert reached, f"not at work within its bound: {err}"
     assert process.returncode == 130, err
     no_traceback(out + err)
     assert "vfab-bench: interrupted" in err
@@ -305,6 +309,7 @@ def test_ctrl_c_to_the_group(delay: float, no_leaked_servers: None) -> None:
         time.sleep(0.1)
     assert not group_alive(process.pid), "a client process outlived the run"
     assert not runzeo_pids() - before
+    assert not list(tmp_path.iterdir())
 
 
 def group_alive(pgid: int) -> bool:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,25 @@ def env() -> dict[str, str]:
     conftest) so that the leak check knows their runzeo servers."""
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     return dict(os.environ, PYTHONPATH=str(ROOT), PATH=path)
+
+
+def at_work(tmpdir: Path, working: bool, bound: float = 120.0) -> bool:
+    """Whether a command run with TMPDIR=*tmpdir* got to work within *bound*
+    seconds: it made something there (past its imports, its signal
+    handlers installed), or with *working* a client recorded an attempt
+    (a process-*.jsonl there not empty).  A test that signals a command
+    "while its users work" waits for this, not a sleep: a loaded machine
+    takes longer to start than any sleep allows."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if working:
+            files = tmpdir.glob("*/process-*.jsonl")
+            if any(f.exists() and f.stat().st_size for f in files):
+                return True
+        elif any(tmpdir.iterdir()):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 class Served:
