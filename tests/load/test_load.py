@@ -152,7 +152,7 @@ def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
 @pytest.mark.subprocess
 def test_zeoloop_ctrl_c_to_the_group(served: Served, tmp_path: Path) -> None:
     """SIGINT to the whole process group while the users work (a client has
-    recorded an attempt): no traceback, the check covers what was done,
+    committed an operation): no traceback, the check covers what was done,
     exit 130, no client process left."""
     import os
     import signal
@@ -166,7 +166,7 @@ def test_zeoloop_ctrl_c_to_the_group(served: Served, tmp_path: Path) -> None:
     reached = at_work(tmp_path, working=True)
     os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=60)
-    assert reached, f"no attempt recorded within its bound: {err}"
+    assert reached, f"no operation committed within its bound: {err}"
     assert process.returncode == 130, err
     assert "Traceback" not in out + err
     assert "interrupted after" in out

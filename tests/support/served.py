@@ -30,20 +30,28 @@ def env() -> dict[str, str]:
 def at_work(tmpdir: Path, working: bool, bound: float = 120.0) -> bool:
     """Whether a command run with TMPDIR=*tmpdir* got to work within *bound*
     seconds: it made something there (past its imports, its signal
-    handlers installed), or with *working* a client recorded an attempt
-    (a process-*.jsonl there not empty).  A test that signals a command
-    "while its users work" waits for this, not a sleep: a loaded machine
-    takes longer to start than any sleep allows."""
+    handlers installed), or with *working* a client finished an operation
+    (a committed attempt in a process-*.jsonl there: a history also holds
+    session lines and pending attempts, written before anything ended).
+    A test that signals a command "while its users work" waits for this,
+    not a sleep: a loaded machine takes longer to start than any sleep
+    allows."""
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
         if working:
-            files = tmpdir.glob("*/process-*.jsonl")
-            if any(f.exists() and f.stat().st_size for f in files):
+            if any(_committed(f) for f in tmpdir.glob("*/process-*.jsonl")):
                 return True
         elif any(tmpdir.iterdir()):
             return True
         time.sleep(0.05)
     return False
+
+
+def _committed(history: Path) -> bool:
+    try:
+        return '"outcome": "ok"' in history.read_text(errors="replace")
+    except OSError:  # removed meanwhile
+        return False
 
 
 class Served:
