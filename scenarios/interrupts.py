@@ -68,6 +68,12 @@ class _Interrupts:
     cpu_limit = False
     #: unraisable() is asking for a stop again (see there).
     asking = False
+    #: The signal handed to gevent's hub for the main greenlet and not yet
+    #: thrown there (0: none): see _to_main_greenlet and undelivered().
+    handed = 0
+    #: Counts the commands (forget()): a hand-over queued for one is dropped
+    #: if the hub runs it in the next.
+    command = 0
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
@@ -79,7 +85,7 @@ class _Interrupts:
             return  # in the hook that asks for the stop again: it comes after
         if cls.critical:
             cls.pending = cls.pending or signum
-        elif not _to_main_greenlet(cls.stop(signum)):
+        elif not _to_main_greenlet(cls.stop(signum), from_signal=True):
             cls.interrupt(signum)
 
     @classmethod
@@ -104,7 +110,8 @@ class _Interrupts:
     @classmethod
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
-        cls.critical = cls.pending = cls.raised_signal = 0
+        cls.critical = cls.pending = cls.raised_signal = cls.handed = 0
+        cls.command += 1
         cls.raised = cls.cpu_limit = cls.asking = False
 
     @staticmethod
@@ -170,30 +177,61 @@ class CompletionGuard:
 COMPLETION_GUARD = CompletionGuard()
 
 
-def _to_main_greenlet(stop: KeyboardInterrupt) -> bool:
+def _to_main_greenlet(stop: KeyboardInterrupt, from_signal: bool = False) -> bool:
     """In a process gevent patched (a locust master or worker, scale's
-    greenlets), throw *stop* into the main greenlet if a signal came while
-    another one ran; whether it was thrown.
+    greenlets), have the hub throw *stop* into the main greenlet; whether
+    it was handed over (False: raise it here, as without gevent).
 
     Python runs a signal handler in the main thread, and under gevent every
     "thread" is a greenlet of it: ZEO's networking thread among them.  A
     stop raised there ends ZEO's event loop ("Event loop stopped before
     Future completed", a ClientDisconnected in the command) and never
-    reaches the command.  The hub throws it as gevent.kill() does, once the
-    running greenlet yields: the main greenlet is waiting on the hub.
+    reaches the command.  Nor may it be raised in the main greenlet
+    *from_signal*, wherever that was: gevent makes threading's locks the
+    pure-Python _RLock, and a stop raised between its inner lock's acquire
+    and the owner's assignment (or its release's two steps) leaves the lock
+    taken by no one.  logging's module lock was left so by a SIGINT to
+    `scale --workers` (the exit then blocked for ever in logging.shutdown,
+    or failed with "greenlet is being finalized"): 1 run in 10, load 5 to 8.
+    The hub throws it as gevent.kill() does, at the main greenlet's next
+    wait; a command that ends without waiting again exits by it all the
+    same (undelivered()).  A stop held through a commit (leave()) is raised
+    where the commit ended, in ordinary code: there it is raised at once.
     """
     greenlet = sys.modules.get("greenlet")
     gevent = sys.modules.get("gevent")
     if greenlet is None or gevent is None:
         return False
     current = greenlet.getcurrent()
-    if current.parent is None:
-        return False  # the main greenlet: raise here, as without gevent
     main = current
     while main.parent is not None:
         main = main.parent
-    gevent.get_hub().loop.run_callback(main.throw, stop)
+    if current is main and not (from_signal and _gevent_patched_threading()):
+        return False  # the main greenlet, in ordinary code: raise here
+    _Interrupts.handed = signal_of(stop)
+    gevent.get_hub().loop.run_callback(_throw, main, stop, _Interrupts.command)
     return True
+
+
+def _gevent_patched_threading() -> bool:
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("threading"))
+
+
+def _throw(main: Any, stop: KeyboardInterrupt, command: int) -> None:
+    """The hub's callback: *stop* into the main greenlet, where it waits
+    (unless the command it came to is over)."""
+    if command != _Interrupts.command or not _Interrupts.handed:
+        return
+    _Interrupts.handed = 0
+    main.throw(stop)
+
+
+def undelivered() -> int:
+    """A stop signal handed to gevent's hub and never thrown (0: none): the
+    command ended without waiting on the hub again; it exits by the signal
+    all the same."""
+    return _Interrupts.handed
 
 
 def quiet_after_interrupt(record: Any) -> bool:
