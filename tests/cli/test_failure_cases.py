@@ -243,4 +243,4 @@ def test_handled(
     result = outcomes[case_id]
     if result.outcome is None:
         pytest.skip(result.skipped)
-    assert result.problems() == [], result.last_line
+    assert result.problems() == [], result.err_tail

@@ -101,7 +101,7 @@ def test_case_is_handled(case: Case, bases: Bases, tmp_path: Path) -> None:
     result = run_case(dataclasses.replace(case, bound=BOUND), CHECKOUT, bases, tmp_path)
     if result.outcome is None:
         pytest.skip(result.skipped)
-    assert not result.problems(), (result.problems(), result.last_line)
+    assert not result.problems(), (result.problems(), result.err_tail)
 
 
 def test_every_case_of_these_kinds_is_here_or_elsewhere() -> None:

@@ -167,6 +167,15 @@ class Result:
         return self.missed
 
     @property
+    def err_tail(self) -> str:
+        """The last lines the command wrote to stderr, for a failure's
+        message: the line before the last is often the cause (a zeoloop's
+        "error: ..." lines come before its notes)."""
+        if self.outcome is None:
+            return self.skipped
+        return "\n".join(self.outcome.err_text.strip().splitlines()[-15:])[-3000:]
+
+    @property
     def last_line(self) -> str:
         if self.outcome is None:
             return self.skipped

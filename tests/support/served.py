@@ -39,12 +39,18 @@ def at_work(tmpdir: Path, working: bool, bound: float = 120.0) -> bool:
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
         if working:
-            if any(_committed(f) for f in tmpdir.glob("*/process-*.jsonl")):
+            if committed_in(tmpdir):
                 return True
         elif any(tmpdir.iterdir()):
             return True
         time.sleep(0.05)
     return False
+
+
+def committed_in(tmpdir: Path) -> bool:
+    """Whether a client of a command run with TMPDIR=*tmpdir* finished an
+    operation: a committed attempt in a process-*.jsonl there."""
+    return any(_committed(f) for f in tmpdir.glob("*/process-*.jsonl"))
 
 
 def _committed(history: Path) -> bool:
