@@ -160,9 +160,9 @@ class MatrixRun(schema.Stored):
 
     def identity(self) -> dict[str, Any]:
         """What two matrices must share to be compared: the object size."""
-        from scenarios.matrix.objects import PAYLOAD_BYTES
+        from scenarios.matrix.objects import PAYLOAD_BYTES_BEFORE
 
-        return {"payload": self.metadata.get("payload_bytes", PAYLOAD_BYTES)}
+        return {"payload": self.metadata.get("payload_bytes", PAYLOAD_BYTES_BEFORE)}
 
     def as_run(self) -> RunResult:
         """The matrix as a run file's rows, for history: a column per
