@@ -54,6 +54,8 @@ SHARED = {
 }
 STORAGES = ("file", "zeo", "relstorage-sqlite")
 PINNED = ("ZODB", "ZEO", "persistent", "BTrees", "transaction", "RelStorage")
+#: The matrix's rounds per cell here (each a sample of its minimum).
+MATRIX_ROUNDS = 15
 #: Seconds any one step may take before it is given up.
 STEP_S = 3600
 #: Where its virtual environment is kept between runs.
@@ -180,6 +182,11 @@ def run_matrix(work: Path, args: argparse.Namespace) -> Any:
     ]  # fmt: skip
     if args.small:
         command += ["--rounds", "2", "--transactions", "1"]
+    else:
+        # As many samples as zodbshootout's minimum is taken from (5 pyperf
+        # processes of 3 values): at the matrix's default 5 rounds, whole
+        # columns crossed 1.5x in one run of two.
+        command += ["--rounds", str(MATRIX_ROUNDS)]
     _say("$ " + " ".join(command[1:]))
     began = time.monotonic()
     subprocess.run(command, check=True, timeout=STEP_S, stdout=subprocess.DEVNULL)
