@@ -71,9 +71,9 @@ class _Interrupts:
     #: The signal handed to gevent's hub for the main greenlet and not yet
     #: thrown there (0: none): see _to_main_greenlet and undelivered().
     handed = 0
-    #: Counts the commands (forget()): a hand-over queued for one is dropped
-    #: if the hub runs it in the next.
-    command = 0
+    #: The stop handed (None: none), dropped by forget(): a hand-over for
+    #: one command is not thrown in the next.
+    handed_stop: KeyboardInterrupt | None = None
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
@@ -111,7 +111,7 @@ class _Interrupts:
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
         cls.critical = cls.pending = cls.raised_signal = cls.handed = 0
-        cls.command += 1
+        cls.handed_stop = None
         cls.raised = cls.cpu_limit = cls.asking = False
 
     @staticmethod
@@ -208,8 +208,13 @@ def _to_main_greenlet(stop: KeyboardInterrupt, from_signal: bool = False) -> boo
         main = main.parent
     if current is main and not (from_signal and _gevent_patched_threading()):
         return False  # the main greenlet, in ordinary code: raise here
+    hub_local = sys.modules.get("gevent._hub_local")  # no import in a handler
+    hub = hub_local.get_hub_if_exists() if hub_local is not None else None
+    if hub is None:
+        return False  # nothing waited on gevent yet (making a hub here fails)
     _Interrupts.handed = signal_of(stop)
-    gevent.get_hub().loop.run_callback(_throw, main, stop, _Interrupts.command)
+    _Interrupts.handed_stop = stop
+    _wake_up(hub, main).send()
     return True
 
 
@@ -218,13 +223,33 @@ def _gevent_patched_threading() -> bool:
     return monkey is not None and bool(monkey.is_module_patched("threading"))
 
 
-def _throw(main: Any, stop: KeyboardInterrupt, command: int) -> None:
-    """The hub's callback: *stop* into the main greenlet, where it waits
-    (unless the command it came to is over)."""
-    if command != _Interrupts.command or not _Interrupts.handed:
-        return
+#: The hub's async watcher that throws a handed stop into the main greenlet
+#: (one per hub; made on the first stop).
+_WAKE_UPS: dict[int, Any] = {}
+
+
+def _wake_up(hub: Any, main: Any) -> Any:
+    """The hub's async watcher (libev's ev_async) whose callback throws the
+    handed stop into *main*.  Sending it is safe from a signal handler that
+    interrupted the hub anywhere; gevent's run_callback is not (its queue
+    of callbacks is Python-visible state the handler may have cut in two:
+    a stop handed that way was lost once in CI, the command never told)."""
+    watcher = _WAKE_UPS.get(id(hub))
+    if watcher is None:
+        watcher = hub.loop.async_()
+        watcher.start(_throw, main)
+        watcher.ref = False  # a stop to come keeps no loop running
+        _WAKE_UPS[id(hub)] = watcher
+    return watcher
+
+
+def _throw(main: Any) -> None:
+    """The watcher's callback, in the hub: the handed stop into the main
+    greenlet, where it waits."""
+    stop, _Interrupts.handed_stop = _Interrupts.handed_stop, None
     _Interrupts.handed = 0
-    main.throw(stop)
+    if stop is not None:
+        main.throw(stop)
 
 
 def undelivered() -> int:

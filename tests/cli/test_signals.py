@@ -8,12 +8,14 @@ item 5).  Real subprocesses and real signals."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -235,6 +237,7 @@ import sys, threading, gevent
 from scenarios.interrupts import defer_interrupts
 defer_interrupts()
 lock = threading.RLock()
+gevent.sleep(0)  # the hub made, as in a command that has waited on it
 print("ready", flush=True)
 for n in range(int(sys.argv[1])):
     try:
@@ -250,6 +253,12 @@ for n in range(int(sys.argv[1])):
         lock.release()
         print("caught", flush=True)
 """
+
+
+def line_within(stream: Any, seconds: float) -> str:
+    """The next line of a child's *stream*, or "" if none comes in time."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    return stream.readline() if ready else ""
 
 
 @pytest.mark.subprocess
@@ -271,11 +280,18 @@ def test_a_stop_under_gevent_never_leaves_a_lock_taken() -> None:
         )
         assert process.stdout is not None and process.stderr is not None
         try:
-            assert process.stdout.readline() == "ready\n"
+            assert line_within(process.stdout, 60) == "ready\n"
             for n in range(stops):
                 process.send_signal(signal.SIGINT)
-                line = process.stdout.readline()
-                assert line == "caught\n", (n, line, process.stderr.read())
+                line = line_within(process.stdout, 60)
+                if not line:  # its output ended, or nothing came in time
+                    process.kill()
+                    status = process.wait()
+                    pytest.fail(
+                        f"stop {n}: no line; exit {status}: "
+                        + process.stderr.read()[-2000:]
+                    )
+                assert line == "caught\n", (n, line or "nothing in 60 s")
             out, err = process.communicate(timeout=60)
         finally:
             process.kill()
