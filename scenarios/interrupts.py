@@ -68,12 +68,11 @@ class _Interrupts:
     cpu_limit = False
     #: unraisable() is asking for a stop again (see there).
     asking = False
-    #: The signal handed to gevent's hub for the main greenlet and not yet
-    #: thrown there (0: none): see _to_main_greenlet and undelivered().
-    handed = 0
-    #: The stop handed (None: none), dropped by forget(): a hand-over for
-    #: one command is not thrown in the next.
-    handed_stop: KeyboardInterrupt | None = None
+    #: The stop handed to gevent's hub for the main greenlet and not yet
+    #: thrown there (None: none; see _to_main_greenlet, undelivered()),
+    #: dropped by forget(): a hand-over for one command is not thrown in
+    #: the next.
+    handed: KeyboardInterrupt | None = None
 
     @classmethod
     def handler(cls, signum: int, frame: object) -> None:
@@ -110,8 +109,8 @@ class _Interrupts:
     @classmethod
     def forget(cls) -> None:
         """A new command: nothing raised, held or in a commit."""
-        cls.critical = cls.pending = cls.raised_signal = cls.handed = 0
-        cls.handed_stop = None
+        cls.critical = cls.pending = cls.raised_signal = 0
+        cls.handed = None
         cls.raised = cls.cpu_limit = cls.asking = False
 
     @staticmethod
@@ -212,8 +211,7 @@ def _to_main_greenlet(stop: KeyboardInterrupt, from_signal: bool = False) -> boo
     hub = hub_local.get_hub_if_exists() if hub_local is not None else None
     if hub is None:
         return False  # nothing waited on gevent yet (making a hub here fails)
-    _Interrupts.handed = signal_of(stop)
-    _Interrupts.handed_stop = stop
+    _Interrupts.handed = stop
     _wake_up(hub, main).send()
     return True
 
@@ -246,8 +244,7 @@ def _wake_up(hub: Any, main: Any) -> Any:
 def _throw(main: Any) -> None:
     """The watcher's callback, in the hub: the handed stop into the main
     greenlet, where it waits."""
-    stop, _Interrupts.handed_stop = _Interrupts.handed_stop, None
-    _Interrupts.handed = 0
+    stop, _Interrupts.handed = _Interrupts.handed, None
     if stop is not None:
         main.throw(stop)
 
@@ -256,7 +253,8 @@ def undelivered() -> int:
     """A stop signal handed to gevent's hub and never thrown (0: none): the
     command ended without waiting on the hub again; it exits by the signal
     all the same."""
-    return _Interrupts.handed
+    stop = _Interrupts.handed
+    return 0 if stop is None else signal_of(stop)
 
 
 def quiet_after_interrupt(record: Any) -> bool:
