@@ -163,12 +163,15 @@ class CountComparison(Comparison):
 
     def heading(self) -> str:
         a, b = self.trials
+        # The micro-benchmarks' cells have no floor of instructions.
+        floor = any(c.floor for c in self.cells)
         return (
             f"{self.title}: instructions and I/O system calls per cell, counted "
             f"(counted trials: {a} -> {b}); a cell differs when it moved by more "
-            f"than {max(self.exact_threshold, LAYOUT_FLOOR):.0%} and "
-            f"{EXACT_MIN_CHANGE:,} instructions where exact (what the process's "
-            "layout alone moves), by more than its spread where not (≈)"
+            f"than {max(self.exact_threshold, LAYOUT_FLOOR):.0%}"
+            + (f" and {EXACT_MIN_CHANGE:,} instructions" if floor else "")
+            + " where exact (what the process's layout alone moves), by more "
+            "than its spread where not (≈)"
         )
 
     def summary(self) -> str:
@@ -300,7 +303,7 @@ def benchmark_cells(data: Any, name: str) -> dict[tuple[str, str], Cell]:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise TypeError(f"instructions {value!r}")
             test = str(b["name"]).split("[", 1)[0].removeprefix("test_")
-            storage = str((b.get("params") or {}).get("storage", "?"))
+            storage = str((b.get("params") or {}).get("storage", "no storage"))
             rounds = b["extra_info"].get("instructions_rounds") or [value]
             spread = (max(rounds) - min(rounds)) / value if value else 0.0
             # The fewest of the calls: exact, as a client's instructions.

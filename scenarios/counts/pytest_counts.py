@@ -6,7 +6,6 @@ files by instructions (usage: docs/counts.md; docs/internals.md).
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import subprocess
 import sys
@@ -15,10 +14,13 @@ from pathlib import Path
 
 from scenarios import argtypes
 from scenarios.counts import fixed
-from scenarios.counts.compare import EXACT_THRESHOLD
+from scenarios.counts.compare import benchmark_cells, compare_benchmarks
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
 from scenarios.counts.runner import check_tools, counted_bound, reap, stop
+from scenarios.results.compare import listed
+from scenarios.results.files import ResultsError, read_json
 from scenarios.results.formatter import plural
+from scenarios.results.table import WIDTH
 from storages.process import die_with_parent
 
 #: What benchmarks need under counts: measured (the suite's addopts
@@ -91,54 +93,33 @@ def run(pytest_args: list[str]) -> int:
         return _run(command, env, bound)
 
 
-def instructions(path: Path) -> dict[str, int]:
-    try:
-        data = json.loads(path.read_text())
-        return {
-            b["fullname"]: b["extra_info"]["instructions"]
-            for b in data["benchmarks"]
-            if "instructions" in b.get("extra_info", {})
-        }
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise SystemExit(
-            f"pytest_counts: cannot read counts from {path}: {e}"
-        ) from None
-
-
 def compare(old: Path, new: Path, fail_above: float | None) -> int:
-    a, b = instructions(old), instructions(new)
-    if not a or not b:
-        empty = old if not a else new
-        print(
-            f"pytest_counts: {empty} holds no instructions (run it with "
-            "`python -m scenarios.counts.pytest_counts run`)",
-            file=sys.stderr,
+    """The two files' benchmarks by instructions, as `vfab-bench compare`
+    and the release compare them (scenarios.counts.compare); with
+    *fail_above*, 1 when one grew by more than it and its tolerance."""
+    try:
+        comparison = compare_benchmarks(
+            benchmark_cells(read_json(old), str(old)),
+            benchmark_cells(read_json(new), str(new)),
+            str(old),
+            str(new),
         )
+    except ResultsError as e:
+        print(f"pytest_counts: {e}", file=sys.stderr)
         return 2
-    grew: list[str] = []
-    for name in a:
-        if name not in b:
-            continue
-        change = b[name] / a[name] - 1 if a[name] else 0.0
-        differs = abs(change) > EXACT_THRESHOLD
-        verdict = (
-            f"{change * 100:+.1f}%"
-            if differs
-            else "same"
-            if change == 0
-            else f"{change * 100:+.2f}%, within 2%"
-        )
-        print(f"{name}: {a[name]:,} -> {b[name]:,}: {verdict}")
-        if fail_above is not None and differs and change > fail_above:
-            grew.append(f"{name} ({change * 100:+.1f}%)")
+    print(comparison.text(), end="", flush=True)
+    grew = [] if fail_above is None else comparison.above(fail_above)
     if grew:
-        print(
-            f"pytest_counts: {plural(len(grew), 'benchmark')} grew above "
-            f"{fail_above:.0%}: {'; '.join(grew)}",
-            file=sys.stderr,
-        )
+        what = plural(len(grew), "benchmark")
+        head = f"pytest_counts: {what} grew above {fail_above:.0%}: "
+        cells = [f"{c.cell_name} ({_percent(c.change)})" for c in grew]
+        print(head + listed(cells, 8, WIDTH - len(head)), file=sys.stderr)
         return 1
     return 0
+
+
+def _percent(change: float | None) -> str:
+    return "new" if change is None else f"{change * 100:+.1f}%"
 
 
 def main(argv: list[str] | None = None) -> int:
