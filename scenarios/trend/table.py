@@ -1,8 +1,9 @@
 """A history across saved runs: each cell's trend over run files put in
 order by the versions they recorded, with the steps marked as asv marks
-them.  A step is a change `compare` would call significant between two
-neighbours (same test, same adjustment); one the samples cannot decide is
-"undecided", never "no change" (docs/internals.md).
+them.  A step is compare's cell between two neighbours (the same test, the same
+adjustment over the pair's cells, the same words): a change it calls
+significant is marked, one it calls inconclusive is "undecided", never
+"no change" (docs/internals.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.results import environment, power, significance
+from scenarios.results.compare_runs import CellComparison
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration as format_time
 from scenarios.results.formatter import plural
@@ -55,41 +57,26 @@ MARK_WORDS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided",
               SAME: "same"}  # fmt: skip
 
 
-@dataclasses.dataclass(frozen=True)
-class Step:
-    """The change of one cell from run *before* to run *after* (indexes of
-    History.points): compare's Difference, adjusted with the pair's other
-    cells."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Step(CellComparison):
+    """One cell's change from run *before* to run *after* (indexes of
+    History.points): compare's cell (its Difference adjusted with the
+    pair's other cells, its verdict), marked."""
 
-    cell: Cell
     before: int
     after: int
-    difference: Difference
-    statistic: Statistic
-    #: How many cells the pair of runs compared (the adjustment's family).
-    cells: int
+
+    @property
+    def cell(self) -> Cell:
+        return self.column, self.row
 
     @property
     def mark(self) -> str:
-        d = self.difference
-        if d.slower:
+        if self.difference.slower:
             return SLOWER
-        if d.faster:
+        if self.difference.faster:
             return FASTER
-        if not power.decidable(d.old.n, d.new.n, self.statistic, self.cells):
-            return UNDECIDED
-        return SAME
-
-    @property
-    def verdict(self) -> str:
-        d = self.difference
-        if d.significant:
-            return d.words()
-        if self.mark == UNDECIDED:
-            return power.inconclusive_words(
-                d.old.n, d.new.n, self.statistic, self.cells
-            )
-        return "not significant"
+        return UNDECIDED if self.inconclusive else SAME
 
 
 @dataclasses.dataclass(frozen=True)
@@ -426,6 +413,14 @@ def _steps(
     for (before, after), found in by_pair.items():
         adjusted = significance.adjust([d for _, d in found])
         for (cell, _), d in zip(found, adjusted, strict=True):
-            step = Step(cell, before, after, d, statistic, len(found))
+            step = Step(
+                column=cell[0],
+                row=cell[1],
+                difference=d,
+                statistic=statistic.name,
+                cells=len(found),
+                before=before,
+                after=after,
+            )
             out.setdefault(cell, {})[after] = step
     return out
