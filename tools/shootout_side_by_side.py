@@ -23,27 +23,32 @@ cells with the same object size (zodbshootout's default "300 bytes" are
 
 Both report the slowest concurrent client's time; zodbshootout reports
 it per transaction (pyperf's value for one inner loop), the matrix per
-object: its values are divided by the objects per transaction here.  The
-matrix runs twice, before zodbshootout and after it, and its minimum is
-taken over both: this machine's speed comes in spells of seconds, and one
-slow spell during a single matrix run put a whole column past 1.5x.  Each
-row prints both, the ratio and whether it lies within 1.5x.  Timings taken
-on a busy machine are not a comparison: run it on an idle one.
+object: its values are divided by the objects per transaction here.
+
+This machine's speed comes in spells: one side's own minimum moved
+1.6-2x between cycles twenty seconds apart, more than the 1.5x the two
+are held to.  So the two run in turns (--cycles, each a matrix run then
+a zodbshootout run), each cycle gives a ratio of the two minima taken in
+it, and a cell is judged by the median of those paired ratios; its
+range and each side's minimum over all cycles are printed beside it.
+Timings taken on a busy machine are not a comparison: run it on an idle
+one.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 #: zodbshootout's name -> the matrix's, for the benchmarks both have.
@@ -57,9 +62,9 @@ SHARED = {
 }
 STORAGES = ("file", "zeo", "relstorage-sqlite")
 PINNED = ("ZODB", "ZEO", "persistent", "BTrees", "transaction", "RelStorage")
-#: The matrix's rounds per cell in each of its two runs (each round a
-#: sample of its minimum): 16 in all, as many as zodbshootout's minimum is
-#: taken from (5 pyperf processes of 3 values).
+#: The matrix's rounds per cell in one cycle (each round a sample of its
+#: minimum): about as many as zodbshootout's minimum is taken from in one
+#: (2 pyperf processes of 3 values).
 MATRIX_ROUNDS = 8
 #: Seconds any one step may take before it is given up.
 STEP_S = 3600
@@ -173,12 +178,13 @@ def run_shootout(
             name = bench.get("metadata", {}).get("name")
             runs = [v for run in bench.get("runs", []) for v in run.get("values", [])]
             if name in SHARED and runs:
-                values[(storage, name)] = runs
+                values[(storage, SHARED[name])] = runs
     return values
 
 
-def run_matrix(work: Path, args: argparse.Namespace, name: str) -> Any:
-    out = work / f"matrix-{name}.json"
+def run_matrix(work: Path, args: argparse.Namespace) -> dict[tuple[str, str], float]:
+    """The matrix's minimum per object, by (storage, its benchmark name)."""
+    out = work / "matrix.json"
     command = [
         str(ROOT / ".venv" / "bin" / "vfab-bench"), "matrix",
         "--storage", ",".join(STORAGES), "--kind", "threads",
@@ -193,44 +199,61 @@ def run_matrix(work: Path, args: argparse.Namespace, name: str) -> Any:
     began = time.monotonic()
     subprocess.run(command, check=True, timeout=STEP_S, stdout=subprocess.DEVNULL)
     _say(f"vfab-bench matrix took {time.monotonic() - began:.0f} s")
-    return json.loads(out.read_text())
+    return {
+        (cell["storage"], cell["benchmark"]): min(r["wall_s"] for r in cell["rounds"])
+        / (args.objects * cell["transactions"])
+        for cell in json.loads(out.read_text())["results"]
+    }
 
 
-def bracketed(before: Any, after: Any) -> Any:
-    """The matrix run before zodbshootout with the rounds of the one run
-    after it added to each cell: a minimum taken from both sides of
-    zodbshootout's time, so that a slow spell of the machine during one
-    matrix run (seconds long here) does not make a cell."""
-    later = {(c["storage"], c["benchmark"]): c["rounds"] for c in after["results"]}
-    for cell in before["results"]:
-        cell["rounds"] = cell["rounds"] + later.get(
-            (cell["storage"], cell["benchmark"]), []
-        )
-    return before
+@dataclasses.dataclass
+class Cell:
+    """One cell's minima per object, one of each side per cycle."""
+
+    theirs: list[float] = dataclasses.field(default_factory=list)
+    ours: list[float] = dataclasses.field(default_factory=list)
+
+    def ratios(self) -> list[float]:
+        """The matrix over zodbshootout, cycle by cycle (paired in time)."""
+        return [o / t for o, t in zip(self.ours, self.theirs, strict=True)]
 
 
-def table(
-    shootout: dict[tuple[str, str], list[float]], matrix: Any, objects: int
-) -> list[str]:
+def run_cycle(
+    script: Path, port: int, work: Path, args: argparse.Namespace,
+    cells: dict[tuple[str, str], Cell],
+) -> None:  # fmt: skip
+    """The matrix, then zodbshootout, in *work*; each cell's two minima."""
+    work.mkdir()
+    ours = run_matrix(work, args)
+    values = run_shootout(script, shootout_config(work, port), work, args)
+    for key, seconds in ours.items():
+        if values.get(key):
+            cell = cells.setdefault(key, Cell())
+            cell.ours.append(seconds)
+            cell.theirs.append(min(values[key]) / args.objects)
+
+
+def table(cells: dict[tuple[str, str], Cell]) -> list[str]:
+    theirs = {v: k for k, v in SHARED.items()}
     lines = [
         f"{'storage':18} {'benchmark':24} {'zodbshootout':>14} {'matrix':>12} "
-        f"{'ratio':>7}  within 1.5x"
+        f"{'ratio (range)':>20}  within 1.5x"
     ]
-    for cell in matrix["results"]:
-        theirs = {v: k for k, v in SHARED.items()}[cell["benchmark"]]
-        values = shootout.get((cell["storage"], theirs))
-        per = objects * cell["transactions"]
-        ours = min(r["wall_s"] for r in cell["rounds"]) / per
-        if not values:
-            lines.append(f"{cell['storage']:18} {theirs:24} {'(none)':>14}")
-            continue
-        their = min(values) / objects
-        ratio = ours / their
-        lines.append(
-            f"{cell['storage']:18} {theirs + ' / ' + cell['benchmark']:24} "
-            f"{their * 1e6:11.1f} µs {ours * 1e6:9.1f} µs {ratio:6.2f}x  "
-            f"{'yes' if 1 / 1.5 <= ratio <= 1.5 else 'NO'}"
-        )
+    for storage in STORAGES:
+        for bench in SHARED.values():
+            name = f"{theirs[bench]} / {bench}"
+            cell = cells.get((storage, bench))
+            if cell is None:
+                lines.append(f"{storage:18} {name:24} {'(none)':>14}")
+                continue
+            ratios = cell.ratios()
+            ratio = statistics.median(ratios)
+            lines.append(
+                f"{storage:18} {name:24} {min(cell.theirs) * 1e6:11.1f} µs "
+                f"{min(cell.ours) * 1e6:9.1f} µs {ratio:6.2f}x "
+                f"({min(ratios):.2f}-{max(ratios):.2f})  "
+                f"{'yes' if 1 / 1.5 <= ratio <= 1.5 else 'NO'}"
+            )
     return lines
 
 
@@ -239,22 +262,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--objects", type=int, default=10)
-    p.add_argument("--processes", type=int, default=5, help="pyperf's worker processes")
+    p.add_argument("--processes", type=int, default=2, help="pyperf's worker processes")
+    p.add_argument("--cycles", type=int, default=5, help="turns of each side")
     p.add_argument("--small", action="store_true", help="pyperf --fast, 2 rounds")
     args = p.parse_args(argv)
-    if not (1 <= args.concurrency <= 100 and 1 <= args.objects <= 100_000):
-        print("shootout_side_by_side: --concurrency 1-100, --objects 1-100000",
-              file=sys.stderr)  # fmt: skip
+    if not (
+        1 <= args.concurrency <= 100
+        and 1 <= args.objects <= 100_000
+        and 1 <= args.cycles <= 100
+    ):
+        print("shootout_side_by_side: --concurrency 1-100, --objects 1-100000, "
+              "--cycles 1-100", file=sys.stderr)  # fmt: skip
         return 2
     script = make_venv(args.venv)
     work = Path(tempfile.mkdtemp(prefix="vfab-shootout-"))
     zeo = None
     try:
         zeo, port = start_zeo(work)
-        config = shootout_config(work, port)
-        before = run_matrix(work, args, "before")
-        shootout = run_shootout(script, config, work, args)
-        matrix = bracketed(before, run_matrix(work, args, "after"))
+        cells: dict[tuple[str, str], Cell] = {}
+        for cycle in range(1 if args.small else args.cycles):
+            _say(f"cycle {cycle + 1}")
+            run_cycle(script, port, work / f"cycle{cycle + 1}", args, cells)
     finally:
         if zeo is not None:
             zeo.terminate()
@@ -267,12 +295,13 @@ def main(argv: list[str] | None = None) -> int:
     host = os.uname()
     print(
         f"zodbshootout 0.8.0 vs vfab-bench matrix: {args.concurrency} thread(s) x "
-        f"{args.objects} objects, time per object (each side's minimum; the "
-        "matrix's of a run before zodbshootout and one after), "
+        f"{args.objects} objects, time per object (each side's minimum over "
+        f"{len(next(iter(cells.values())).ours) if cells else 0} cycles; the "
+        "ratio: the median of the cycles' paired ratios, and their range), "
         f"{host.nodename} {host.machine}, {os.cpu_count()} CPUs, load "
         f"{os.getloadavg()[0]:.2f}"
     )
-    print("\n".join(table(shootout, matrix, args.objects)))
+    print("\n".join(table(cells)))
     return 0
 
 
