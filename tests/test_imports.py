@@ -10,6 +10,7 @@ call), except those under ``if TYPE_CHECKING:`` (never executed).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,7 +57,13 @@ def import_nodes_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
 
 
 def graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports."""
+    """Module -> the project modules it imports (read once a session: the
+    tests that read the whole graph share it; each gets its own copy)."""
+    return {name: set(targets) for name, targets in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
     found = modules()
     trees = {
         name: ast.parse(path.read_text(), str(path)) for name, path in found.items()

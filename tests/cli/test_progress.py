@@ -190,9 +190,12 @@ def test_quiet_is_silent() -> None:
     assert stream.getvalue() == "" and not p.bar
 
 
-def test_the_bar_on_a_stream() -> None:
+def test_the_bar_on_a_stream(monkeypatch: pytest.MonkeyPatch) -> None:
     """bar=True: the one line redrawn in place (carriage return, erase to
-    the end), lines written above it, cleared on close."""
+    the end), lines written above it, cleared on close.  The bar fits the
+    terminal's width: a terminal of 100 columns here, whatever runs the
+    test (an 80-column one cuts "warmup")."""
+    monkeypatch.setenv("COLUMNS", "100")
     clock = FakeClock()
     stream = io.StringIO()
     p = Progress(print, bar=True, what="scale", stream=stream, clock=clock, tick_s=None)

@@ -128,8 +128,9 @@ def test_the_statistic_is_the_runs_own_unless_they_disagree(
         data = json.loads(path.read_text())
         data["metadata"]["config"]["statistic"] = "median"
         (tmp_path / f"{version}.json").write_text(json.dumps(data))
-    assert history.build([tmp_path]).statistic.name == "median"
-    assert not history.build([tmp_path]).notes
+    recorded = history.build([tmp_path])
+    assert recorded.statistic.name == "median"
+    assert not recorded.notes
     assert history.build([tmp_path], stat="p10").statistic.name == "p10"
     (tmp_path / "6.2.json").write_text(runs["6.2"].read_text())
     recorded_there = json.loads(runs["6.2"].read_text())["metadata"]["config"]
