@@ -313,6 +313,23 @@ def pytest_collection_modifyitems(
     config.stash[_LEFT_OUT] = len(left_out)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker (pytest -n), hand the count to the
+    controller, which collects nothing itself."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["vfab_left_out"] = session.config.stash.get(_LEFT_OUT, 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: a worker's count (each collects the whole
+    run, so each counts the same tests)."""
+    left_out = getattr(node, "workeroutput", {}).get("vfab_left_out", 0)
+    config = node.config
+    config.stash[_LEFT_OUT] = max(config.stash.get(_LEFT_OUT, 0), left_out)
+
+
 def pytest_terminal_summary(
     terminalreporter: Any, exitstatus: int, config: pytest.Config
 ) -> None:
