@@ -26,7 +26,7 @@ it per transaction (pyperf's value for one inner loop), the matrix per
 object: its values are divided by the objects per transaction here.
 
 This machine's speed comes in spells: one side's own minimum moved
-1.6-2x between cycles twenty seconds apart, more than the 1.5x the two
+up to 2x between cycles twenty seconds apart, more than the 1.5x the two
 are held to.  So the two run in turns (--cycles, each a matrix run then
 a zodbshootout run), each cycle gives a ratio of the two minima taken in
 it, and a cell is judged by the median of those paired ratios; its
