@@ -102,6 +102,14 @@ class CountDifference(Change):
         change = self.change
         return change is None or change > threshold
 
+    @property
+    def gate_name(self) -> str:
+        """The cell as a gate's one line names it, short (the view has the
+        whole line): "file commit processes: +10.0%", calls named."""
+        change = "new" if self.change is None else f"{self.change:+.1%}"
+        calls = "" if self.what == INSTRUCTIONS else f" ({self.what})"
+        return f"{self.column} {self.row}: {change}{calls}"
+
     def fmt(self, n: int) -> str:
         return count_text(n, self.what, max(self.old.value, self.new.value))
 

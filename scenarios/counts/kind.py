@@ -34,13 +34,7 @@ def _report(run: CountRun, args: Any) -> View:
 def _compare(old: CountRun, new: CountRun, args: Any) -> View:
     result = compare_counts(old, new, str(args.old), str(args.new))
     failed = [] if args.fail_above is None else result.above(args.fail_above)
-    # Short: the view on stdout has each cell's whole line.
-    cells = [
-        f"{c.column} {c.row}: "
-        + ("new" if c.change is None else f"{c.change:+.1%}")
-        + ("" if c.what == "instructions" else f" ({c.what})")
-        for c in failed
-    ]
+    cells = [c.gate_name for c in failed]
     grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above or 0:.0%}"
     return result.view(cells, grew, 8)
 

@@ -112,14 +112,10 @@ def compare(old: Path, new: Path, fail_above: float | None) -> int:
     if grew:
         what = plural(len(grew), "benchmark")
         head = f"pytest_counts: {what} grew above {fail_above:.0%}: "
-        cells = [f"{c.cell_name} ({_percent(c.change)})" for c in grew]
+        cells = [c.gate_name for c in grew]
         print(head + listed(cells, 8, WIDTH - len(head)), file=sys.stderr)
         return 1
     return 0
-
-
-def _percent(change: float | None) -> str:
-    return "new" if change is None else f"{change * 100:+.1f}%"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -533,7 +533,7 @@ def _benchmark_json(path: Path, counts: dict[str, int]) -> Path:
     "new, fail_above, code, said",
     [
         ({"a": 1_010_000, "b": 500_000}, "2%", 0, "1.01x, within ±3.0%"),
-        ({"a": 1_100_000, "b": 500_000}, "2%", 1, "grew above 2%: file a (+10.0%)"),
+        ({"a": 1_100_000, "b": 500_000}, "2%", 1, "grew above 2%: file a: +10.0%"),
         ({"a": 1_100_000, "b": 500_000}, "20%", 0, "1.10x more (+10.0%)"),
         ({"a": 800_000, "b": 500_000}, "2%", 0, "1.25x fewer (-20.0%)"),
         ({}, "2%", 2, "new.json: no benchmark holds instructions"),
