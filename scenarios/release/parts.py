@@ -162,8 +162,16 @@ class PytestChild:
         from storages.process import die_with_parent
 
         self.argv = argv
-        env = dict(os.environ, PYTHONPATH=str(PROJECT))
-        env.pop("PYTEST_ADDOPTS", None)  # the user's options are not the suite's
+        # The user's options are not the suite's, and a release run from a
+        # pytest-xdist worker (pytest -n) starts a pytest of its own, not a
+        # worker: pytest-benchmark reads PYTEST_XDIST_WORKER as xdist on and
+        # refuses --benchmark-only.
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k != "PYTEST_ADDOPTS" and not k.startswith("PYTEST_XDIST_")
+        }
+        env["PYTHONPATH"] = str(PROJECT)
         # Files, not pipes: the child may run while this process does other
         # work (the counts), and never blocks on a full pipe.
         self._out = tempfile.TemporaryFile("w+")
