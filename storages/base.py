@@ -153,6 +153,13 @@ class Store(abc.ABC):
         adds it to the one line that reports a failed phase."""
         return None
 
+    def server_round_trip(self) -> None:  # noqa: B027 - optional hook
+        """Return once the server this store talks to has answered a request
+        sent after every earlier one, and so has done what those asked,
+        whatever it did after answering them (ZEO's server closes a commit's
+        log after its reply).  A no-op where no server is talked to; the
+        counts (scenarios.counts.child) end a phase's window with it."""
+
     def jar_stats(self) -> dict[str, Any]:
         """Backend counters worth recording after a run (ZEO server status,
         client cache stats...).  Empty by default."""

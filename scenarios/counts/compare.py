@@ -15,6 +15,7 @@ from scenarios.counts.syscalls import GROUPS, TIMING_GROUPS
 from scenarios.results.compare import Change, Comparison, check_same, paired
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
+from scenarios.results.metadata import differences
 from scenarios.results.table import wrapped
 
 #: The relative change an exact cell must show to differ, by default (the
@@ -147,6 +148,21 @@ class CountDifference(Change):
         return {**super().to_json(), "old": self.old.value, "new": self.new.value}
 
 
+#: How many cells the line of biggest changes names.
+NAMED_FIRST = 8
+
+
+def change_size(c: CountDifference) -> float:
+    """How much a cell moved, as a ratio either way (2.0: doubled or
+    halved); a cell that was 0, infinite."""
+    if c.old.value == 0:
+        return float("inf") if c.new.value else 1.0
+    if c.new.value == 0:
+        return float("inf")
+    ratio = c.new.value / c.old.value
+    return max(ratio, 1 / ratio)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CountComparison(Comparison):
     """Every cell both count files have (the micro-benchmarks' too), by a
@@ -156,8 +172,47 @@ class CountComparison(Comparison):
     trials: tuple[int, int]
     exact_threshold: float
     kind: str = "counts"
+    #: What both files hold that was not compared, and why (beside the
+    #: cells one file only has): a storage each side judges otherwise, a
+    #: call group no version of the suite counts.
+    not_compared: tuple[str, ...] = ()
 
     JSON_SKIP = ("warnings", "trials")
+    JSON_EXTRA = ("summary", "unchecked")
+
+    @property
+    def unchecked(self) -> list[str]:
+        """What the gate could not compare: empty when it compared all that
+        both files hold."""
+        one_side = [f"{u}: in one file only" for u in self.unmatched]
+        return [*self.not_compared, *one_side]
+
+    def biggest(self, cells: list[CountDifference]) -> list[CountDifference]:
+        """*cells* by the size of their change, biggest first (a cell that
+        was 0 first of all)."""
+        return sorted(cells, key=change_size, reverse=True)
+
+    def first(self) -> list[str]:
+        """The cells that moved, biggest change first, then the warnings."""
+        moved = self.biggest([c for c in self.differing() if not c.timing])
+        out = []
+        if moved:
+            out.append(
+                "Biggest changes first: "
+                + "; ".join(c.gate_name for c in moved[:NAMED_FIRST])
+                + (
+                    f"; and {len(moved) - NAMED_FIRST} more"
+                    if len(moved) > NAMED_FIRST
+                    else ""
+                )
+            )
+        return [*out, *self.warnings]
+
+    def notes(self) -> list[str]:
+        out = super().notes()
+        if self.not_compared:
+            out.append("Not compared: " + "; ".join(self.not_compared) + ".")
+        return out
 
     def differing(self) -> list[CountDifference]:
         return [c for c in self.cells if c.differs]
@@ -230,6 +285,58 @@ def method(run: CountRun) -> str:
     return value if isinstance(value, str) else "unsettled"
 
 
+def unknown_groups(run: CountRun, name: str) -> list[str]:
+    """The call groups *run* holds that the suite does not count (a group
+    renamed by hand: its calls would vanish from the compare unsaid)."""
+    found: dict[str, None] = {}
+    for r in run.results:
+        for s in r.samples:
+            for calls in (s.syscalls, s.server_syscalls):
+                for group in calls or {}:
+                    if group not in GROUPS:
+                        found[f"{r.storage} {r.phase}: call group {group!r}"] = None
+    return [f"{u} is no call group this suite counts ({name})" for u in found]
+
+
+def listed_served(run: CountRun) -> list[str]:
+    """The storages *run*'s metadata says talk to a server."""
+    counts = run.metadata.get("counts")
+    served = counts.get("served") if isinstance(counts, dict) else None
+    return list(served) if isinstance(served, list) else []
+
+
+def judged_apart(
+    old: CountRun, new: CountRun, old_name: str, new_name: str
+) -> dict[str, str]:
+    """The storages both files hold whose cells the two would judge by
+    different rules (one side's metadata or counts say it talks to a
+    server, the other's do not), and those a file says talk to a server
+    that the suite knows to have none: their cells are not compared."""
+    import storages
+
+    out: dict[str, str] = {}
+    names = dict.fromkeys(r.storage for r in old.results)
+    both = [n for n in names if any(r.storage == n for r in new.results)]
+    for storage in both:
+        a, b = old.has_server(storage), new.has_server(storage)
+        known = storages.REGISTRY.get(storage)
+        if a != b:
+            side = old_name if a else new_name
+            out[storage] = (
+                f"{storage}: talks to a server in {side} only (its metadata "
+                "or server counts), which changes what its cells are judged by"
+            )
+        elif (
+            storage in listed_served(old) + listed_served(new)
+            and known is not None
+            and not known.starts_server
+        ):
+            out[storage] = (
+                f"{storage}: both files say it talks to a server; {storage} has none"
+            )
+    return out
+
+
 def cells(run: CountRun) -> dict[tuple[str, str, str], Cell]:
     """(column, row, what) -> cell, for every side and everything counted."""
     several = len(run.sizes) > 1
@@ -267,7 +374,11 @@ def compare_counts(
         "they were counted by different versions of the method "
         "(docs/counts.md#the-method): count both with this version",
     )
-    ca, cb = cells(old), cells(new)
+    apart = judged_apart(old, new, old_name, new_name)
+    ca, cb = (
+        {k: c for k, c in cells(run).items() if storage_of_column(k[0]) not in apart}
+        for run in (old, new)
+    )
     out = []
     for (column, row, what), cell, other in paired(ca, cb, old_name, new_name, "cell"):
         exact = cell.exact and other.exact
@@ -283,7 +394,15 @@ def compare_counts(
             floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
         out.append(CountDifference(column, row, what, cell, other, tolerance, floor))
     unmatched = sorted(
-        {f"{k[0]} {k[1]}" for k in ca.keys() ^ cb.keys() if k[2] == INSTRUCTIONS}
+        {
+            f"{k[0]} {k[1]}" + ("" if k[2] == INSTRUCTIONS else f" ({k[2]} calls)")
+            for k in ca.keys() ^ cb.keys()
+        }
+    )
+    not_compared = (
+        *apart.values(),
+        *unknown_groups(old, old_name),
+        *unknown_groups(new, new_name),
     )
     trials = (
         max((c.trials for c in ca.values()), default=0),
@@ -295,7 +414,14 @@ def compare_counts(
         cells=tuple(out),
         exact_threshold=exact_threshold,
         unmatched=tuple(unmatched),
+        not_compared=not_compared,
+        causes=tuple(differences(old.metadata, new.metadata)),
     )
+
+
+def storage_of_column(column: str) -> str:
+    """The storage a column belongs to (a server's column is its storage's)."""
+    return column.removesuffix(" (server)")
 
 
 def benchmark_cells(data: Any, name: str) -> dict[tuple[str, str], Cell]:

@@ -55,6 +55,20 @@ KEPT_VARIABLES = (
     # Where PostgreSQL's programs are (storages.relstorage.postgresql).
     "VFAB_PG_BINDIR",
 )
+#: Variables that choose an implementation the counted child must use as
+#: this process does (PURE_PYTHON: persistent's, BTrees', zope.interface's
+#: and zodbpickle's Python code instead of their C accelerators): carried,
+#: and the implementations the child loaded recorded in the count file
+#: (scenarios.results.metadata.IMPLEMENTATION_VARIABLES: not imported, this
+#: module is the first the counted child imports).
+CARRIED_VARIABLES = ("PURE_PYTHON",)
+#: Variables that choose an implementation of the interpreter itself: a
+#: count cannot say what they measured, so a count run refuses them.
+REFUSED_VARIABLES = {
+    "PYTHONMALLOC": "chooses CPython's memory allocator",
+    "PYTHONDEVMODE": "puts debug hooks on CPython's allocators",
+    "PYTHONOPTIMIZE": "removes asserts and docstrings from the code counted",
+}
 #: The database clients' own variables (a user's --storage-uri may need
 #: PGPASSWORD or MYSQL_PWD).
 KEPT_PREFIXES = ("PG", "MYSQL")
@@ -88,7 +102,7 @@ def child_environment(
     env = {
         k: v
         for k, v in os.environ.items()
-        if k in KEPT_VARIABLES or k.startswith(KEPT_PREFIXES)
+        if k in KEPT_VARIABLES or k in CARRIED_VARIABLES or k.startswith(KEPT_PREFIXES)
     }
     if not write_bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -105,6 +119,18 @@ def child_environment(
         LC_ALL="C.UTF-8",
     )
     return env
+
+
+def refused_variable() -> str | None:
+    """Why a count cannot run in this environment (one line: a variable of
+    REFUSED_VARIABLES set), or None."""
+    for name, what in REFUSED_VARIABLES.items():
+        if os.environ.get(name):
+            return (
+                f"{name} is set: it {what}, which a count would not show; "
+                f"unset it to count"
+            )
+    return None
 
 
 @contextlib.contextmanager

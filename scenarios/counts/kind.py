@@ -34,9 +34,9 @@ def _report(run: CountRun, args: Any) -> View:
 def _compare(old: CountRun, new: CountRun, args: Any) -> View:
     result = compare_counts(old, new, str(args.old), str(args.new))
     failed = [] if args.fail_above is None else result.above(args.fail_above)
-    cells = [c.gate_name for c in failed]
+    cells = [c.gate_name for c in result.biggest(failed)]
     grew = f"{plural(len(failed), 'cell')} grew above {args.fail_above or 0:.0%}"
-    return result.view(cells, grew, 8)
+    return result.view(cells, grew, 8, unchecked=result.unchecked)
 
 
 def cost_model(first: Any, second: Any, markdown: bool) -> View:

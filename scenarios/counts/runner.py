@@ -57,9 +57,11 @@ SKIP_CHILDREN = (
 #: typecache: "settled") and runs with the cyclic collector off, its
 #: garbage collected once at its end ("collected at the end"); files
 #: without a method were counted from whatever state the process was in
-#: ("unsettled").  Counts of two methods are not compared
-#: (scenarios.counts.compare).
-METHOD = "settled, collected at the end"
+#: ("unsettled").  A storage with a server ends each phase once the
+#: server has answered everything the phase sent ("server answered": a
+#: round trip, storages.base.Store.server_round_trip).  Counts of two
+#: methods are not compared (scenarios.counts.compare).
+METHOD = "settled, collected at the end, server answered"
 UNSETTLED = "unsettled"
 
 TOOLS = {
@@ -79,9 +81,13 @@ VERSION_PREFIXES = {"valgrind": "valgrind-", "strace": "strace"}
 
 
 def check_tools() -> None:
-    """ConfigError in one line when valgrind, vgdb or strace is missing,
+    """ConfigError in one line when a variable of fixed.REFUSED_VARIABLES
+    is set, when valgrind, vgdb or strace is missing,
     does not answer --version in time or is not what it is named, or the
     client-request extension cannot be built."""
+    refused = fixed.refused_variable()
+    if refused is not None:
+        raise ConfigError(f"--counts: {refused}")
     for tool, how in TOOLS.items():
         if shutil.which(tool) is None:
             raise ConfigError(f"--counts needs {tool}, not found: install {how}")
@@ -274,13 +280,14 @@ def count_storage(
     say: Callable[[str], None],
     run: str,
     layouts: int = 1,
-) -> tuple[list[CountResult], list[TrialSummary], bool]:
+) -> tuple[list[CountResult], list[TrialSummary], bool, dict[str, Any] | None]:
     """One storage: natively, under callgrind once per start-up layout
     (*layouts*: 0, the process as it starts, then seeded shifts of its
     heap and type tags, fixed.shift_layout), under strace (each counted
     child bounded by what the native one took); the results, the trials'
-    summaries, and whether every counted phase started from a settled type
-    cache (scenarios.counts.typecache)."""
+    summaries, whether every counted phase started from a settled type
+    cache (scenarios.counts.typecache), and the implementations the counted
+    child loaded (scenarios.results.metadata.implementations)."""
     env = fixed.child_environment(private, run=run)
     tmp = private / "tmp"
     cg_dir = private / "callgrind"
@@ -339,7 +346,8 @@ def count_storage(
     results = [CountResult(storage, size, p, tuple(s)) for p, s in by_phase.items()]
     summaries = [TrialSummary(**t) for t in counted[0][1]["trials"]]
     settled = all(plan.get("settled") for _, plan, _ in counted)
-    return results, summaries, settled
+    loaded = counted[0][1].get("implementations")
+    return results, summaries, settled, loaded
 
 
 def assemble(
@@ -407,18 +415,24 @@ def count(
     factories = list(available(config.storages, config.storage_options, say))
     names = [n for n, _ in factories]
     settled = True
+    loaded: dict[str, Any] | None = None
     with fixed.private_directory() as private:
         job = private / "job.pickle"
         write_job(config, job, child_progress)
         run = fixed.new_run_mark()
         for name in names:
-            r, s, ok = count_storage(name, job, private, say, run, layouts)
+            r, s, ok, used = count_storage(name, job, private, say, run, layouts)
             settled = settled and ok
+            loaded = loaded or used
             results += [
                 CountResult(x.storage, config.size, x.phase, x.samples) for x in r
             ]
             summaries += s
     metadata = collect_metadata(config)
+    # What the counted children loaded, not this process (the same
+    # variables reach them: fixed.CARRIED_VARIABLES).
+    if loaded is not None:
+        metadata["implementations"] = loaded
     # The machine does not change a count; kept as every result keeps it.
     metadata["environment"] = environment.record(start, probes + environment.probes())
     metadata["counts"] = {

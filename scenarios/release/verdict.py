@@ -34,6 +34,7 @@ from scenarios.results.codec import derived
 from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
+from scenarios.results.metadata import differences
 from scenarios.results.table import WIDTH
 from scenarios.scale.compare import ScaleComparison, compare_scale
 
@@ -97,6 +98,14 @@ def by_storage(cells: list[CountDifference]) -> str:
     return "; ".join(parts)
 
 
+def _one_side(what: str, unmatched: tuple[str, ...]) -> list[str]:
+    """ "cells counted on one side only: A, B and more", or nothing."""
+    if not unmatched:
+        return []
+    more = " and more" if len(unmatched) > NAMED else ""
+    return [f"{what} counted on one side only: {', '.join(unmatched[:NAMED])}{more}"]
+
+
 def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
     """What tells two machines apart: host name, CPU model and count."""
     host = meta.get("host") or {}
@@ -157,6 +166,16 @@ class Verdict:
     def regression(self) -> bool:
         return bool(self.count_regressions() or self.consistency.newly_wrong())
 
+    @property
+    def causes(self) -> list[str]:
+        """What differs between the two releases' environments (package
+        versions, implementations, commit, patched tree, Python): the
+        summaries' metadata, then what the count files add (the counted
+        children's implementations)."""
+        out = differences(self.old.metadata, self.new.metadata)
+        counted = [] if self.counts is None else self.counts.causes
+        return out + [c for c in counted if c not in out]
+
     def unchecked(self) -> list[str]:
         """What the gate needed and could not read: no counts of the 2000
         rows on either side, a counted part or storage one side has and the
@@ -166,12 +185,11 @@ class Verdict:
         if self.counts is None:
             out.append(self.not_compared.get("counts", "the counts were not compared"))
         else:
-            if self.counts.unmatched:
-                out.append(
-                    "cells counted on one side only: "
-                    + ", ".join(self.counts.unmatched[:NAMED])
-                    + (" and more" if len(self.counts.unmatched) > NAMED else "")
-                )
+            out += _one_side("cells", self.counts.unmatched)
+            out += self.counts.not_compared
+        if self.micro_counts is not None:
+            out += _one_side("micro-benchmarks", self.micro_counts.unmatched)
+        if self.counts is not None:
             micro = (self.old.micro_counts is None, self.new.micro_counts is None)
             if micro[0] != micro[1] or (self.micro_counts is None and not any(micro)):
                 out.append(
@@ -197,7 +215,11 @@ class Verdict:
             word = "NOT FULLY CHECKED"
         else:
             word = "NO REGRESSION"
-        return f"Verdict against {self.old.label}: {word}"
+        ours = self.new.version()
+        also = ""
+        if ours and ours != self.old.version():
+            also = f"; this release: ZODB {ours}"
+        return f"Verdict against {self.old.label}: {word}{also}"
 
     def gate(self) -> str:
         """What the gate is, in one sentence."""
@@ -341,7 +363,13 @@ class Verdict:
         for line in out:
             worst[line.part] = max(worst.get(line.part, 0), line.severity)
         order = {part: i for i, part in enumerate(worst)}
-        return sorted(out, key=lambda x: (-worst[x.part], order[x.part]))
+        out = sorted(out, key=lambda x: (-worst[x.part], order[x.part]))
+        # What differs between the environments first: the likeliest cause
+        # of every change below it.
+        causes = self.causes
+        if causes:
+            out.insert(0, Line("environments differ", "; ".join(causes), CHANGE))
+        return out
 
     def text(self) -> str:
         """The headline, then a line per part's finding, each wrapped at
@@ -387,6 +415,7 @@ class Verdict:
         "regression",
         "unchecked",
         "exit_status",
+        "causes",
         "headline",
         "gate",
         "lines",

@@ -29,6 +29,9 @@ V = TypeVar("V")
 
 #: compare's exit status when a kind's gate fails (--fail-above).
 EXIT_GATE = 1
+#: compare's exit status when a gate compared less than both files hold
+#: (the release's NOT FULLY CHECKED: scenarios.errors.EXIT_INVARIANTS).
+EXIT_NOT_FULLY_CHECKED = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,15 +117,18 @@ class Change:
 
 @dataclasses.dataclass(frozen=True)
 class Comparison:
-    """Every Change of two results, what one of them only has (*unmatched*)
-    and lines to say before the cells (*warnings*: the machines' speeds).
-    A kind's subclass gives the heading and the summary."""
+    """Every Change of two results, what one of them only has (*unmatched*),
+    what differs between the two sides' environments (*causes*: package
+    versions, implementations, commit, Python; said first) and lines to
+    say before the cells (*warnings*: the machines' speeds).  A kind's
+    subclass gives the heading and the summary."""
 
     kind: str
     title: str
     cells: tuple[Change, ...]
     unmatched: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    causes: tuple[str, ...] = ()
 
     #: The Markdown tables' header: the label, the fields, old, new, change.
     HEADER: ClassVar[tuple[str, ...]] = ("task", "old", "new", "change")
@@ -139,6 +145,14 @@ class Comparison:
     def notes(self) -> list[str]:
         """What to say after the cells."""
         return [unmatched_line(self.unmatched)] if self.unmatched else []
+
+    def opening(self) -> list[str]:
+        """What to say first: how the two sides' environments differ."""
+        return [causes_line(self.causes)] if self.causes else []
+
+    def first(self) -> list[str]:
+        """What to say after the heading, before the cells."""
+        return list(self.warnings)
 
     @property
     def columns(self) -> list[str]:
@@ -169,7 +183,8 @@ class Comparison:
     def text(self, pvalues: bool = False, changed: bool = False) -> str:
         """The heading, a block per column (a line per cell: the values and
         the verdict, p and q with *pvalues*), the notes, the summary."""
-        parts = [paragraph(self.heading()), *map(paragraph, self.warnings)]
+        parts = [*map(paragraph, self.opening()), paragraph(self.heading())]
+        parts += map(paragraph, self.first())
         rows = self.rows(pvalues, changed)
         parts += [block(column, r) for column, r in rows.items()]
         if changed and not rows:
@@ -179,7 +194,7 @@ class Comparison:
         return "\n\n".join(parts) + "\n"
 
     def markdown(self, pvalues: bool = False, changed: bool = False) -> str:
-        parts = [f"# {self.heading()}", *self.warnings]
+        parts = [f"# {self.heading()}", *self.opening(), *self.first()]
         rows = self.rows(pvalues, changed)
         parts += [table(column, self.HEADER, r) for column, r in rows.items()]
         s = self.summary()
@@ -198,21 +213,33 @@ class Comparison:
         what: str = "",
         most: int = 8,
         shown: tuple[bool, bool] = (False, False),
+        unchecked: Sequence[str] = (),
         **files: Callable[[], str],
     ) -> View:
         """compare's view: the text, the JSON, the Markdown and *files*
-        (*shown*: pvalues and changed); with *failed* cells, the gate's line
-        on stderr ("vfab-bench compare: WHAT: " and the first *most* cells
-        that fit within WIDTH: the text names each) and EXIT_GATE."""
-        note = ""
+        (*shown*: pvalues and changed).  With *failed* cells (biggest
+        first), the gate's line on stderr ("vfab-bench compare: WHAT: " and
+        the first *most* cells that fit within WIDTH: the text names each),
+        after what differs between the environments, and EXIT_GATE; else
+        with *unchecked* (what the gate could not compare), a line saying
+        so and EXIT_NOT_FULLY_CHECKED."""
+        note, status = "", 0
+        head = "vfab-bench compare: "
+        if self.causes:
+            head += f"environments differ ({listed(self.causes, 3)}); "
         if failed:
-            head = f"vfab-bench compare: {what}: "
-            note = head + listed(failed, most, WIDTH - len(head))
+            head += f"{what}: "
+            note = head + listed(failed, most, max(WIDTH - len(head), 0))
+            status = EXIT_GATE
+        elif unchecked:
+            head += "NOT FULLY CHECKED: compared less than both files hold: "
+            note = head + listed(unchecked, most, max(WIDTH - len(head), 0))
+            status = EXIT_NOT_FULLY_CHECKED
         return View(
             self.text(*shown),
             {"json": self.to_json, "markdown": lambda: self.markdown(*shown), **files},
             note,
-            EXIT_GATE if failed else 0,
+            status,
         )
 
 
@@ -252,6 +279,11 @@ def paired(
     if not out:
         raise ResultsError(f"{old_name} and {new_name} have no {what} in common")
     return out
+
+
+def causes_line(causes: Sequence[str]) -> str:
+    """What differs between the two sides' environments, in one sentence."""
+    return "Environments differ: " + "; ".join(causes) + "."
 
 
 def unmatched_line(unmatched: Sequence[str]) -> str:

@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 import sys
+import types
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ PACKAGES = (
     "BTrees",
     "transaction",
     "zodbpickle",
+    "zope.interface",
     "berkeleydb",
     "RelStorage",
     "vfab-loadtest",
@@ -124,6 +126,58 @@ def code() -> dict[str, Any]:
     return {"project": project_code(), "packages": package_sources()}
 
 
+#: The environment variables that choose between a package's C accelerator
+#: and its Python implementation (persistent, BTrees, zope.interface and
+#: zodbpickle all read PURE_PYTHON): carried into a counted child and
+#: recorded with what they chose.
+IMPLEMENTATION_VARIABLES = ("PURE_PYTHON",)
+
+#: Per package with a C accelerator, what tells which implementation is
+#: loaded: (module, attribute) of a class or function it defines in C.
+ACCELERATED = {
+    "persistent": ("persistent", "Persistent"),
+    "BTrees": ("BTrees.OOBTree", "OOBTree"),
+    "zope.interface": ("zope.interface.interface", "InterfaceBase"),
+    # ZODB's TimeStamp lives in persistent.
+    "TimeStamp": ("persistent.timestamp", "TimeStamp"),
+    "zodbpickle": ("zodbpickle.pickle", "Pickler"),
+}
+
+
+def compiled(obj: Any) -> bool:
+    """Whether *obj* (a class or function) is defined in C: a function that
+    is a builtin, a class none of whose bases defines a Python function."""
+    if not isinstance(obj, type):
+        return isinstance(obj, types.BuiltinFunctionType)
+    return not any(
+        isinstance(v, types.FunctionType)
+        for cls in obj.__mro__
+        for v in vars(cls).values()
+    )
+
+
+def implementations() -> dict[str, str | None]:
+    """Per package with a C accelerator, the implementation this process
+    loaded ("C" or "Python"), told from the loaded objects, not from any
+    variable; None where the package is not installed."""
+    import importlib
+
+    out: dict[str, str | None] = {}
+    for package, (module, name) in ACCELERATED.items():
+        try:
+            obj = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            out[package] = None
+            continue
+        out[package] = "C" if compiled(obj) else "Python"
+    return out
+
+
+def implementation_variables() -> dict[str, str]:
+    """IMPLEMENTATION_VARIABLES as this process has them (the set ones)."""
+    return {k: os.environ[k] for k in IMPLEMENTATION_VARIABLES if k in os.environ}
+
+
 def collect(config: Configuration) -> dict[str, Any]:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -135,6 +189,8 @@ def collect(config: Configuration) -> dict[str, Any]:
             "executable": sys.executable,
         },
         "versions": versions(),
+        "implementations": implementations(),
+        "implementation_variables": implementation_variables(),
         "host": {
             "hostname": platform.node(),
             "platform": platform.platform(),
@@ -144,3 +200,52 @@ def collect(config: Configuration) -> dict[str, Any]:
         "config": config.to_json(),
         "command": sys.argv,
     }
+
+
+def _shown(value: Any) -> str:
+    return "none" if value in (None, "") else str(value)
+
+
+def _project(meta: dict[str, Any]) -> dict[str, Any]:
+    code = meta.get("code")
+    project = code.get("project") if isinstance(code, dict) else None
+    return project if isinstance(project, dict) else {}
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between the environments two results' metadata record,
+    each in a few words, the likeliest cause of a change first: package
+    versions ("ZODB 6.4.0 -> 6.2.0"), the implementations loaded
+    ("persistent C -> Python"), the project's commit and patched tree,
+    Python.  What one side does not record is left out."""
+    out: list[str] = []
+    va, vb = (m.get("versions") for m in (old, new))
+    if isinstance(va, dict) and isinstance(vb, dict):
+        for name in [*va, *(k for k in vb if k not in va)]:
+            if name in va and name in vb and va[name] != vb[name]:
+                out.append(f"{name} {_shown(va[name])} -> {_shown(vb[name])}")
+    ia, ib = (m.get("implementations") for m in (old, new))
+    if isinstance(ia, dict) and isinstance(ib, dict):
+        for name in [*ia, *(k for k in ib if k not in ia)]:
+            if name in ia and name in ib and ia[name] != ib[name]:
+                out.append(f"{name} {_shown(ia[name])} -> {_shown(ib[name])}")
+    pa, pb = _project(old), _project(new)
+    if pa.get("commit") and pb.get("commit") and pa["commit"] != pb["commit"]:
+        out.append(f"commit {str(pa['commit'])[:10]} -> {str(pb['commit'])[:10]}")
+    for side, project in (("old", pa), ("new", pb)):
+        other = pb if project is pa else pa
+        if project.get("dirty") and (
+            not other.get("dirty") or project.get("diff") != other.get("diff")
+        ):
+            out.append(
+                f"the {side} side's tree patched ({_shown(project.get('diff'))})"
+            )
+    ya, yb = (m.get("python") for m in (old, new))
+    if isinstance(ya, dict) and isinstance(yb, dict):
+        a, b = (str(y.get("version") or "") for y in (ya, yb))
+        ka, kb = (str(y.get("implementation") or "") for y in (ya, yb))
+        if ka != kb and ka and kb:
+            out.append(f"Python {ka} {a} -> {kb} {b}")
+        elif a and b and a != b:
+            out.append(f"Python {a} -> {b}")
+    return out
