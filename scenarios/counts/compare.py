@@ -7,6 +7,7 @@ every line; also the micro-benchmarks counted under pytest
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import Any
 
 from scenarios.counts.model import INSTRUCTIONS, Cell, CountRun
@@ -256,6 +257,11 @@ class CountComparison(Comparison):
                 more, key=lambda c: float("inf") if c.change is None else c.change
             )
             line += f"; most: {worst.column} {worst.row}, {worst.line}"
+        if self.unchecked:
+            line += (
+                f"; NOT FULLY CHECKED: {plural(len(self.unchecked), 'thing')} "
+                "both files hold not compared (above)"
+            )
         return line + "."
 
     def summary_text(self) -> str:
@@ -393,12 +399,7 @@ def compare_counts(
             )
             floor = NOT_EXACT_MIN_CHANGE if what == INSTRUCTIONS else 0
         out.append(CountDifference(column, row, what, cell, other, tolerance, floor))
-    unmatched = sorted(
-        {
-            f"{k[0]} {k[1]}" + ("" if k[2] == INSTRUCTIONS else f" ({k[2]} calls)")
-            for k in ca.keys() ^ cb.keys()
-        }
-    )
+    unmatched = one_side_only(ca.keys(), cb.keys())
     not_compared = (
         *apart.values(),
         *unknown_groups(old, old_name),
@@ -417,6 +418,27 @@ def compare_counts(
         not_compared=not_compared,
         causes=tuple(differences(old.metadata, new.metadata)),
     )
+
+
+def one_side_only(
+    a: Collection[tuple[str, str, str]], b: Collection[tuple[str, str, str]]
+) -> list[str]:
+    """What of (column, row, what) cells one side only holds, said once at
+    the widest: a column ("zeo (every cell)"), a row of a column both hold
+    ("zeo commit processes"), a call group of a row both hold ("zeo commit
+    processes (fsync calls)")."""
+    out: dict[str, None] = {}
+    columns = [{k[0] for k in side} for side in (a, b)]
+    rows = [{k[:2] for k in side} for side in (a, b)]
+    for column, row, what in sorted(set(a) ^ set(b)):
+        if (column in columns[0]) != (column in columns[1]):
+            out[f"{column} (every cell)"] = None
+        elif ((column, row) in rows[0]) != ((column, row) in rows[1]):
+            out[f"{column} {row}"] = None
+        else:
+            calls = "" if what == INSTRUCTIONS else f" ({what} calls)"
+            out[f"{column} {row}{calls}"] = None
+    return list(out)
 
 
 def storage_of_column(column: str) -> str:
@@ -440,6 +462,10 @@ def benchmark_cells(data: Any, name: str) -> dict[tuple[str, str], Cell]:
             storage = str((b.get("params") or {}).get("storage", "no storage"))
             rounds = b["extra_info"].get("instructions_rounds") or [value]
             spread = (max(rounds) - min(rounds)) / value if value else 0.0
+            if (storage, test) in out:
+                # Which copy counts cannot be told (a count file's cell
+                # listed twice is refused alike: CountRun.from_json).
+                raise ValueError(f"{test} [{storage}] is listed twice")
             # The fewest of the calls: exact, as a client's instructions.
             out[(storage, test)] = Cell(value, spread, True, len(rounds))
     except (KeyError, TypeError, AttributeError, ValueError) as e:

@@ -17,7 +17,7 @@ from scenarios.counts import fixed
 from scenarios.counts.compare import benchmark_cells, compare_benchmarks
 from scenarios.counts.pytest_plugin import DUMPS_VARIABLE
 from scenarios.counts.runner import check_tools, counted_bound, reap, stop
-from scenarios.results.compare import listed
+from scenarios.results.compare import EXIT_NOT_FULLY_CHECKED, listed
 from scenarios.results.files import ResultsError, read_json
 from scenarios.results.formatter import plural
 from scenarios.results.table import WIDTH
@@ -112,9 +112,15 @@ def compare(old: Path, new: Path, fail_above: float | None) -> int:
     if grew:
         what = plural(len(grew), "benchmark")
         head = f"pytest_counts: {what} grew above {fail_above:.0%}: "
-        cells = [c.gate_name for c in grew]
+        cells = [c.gate_name for c in comparison.biggest(grew)]
         print(head + listed(cells, 8, WIDTH - len(head)), file=sys.stderr)
         return 1
+    if comparison.unchecked:
+        head = "pytest_counts: NOT FULLY CHECKED: compared less than both files hold: "
+        print(
+            head + listed(comparison.unchecked, 8, WIDTH - len(head)), file=sys.stderr
+        )
+        return EXIT_NOT_FULLY_CHECKED
     return 0
 
 
