@@ -19,6 +19,7 @@ from scenarios.results import environment, formatter, htmlbase, power, significa
 from scenarios.results.compare import Change, Comparison, check_same, one_side, paired
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import View
+from scenarios.results.metadata import differences
 from scenarios.results.model import Cells
 from scenarios.results.significance import Difference, Statistic
 
@@ -306,7 +307,10 @@ def compare_files(
     busy = environment.busy_lines([(old_name, old.metadata), (new_name, new.metadata)])
     warnings = ((speeds,) if speeds else ()) + tuple(busy)
     title = f"{old_name} -> {new_name}"
-    return _compared(old, title, pairs, cpu, s, unmatched=unmatched, warnings=warnings)
+    causes = tuple(differences(old.metadata, new.metadata))
+    return _compared(
+        old, title, pairs, cpu, s, unmatched=unmatched, warnings=warnings, causes=causes
+    )
 
 
 def compare_baseline(
@@ -350,6 +354,7 @@ def page(result: RunComparison, changed: bool = False) -> str:
     table of verdicts."""
     body = [
         "<h1>vfab-loadtest compare</h1>",
+        *(f'<p class="lede">{escape(x)}</p>' for x in result.opening()),
         f'<p class="lede">{escape(result.heading())}</p>',
         *(f'<p class="note wide">{escape(w)}</p>' for w in result.warnings),
     ]
@@ -400,7 +405,9 @@ def view(old: Compared, new: Compared | None, args: Any) -> View:
             old, args.baseline, str(args.old), args.cpu, args.statistic
         )
     failed = [] if args.fail_above is None else result.slowdowns_above(args.fail_above)
-    # Short: the view on stdout has each cell's whole line.
+    # Short: the view on stdout has each cell's whole line; the biggest
+    # slowdown first.
+    failed = sorted(failed, key=lambda c: c.difference.ratio or 0, reverse=True)
     cells = [
         f"{c.cell_name}: {c.difference.ratio or 0:.2f}x slower "
         f"({c.difference.change or 0:+.0%})"
