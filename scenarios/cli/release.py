@@ -218,9 +218,12 @@ def _plan(args: argparse.Namespace) -> release_plan.ReleasePlan:
     return plan
 
 
-def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
+def _counted(
+    plan: release_plan.ReleasePlan,
+) -> tuple[release_plan.ReleasePlan, str | None]:
     """*plan* without its counts part where valgrind, vgdb or strace is
-    missing (the part says why; the verdict says there is no gate)."""
+    missing (the part says why; the verdict says there is no gate), and
+    why it cannot count (None when it can)."""
     import dataclasses
 
     from scenarios.counts import runner
@@ -228,10 +231,20 @@ def _counted(plan: release_plan.ReleasePlan) -> release_plan.ReleasePlan:
     try:
         runner.check_tools()
     except ConfigError as e:
-        return dataclasses.replace(
-            plan, counts=None, skipped={**plan.skipped, "counts": str(e)}
-        )
-    return plan
+        skipped = {**plan.skipped, "counts": str(e)}
+        return dataclasses.replace(plan, counts=None, skipped=skipped), str(e)
+    return plan, None
+
+
+def say_cannot_count(why: str, against: Path | None) -> None:
+    """The one line a release that cannot count says first, before any
+    progress: why (with what to install) and what it means for the gate."""
+    then = (
+        f"; the verdict against {against} will be NOT FULLY CHECKED"
+        if against is not None
+        else "; this release will hold no counts to gate a later one on"
+    )
+    print(f"vfab-bench release: cannot count: {why}{then}", file=sys.stderr, flush=True)
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -282,7 +295,9 @@ def main(args: argparse.Namespace) -> int:
             model.identity(old), new_identity(plan), str(args.against)
         )
     check_out(args.out, args.force)
-    plan = _counted(plan)
+    plan, cannot_count = _counted(plan)
+    if cannot_count is not None:
+        say_cannot_count(cannot_count, args.against)
     shortened = plan.shortened()
     say = progress(args)
     for line in shortened:
