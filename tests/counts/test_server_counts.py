@@ -1,7 +1,8 @@
 """A ZEO server's counts are a property of the code: each phase's window
 ends once the server has answered everything the phase sent, so that runs
-of identical code count the same server calls per phase (system calls,
-counted under strace: what the gate judges exactly).
+of identical code count the same calls per phase, the server's and the
+client's (system calls, counted under strace: what the gate judges
+exactly).
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from scenarios.counts.model import CountResult, CountRun, CountSample
 #: move a server's lseek into the next phase's window.
 RUNS = 20
 
+#: {phase: {"client" or "server": {group: calls}}}
+Calls = dict[str, dict[str, dict[str, int]]]
 
-def server_calls(private: Path, job: Path, mark: str) -> dict[str, dict[str, int]]:
-    """One counted child of zeo under strace: the server's calls per phase."""
+
+def counted_calls(private: Path, job: Path, mark: str) -> Calls:
+    """One counted child of zeo under strace: each side's calls per phase."""
     tmp = private / "tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -35,13 +39,15 @@ def server_calls(private: Path, job: Path, mark: str) -> dict[str, dict[str, int
     runner.run_child(command, fixed.child_environment(private, run=mark), "zeo", 300)
     plan = json.loads(out.read_text())
     calls = syscalls.read_log(log, plan["client_tids"])
-    return {p["phase"]: calls[p["label"]]["server"] for p in plan["phases"]}
+    return {p["phase"]: calls[p["label"]] for p in plan["phases"]}
 
 
-def as_run(calls: dict[str, dict[str, int]]) -> CountRun:
+def as_run(calls: Calls) -> CountRun:
     """A count file of those calls alone (the instructions fixed)."""
     results = tuple(
-        CountResult("zeo", "small", phase, (CountSample(1, 1, {}, c),))
+        CountResult(
+            "zeo", "small", phase, (CountSample(1, 1, c["client"], c["server"]),)
+        )
         for phase, c in calls.items()
     )
     meta = {"config": {"scale": 1, "seed": 1, "rows": "2000"}}
@@ -66,19 +72,24 @@ def test_identical_code_counts_identical_server_calls_per_phase() -> None:
         env = fixed.child_environment(private, write_bytecode=True, run=mark)
         runner.run_child(native, env, "zeo natively", 300)
         for _ in range(RUNS):
-            runs.append(server_calls(private, job, mark))
+            runs.append(counted_calls(private, job, mark))
     gated = [
         {
-            p: {g: n for g, n in c.items() if g not in syscalls.TIMING_GROUPS}
-            for p, c in r.items()
-        }  # fmt: skip
+            (phase, side): {
+                g: n for g, n in c[side].items() if g not in syscalls.TIMING_GROUPS
+            }
+            for phase, c in r.items()
+            for side in ("client", "server")
+        }
         for r in runs
     ]
-    assert sum(gated[0]["commit users/groups"].values()) > 0
-    moved = [i for i, r in enumerate(gated) if r != gated[0]]
-    assert not moved, [
-        (p, gated[0][p], gated[i][p]) for i in moved for p in gated[i]
-        if gated[i][p] != gated[0][p]
-    ]  # fmt: skip
+    assert gated[0][("commit users/groups", "server")]["seek"] > 0
+    moved = [
+        (i, key, gated[0][key], r[key])
+        for i, r in enumerate(gated)
+        for key in r
+        if r[key] != gated[0][key]
+    ]
+    assert not moved, moved
     for a, b in itertools.permutations(range(RUNS), 2):
         assert not compare_counts(as_run(runs[a]), as_run(runs[b])).above(0.02)
