@@ -152,13 +152,18 @@ def test_what_differs_between_the_environments_comes_first(
     assert json.loads(out.read_text())["causes"] == causes.split("; ")
 
 
+def release_edited(tmp_path: Path, name: str, edit: Edit) -> Path:
+    """A copy of release b, its file *name* changed by *edit*."""
+    new = tmp_path / "b"
+    shutil.copytree(B, new)
+    (new / name).write_text(edited(tmp_path, edit, new / name).read_text())
+    return new
+
+
 def test_release_directories_edited_alike_are_not_fully_checked(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    new = tmp_path / "b"
-    shutil.copytree(B, new)
-    counts = new / "counts.json"
-    counts.write_text(edited(tmp_path, renamed_group, counts).read_text())
+    new = release_edited(tmp_path, "counts.json", renamed_group)
     r = run_cli(capsys, "compare", str(A), str(new))
     assert r.status == 3, r.out
     assert "NOT FULLY CHECKED" in r.out.splitlines()[0]
@@ -168,11 +173,10 @@ def test_release_directories_edited_alike_are_not_fully_checked(
 def test_a_release_whose_zodb_differs_says_so_first(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    new = tmp_path / "b"
-    shutil.copytree(B, new)
-    summary = json.loads((new / "release.json").read_text())
-    summary["metadata"]["versions"]["ZODB"] = "6.2"
-    (new / "release.json").write_text(json.dumps(summary))
+    def older(summary: dict[str, Any]) -> None:
+        summary["metadata"]["versions"]["ZODB"] = "6.2"
+
+    new = release_edited(tmp_path, "release.json", older)
     r = run_cli(capsys, "compare", str(A), str(new))
     first, second = r.out.splitlines()[:2]
     assert first.endswith("NO REGRESSION; this release: ZODB 6.2"), first
@@ -213,9 +217,8 @@ def test_micro_benchmarks_listed_twice_or_on_one_side_only(
 def test_a_release_with_a_micro_benchmark_listed_twice_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    new = tmp_path / "b"
-    shutil.copytree(B, new)
-    data = json.loads((new / "counts-micro.json").read_text())
-    data["benchmarks"].append(data["benchmarks"][0])
-    (new / "counts-micro.json").write_text(json.dumps(data))
+    def twice(data: dict[str, Any]) -> None:
+        data["benchmarks"].append(data["benchmarks"][0])
+
+    new = release_edited(tmp_path, "counts-micro.json", twice)
     assert_bad_input(run_cli(capsys, "compare", str(A), str(new)), "listed twice")
