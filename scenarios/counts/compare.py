@@ -338,7 +338,8 @@ def judged_apart(
             and not known.starts_server
         ):
             out[storage] = (
-                f"{storage}: both files say it talks to a server; {storage} has none"
+                f"{storage}: a file's metadata says it talks to a server; "
+                f"{storage} has none"
             )
     return out
 

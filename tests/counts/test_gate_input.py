@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from scenarios.errors import EXIT_INVARIANTS
+from scenarios.results.compare import EXIT_NOT_FULLY_CHECKED
 from tests.support.cli_helpers import assert_bad_input, run_cli
 
 RELEASES = Path(__file__).resolve().parents[1] / "data" / "releases"
@@ -104,7 +106,7 @@ def test_a_compare_of_less_than_both_files_hold_is_not_fully_checked(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, edit: Edit, said: str
 ) -> None:
     r = compare(capsys, B / "counts.json", edited(tmp_path, edit))
-    assert r.status == 3, r.out + r.err
+    assert r.status == EXIT_NOT_FULLY_CHECKED == EXIT_INVARIANTS, r.out + r.err
     lines = r.err.splitlines()
     assert len(lines) == 1 and "NOT FULLY CHECKED" in lines[0], r.err
     assert said in " ".join(r.out.split()), r.out
