@@ -26,6 +26,7 @@ from scenarios.counts import build, callgrind, fixed, syscalls
 from scenarios.counts.meters import SKIP
 from scenarios.counts.model import CountResult, CountRun, CountSample
 from scenarios.errors import ConfigError, RunFailure
+from scenarios.results.metadata import code
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import TrialSummary
 from storages.process import die_with_parent
@@ -429,6 +430,9 @@ def count(
             ]
             summaries += s
     metadata = collect_metadata(config)
+    # The project's commit and patched tree: what compare names first when
+    # two count files differ in it (results.metadata.differences).
+    metadata["code"] = code()
     # What the counted children loaded, not this process (the same
     # variables reach them: fixed.CARRIED_VARIABLES).
     if loaded is not None:
