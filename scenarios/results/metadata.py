@@ -232,7 +232,7 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     pa, pb = _project(old), _project(new)
     if pa.get("commit") and pb.get("commit") and pa["commit"] != pb["commit"]:
         out.append(f"commit {str(pa['commit'])[:10]} -> {str(pb['commit'])[:10]}")
-    for side, project in (("old", pa), ("new", pb)):
+    for side, project in (("old", pa), ("new", pb)) if pa and pb else ():
         other = pb if project is pa else pa
         if project.get("dirty") and (
             not other.get("dirty") or project.get("diff") != other.get("diff")
