@@ -40,12 +40,7 @@ from scenarios.scale import concurrency, wire
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.config import ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s
-from scenarios.scale.fleet import (
-    WorkerLost,
-    client_names,
-    process_plans,
-    stderr_note,
-)
+from scenarios.scale.fleet import WorkerLost, client_names, process_plans, stderr_note
 from scenarios.scale.loop import ClientPlan
 from scenarios.swarm import seal, trust
 from scenarios.swarm.worker_clock import answer_clocks
@@ -101,6 +96,7 @@ class Cluster:
 
     def __enter__(self) -> Cluster:
         wire.quiet_interrupts()
+        wire.locust_aside(True)
         environment = Environment(user_classes=[wire.ScaleClient])
         where, shapes = (self.bind_host, self.port), wire.FROM_WORKER
         self.runner = trust.master_runner(
@@ -122,6 +118,7 @@ class Cluster:
         runner, self.runner = self.runner, None
         if runner is not None:
             runner.quit()  # stops the users, tells every worker to quit
+        wire.locust_aside(False)
 
     def _wait_for_workers(self) -> None:
         where = f"{self.bind_host}:{self.port}"

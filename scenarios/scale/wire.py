@@ -27,6 +27,7 @@ against its shape (FROM_WORKER, FROM_MASTER) by scenarios.swarm.trust.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from typing import Any
@@ -144,6 +145,30 @@ def quiet_interrupts() -> None:
     hub = gevent.get_hub()
     if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
         hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
+
+
+class _Aside(logging.Filter):
+    """locust's master's own lines below ERROR, kept off stderr while a
+    cluster runs: the master says what happened to its workers itself, and
+    locust's words for it repeat or contradict it (a worker that quits
+    mid-point: "You can't start a distributed test before at least one
+    worker processes has connected", locust's restart of the test without
+    it).  They go to the vfab log at DEBUG level instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        logging.getLogger("vfab").debug("locust: %s", record.getMessage())
+        return False
+
+
+_ASIDE = _Aside()
+
+
+def locust_aside(on: bool) -> None:
+    """Put locust's master's lines aside (*on*), or back on stderr."""
+    runners = logging.getLogger("locust.runners")
+    (runners.addFilter if on else runners.removeFilter)(_ASIDE)
 
 
 def host_facts(master_host: str, master_port: int) -> dict[str, Any]:

@@ -197,6 +197,55 @@ def test_a_worker_killed_mid_point_leaves_it_incomplete(
     assert data["points"][0]["summary"]["ops"] is None
 
 
+@pytest.mark.server
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "stop", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name
+)
+def test_a_worker_stopped_mid_point_is_said_once(
+    stop: signal.Signals, tmp_path: Path
+) -> None:
+    """Issue 47: the one worker of `scale --workers 1` sent *stop* a second
+    into its point.  The master exits 3 and its stderr says what happened
+    (the worker left mid-point) once: none of locust's own lines, which
+    name another cause ("can't start a distributed test ...")."""
+    port = free_port()
+    worker_tmp = scratch(tmp_path / "worker-tmp")
+    worker = subprocess.Popen(
+        bench("worker", "-q", "--master-port", str(port)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=sealed() | {"TMPDIR": str(worker_tmp)}, cwd=ROOT,
+    )  # fmt: skip
+    master = subprocess.Popen(
+        bench("scale", "--storage", "zeo", "--clients", "1", "--duration", "8",
+              "--warmup", "0", "--windows", "1", "--workers", "1",
+              "--master-port", str(port), "--json", str(tmp_path / "s.json")),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sealed(),
+        cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not any(
+            f.stat().st_size for f in worker_tmp.glob("vfab-worker-*/process-*.jsonl")
+        ):
+            assert time.monotonic() < deadline and master.poll() is None
+            time.sleep(0.1)
+        time.sleep(1)  # its client has begun: a second into the point
+        worker.send_signal(stop)
+        stdout, stderr = master.communicate(timeout=120)
+        assert worker.wait(30) != 0
+    finally:
+        for proc in (master, worker):
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert master.returncode == 3, stdout + stderr
+    assert "incomplete" in stdout
+    lost = [line for line in stderr.splitlines() if "was lost" in line]
+    assert len(lost) == 1 and "(it quit)" in lost[0], stderr
+    assert "locust" not in stderr and "can't start" not in stderr, stderr
+
+
 @pytest.mark.subprocess
 def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
     """A master no worker joins, and a worker no master answers: each ends
