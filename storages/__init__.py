@@ -11,6 +11,10 @@ joins them.
 The names below are what callers outside this package use.  Importing any
 module of the package loads them, the registry included: no backend
 (ZEO, RelStorage, berkeleydb) is imported until a factory opens a store.
+The package's own modules import each other by module (``import
+storages.ports as ports``, ``from storages.base import ...``), never
+through this namespace: it imports the registry, which imports every
+factory (tests/test_imports.py holds it).
 """
 
 from __future__ import annotations

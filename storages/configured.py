@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from storages import registry
+import storages.registry as registry
 from storages.base import (
     DBOptions,
     StorageError,

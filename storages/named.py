@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from storages import registry
+import storages.registry as registry
 from storages.base import StorageError, StorageFactory, URIScheme
 from storages.errors import one_line
 from storages.ports import check_reachable

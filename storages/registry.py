@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from storages import base
+import storages.base as base
 from storages.base import (
     ConfiguredOptions,
     DBOptions,

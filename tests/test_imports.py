@@ -4,7 +4,10 @@ module grows past 500 lines.
 Read from the source (ast), not by importing: every import statement of
 vfab, storages, scenarios and locustfile.py, at module level and inside
 functions alike (a function-level import only delays a cycle to the first
-call), except those under ``if TYPE_CHECKING:`` (never executed).
+call), except those under ``if TYPE_CHECKING:`` (never executed).  A
+package's __init__ is a module of the graph: `from P import x` reads P
+(x a submodule or not), and importing a module runs the __init__ of each
+package above it that the importer is not in.
 """
 
 from __future__ import annotations
@@ -74,21 +77,36 @@ def _graph() -> dict[str, set[str]]:
         if target in found and target != source:
             edges[source].add(target)
 
+    def add_with_packages(source: str, target: str) -> None:
+        """*target*, and the packages above it that *source* is not in:
+        importing a module runs its packages' __init__ first, and those
+        *source* is in have begun before it ran."""
+        parts = target.split(".")
+        for i in range(1, len(parts)):
+            package = ".".join(parts[:i])
+            if not (source + ".").startswith(package + "."):
+                add(source, package)
+        add(source, target)
+
     for name, tree in trees.items():
         is_package = found[name].name == "__init__.py"
         for node in import_nodes(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    add(name, alias.name)
+                    add_with_packages(name, alias.name)
                 continue
             base = node.module or ""
             if node.level:
                 parts = name.split(".")
                 keep = len(parts) - node.level + (1 if is_package else 0)
                 base = ".".join(parts[:keep] + ([base] if base else []))
+            # `from P import x` reads P's namespace even where x is a
+            # submodule: P's __init__ is imported, and a loop through it
+            # holds only as long as the import order does.
+            add_with_packages(name, base)
+            add(name, base)
             for alias in node.names:
-                full = f"{base}.{alias.name}"
-                add(name, full if full in found else base)  # a submodule, or a name
+                add(name, f"{base}.{alias.name}")  # a submodule, or a name
     return edges
 
 
@@ -128,6 +146,20 @@ def test_the_graph_is_read() -> None:
     assert "storages.zeo.factory" in edges["storages.zeo"]
     # A function-level import counts.
     assert "storages.zlib" in edges["storages.named"]
+
+
+def test_a_package_s_init_is_in_the_graph() -> None:
+    """An import reads a package's __init__: `from P import sub` reads P
+    (its namespace, even for a submodule), and importing a module outside
+    one's own packages runs each package above it."""
+    edges = graph()
+    # `from storages.zeo.factory import WAIT_TIMEOUT_S`: storages' and
+    # storages.zeo's __init__ run first.
+    assert {"storages", "storages.zeo", "storages.zeo.factory"} <= edges[
+        "scenarios.load.zeoloop"
+    ]
+    # Within a package, its own __init__ has begun: not an edge...
+    assert "storages" not in edges["storages.file"]
 
 
 def test_find_cycle_finds_one() -> None:

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from storages import process
+import storages.process as process
 from storages.base import StorageError
 from storages.ports import LOCALHOST
 from storages.process import last_line

@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-from storages import ports
+import storages.ports as ports
 from storages.base import ROOT_KEY, OptionGroup, StorageError
 from storages.options import add_size_option, at_least
 
