@@ -182,8 +182,14 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("storages",),
     ("scenarios", "scenarios.results"),
     # The libraries under the commands: the data set, the load engine, the
-    # checker, the locust glue.
-    ("scenarios.data", "scenarios.load", "scenarios.checker", "scenarios.swarm"),
+    # checker, the clients that drive the load, the locust glue.
+    (
+        "scenarios.data",
+        "scenarios.load",
+        "scenarios.checker",
+        "scenarios.clients",
+        "scenarios.swarm",
+    ),
     (
         "scenarios.bench",
         "scenarios.census",
@@ -256,10 +262,16 @@ def test_no_module_over_500_lines() -> None:
     assert not long, long
 
 
-#: Within the commands' floor, the load engine, its checker and the locust
-#: glue stand one over the other: load records, checker judges what load
-#: recorded, swarm runs both under locust.  Lowest first.
-LOAD_ROOMS = ("scenarios.load", "scenarios.checker", "scenarios.swarm")
+#: Within the libraries' floor, the load engine, its checker, the clients
+#: and the locust glue stand one over the other: load records, checker
+#: judges what load recorded, clients drive the load, swarm runs them
+#: under locust.  Lowest first.
+LOAD_ROOMS = (
+    "scenarios.load",
+    "scenarios.checker",
+    "scenarios.clients",
+    "scenarios.swarm",
+)
 
 
 def room(module: str) -> int | None:

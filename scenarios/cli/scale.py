@@ -22,6 +22,7 @@ from scenarios.cli.args import (
     progress,
 )
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.clients import concurrency
 from scenarios.errors import (
     EXIT_ERRORS,
     EXIT_INVARIANTS,
@@ -36,7 +37,6 @@ from scenarios.load.target import add_target_option, normalize
 from scenarios.outputs import Writer
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
-from scenarios.scale import concurrency
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,

@@ -1,7 +1,7 @@
 """One client process of a matrix group: zodbshootout's benchmarks, timed
 as zodbshootout times them, for each of the process's clients at once (a
 thread or greenlet each, or the process's only client: scale's kinds,
-scenarios.scale.concurrency.run_each).
+scenarios.clients.concurrency.run_each).
 
 Each benchmark runs in rounds; a round starts when every client of the
 group has reached it (a barrier across the group), and each client times
@@ -81,9 +81,9 @@ def run_group(
         from gevent import monkey
 
         monkey.patch_all()
+    from scenarios.clients import concurrency
     from scenarios.load.clients import LogCounter, count_log_records, die_with_parent
     from scenarios.load.session import open_database
-    from scenarios.scale import concurrency
 
     pool = len(plan.clients) + 1
     if here is not None:

@@ -2,7 +2,7 @@
 times), the axes and their defaults, the quick preset, and the validated,
 frozen MatrixConfig.  Which concurrency kinds a storage can run is asked of
 its factory (shared between processes or not, its driver under gevent:
-scenarios.scale.concurrency), never of its name."""
+scenarios.clients.concurrency), never of its name."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import storages
 from scenarios.bench.config import check_storage_names
+from scenarios.clients import concurrency as scale_concurrency
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.scale import concurrency as scale_concurrency
 from storages import StorageOptions
 
 

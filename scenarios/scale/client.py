@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Any
 
+from scenarios.clients import concurrency
 from scenarios.load.clients import Control, count_log_records, die_with_parent
-from scenarios.scale import concurrency
 from scenarios.scale.loop import ClientPlan, run_loop
 
 
@@ -115,7 +115,7 @@ def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
     sessions: list[Any] = []
     try:
         if plan.kind == "greenlets":
-            from scenarios.scale.concurrency import storage_refusal
+            from scenarios.clients.concurrency import storage_refusal
 
             refusal = storage_refusal(db.storage)
             if refusal is not None:

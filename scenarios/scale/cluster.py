@@ -33,10 +33,11 @@ import gevent
 from locust.env import Environment
 from locust.runners import STATE_MISSING
 
+from scenarios.clients import concurrency
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale import concurrency, wire
+from scenarios.scale import wire
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.config import ScaleConfig, check_memory
 from scenarios.scale.cpu import host_busy_s

@@ -100,7 +100,7 @@ class ScaleConfig:
     #: transaction).
     read_log: bool = False
     windows: int = DEFAULT_WINDOWS
-    #: How the clients run concurrently (scenarios.scale.concurrency), and how
+    #: How the clients run concurrently (scenarios.clients.concurrency), and how
     #: many share a process (None: threads and greenlets, all of a point's
     #: clients in one process per host).
     concurrency: str = "processes"
@@ -124,7 +124,7 @@ class ScaleConfig:
             raise ConfigError("--warmup must be 0 seconds or more")
         if not 1 <= self.windows <= MAX_WINDOWS:
             raise ConfigError(f"--windows takes 1 to {MAX_WINDOWS}")
-        from scenarios.scale.concurrency import check_kind
+        from scenarios.clients.concurrency import check_kind
 
         check_kind(self.concurrency, self.clients_per_process)
         if self.clients_per_process is not None and not (

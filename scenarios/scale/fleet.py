@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from scenarios.clients import concurrency
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.history import History, read_history
 from scenarios.results.formatter import plural
-from scenarios.scale import concurrency
 from scenarios.scale.client import Client, ProcessPlan, run_process
 from scenarios.scale.loop import ClientPlan
 

@@ -1,5 +1,5 @@
 """scale's options for how and where its clients run: --concurrency and
---clients-per-process (scenarios.scale.concurrency), --workers and the locust
+--clients-per-process (scenarios.clients.concurrency), --workers and the locust
 master's address (scenarios.scale.cluster); their checks before any work,
 and the fleets a run's points use.  Declared here, as the load options are
 in scenarios.load.options, so that the command module only wires them.
@@ -15,8 +15,8 @@ from typing import Any
 
 import storages
 from scenarios.argtypes import at_least, positive_float
+from scenarios.clients import concurrency
 from scenarios.errors import ConfigError
-from scenarios.scale import concurrency
 from scenarios.scale.config import (
     CONNECT_TIMEOUT_S,
     MASTER_PORT,

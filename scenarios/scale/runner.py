@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import storages
 from scenarios.checker import consistency
+from scenarios.clients import concurrency
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree, stopped
 from scenarios.load.history import Part, Parts
@@ -26,7 +27,7 @@ from scenarios.load.session import preflight
 from scenarios.load.target import open_store
 from scenarios.progress import Progress, progress_of
 from scenarios.results.formatter import plural
-from scenarios.scale import concurrency, faults
+from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.cpu import CPUMeter
 from scenarios.scale.fleet import (

@@ -28,12 +28,13 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
+from scenarios.clients import concurrency
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
-from scenarios.scale import concurrency, wire
+from scenarios.scale import wire
 from scenarios.scale.client import ProcessPlan, run_process
 from scenarios.scale.cpu import host_busy_s
 from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock

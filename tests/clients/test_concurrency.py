@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.clients import concurrency
 from scenarios.load.mix import LoadConfig
-from scenarios.scale import concurrency
 from scenarios.scale.client import ProcessPlan
 from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.loop import ClientPlan

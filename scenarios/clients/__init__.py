@@ -1,0 +1,7 @@
+"""What drives clients: one package owns the client process, for every
+command that runs clients against a shared database (scale, matrix,
+verify, zeoloop, the locustfile).
+
+concurrency.py: the kinds (processes, threads, greenlets) and the drivers
+greenlets cannot use.
+"""
