@@ -3,5 +3,6 @@ command that runs clients against a shared database (scale, matrix,
 verify, zeoloop, the locustfile).
 
 concurrency.py: the kinds (processes, threads, greenlets) and the drivers
-greenlets cannot use.
+greenlets cannot use; histogram.py: HdrHistogram latencies, merged
+across processes.
 """

@@ -23,10 +23,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from scenarios.clients import histogram
 from scenarios.load import loop
 from scenarios.load.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.scale import histogram
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 from scenarios.checker.check import Check
+from scenarios.clients import histogram
 from scenarios.load.mix import OPERATIONS
 from scenarios.results import codec, schema
 from scenarios.results.files import SCALE
@@ -21,7 +22,6 @@ from scenarios.results.schema import (
     Seconds,
     Text,
 )
-from scenarios.scale import histogram
 
 
 @dataclasses.dataclass(frozen=True)

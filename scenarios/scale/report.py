@@ -9,10 +9,10 @@ from html import escape
 from typing import Any
 
 from scenarios.checker.check import Check
+from scenarios.clients import histogram
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
 from scenarios.results.table import Table, wrapped
-from scenarios.scale import histogram
 from scenarios.scale.model import OPERATION_NAMES, ScalePoint, ScaleRun
 
 #: The statistic over a point's sub-windows (throughput and p99 move both

@@ -387,7 +387,7 @@ def _point(
     notes: list[str],
     interrupted: bool,
 ) -> ScalePoint:
-    from scenarios.scale import histogram
+    from scenarios.clients import histogram
 
     processes = _oks(results)
     oks = _clients(results)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.clients import histogram
 from scenarios.results import compare_runs, formatter, power, significance
 from scenarios.results.model import RunResult
-from scenarios.scale import histogram
 from tests.conftest import checked_in
 from tests.support.cli_helpers import assert_bad_input, run_cli
 

@@ -271,7 +271,7 @@ def test_workers_that_never_come_end_the_wait(tmp_path: Path) -> None:
 
 
 def _lookups() -> str:
-    from scenarios.scale import histogram
+    from scenarios.clients import histogram
 
     h = histogram.new()
     histogram.record_ms(h, 1.5)
