@@ -156,7 +156,7 @@ def test_a_package_s_init_is_in_the_graph() -> None:
     # `from storages.zeo.factory import WAIT_TIMEOUT_S`: storages' and
     # storages.zeo's __init__ run first.
     assert {"storages", "storages.zeo", "storages.zeo.factory"} <= edges[
-        "scenarios.load.zeoloop"
+        "scenarios.clients.zeoloop"
     ]
     # Within a package, its own __init__ has begun: not an edge...
     assert "storages" not in edges["storages.file"]

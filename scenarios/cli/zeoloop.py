@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.load import zeoloop
+    from scenarios.clients import zeoloop
 
     config = config_from(args)
     if args.processes > args.users:

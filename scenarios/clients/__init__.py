@@ -4,5 +4,6 @@ verify, zeoloop, the locustfile).
 
 concurrency.py: the kinds (processes, threads, greenlets) and the drivers
 greenlets cannot use; histogram.py: HdrHistogram latencies, merged
-across processes.
+across processes; zeoloop.py: the load without locust, threads in
+processes (`vfab-bench zeoloop`).
 """

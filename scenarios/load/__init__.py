@@ -9,7 +9,8 @@ carried between processes (docs/history-format.md); clock.py and
 promises.py: the clients' shared clock and what each storage promises;
 clients.py: client processes; loop.py: the client loop every load shares
 (zeoloop's, scale's, locust's an operation at a time); status.py: a
-server's counters; zeoloop.py: the load without locust.
+server's counters.  zeoloop, the load without locust, is
+scenarios.clients'.
 
 What judges the history is scenarios.checker; the locust glue is
 scenarios.swarm.  Neither is imported here: the load engine stands below

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.checker import consistency
-from scenarios.load import zeoloop
+from scenarios.clients import zeoloop
 from scenarios.load.history import History
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session, open_database, preflight
@@ -136,7 +136,7 @@ def test_no_data_set_is_one_line(tmp_path: Path, no_leaked_servers: None) -> Non
 def test_the_plain_loop_never_imports_locust_or_gevent() -> None:
     """zeoloop is the baseline: gevent's monkey-patching must not reach it."""
     code = (
-        "import sys, scenarios.load.session, scenarios.load.zeoloop, scenarios.cli; "
+        "import sys, scenarios.load.session, scenarios.clients.zeoloop, scenarios.cli; "
         "print(sorted(m for m in ('gevent', 'locust') if m in sys.modules))"
     )
     proc = subprocess.run(

@@ -12,7 +12,8 @@ import pytest
 import ZODB
 from ZODB.MappingStorage import MappingStorage
 
-from scenarios.load import loop, zeoloop
+from scenarios.clients import zeoloop
+from scenarios.load import loop
 from scenarios.load.history import History
 from scenarios.load.loop import Done
 from scenarios.load.mix import LoadConfig, Operation
