@@ -5,5 +5,6 @@ verify, zeoloop, the locustfile).
 concurrency.py: the kinds (processes, threads, greenlets) and the drivers
 greenlets cannot use; histogram.py: HdrHistogram latencies, merged
 across processes; zeoloop.py: the load without locust, threads in
-processes (`vfab-bench zeoloop`).
+processes (`vfab-bench zeoloop`); processes.py: client processes that
+Ctrl-C does not reach, their parent stops them.
 """

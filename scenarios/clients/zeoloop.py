@@ -6,7 +6,7 @@ plain threads, each a Session in a closed loop (no think time) for a
 fixed duration.  Comparing its ops/s and percentiles with a locust run at
 the same concurrency shows what locust and gevent themselves cost.
 
-The processes are children (scenarios.load.clients) even when there is
+The processes are children (scenarios.clients.processes) even when there is
 one: a server that stops answering holds a client's call for ever (ZEO
 bounds only its wait for a connection), and only a process can be
 stopped from outside.  Each waits for its users' last operation, and the
@@ -33,14 +33,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenarios.interrupts import remove_tree
-from scenarios.load import loop
-from scenarios.load.clients import (
+from scenarios.clients.processes import (
     CLOSE_GRACE_S,
     ClientProcesses,
     Control,
     count_log_records,
 )
+from scenarios.interrupts import remove_tree
+from scenarios.load import loop
 from scenarios.load.history import FileHistory, read_history
 from scenarios.load.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
@@ -130,7 +130,7 @@ def run_process(
     run_token: str,
     control: Control,
 ) -> ProcessResult:
-    """One client process (a child: scenarios.load.clients): one DB,
+    """One client process (a child: scenarios.clients.processes): one DB,
     *users* threads for *duration* seconds from the parent's common start;
     the users' history goes to *history_path* as they make it (so a killed
     process leaves it behind).  When the parent sets the stop event each
@@ -204,7 +204,7 @@ def run(
     seed: int | None = None,
 ) -> list[ProcessResult]:
     """Run the loop in child processes that Ctrl-C does not reach
-    (scenarios.load.clients): Ctrl-C stops them, and the results they send
+    (scenarios.clients.processes): Ctrl-C stops them, and the results they send
     say they were interrupted; one that does not answer within FINISH_S of
     the window's end is stopped and lost."""
     split = [n for n in users_per_process(users, processes) if n]

@@ -7,7 +7,7 @@ session.py: one user's Session with retries, recording every attempt;
 history.py: the attempts, their outcomes and each client's session record,
 carried between processes (docs/history-format.md); clock.py and
 promises.py: the clients' shared clock and what each storage promises;
-clients.py: client processes; loop.py: the client loop every load shares
+loop.py: the client loop every load shares
 (zeoloop's, scale's, locust's an operation at a time); status.py: a
 server's counters.  zeoloop, the load without locust, is
 scenarios.clients'.

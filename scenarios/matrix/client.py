@@ -82,7 +82,11 @@ def run_group(
 
         monkey.patch_all()
     from scenarios.clients import concurrency
-    from scenarios.load.clients import LogCounter, count_log_records, die_with_parent
+    from scenarios.clients.processes import (
+        LogCounter,
+        count_log_records,
+        die_with_parent,
+    )
     from scenarios.load.session import open_database
 
     pool = len(plan.clients) + 1

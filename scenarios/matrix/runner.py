@@ -1,6 +1,6 @@
 """Running a matrix: a group per storage, concurrency kind and concurrency,
 each on a fresh database (every transaction size and benchmark in it), its
-clients in processes Ctrl-C does not reach (scenarios.load.clients), its
+clients in processes Ctrl-C does not reach (scenarios.clients.processes), its
 data checked once they stop; storages interleaved so that a slow spell of
 the machine falls on all of them.  Servers and processes are stopped on
 every way out (the factories' running() and share(), ClientProcesses)."""
@@ -20,9 +20,9 @@ from typing import Any
 
 import storages
 from scenarios.bench.runner import Say, available
+from scenarios.clients.processes import ClientProcesses, stop_signals_blocked
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
-from scenarios.load.clients import ClientProcesses, stop_signals_blocked
 from scenarios.matrix import check
 from scenarios.matrix.client import BARRIER_S, GroupPlan, run_group
 from scenarios.matrix.config import MatrixConfig, kind_refusal

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from scenarios.clients import concurrency
-from scenarios.load.clients import Control, count_log_records, die_with_parent
+from scenarios.clients.processes import Control, count_log_records, die_with_parent
 from scenarios.scale.loop import ClientPlan, run_loop
 
 

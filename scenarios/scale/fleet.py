@@ -1,5 +1,5 @@
 """The client processes of one scale point, wherever they run: on this
-machine (LocalFleet: scenarios.load.clients) or on locust workers
+machine (LocalFleet: scenarios.clients.processes) or on locust workers
 (scenarios.scale.cluster.ClusterFleet).  The point's steps are the same
 either way (scenarios.scale.runner.run_point): start the processes, wait
 until each has opened its database, "go in Δ s", the window, a fault,
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scenarios.clients import concurrency
-from scenarios.load.clients import ClientProcesses
+from scenarios.clients.processes import ClientProcesses
 from scenarios.load.history import History, read_history
 from scenarios.results.formatter import plural
 from scenarios.scale.client import Client, ProcessPlan, run_process

@@ -1,6 +1,6 @@
 """A worker host of a distributed scale run (`vfab-bench worker`): locust's
 WorkerRunner, and for each point the client processes the master's PLAN
-names, started as the local scale starts its own (scenarios.load.clients,
+names, started as the local scale starts its own (scenarios.clients.processes,
 scenarios.scale.client), so that a client measures the same on a worker
 as on the master's machine.
 
@@ -29,9 +29,9 @@ import gevent
 from gevent.event import Event
 
 from scenarios.clients import concurrency
+from scenarios.clients.processes import ClientProcesses
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
-from scenarios.load.clients import ClientProcesses
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
