@@ -2,9 +2,11 @@
 command that runs clients against a shared database (scale, matrix,
 verify, zeoloop, the locustfile).
 
-concurrency.py: the kinds (processes, threads, greenlets) and the drivers
-greenlets cannot use; histogram.py: HdrHistogram latencies, merged
-across processes; zeoloop.py: the load without locust, threads in
-processes (`vfab-bench zeoloop`); processes.py: client processes that
-Ctrl-C does not reach, their parent stops them.
+loop.py: the client loop every load shares (zeoloop's, scale's, locust's
+an operation at a time); concurrency.py: the kinds (processes, threads,
+greenlets) and the drivers greenlets cannot use; histogram.py:
+HdrHistogram latencies, merged across processes; processes.py: client
+processes that Ctrl-C does not reach, their parent stops them;
+zeoloop.py: the load without locust, threads in processes (`vfab-bench
+zeoloop`).
 """

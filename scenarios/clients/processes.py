@@ -20,7 +20,7 @@ that a process killed on purpose (a fault) costs only its own result.
 What a client process does besides its work is shared here too (scale's
 clients and zeoloop's): the records ZODB and ZEO log while a server goes
 away and comes back are counted, not printed (count_log_records()).  Its
-work is scenarios.load.loop's.
+work is scenarios.clients.loop's.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scenarios.clients import loop
+from scenarios.clients.loop import Done
 from scenarios.clients.processes import (
     CLOSE_GRACE_S,
     ClientProcesses,
@@ -40,9 +42,7 @@ from scenarios.clients.processes import (
     count_log_records,
 )
 from scenarios.interrupts import remove_tree
-from scenarios.load import loop
 from scenarios.load.history import FileHistory, read_history
-from scenarios.load.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
 from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
@@ -87,7 +87,7 @@ class ProcessResult:
     verdict_by: float = 0.0
 
     def keep(self, done: Done) -> None:
-        """Count one operation of a user (scenarios.load.loop): its time
+        """Count one operation of a user (scenarios.clients.loop): its time
         is the Session's (Outcome.elapsed_ms)."""
         name, outcome = done.op.name, done.outcome
         if outcome is None:  # raised: counted and carried on, as locust does

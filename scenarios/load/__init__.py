@@ -7,12 +7,9 @@ session.py: one user's Session with retries, recording every attempt;
 history.py: the attempts, their outcomes and each client's session record,
 carried between processes (docs/history-format.md); clock.py and
 promises.py: the clients' shared clock and what each storage promises;
-loop.py: the client loop every load shares
-(zeoloop's, scale's, locust's an operation at a time); status.py: a
-server's counters.  zeoloop, the load without locust, is
-scenarios.clients'.
+zeo_status.py: a ZEO server's counters.
 
-What judges the history is scenarios.checker; the locust glue is
-scenarios.swarm.  Neither is imported here: the load engine stands below
-both.
+What judges the history is scenarios.checker; what drives clients,
+scenarios.clients; the locust glue, scenarios.swarm.  None is imported
+here: the load engine stands below them.
 """

@@ -23,9 +23,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scenarios.clients import histogram
-from scenarios.load import loop
-from scenarios.load.loop import Done
+from scenarios.clients import histogram, loop
+from scenarios.clients.loop import Done
 from scenarios.load.mix import OPERATIONS, LoadConfig
 
 
@@ -172,7 +171,7 @@ def _arrivals(
 def run_loop(
     plan: ClientPlan, stop: Any, session: Any, start_at: float, rng: Any, cpu: Any
 ) -> dict[str, Any]:
-    """One client's loop (scenarios.load.loop) on *session* from *start_at*
+    """One client's loop (scenarios.clients.loop) on *session* from *start_at*
     (time.monotonic()) until the window ends or *stop* is set; what it
     measured (the CPU is its process's: *cpu* is told when the window
     starts)."""

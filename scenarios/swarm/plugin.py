@@ -62,6 +62,7 @@ from locust.runners import (
 )
 
 from scenarios.checker import consistency
+from scenarios.clients.loop import attempt
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_INVARIANTS,
@@ -70,7 +71,6 @@ from scenarios.errors import (
 )
 from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
-from scenarios.load.loop import attempt
 from scenarios.load.mix import LoadConfig
 from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
     LOCUST_DEFAULTS,
@@ -409,7 +409,7 @@ class ProcessClient:
 class TimedSession:
     """A Session that reports each operation as locust requests.  Locust
     schedules its users (a task, then its wait time): one task is one
-    operation of the shared loop (scenarios.load.loop.attempt), timed by
+    operation of the shared loop (scenarios.clients.loop.attempt), timed by
     the Session, or, when it raised, from after the pick to its end."""
 
     def __init__(self, environment: Environment, session: Session) -> None:

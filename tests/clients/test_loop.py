@@ -1,4 +1,4 @@
-"""scenarios.load.loop: the client loop zeoloop, scale and the locust plugin
+"""scenarios.clients.loop: the client loop zeoloop, scale and the locust plugin
 share, on a real Session over an in-process MappingStorage."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import pytest
 import ZODB
 from ZODB.MappingStorage import MappingStorage
 
-from scenarios.clients import zeoloop
-from scenarios.load import loop
+from scenarios.clients import loop, zeoloop
+from scenarios.clients.loop import Done
 from scenarios.load.history import History
-from scenarios.load.loop import Done
 from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session
 from scenarios.scale.loop import ClientPlan, run_loop
