@@ -16,8 +16,8 @@ import time
 from typing import Any
 
 from scenarios.clients import concurrency
+from scenarios.clients.loop import ClientPlan, run_loop
 from scenarios.clients.processes import Control, count_log_records, die_with_parent
-from scenarios.scale.loop import ClientPlan, run_loop
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import storages
 from scenarios.checker import consistency
 from scenarios.clients import concurrency
+from scenarios.clients.loop import ClientPlan
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree, stopped
 from scenarios.load.history import Part, Parts
@@ -37,7 +38,6 @@ from scenarios.scale.fleet import (
     client_names,
     process_plans,
 )
-from scenarios.scale.loop import ClientPlan
 from scenarios.scale.model import ScalePoint
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec

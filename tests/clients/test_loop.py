@@ -13,11 +13,10 @@ import ZODB
 from ZODB.MappingStorage import MappingStorage
 
 from scenarios.clients import loop, zeoloop
-from scenarios.clients.loop import Done
+from scenarios.clients.loop import ClientPlan, Done, run_loop
 from scenarios.load.history import History
 from scenarios.load.mix import LoadConfig, Operation
 from scenarios.load.session import Session
-from scenarios.scale.loop import ClientPlan, run_loop
 from tests.support.fab_db import fab_db
 
 
