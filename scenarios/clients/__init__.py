@@ -8,5 +8,6 @@ greenlets) and the drivers greenlets cannot use; histogram.py:
 HdrHistogram latencies, merged across processes; processes.py: client
 processes that Ctrl-C does not reach, their parent stops them;
 zeoloop.py: the load without locust, threads in processes (`vfab-bench
-zeoloop`).
+zeoloop`); cpu.py: a server's CPU from /proc, a host's busy CPU (what a
+fleet's hosts measure).
 """

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import storages
 from scenarios.checker import consistency
 from scenarios.clients import concurrency
+from scenarios.clients.cpu import CPUMeter
 from scenarios.clients.loop import ClientPlan
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree, stopped
@@ -30,7 +31,6 @@ from scenarios.progress import Progress, progress_of
 from scenarios.results.formatter import plural
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
-from scenarios.scale.cpu import CPUMeter
 from scenarios.scale.fleet import (
     Fleet,
     LocalFleet,

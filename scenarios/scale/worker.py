@@ -29,6 +29,7 @@ import gevent
 from gevent.event import Event
 
 from scenarios.clients import concurrency
+from scenarios.clients.cpu import host_busy_s
 from scenarios.clients.processes import ClientProcesses
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
@@ -36,7 +37,6 @@ from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
 from scenarios.scale.client import ProcessPlan, run_process
-from scenarios.scale.cpu import host_busy_s
 from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 
 Say = Callable[[str], None]
