@@ -14,10 +14,10 @@ from typing import Any, Protocol
 
 from scenarios.clients import concurrency
 from scenarios.clients.loop import ClientPlan
+from scenarios.clients.process import Client, ProcessPlan, run_process
 from scenarios.clients.processes import ClientProcesses
 from scenarios.load.history import History, read_history
 from scenarios.results.formatter import plural
-from scenarios.scale.client import Client, ProcessPlan, run_process
 
 
 class WorkerLost(Exception):

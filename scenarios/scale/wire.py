@@ -126,7 +126,7 @@ __all__ = [
 class ScaleClient(User):
     """One client of a scale point, as locust's dispatcher counts and places
     it.  Its work runs in a client process of its worker's host (scenarios
-    .scale.client, started when the master's PLAN comes), so that it runs
+    .clients.process, started when the master's PLAN comes), so that it runs
     as the local scale's clients do; the user holds its place in locust's
     user counts until locust stops it (at once: no stop timeout)."""
 

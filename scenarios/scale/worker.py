@@ -1,7 +1,7 @@
 """A worker host of a distributed scale run (`vfab-bench worker`): locust's
 WorkerRunner, and for each point the client processes the master's PLAN
 names, started as the local scale starts its own (scenarios.clients.processes,
-scenarios.scale.client), so that a client measures the same on a worker
+scenarios.clients.process), so that a client measures the same on a worker
 as on the master's machine.
 
 The process is gevent's (locust patches it): every call that blocks in C
@@ -30,13 +30,13 @@ from gevent.event import Event
 
 from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
+from scenarios.clients.process import ProcessPlan, run_process
 from scenarios.clients.processes import ClientProcesses
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
-from scenarios.scale.client import ProcessPlan, run_process
 from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 
 Say = Callable[[str], None]

@@ -14,8 +14,8 @@ import pytest
 
 from scenarios.clients import concurrency
 from scenarios.clients.loop import ClientPlan
+from scenarios.clients.process import ProcessPlan
 from scenarios.load.mix import LoadConfig
-from scenarios.scale.client import ProcessPlan
 from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.model import ScaleRun
 from tests.support.cli_helpers import assert_bad_input, run_cli
