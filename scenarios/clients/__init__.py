@@ -2,7 +2,8 @@
 command that runs clients against a shared database (scale, matrix,
 verify, zeoloop, the locustfile).
 
-process.py: one client process, its clients as its kind says (scale's,
+fleet.py: a point's client processes, wherever they run (LocalFleet:
+this machine's); process.py: one client process, its clients as its kind says (scale's,
 a worker's); loop.py: the client loop every load shares (zeoloop's, scale's, locust's
 an operation at a time); concurrency.py: the kinds (processes, threads,
 greenlets) and the drivers greenlets cannot use; histogram.py:

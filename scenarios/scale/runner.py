@@ -20,6 +20,13 @@ import storages
 from scenarios.checker import consistency
 from scenarios.clients import concurrency
 from scenarios.clients.cpu import CPUMeter
+from scenarios.clients.fleet import (
+    Fleet,
+    LocalFleet,
+    WorkerLost,
+    client_names,
+    process_plans,
+)
 from scenarios.clients.loop import ClientPlan
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree, stopped
@@ -31,13 +38,6 @@ from scenarios.progress import Progress, progress_of
 from scenarios.results.formatter import plural
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
-from scenarios.scale.fleet import (
-    Fleet,
-    LocalFleet,
-    WorkerLost,
-    client_names,
-    process_plans,
-)
 from scenarios.scale.model import ScalePoint
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from scenarios.clients import concurrency
+from scenarios.clients.fleet import client_names, process_plans
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.process import ProcessPlan
 from scenarios.load.mix import LoadConfig
-from scenarios.scale.fleet import client_names, process_plans
 from scenarios.scale.model import ScaleRun
 from tests.support.cli_helpers import assert_bad_input, run_cli
 from tests.support.served import ROOT, env
