@@ -190,7 +190,7 @@ def _plan(args: argparse.Namespace) -> release_plan.ReleasePlan:
     work."""
     import dataclasses
 
-    from scenarios.scale.config import check_memory
+    from scenarios.clients.memory import check_memory
 
     options = storages.options_from_args(args)
     names, explicit = storage_columns(args, options, release_plan.DEFAULT_STORAGES)

@@ -23,6 +23,7 @@ from scenarios.cli.args import (
 )
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.clients import concurrency
+from scenarios.clients.memory import check_memory
 from scenarios.errors import (
     EXIT_ERRORS,
     EXIT_INVARIANTS,
@@ -45,7 +46,6 @@ from scenarios.scale.config import (
     MAX_WINDOWS,
     Fault,
     ScaleConfig,
-    check_memory,
 )
 from scenarios.scale.options import (
     add_cluster_options,

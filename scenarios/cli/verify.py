@@ -23,6 +23,7 @@ from scenarios.cli.scale import (
     storage_names,
     target_of,
 )
+from scenarios.clients.memory import check_memory
 from scenarios.errors import (
     EXIT_ERRORS,
     EXIT_INTERRUPTED,
@@ -36,7 +37,6 @@ from scenarios.load.options import MAX_SKEW
 from scenarios.load.target import add_target_option
 from scenarios.outputs import Writer
 from scenarios.results.kinds import View
-from scenarios.scale.config import check_memory
 from scenarios.verify.runner import (
     CONTENTION_SKEW,
     DEFAULT_BUDGET_S,

@@ -11,5 +11,6 @@ HdrHistogram latencies, merged across processes; processes.py: client
 processes that Ctrl-C does not reach, their parent stops them;
 zeoloop.py: the load without locust, threads in processes (`vfab-bench
 zeoloop`); cpu.py: a server's CPU from /proc, a host's busy CPU (what a
-fleet's hosts measure).
+fleet's hosts measure); memory.py: the memory client processes need,
+checked before any starts.
 """

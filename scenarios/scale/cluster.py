@@ -37,12 +37,13 @@ from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
 from scenarios.clients.fleet import WorkerLost, client_names, process_plans, stderr_note
 from scenarios.clients.loop import ClientPlan
+from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
-from scenarios.scale.config import ScaleConfig, check_memory
+from scenarios.scale.config import ScaleConfig
 from scenarios.swarm import seal, trust
 from scenarios.swarm.worker_clock import answer_clocks
 

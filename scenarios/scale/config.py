@@ -17,15 +17,8 @@ DEFAULT_CLIENTS = (1, 2, 4, 8, 16)
 #: runs' points are compared window against window (scale/compare.py).
 DEFAULT_WINDOWS = 10
 MAX_WINDOWS = 1000
-#: Resident memory of one client process (ZODB, ZEO or RelStorage, its
-#: caches), with room: a ZEO client measured 40 MB here at the small size;
-#: more clients than the available memory holds at this size are refused.
-CLIENT_MB = 70
 #: A hard cap whatever the memory and the concurrency kind.
 MAX_CLIENTS = 256
-#: Memory of a client beyond its process's, when several share one (its
-#: connection, its cache of up to 400 objects): reckoned, with room.
-SHARED_CLIENT_MB = 5
 #: locust's port for its workers, and how long a master waits for them (and
 #: a worker for its master) unless told otherwise.
 MASTER_PORT = 5557
@@ -161,42 +154,3 @@ class ScaleConfig:
             "clients_per_process": self.clients_per_process,
             "workers": self.workers,
         }
-
-
-def check_memory(
-    clients: int,
-    available_mb: float | None = None,
-    per_process: int = 1,
-    where: str = "",
-) -> None:
-    """ConfigError when *clients*, *per_process* to a process, would not
-    fit in the memory available now (Linux's MemAvailable; unknown
-    elsewhere: not checked) on this machine, or *where* it was read."""
-    if available_mb is None:
-        available_mb = mem_available_mb()
-    if available_mb is None:
-        return
-    processes = -(-clients // max(1, per_process))
-    need = processes * CLIENT_MB + (clients - processes) * SHARED_CLIENT_MB
-    if need > available_mb:
-        per = (
-            f"{CLIENT_MB} MB per client process"
-            if per_process <= 1
-            else f"{CLIENT_MB} MB per process and {SHARED_CLIENT_MB} MB per "
-            "client beyond its first"
-        )
-        raise ConfigError(
-            f"{clients} clients need about {need} MB ({per}); "
-            f"{available_mb:.0f} MB available{where}"
-        )
-
-
-def mem_available_mb() -> float | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None

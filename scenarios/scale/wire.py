@@ -35,8 +35,8 @@ from typing import Any
 import gevent
 from locust import User, constant, task
 
+from scenarios.clients.memory import mem_available_mb
 from scenarios.load.clock import boot_id
-from scenarios.scale.config import mem_available_mb
 from scenarios.swarm import worker_clock
 from scenarios.swarm.plugin import HISTORY_KEY, node_of
 from scenarios.swarm.shapes import (

@@ -19,11 +19,12 @@ import pytest
 import storages
 from scenarios.checker.check import Check, not_checked
 from scenarios.clients import histogram
+from scenarios.clients.memory import check_memory
 from scenarios.errors import ConfigError
 from scenarios.load.target import normalize
 from scenarios.results.files import SCALE
 from scenarios.scale import faults
-from scenarios.scale.config import Fault, ScaleConfig, check_memory
+from scenarios.scale.config import Fault, ScaleConfig
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import fault_line as scale_report_line
 from tests.conftest import runzeo_pids, storage_params
