@@ -8,7 +8,7 @@ the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
 
 This file stays thin: the operations, the ZEO client per process and the
 timing live in scenarios.load (mix, session, history, consistency, options) and
-scenarios.swarm (plugin; guard: the distributed mode's token and seals).
+scenarios.clients.remote (plugin; guard: the distributed mode's token and seals).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import random
 from locust import User, constant, events, task
 from locust.exception import StopUser
 
-from scenarios.swarm import guard
-from scenarios.swarm.plugin import (
+from scenarios.clients.remote import guard
+from scenarios.clients.remote.plugin import (
     ProcessClient,
     TimedSession,
     add_options,

@@ -188,7 +188,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "scenarios.load",
         "scenarios.checker",
         "scenarios.clients",
-        "scenarios.swarm",
+        "scenarios.clients.remote",
     ),
     (
         "scenarios.bench",
@@ -262,16 +262,11 @@ def test_no_module_over_500_lines() -> None:
     assert not long, long
 
 
-#: Within the libraries' floor, the load engine, its checker, the clients
-#: and the locust glue stand one over the other: load records, checker
-#: judges what load recorded, clients drive the load, swarm runs them
-#: under locust.  Lowest first.
-LOAD_ROOMS = (
-    "scenarios.load",
-    "scenarios.checker",
-    "scenarios.clients",
-    "scenarios.swarm",
-)
+#: Within the libraries' floor, the load engine, its checker and the
+#: clients stand one over the other: load records, checker judges what
+#: load recorded, clients drive the load (on this machine, or under
+#: locust: clients.remote, whose master checks).  Lowest first.
+LOAD_ROOMS = ("scenarios.load", "scenarios.checker", "scenarios.clients")
 
 
 def room(module: str) -> int | None:
@@ -283,7 +278,7 @@ def room(module: str) -> int | None:
 
 
 def back_imports(edges: dict[str, set[str]]) -> list[str]:
-    """Every import from load, checker or swarm into one of them above."""
+    """Every import from load, checker or clients into one of them above."""
     return sorted(
         f"{source} -> {target}"
         for source, targets in edges.items()
@@ -298,14 +293,14 @@ def test_back_imports_finds_load_importing_the_checker() -> None:
     edges = {
         "scenarios.load.session": {"scenarios.checker.judge"},
         "scenarios.checker.index": {"scenarios.load.history"},
-        "scenarios.swarm.plugin": {"scenarios.checker.consistency"},
+        "scenarios.clients.remote.plugin": {"scenarios.checker.consistency"},
     }
     assert back_imports(edges) == ["scenarios.load.session -> scenarios.checker.judge"]
 
 
-def test_load_checker_and_swarm_import_one_way() -> None:
-    """The load engine never imports the checker or the locust glue, and
-    the checker never imports the locust glue."""
+def test_load_checker_and_clients_import_one_way() -> None:
+    """The load engine never imports the checker or the clients, and the
+    checker never imports the clients."""
     assert back_imports(graph()) == []
 
 

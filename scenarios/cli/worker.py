@@ -15,10 +15,10 @@ import sys
 import time
 
 from scenarios.argtypes import positive_float
+from scenarios.clients.remote.seal import TOKEN_ENV, check_token, token_from_env
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, ConfigError
 from scenarios.results.formatter import plural
 from scenarios.scale.config import CONNECT_TIMEOUT_S, MASTER_PORT
-from scenarios.swarm.seal import TOKEN_ENV, check_token, token_from_env
 from storages.ports import LOCALHOST
 from storages.zeo import port_number
 
@@ -81,9 +81,9 @@ def main(args: argparse.Namespace) -> int:
     from locust.env import Environment
     from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
+    from scenarios.clients.remote import trust
     from scenarios.scale import wire
     from scenarios.scale.worker import Host
-    from scenarios.swarm import trust
 
     where = f"{host}:{args.master_port}"
 

@@ -9,7 +9,7 @@ carried between processes (docs/history-format.md); clock.py and
 promises.py: the clients' shared clock and what each storage promises;
 zeo_status.py: a ZEO server's counters.
 
-What judges the history is scenarios.checker; what drives clients,
-scenarios.clients; the locust glue, scenarios.swarm.  None is imported
-here: the load engine stands below them.
+What judges the history is scenarios.checker; what drives clients
+(locust's among them), scenarios.clients.  Neither is imported here: the
+load engine stands below both.
 """

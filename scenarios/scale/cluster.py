@@ -39,13 +39,13 @@ from scenarios.clients.fleet import WorkerLost, client_names, process_plans, std
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
+from scenarios.clients.remote import seal, trust
+from scenarios.clients.remote.worker_clock import answer_clocks
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
 from scenarios.scale.config import ScaleConfig
-from scenarios.swarm import seal, trust
-from scenarios.swarm.worker_clock import answer_clocks
 
 log = logging.getLogger("vfab")
 Say = Callable[[str], None]
@@ -84,7 +84,7 @@ class Cluster:
         self.workers = workers
         self.connect_timeout_s = connect_timeout_s
         self.say = say
-        #: the run's token (scenarios.swarm.trust); *shown* says it even under
+        #: the run's token (scenarios.clients.remote.trust); *shown* says it even under
         #: -q, None when the operator gave it ($VFAB_WORKER_TOKEN: not shown)
         self.token = token
         self.shown = shown
@@ -184,7 +184,7 @@ class Cluster:
     # -- messages ---------------------------------------------------------
 
     # Every message here is sealed by a worker of this run and of its
-    # type's shape (wire.FROM_WORKER, scenarios.swarm.trust); what it says
+    # type's shape (wire.FROM_WORKER, scenarios.clients.remote.trust); what it says
     # of a point is taken only from a worker that point placed clients on.
 
     def _on_hello(self, environment: Any, msg: Any, **_kw: Any) -> None:

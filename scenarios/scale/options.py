@@ -16,6 +16,7 @@ from typing import Any
 import storages
 from scenarios.argtypes import at_least, positive_float
 from scenarios.clients import concurrency
+from scenarios.clients.remote.seal import new_token, token_from_env
 from scenarios.errors import ConfigError
 from scenarios.scale.config import (
     CONNECT_TIMEOUT_S,
@@ -23,7 +24,6 @@ from scenarios.scale.config import (
     MAX_CLIENTS,
     ScaleConfig,
 )
-from scenarios.swarm.seal import new_token, token_from_env
 from storages.ports import LOCALHOST
 from storages.zeo import check_port_free, port_number
 

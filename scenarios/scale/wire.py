@@ -21,8 +21,8 @@ and every stats report of a worker carries the history its clients wrote
 since the last one (HISTORY_KEY, as the locustfile's workers send theirs),
 so that what a worker's clients did before it was lost reaches the master.
 The clocks are measured as the locustfile's are
-(scenarios.swarm.worker_clock).  Every message is sealed and checked
-against its shape (FROM_WORKER, FROM_MASTER) by scenarios.swarm.trust.
+(scenarios.clients.remote.worker_clock).  Every message is sealed and checked
+against its shape (FROM_WORKER, FROM_MASTER) by scenarios.clients.remote.trust.
 """
 
 from __future__ import annotations
@@ -36,10 +36,9 @@ import gevent
 from locust import User, constant, task
 
 from scenarios.clients.memory import mem_available_mb
-from scenarios.load.clock import boot_id
-from scenarios.swarm import worker_clock
-from scenarios.swarm.plugin import HISTORY_KEY, node_of
-from scenarios.swarm.shapes import (
+from scenarios.clients.remote import worker_clock
+from scenarios.clients.remote.plugin import HISTORY_KEY, node_of
+from scenarios.clients.remote.shapes import (
     CLOCK_SHAPE,
     LOCUST_FROM_MASTER,
     LOCUST_FROM_WORKER,
@@ -54,6 +53,7 @@ from scenarios.swarm.shapes import (
     stats,
     text,
 )
+from scenarios.load.clock import boot_id
 
 HELLO = "vfab_scale_hello"
 PLAN = "vfab_scale_plan"
@@ -66,8 +66,8 @@ RESULT = "vfab_scale_result"
 POINT_KEY = "vfab_scale_point"
 
 #: The shapes of what a worker sends its master, and the master its workers
-#: (scenarios.swarm.trust checks every message against them): locust's,
-#: the clock's (scenarios.swarm.worker_clock) and the messages above.
+#: (scenarios.clients.remote.trust checks every message against them): locust's,
+#: the clock's (scenarios.clients.remote.worker_clock) and the messages above.
 FROM_WORKER: Shapes = {
     **LOCUST_FROM_WORKER,
     **worker_clock.FROM_WORKER,

@@ -32,12 +32,12 @@ from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
 from scenarios.clients.process import ProcessPlan, run_process
 from scenarios.clients.processes import ClientProcesses
+from scenarios.clients.remote.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
 from scenarios.scale import wire
-from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 
 Say = Callable[[str], None]
 

@@ -384,10 +384,10 @@ def test_a_killed_sessions_hosts_are_removed_at_the_next_start(
 
 def test_a_seal_opens_once_for_its_token_peer_and_direction() -> None:
     """What the master and its workers put on every frame
-    (scenarios.swarm.seal): it opens with the run's token, for the peer and
+    (scenarios.clients.remote.seal): it opens with the run's token, for the peer and
     the direction it was made for, once; any change to the frame, another
     token, a replay or a frame of the other direction does not open."""
-    from scenarios.swarm.seal import TO_MASTER, TO_WORKER, Seal
+    from scenarios.clients.remote.seal import TO_MASTER, TO_WORKER, Seal
 
     token = "a-token-of-this-run-0123"
     sender, master = Seal(token, TO_MASTER), Seal(token, TO_MASTER)

@@ -14,7 +14,7 @@ Towards a master on 127.0.0.1:PORT (as a locust client: zmq DEALER):
   sealed   with the run's TOKEN: an empty hello and one whose clock is of
            strings, a stats message of the wrong shape (a worker of this
            run that is broken or of another version)
-  records  towards the locustfile's master (tests/swarm/test_peers.py):
+  records  towards the locustfile's master (tests/clients/remote/test_peers.py):
            client_ready, then stats carrying two forged history records
            (sequence 987654 created twice, never stored) and a vfab_final
            with them, unsealed, every 0.2 s
@@ -58,7 +58,7 @@ def towards_master(mode: str, port: int, token: str | None) -> None:
     dealer.connect(f"tcp://127.0.0.1:{port}")
     seal = None
     if mode in ("sealed", "sealed-records"):
-        from scenarios.swarm.seal import TO_MASTER, Seal
+        from scenarios.clients.remote.seal import TO_MASTER, Seal
 
         assert token is not None
         seal = Seal(token, TO_MASTER)
@@ -139,7 +139,7 @@ def as_master(mode: str, port: int, token: str | None) -> None:
     router.bind(f"tcp://127.0.0.1:{port}")
     seal = opener = None
     if mode != "garbage":
-        from scenarios.swarm.seal import TO_MASTER, TO_WORKER, Seal
+        from scenarios.clients.remote.seal import TO_MASTER, TO_WORKER, Seal
 
         assert token is not None
         seal, opener = Seal(token, TO_WORKER), Seal(token, TO_MASTER)

@@ -1,4 +1,4 @@
-"""The shape of a history record as a worker sends it (scenarios.swarm
+"""The shape of a history record as a worker sends it (scenarios.clients.remote
 .shapes.record): every record History.drain() makes passes, a record of
 the wrong shape is refused, and whatever passes History.absorb() takes
 without an error (the master drops the rest before absorb sees it)."""
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from scenarios.clients.remote.shapes import RECORDS, record, stats
 from scenarios.load.clock import Clock
 from scenarios.load.history import Access, Event, History, Session
-from scenarios.swarm.shapes import RECORDS, record, stats
 
 #: locust's total row of a stats report (StatsEntry.serialize), empty.
 TOTAL = {

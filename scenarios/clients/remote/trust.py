@@ -6,14 +6,14 @@ reads it.
 locust's master takes any peer that reaches its port (DESIGN.md, "Locust's
 master and workers trust the network"): a client id and a message type are
 all it asks, and a malformed frame kills its listener.  Here each run's
-master makes a token (scenarios.swarm.seal.new_token(), or the operator's,
+master makes a token (scenarios.clients.remote.seal.new_token(), or the operator's,
 VFAB_WORKER_TOKEN) and shows it; its workers are given it.  The token
 itself never travels: every frame either way carries an HMAC-SHA256 of the
 frame, its direction, the worker's id and a sequence number, keyed by the
 token (Seal).  A frame whose seal does not hold (no token, another run's, a
 replay, a cut or altered frame, plain bytes) is dropped before locust's
 code sees it, and so is a sealed one whose message is not of a type and
-shape the program sends (its table of scenarios.swarm.shapes): each side
+shape the program sends (its table of scenarios.clients.remote.shapes): each side
 counts what it dropped and says so once (Junk).  So a peer that did not
 join this run can neither join, nor send stats or history, nor break a
 listener; an eavesdropper on the clients' network learns the messages
@@ -44,8 +44,8 @@ from locust.runners import (
 )
 from locust.stats import RequestStats
 
-from scenarios.swarm.seal import TO_MASTER, TO_WORKER, Seal
-from scenarios.swarm.shapes import Shapes
+from scenarios.clients.remote.seal import TO_MASTER, TO_WORKER, Seal
+from scenarios.clients.remote.shapes import Shapes
 
 Say = Callable[[str], None]
 

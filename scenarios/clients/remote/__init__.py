@@ -1,4 +1,5 @@
-"""The locust glue: the only package importing locust.
+"""Clients on other hosts, over locust: the only package importing locust
+(and the locustfile, which locust imports by path).
 
 plugin.py: the locustfile's options, one ZODB.DB per locust process, the
 history gathered and checked on the master; guard.py: its --master and
@@ -8,7 +9,7 @@ token, the seal on every frame) and shapes.py (what a message may hold);
 worker_clock.py: a locust worker's clock measured against its master's;
 stats.py: locust's outputs (--json-file beside --csv, the summary).
 
-Named for locust's own word for its users (it "swarms" them), and not
-``locust``: a package of that name would read as the locust distribution
-in imports, tracebacks and tools that resolve names by their last part.
+Not named ``locust``: a package of that name would read as the locust
+distribution in imports, tracebacks and tools that resolve names by their
+last part.
 """

@@ -1,15 +1,15 @@
 """The shapes of the messages between a locust master and its workers,
-checked before locust or the suite reads one (scenarios.swarm.trust).
+checked before locust or the suite reads one (scenarios.clients.remote.trust).
 
-A shape is a predicate on a message's data, built from the small
-combinators below; a table maps each message type a side may receive to
-its shape.  locust's own messages (as locust 2.x sends them) are here;
-each program over locust adds its own: the clock's
-(scenarios.swarm.worker_clock), the locustfile's (scenarios.swarm.guard),
-scale's (scenarios.scale.wire), and the keys its workers add to locust's
-stats report (stats()).  A history record (record()) has the shape
-scenarios.load.history.History.absorb() reads without error.  Plain
-Python, no locust: importing locust patches a process with gevent.
+A shape is a predicate on a message's data, built from the small combinators
+below; a table maps each message type a side may receive to its shape.
+locust's own messages (as locust 2.x sends them) are here; each program over
+locust adds its own: the clock's (scenarios.clients.remote.worker_clock),
+the locustfile's (scenarios.clients.remote.guard), scale's
+(scenarios.scale.wire), and the keys its workers add to locust's stats
+report (stats()).  A history record (record()) has the shape
+scenarios.load.history.History.absorb() reads without error.  Plain Python,
+no locust: importing locust patches a process with gevent.
 """
 
 from __future__ import annotations

@@ -63,6 +63,16 @@ from locust.runners import (
 
 from scenarios.checker import consistency
 from scenarios.clients.loop import attempt
+from scenarios.clients.remote.stats import (
+    keep_stats_through_json,
+    print_summary,
+    stop_csv_writer,
+)
+from scenarios.clients.remote.worker_clock import (
+    UNKNOWN_CLOCK_S,
+    WorkerClock,
+    answer_clocks,
+)
 from scenarios.errors import (
     EXIT_BAD_INPUT,
     EXIT_INVARIANTS,
@@ -80,12 +90,6 @@ from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile
 )
 from scenarios.load.session import Session, open_database, preflight
 from scenarios.outputs import check_output
-from scenarios.swarm.stats import (
-    keep_stats_through_json,
-    print_summary,
-    stop_csv_writer,
-)
-from scenarios.swarm.worker_clock import UNKNOWN_CLOCK_S, WorkerClock, answer_clocks
 from storages import StorageError
 
 log = logging.getLogger("vfab")
@@ -306,7 +310,7 @@ class ProcessClient:
     def joined(self, worker: str) -> bool:
         """Whether *worker* joined the master's run (as locust counts its
         reports): every message is sealed with the run's token and of its
-        shape (scenarios.swarm.guard), and the history is taken only from
+        shape (scenarios.clients.remote.guard), and the history is taken only from
         a worker that joined."""
         runner = self.environment.runner if self.environment else None
         return not isinstance(runner, MasterRunner) or worker in runner.clients
@@ -314,7 +318,7 @@ class ProcessClient:
     # -- the clock --------------------------------------------------------
 
     def measure_clock(self, runner: WorkerRunner) -> None:
-        """This worker's clock against the master's (scenarios.swarm
+        """This worker's clock against the master's (scenarios.clients.remote
         .worker_clock); then the sessions' records say so (times are
         recorded raw: the checker applies the offset)."""
         if self._clocks is None:

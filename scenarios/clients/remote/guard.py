@@ -1,6 +1,6 @@
 """The locustfile's distributed mode, guarded: `locust -f locustfile.py
 --master` and `--worker` (and `--processes N`, which forks N workers beside
-a master) build the runners of scenarios.swarm.trust instead of locust's,
+a master) build the runners of scenarios.clients.remote.trust instead of locust's,
 so that the master's verdict hears only workers holding the run's token,
 and every message either way is checked for its shape before use.  A plain
 `locust -f locustfile.py` (one process, its LocalRunner) is left as it is.
@@ -28,9 +28,8 @@ import gevent
 from locust.argument_parser import parse_locustfile_option
 from locust.env import Environment
 
-from scenarios.errors import EXIT_BAD_INPUT, ConfigError
-from scenarios.swarm import trust, worker_clock
-from scenarios.swarm.plugin import (
+from scenarios.clients.remote import trust, worker_clock
+from scenarios.clients.remote.plugin import (
     FINAL,
     FLUSH,
     HISTORY_KEY,
@@ -38,8 +37,8 @@ from scenarios.swarm.plugin import (
     end_forked_workers,
     node_of,
 )
-from scenarios.swarm.seal import TOKEN_ENV, new_token, token_from_env
-from scenarios.swarm.shapes import (
+from scenarios.clients.remote.seal import TOKEN_ENV, new_token, token_from_env
+from scenarios.clients.remote.shapes import (
     LOCUST_FROM_MASTER,
     LOCUST_FROM_WORKER,
     RECORDS,
@@ -47,6 +46,7 @@ from scenarios.swarm.shapes import (
     none,
     stats,
 )
+from scenarios.errors import EXIT_BAD_INPUT, ConfigError
 
 log = logging.getLogger("vfab")
 

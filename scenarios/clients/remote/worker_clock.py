@@ -8,7 +8,7 @@ same clock: offset 0, uncertainty 0.  A worker whose master never answers
 within CLOCK_WAIT_S keeps uncertainty UNKNOWN_CLOCK_S: its attempts are
 ordered in real time against nobody else's.
 
-The locustfile's plugin (scenarios.swarm.plugin) and scale's workers
+The locustfile's plugin (scenarios.clients.remote.plugin) and scale's workers
 (scenarios.scale.worker) both measure this way.
 """
 
@@ -20,13 +20,13 @@ from typing import Any
 import gevent
 from gevent.event import AsyncResult
 
+from scenarios.clients.remote.shapes import Shapes, fields, number, optional, text
 from scenarios.load.clock import Clock, boot_id
-from scenarios.swarm.shapes import Shapes, fields, number, optional, text
 
 #: A worker's question for the master's clock, and the answer.
 CLOCK_ASK = "vfab_clock_ask"
 CLOCK = "vfab_clock"
-#: The shapes of both (scenarios.swarm.shapes), by who sends them.
+#: The shapes of both (scenarios.clients.remote.shapes), by who sends them.
 FROM_WORKER: Shapes = {CLOCK_ASK: fields({"sent": number})}
 FROM_MASTER: Shapes = {
     CLOCK: fields({"sent": number, "theirs": number}, {"host": optional(text)})

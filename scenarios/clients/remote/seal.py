@@ -1,5 +1,5 @@
 """The run's token and the seal it keys on every frame between a locust
-master and its workers (scenarios.swarm.trust; `vfab-bench scale
+master and its workers (scenarios.clients.remote.trust; `vfab-bench scale
 --workers` and the locustfile's --master/--worker alike): an HMAC-SHA256
 over the frame's direction, the worker's id, a sequence number and the
 frame.  No locust here, so that a test's peer can seal without importing
