@@ -81,8 +81,7 @@ def main(args: argparse.Namespace) -> int:
     from locust.env import Environment
     from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
-    from scenarios.clients.remote import trust
-    from scenarios.scale import wire
+    from scenarios.clients.remote import trust, wire
     from scenarios.scale.worker import Host
 
     where = f"{host}:{args.master_port}"

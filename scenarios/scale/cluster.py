@@ -39,12 +39,11 @@ from scenarios.clients.fleet import WorkerLost, client_names, process_plans, std
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
-from scenarios.clients.remote import seal, trust
+from scenarios.clients.remote import seal, trust, wire
 from scenarios.clients.remote.worker_clock import answer_clocks
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale import wire
 from scenarios.scale.config import ScaleConfig
 
 log = logging.getLogger("vfab")

@@ -11,7 +11,7 @@ the heartbeats go on.  The client processes are started from the main
 thread and die with this process (PR_SET_PDEATHSIG).
 
 The clients' history files are read as they grow and sent with every stats
-report (scenarios.scale.wire), the session records carrying this host's
+report (scenarios.clients.remote.wire), the session records carrying this host's
 clock as measured against the master's; the rest goes with the result.
 """
 
@@ -32,12 +32,12 @@ from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
 from scenarios.clients.process import ProcessPlan, run_process
 from scenarios.clients.processes import ClientProcesses
+from scenarios.clients.remote import wire
 from scenarios.clients.remote.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.clock import Clock
 from scenarios.results.formatter import plural
-from scenarios.scale import wire
 
 Say = Callable[[str], None]
 
@@ -81,7 +81,7 @@ class _Point:
 
 
 class Host:
-    """This worker's side of the messages in scenarios.scale.wire."""
+    """This worker's side of the messages in scenarios.clients.remote.wire."""
 
     def __init__(self, runner: Any, master: tuple[str, int], say: Say) -> None:
         self.runner = runner

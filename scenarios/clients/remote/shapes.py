@@ -6,7 +6,7 @@ below; a table maps each message type a side may receive to its shape.
 locust's own messages (as locust 2.x sends them) are here; each program over
 locust adds its own: the clock's (scenarios.clients.remote.worker_clock),
 the locustfile's (scenarios.clients.remote.guard), scale's
-(scenarios.scale.wire), and the keys its workers add to locust's stats
+(scenarios.clients.remote.wire), and the keys its workers add to locust's stats
 report (stats()).  A history record (record()) has the shape
 scenarios.load.history.History.absorb() reads without error.  Plain Python,
 no locust: importing locust patches a process with gevent.
