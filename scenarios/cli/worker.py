@@ -1,6 +1,6 @@
 """vfab-bench worker: one client host of a distributed `vfab-bench scale`.
 
-A locust worker (scenarios.scale.worker): it connects to the master that
+A locust worker (scenarios.clients.remote.worker): it connects to the master that
 `scale --workers N --master-bind-host IP` runs, and for each point starts
 the client processes the master gives it, as the local scale would.  It
 ends when the master's run ends (exit 0), or after a bound: no master
@@ -82,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
     from scenarios.clients.remote import trust, wire
-    from scenarios.scale.worker import Host
+    from scenarios.clients.remote.worker import Host
 
     where = f"{host}:{args.master_port}"
 

@@ -1,6 +1,6 @@
 """The master of a distributed scale run (`vfab-bench scale --workers N`):
 locust's MasterRunner, and for each point a ClusterFleet placing the
-point's clients on the workers (`vfab-bench worker`, scenarios.scale.worker).
+point's clients on the workers (`vfab-bench worker`, scenarios.clients.remote.worker).
 
 For a point of N clients the master asks locust's runner for N users
 (runner.start: its dispatcher spreads them over the workers, as it spreads

@@ -9,7 +9,7 @@ within CLOCK_WAIT_S keeps uncertainty UNKNOWN_CLOCK_S: its attempts are
 ordered in real time against nobody else's.
 
 The locustfile's plugin (scenarios.clients.remote.plugin) and scale's workers
-(scenarios.scale.worker) both measure this way.
+(scenarios.clients.remote.worker) both measure this way.
 """
 
 from __future__ import annotations
