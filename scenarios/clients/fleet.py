@@ -25,6 +25,23 @@ class WorkerLost(Exception):
     the point cannot be measured whole."""
 
 
+class FleetConfig(Protocol):
+    """What a fleet reads of its run's configuration (scale's ScaleConfig):
+    the names' seed, the concurrency kind and clients per process, whether
+    the history is recorded for a check, an absent server's wait."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def concurrency(self) -> str: ...
+    @property
+    def clients_per_process(self) -> int | None: ...
+    @property
+    def check(self) -> bool: ...
+    @property
+    def wait_timeout_s(self) -> float: ...
+
+
 class Fleet(Protocol):
     """What a point asks of its client processes (the processes in the
     order of *plans*, their clients in order within them)."""

@@ -23,7 +23,6 @@ end plus the clients' --wait-timeout).
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +34,13 @@ from locust.runners import STATE_MISSING
 
 from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
-from scenarios.clients.fleet import WorkerLost, client_names, process_plans, stderr_note
+from scenarios.clients.fleet import (
+    FleetConfig,
+    WorkerLost,
+    client_names,
+    process_plans,
+    stderr_note,
+)
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
@@ -44,9 +49,7 @@ from scenarios.clients.remote.worker_clock import answer_clocks
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
 from scenarios.results.formatter import plural
-from scenarios.scale.config import ScaleConfig
 
-log = logging.getLogger("vfab")
 Say = Callable[[str], None]
 
 #: Seconds between "go" and the clients' start: every worker hears it and
@@ -220,7 +223,7 @@ class Cluster:
     # -- points -----------------------------------------------------------
 
     def fleet(
-        self, config: ScaleConfig, plan: ClientPlan, clients: int, scratch: Path
+        self, config: FleetConfig, plan: ClientPlan, clients: int, scratch: Path
     ) -> ClusterFleet:
         self.points += 1
         self.current = ClusterFleet(self, self.points, config, plan, clients, scratch)
@@ -239,7 +242,7 @@ class ClusterFleet:
         self,
         cluster: Cluster,
         point: int,
-        config: ScaleConfig,
+        config: FleetConfig,
         plan: ClientPlan,
         clients: int,
         scratch: Path,
@@ -435,8 +438,8 @@ class ClusterFleet:
             if got is None:
                 how = self.gone.get(worker, "no result in time")
                 out.append(
-                    f"{self._name(worker)} was lost ({how}): its "
-                    f"{plural(self.shares[worker], 'client')}' results never came"
+                    f"{self._name(worker)} was lost ({how}): the results of its "
+                    f"{plural(self.shares[worker], 'client')} never came"
                 )
                 continue
             stderr = got.get("stderr") or {}
@@ -477,11 +480,8 @@ class ClusterFleet:
                     "cpu_busy_s": got.get("cpu_busy_s"),
                 }
             )
-        busy = (
-            None
-            if self.busy[0] is None or self.busy[1] is None
-            else round(self.busy[1] - self.busy[0], 3)
-        )
+        first, last = self.busy
+        busy = None if first is None or last is None else round(last - first, 3)
         out.append(wire.master_facts(merge_s, self.records, busy))
         return tuple(out)
 
