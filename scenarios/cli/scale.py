@@ -282,7 +282,7 @@ def main(args: argparse.Namespace) -> int:
     if config.workers:
         # locust patches this process with gevent on import: once the input
         # is checked, before anything opens a client or starts a thread.
-        import scenarios.scale.cluster  # noqa: F401
+        import scenarios.clients.remote.cluster  # noqa: F401
     meta = metadata.collect(config)
     start, probes = environment.snapshot(), environment.probes()
 

@@ -1,6 +1,6 @@
 """The client processes of one scale point, wherever they run: on this
 machine (LocalFleet: scenarios.clients.processes) or on locust workers
-(scenarios.scale.cluster.ClusterFleet).  The point's steps are the same
+(scenarios.clients.remote.cluster.ClusterFleet).  The point's steps are the same
 either way (scenarios.scale.runner.run_point): start the processes, wait
 until each has opened its database, "go in Δ s", the window, a fault,
 stop, each process's result, the history of every attempt.

@@ -1,6 +1,6 @@
 """scale's options for how and where its clients run: --concurrency and
 --clients-per-process (scenarios.clients.concurrency), --workers and the locust
-master's address (scenarios.scale.cluster); their checks before any work,
+master's address (scenarios.clients.remote.cluster); their checks before any work,
 and the fleets a run's points use.  Declared here, as the load options are
 in scenarios.load.options, so that the command module only wires them.
 """
@@ -157,7 +157,7 @@ def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
     if not config.workers:
         yield None
         return
-    from scenarios.scale.cluster import Cluster
+    from scenarios.clients.remote.cluster import Cluster
 
     def tell(line: str) -> None:
         print(f"vfab-bench scale: {line}", file=sys.stderr, flush=True)

@@ -10,7 +10,8 @@ worker_clock.py: a locust worker's clock measured against its master's;
 stats.py: locust's outputs (--json-file beside --csv, the summary);
 wire.py: what scale's master and workers say to each other, and the
 locust user that holds a client's place; worker.py: `vfab-bench worker`,
-locust's worker running a point's client processes.
+locust's worker running a point's client processes; cluster.py: the
+master's side, locust's MasterRunner and a point's ClusterFleet.
 
 Not named ``locust``: a package of that name would read as the locust
 distribution in imports, tracebacks and tools that resolve names by their
