@@ -66,11 +66,16 @@ def graph() -> dict[str, set[str]]:
 
 
 @functools.cache
+def _trees() -> dict[str, ast.AST]:
+    return {
+        name: ast.parse(path.read_text(), str(path)) for name, path in modules().items()
+    }
+
+
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     found = modules()
-    trees = {
-        name: ast.parse(path.read_text(), str(path)) for name, path in found.items()
-    }
+    trees = _trees()
     edges: dict[str, set[str]] = {name: set() for name in found}
 
     def add(source: str, target: str) -> None:
@@ -331,3 +336,50 @@ def test_no_loop_between_folders() -> None:
     (a command another needs is below it; what both need is a library)."""
     cycle = find_cycle(folders(graph()))
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def importers_of(distribution: str) -> set[str]:
+    """The project's modules that import *distribution* (or a module of it)."""
+    found = set()
+    for name, tree in _trees().items():
+        for node in import_nodes(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                targets = [] if node.level else [node.module or ""]
+            if any(
+                t == distribution or t.startswith(distribution + ".") for t in targets
+            ):
+                found.add(name)
+    return found
+
+
+#: The one package that imports locust (importing it patches the process
+#: with gevent), and the locustfile, which locust itself loads by path.
+LOCUST_PACKAGE = "scenarios.clients.remote"
+
+
+def test_locust_is_imported_by_one_package() -> None:
+    assert "locustfile" in importers_of("locust")
+    outside = {
+        name
+        for name in importers_of("locust")
+        if name != "locustfile" and not name.startswith(LOCUST_PACKAGE + ".")
+    }
+    assert not outside, f"locust imported outside {LOCUST_PACKAGE}: {outside}"
+
+
+def test_local_clients_never_import_the_remote_ones() -> None:
+    """What drives clients on this machine never reaches locust: no module
+    of scenarios.clients outside its remote part imports that part."""
+    edges = graph()
+    local = [
+        name
+        for name in edges
+        if name.startswith("scenarios.clients.") and not name.startswith(LOCUST_PACKAGE)
+    ]
+    reaching = {
+        name: sorted(t for t in edges[name] if t.startswith(LOCUST_PACKAGE))
+        for name in local
+    }
+    assert not {k: v for k, v in reaching.items() if v}

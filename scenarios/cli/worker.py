@@ -1,6 +1,6 @@
 """vfab-bench worker: one client host of a distributed `vfab-bench scale`.
 
-A locust worker (scenarios.clients.remote.worker): it connects to the master that
+A locust worker (scenarios.clients.remote.worker.serve): it connects to the master that
 `scale --workers N --master-bind-host IP` runs, and for each point starts
 the client processes the master gives it, as the local scale would.  It
 ends when the master's run ends (exit 0), or after a bound: no master
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from scenarios.argtypes import positive_float
 from scenarios.clients.remote.seal import TOKEN_ENV, check_token, token_from_env
@@ -76,63 +75,22 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--token: the token `vfab-bench scale --workers N` shows (or ${TOKEN_ENV})"
         )
-    # locust patches this process with gevent on import: first.
-    import gevent
-    from locust.env import Environment
-    from locust.runners import MASTER_HEARTBEAT_TIMEOUT
-
-    from scenarios.clients.remote import trust, wire
-    from scenarios.clients.remote.worker import Host
-
-    where = f"{host}:{args.master_port}"
+    # locust patches this process with gevent on import: only now.
+    from scenarios.clients.remote.worker import serve
 
     def say(line: str) -> None:
         if not args.quiet:
             print(f"vfab-bench worker: {line}", file=sys.stderr, flush=True)
 
-    wire.quiet_interrupts()
-    environment = Environment(user_classes=[wire.ScaleClient])
-    junk = trust.Junk(say, "a master")
-    say(f"connecting to the master at {where}, at most {args.connect_timeout:g} s")
-    try:
-        with gevent.Timeout(args.connect_timeout):
-            runner = trust.worker_runner(
-                environment, host, args.master_port, token, junk, wire.FROM_MASTER
-            )
-    except (gevent.Timeout, ConnectionError):
-        if junk.broken is not None:
-            raise ConfigError(junk.broken) from None
-        raise ConfigError(
-            f"no master answered at {where} within {args.connect_timeout:g} s"
-            f"{junk.words()} (is `vfab-bench scale --workers N` running there, "
-            "and its token the one given?)"
-        ) from None
-    worker = Host(runner, (host, args.master_port), say)
-    junk.on_broken = worker.fail
-    if junk.broken is not None:
-        worker.fail(junk.broken)
-    try:
-        worker.hello()
-        say("connected; waiting for the master's points")
-        runner.greenlet.join()
-    finally:
-        if worker.current is not None:
-            worker.current.close()
-        # locust's quitting event: the worker tells its master it quits (a
-        # worker stopped mid-point is then lost at once, not 3 s later).
-        environment.events.quitting.fire(environment=environment)
-        runner.quit()
-    if worker.failure is not None:
-        raise ConfigError(worker.failure)
-    heard = runner.last_heartbeat_timestamp
-    if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:
+    end = serve(host, args.master_port, token, args.connect_timeout, say)
+    done = f"{plural(end.points, 'point')} done here"
+    if end.master_silent_s is not None:
         print(
-            f"vfab-bench worker: the master at {where} was silent for "
-            f"{MASTER_HEARTBEAT_TIMEOUT} s: lost mid-run "
-            f"({plural(worker.points, 'point')} done here); its run is not fully "
-            "checked",
+            f"vfab-bench worker: the master at {host}:{args.master_port} was "
+            f"silent for {end.master_silent_s:g} s: lost mid-run ({done}); its "
+            "run is not fully checked",
             file=sys.stderr,
         )
         return EXIT_INVARIANTS
-    say(f"the master's run ended ({plural(worker.points, 'point')} done here)")
+    say(f"the master's run ended ({done})")
     return EXIT_OK

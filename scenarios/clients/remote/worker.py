@@ -27,12 +27,14 @@ from typing import Any
 
 import gevent
 from gevent.event import Event
+from locust.env import Environment
+from locust.runners import MASTER_HEARTBEAT_TIMEOUT
 
 from scenarios.clients import concurrency
 from scenarios.clients.cpu import host_busy_s
 from scenarios.clients.process import ProcessPlan, run_process
 from scenarios.clients.processes import ClientProcesses
-from scenarios.clients.remote import wire
+from scenarios.clients.remote import trust, wire
 from scenarios.clients.remote.worker_clock import UNKNOWN_CLOCK_S, WorkerClock
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
@@ -261,3 +263,60 @@ def _stderr(plans: list[ProcessPlan]) -> dict[str, Any]:
                 continue
             lines += [ln.strip() for ln in text.splitlines() if ln.strip()]
     return {"lines": len(lines), "last": lines[-1][:200] if lines else ""}
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerEnd:
+    """How a worker's run ended: the points it served, and, when its master
+    went silent mid-run (locust's heartbeat timeout), for how long."""
+
+    points: int
+    master_silent_s: float | None = None
+
+
+def serve(
+    host: str, port: int, token: str, connect_timeout_s: float, say: Say
+) -> WorkerEnd:
+    """Join the master at *host*:*port* (frames sealed with *token*) and run
+    the clients of each point it places here until its run ends.
+    ConfigError, one line: no master answered within *connect_timeout_s*,
+    or it sent what cannot be run."""
+    where = f"{host}:{port}"
+    wire.quiet_interrupts()
+    environment = Environment(user_classes=[wire.ScaleClient])
+    junk = trust.Junk(say, "a master")
+    say(f"connecting to the master at {where}, at most {connect_timeout_s:g} s")
+    try:
+        with gevent.Timeout(connect_timeout_s):
+            runner = trust.worker_runner(
+                environment, host, port, token, junk, wire.FROM_MASTER
+            )
+    except (gevent.Timeout, ConnectionError):
+        if junk.broken is not None:
+            raise ConfigError(junk.broken) from None
+        raise ConfigError(
+            f"no master answered at {where} within {connect_timeout_s:g} s"
+            f"{junk.words()} (is `vfab-bench scale --workers N` running there, "
+            "and its token the one given?)"
+        ) from None
+    worker = Host(runner, (host, port), say)
+    junk.on_broken = worker.fail
+    if junk.broken is not None:
+        worker.fail(junk.broken)
+    try:
+        worker.hello()
+        say("connected; waiting for the master's points")
+        runner.greenlet.join()
+    finally:
+        if worker.current is not None:
+            worker.current.close()
+        # locust's quitting event: the worker tells its master it quits (a
+        # worker stopped mid-point is then lost at once, not 3 s later).
+        environment.events.quitting.fire(environment=environment)
+        runner.quit()
+    if worker.failure is not None:
+        raise ConfigError(worker.failure)
+    heard = runner.last_heartbeat_timestamp
+    if heard is not None and heard < time.time() - MASTER_HEARTBEAT_TIMEOUT + 5:
+        return WorkerEnd(worker.points, float(MASTER_HEARTBEAT_TIMEOUT))
+    return WorkerEnd(worker.points)
