@@ -1,23 +1,32 @@
-"""One client process of a scale point: one ZODB.DB on the target and one
-or more users on it, inline, as threads or as gevent greenlets (the
-point's concurrency kind), in a closed loop or an open one (latency from
-each arrival: no coordinated omission).  Every attempt goes to a history
-file at once, so what a client was told survives its death
-(docs/internals.md).
+"""One client process: what every one does around its clients' work
+(client_process(): scale's, zeoloop's, a matrix group's), and a scale
+point's (run_process): one ZODB.DB on the target and one or more users on
+it, inline, as threads or as gevent greenlets (the point's concurrency
+kind), in a closed loop or an open one (latency from each arrival: no
+coordinated omission). Every attempt goes to a history file at once, so what
+a client was told survives its death (docs/internals.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import random
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from scenarios.clients import concurrency
 from scenarios.clients.loop import ClientPlan, run_loop
-from scenarios.clients.processes import Control, count_log_records, die_with_parent
+from scenarios.clients.processes import (
+    Control,
+    LogCounter,
+    count_log_records,
+    die_with_parent,
+)
+from scenarios.load.mix import LoadConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,45 +95,104 @@ class ProcessCPU:
         return 0.0 if self.started is None else time.process_time() - self.started
 
 
-def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
-    """The process's clients, each in its loop; a JSON-able dict: started,
-    cpu_s, log_records, and per client what it measured ("clients")."""
-    die_with_parent()
-    if plan.kind == "greenlets":
-        # Before ZEO, RelStorage and the drivers are imported: what they
-        # bind at import (threading.Event, socket) must be gevent's.
+class Opened:
+    """A client process's database, its clients' history and sessions, and
+    the log records counted, as client_process() opened them."""
+
+    def __init__(self, db: Any, history: Any, counter: LogCounter) -> None:
+        self.db = db
+        self.history = history
+        self.counter = counter
+        self.sessions: list[Any] = []
+
+    def session(self, config: LoadConfig, rng: Any, **kw: Any) -> Any:
+        """One client's Session on the database (closed with it)."""
+        from scenarios.load.session import Session
+
+        session = Session(self.db, config, self.history, rng, **kw)
+        self.sessions.append(session)
+        return session
+
+
+@contextlib.contextmanager
+def client_process(
+    kind: str,
+    target: str,
+    pool: int,
+    *,
+    history_path: str | None = None,
+    stderr_path: str | None = None,
+    wait_timeout_s: float | None = None,
+    server_sync: bool = False,
+    here: Any = None,
+) -> Iterator[Opened]:
+    """What every client process does around its clients' work (scale's,
+    zeoloop's, a matrix group's): it dies with its parent; greenlets patch
+    it before ZODB, ZEO, RelStorage and the drivers are imported (what they
+    bind at import must be gevent's); its stderr goes to *stderr_path*;
+    ZODB's and ZEO's log records are counted, not printed; one ZODB.DB on
+    *target* with *pool* connections (*here*: the command's own database,
+    when the clients run in its process, whose logging is then left
+    alone), refused for greenlets when its storage cannot take them; the
+    history to *history_path* as it is made (None: not kept).  Sessions,
+    database and history are closed at the end, the server perhaps gone."""
+    if here is None:
+        die_with_parent()
+    if kind == "greenlets":
         from gevent import monkey
 
         monkey.patch_all()
     from scenarios.load.history import FileHistory, NoHistory
-    from scenarios.load.session import Session, open_database
+    from scenarios.load.session import open_database
 
-    if plan.stderr_path is not None:
-        fd = os.open(plan.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    if stderr_path is not None:
+        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         os.dup2(fd, 2)
         os.close(fd)
-    counter = count_log_records()
-    history: Any = FileHistory(plan.history_path) if plan.history_path else NoHistory()
-    config = plan.plan.config
-    db = open_database(
-        config.target,
-        pool_size=len(plan.clients),
-        wait_timeout=plan.plan.wait_timeout_s,
-        server_sync=config.server_sync,
-    )
-    sessions: list[Any] = []
+    counter = LogCounter() if here is not None else count_log_records()
+    if here is not None:
+        db = here.open(pool)
+    else:
+        db = open_database(
+            target, pool_size=pool, wait_timeout=wait_timeout_s, server_sync=server_sync
+        )
+    opened = Opened(db, NoHistory(), counter)
     try:
-        if plan.kind == "greenlets":
-            from scenarios.clients.concurrency import storage_refusal
-
-            refusal = storage_refusal(db.storage)
+        if history_path:
+            opened.history = FileHistory(history_path)
+        if kind == "greenlets":
+            refusal = concurrency.storage_refusal(db.storage)
             if refusal is not None:
-                raise RuntimeError(f"--concurrency greenlets: {refusal}")
+                raise RuntimeError(f"greenlets: {refusal}")
+        yield opened
+    finally:
+        for closing in [*opened.sessions, db]:
+            try:
+                closing.close()
+            except Exception:  # the server may be gone: nothing to abort
+                pass
+        if isinstance(opened.history, FileHistory):
+            opened.history.close()
+
+
+def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
+    """The process's clients, each in its loop; a JSON-able dict: started,
+    cpu_s, log_records, and per client what it measured ("clients")."""
+    config = plan.plan.config
+    with client_process(
+        plan.kind,
+        config.target,
+        len(plan.clients),
+        history_path=plan.history_path,
+        stderr_path=plan.stderr_path,
+        wait_timeout_s=plan.plan.wait_timeout_s,
+        server_sync=config.server_sync,
+    ) as opened:
         rngs = [random.Random(c.seed) for c in plan.clients]
-        for client, rng in zip(plan.clients, rngs, strict=True):
-            sessions.append(
-                Session(db, config, history, rng, client=client.name, run=plan.plan.run)
-            )
+        sessions = [
+            opened.session(config, rng, client=client.name, run=plan.plan.run)
+            for client, rng in zip(plan.clients, rngs, strict=True)
+        ]
         start_at = control.wait_start()
         if not start_at:
             return {"started": False}
@@ -133,24 +201,12 @@ def run_process(plan: ProcessPlan, control: Control) -> dict[str, Any]:
         return {
             "started": True,
             "cpu_s": cpu.seconds(),
-            "log_records": counter.count,
+            "log_records": opened.counter.count,
             "clients": results,
         }
-    finally:
-        for session in sessions:
-            try:
-                session.close()
-            except Exception:  # the server may be gone: nothing to abort
-                pass
-        try:
-            db.close()
-        except Exception:
-            pass
-        if isinstance(history, FileHistory):
-            history.close()
 
 
-class _Stop:
+class Stop:
     """Set when the parent says stop, or when a client of this process
     failed (the process's other clients stop; other processes go on)."""
 
@@ -173,7 +229,7 @@ def _run(
     """Each session's loop, concurrently as the kind says; their results in
     the clients' order."""
     results: list[dict[str, Any]] = [{} for _ in sessions]
-    stop = _Stop(control.stop)
+    stop = Stop(control.stop)
 
     def one(i: int) -> None:
         results[i] = run_loop(plan.plan, stop, sessions[i], start_at, rngs[i], cpu)

@@ -33,18 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenarios.clients import loop
+from scenarios.clients import concurrency, loop
 from scenarios.clients.loop import Done
-from scenarios.clients.processes import (
-    CLOSE_GRACE_S,
-    ClientProcesses,
-    Control,
-    count_log_records,
-)
+from scenarios.clients.process import Stop, client_process
+from scenarios.clients.processes import CLOSE_GRACE_S, ClientProcesses, Control
 from scenarios.interrupts import remove_tree
-from scenarios.load.history import FileHistory, read_history
+from scenarios.load.history import read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.load.session import Session, open_database
 from scenarios.results.stats import percentiles
 from scenarios.results.table import Table
 from storages import StorageError
@@ -136,63 +131,40 @@ def run_process(
     process leaves it behind).  When the parent sets the stop event each
     user finishes the operation in hand and the result says it was
     interrupted."""
-    counter = count_log_records()
     result = ProcessResult.empty()
-    history = FileHistory(history_path)
     seeds = random.Random(seed)
-    db = open_database(
-        config.target, pool_size=max(users, 1), server_sync=config.server_sync
-    )
-    sessions: list[Session] = []
-    stopped = threading.Event()
-    try:
+    with client_process(
+        "threads",
+        config.target,
+        max(users, 1),
+        history_path=history_path,
+        server_sync=config.server_sync,
+    ) as opened:
         for i in range(users):
             rng = random.Random(seeds.getrandbits(64)) if seed is not None else None
-            name = f"p{process}u{i}"
-            sessions.append(
-                Session(
-                    db,
-                    config,
-                    history,
-                    rng,
-                    client=name,
-                    run=run_token,
-                    reconnects=RECONNECTS,
-                )
-            )
-        start = threading.Barrier(users + 1)
-        deadline = [0.0]
+            opened.session(
+                config, rng, client=f"p{process}u{i}", run=run_token,
+                reconnects=RECONNECTS,
+            )  # fmt: skip
         lock = threading.Lock()
 
         def keep(done: Done) -> None:  # the users' one result
             with lock:
                 result.keep(done)
 
-        def work(session: Session) -> None:
-            start.wait()
-            loop.run(session, loop.closed(stopped, deadline[0]), keep)
-
-        threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
-        for t in threads:
-            t.start()
+        stop = Stop(control.stop)
         if not control.wait_start():
-            stopped.set()
+            stop.local.set()
         began = time.monotonic()
-        deadline[0] = began + duration
-        start.wait()
-        while any(t.is_alive() for t in threads):
-            if control.stop.is_set():
-                stopped.set()
-            for t in threads:
-                t.join(0.05)
+        deadline = began + duration
+
+        def one(i: int) -> None:
+            loop.run(opened.sessions[i], loop.closed(stop, deadline), keep)
+
+        concurrency.run_each("threads", users, one, stop.local.set)
         result.window_s = time.monotonic() - began
-        result.interrupted = stopped.is_set()
-    finally:
-        for s in sessions:
-            s.close()
-        db.close()
-        history.close()
-    result.log_records = counter.count
+        result.interrupted = stop.is_set()
+    result.log_records = opened.counter.count
     return result
 
 

@@ -76,38 +76,17 @@ def run_group(
     *here*: the group's database (scenarios.matrix.check.Database) when
     the clients run in the command's own process (a storage one process
     opens: its threads), whose logging is then left alone."""
-    if plan.kind == "greenlets":
-        # Before ZODB and the drivers are imported (as scale's clients).
-        from gevent import monkey
-
-        monkey.patch_all()
     from scenarios.clients import concurrency
-    from scenarios.clients.processes import (
-        LogCounter,
-        count_log_records,
-        die_with_parent,
-    )
-    from scenarios.load.session import open_database
+    from scenarios.clients.process import client_process
 
     pool = len(plan.clients) + 1
-    if here is not None:
-        counter = LogCounter()
-        db = here.open(pool)
-    else:
-        die_with_parent()
-        counter = count_log_records()
-        db = open_database(plan.target, pool_size=pool)
-    try:
-        if plan.kind == "greenlets":
-            refusal = concurrency.storage_refusal(db.storage)
-            if refusal is not None:
-                raise RuntimeError(f"greenlets: {refusal}")
+    with client_process(plan.kind, plan.target, pool, here=here) as opened:
         if barrier is None and len(plan.clients) > 1:
             barrier = threading.Barrier(len(plan.clients))
         if not control.wait_start():
             return {"started": False}
         sync = _Sync(barrier, control.stop)
-        clients = [_Client(plan, db, c, sync, done) for c in plan.clients]
+        clients = [_Client(plan, opened.db, c, sync, done) for c in plan.clients]
         # A client that fails breaks the barrier for the others.
         concurrency.run_each(
             plan.kind, len(clients), lambda i: clients[i].run(), sync.abort
@@ -115,14 +94,9 @@ def run_group(
         return {
             "started": True,
             "clients": [c.result() for c in clients],
-            "cold": cold_caches(db),
-            "log_records": counter.count,
+            "cold": cold_caches(opened.db),
+            "log_records": opened.counter.count,
         }
-    finally:
-        try:
-            db.close()
-        except Exception:  # the server may be gone
-            pass
 
 
 class _Sync:
