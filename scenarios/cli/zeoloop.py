@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from scenarios.argtypes import at_least, positive_float, seed
 from scenarios.checker import consistency
@@ -22,6 +23,10 @@ from scenarios.load.session import preflight
 from scenarios.outputs import Writer
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
+
+if TYPE_CHECKING:
+    from scenarios.checker.check import Check
+    from scenarios.clients.zeoloop import ProcessResult, Row
 
 #: The least wait worth giving the check's client for its server (seconds).
 MIN_CHECK_WAIT_S = 1.0
@@ -116,28 +121,9 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exit_status(signum)
-    window = max((r.window_s for r in results), default=0.0)
-    cut = (
-        f" (interrupted after {window:.1f} s)"
-        if any(r.interrupted for r in results)
-        else ""
-    )
-    head = [
-        f"{args.users} users in {args.processes} processes, "
-        f"{args.duration:g} s{cut}, {config.address_text}\n"
-        + zeoloop.table(rows).rstrip("\n")
-    ]
     errors = [e for r in results for e in r.errors]
     for line in errors[:5]:
         print(f"error: {line}", file=sys.stderr)
-
-    notes = []
-    logged = sum(r.log_records for r in results)
-    if logged:
-        notes.append(
-            f"vfab-bench zeoloop: the clients logged {plural(logged, 'warning')} "
-            "(ZODB, ZEO), counted, not shown"
-        )
     interrupted = any(r.interrupted for r in results)
     history = History()
     for r in results:
@@ -155,7 +141,35 @@ def main(args: argparse.Namespace) -> int:
     if (interrupted or stopped()) and not check.checked:
         print(f"consistency not checked: {check.why_not[0]}", file=sys.stderr)
         return exit_status(last_signal())
-    text = head
+    return emit(args, _view(args, config.address_text, results, rows, check, history))
+
+
+def _view(
+    args: argparse.Namespace,
+    where: str,
+    results: list[ProcessResult],
+    rows: list[Row],
+    check: Check,
+    history: History,
+) -> View:
+    """What a zeoloop run says: its table, the check, the files asked for,
+    its notes and exit status."""
+    from scenarios.clients import zeoloop
+
+    interrupted = any(r.interrupted for r in results)
+    window = max((r.window_s for r in results), default=0.0)
+    cut = f" (interrupted after {window:.1f} s)" if interrupted else ""
+    text = [
+        f"{args.users} users in {args.processes} processes, "
+        f"{args.duration:g} s{cut}, {where}\n" + zeoloop.table(rows).rstrip("\n")
+    ]
+    notes = []
+    logged = sum(r.log_records for r in results)
+    if logged:
+        notes.append(
+            f"vfab-bench zeoloop: the clients logged {plural(logged, 'warning')} "
+            "(ZODB, ZEO), counted, not shown"
+        )
     reconnects = sum(r.reconnects for r in results)
     if reconnects:
         text.append(
@@ -164,7 +178,7 @@ def main(args: argparse.Namespace) -> int:
         )
     text.append(check.summary)
     text += [f"  {line}" for line in check.details()]
-    context = {"target": config.address_text, "users": args.users}
+    context = {"target": where, "users": args.users}
     context |= {"check": check.to_json()}
     parts = [Part(context, list(history), dict(history.sessions))]
     files = {
@@ -196,4 +210,4 @@ def main(args: argparse.Namespace) -> int:
     if interrupted:
         notes.append(stop_line(last_signal()))
         status = exit_status(last_signal())
-    return emit(args, View("\n".join(text) + "\n", files, "\n".join(notes), status))
+    return View("\n".join(text) + "\n", files, "\n".join(notes), status)
