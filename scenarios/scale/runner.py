@@ -18,19 +18,19 @@ from typing import Any, Protocol
 
 import storages
 from scenarios.checker import consistency
+from scenarios.checker.check import Check
 from scenarios.clients import concurrency
 from scenarios.clients.cpu import CPUMeter
 from scenarios.clients.fleet import (
     Fleet,
     LocalFleet,
-    WorkerLost,
     client_names,
     process_plans,
 )
 from scenarios.clients.loop import ClientPlan
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree, stopped
-from scenarios.load.history import Part, Parts
+from scenarios.load.history import History, Part, Parts
 from scenarios.load.mix import OPERATIONS
 from scenarios.load.session import preflight
 from scenarios.load.target import open_store
@@ -39,6 +39,7 @@ from scenarios.results.formatter import plural
 from scenarios.scale import faults
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.model import ScalePoint
+from scenarios.scale.window import drive
 from storages import Shared, StorageError, StorageOptions
 from vfab.generate import DataSpec
 
@@ -191,75 +192,16 @@ def run_point(
         windows=config.windows,
     )
     meter = CPUMeter(shared.server_pids)
-    applied_at = restarted_at = None
-    interrupted = False
-    incomplete: str | None = None
-    measure_at = end_at = float("inf")
     try:
         fleet = fleets.fleet(config, plan, clients, scratch)
-        results: list[Any] = [None] * len(fleet.plans)
         with contextlib.closing(fleet):
-            try:
-                say.status("starting the clients")
-                fleet.start()
-                processes = len(fleet.plans)
-                ready = fleet.wait_ready(timeout=30 + 3 * clients)
-                if ready < processes:
-                    notes.append(
-                        f"only {ready} of "
-                        f"{plural(processes, 'client process', 'client processes')} "
-                        "started"
-                    )
-                start_at = fleet.go(fleets.go_delay_s)
-                measure_at = start_at + config.warmup_s
-                end_at = measure_at + config.duration_s
-                say.status("warmup")
-                _sleep_until(measure_at, fleet)
-                say.status("measuring")
-                meter.start()
-                if fault is not None:
-                    _sleep_until(measure_at + fault.at_s, fleet)
-                    applied_at = time.monotonic() - measure_at
-                    if fault.kind == "kill-server":
-                        meter.sample()
-                        shared.kill_server()
-                        say(f"  killed the server at {applied_at:.1f} s")
-                        if fault.restart_s is not None:
-                            _sleep_until(
-                                measure_at + fault.at_s + fault.restart_s, fleet
-                            )
-                            try:
-                                shared.restart_server()
-                            except StorageError as e:
-                                notes.append(f"the restart failed: {e}")
-                            else:
-                                restarted_at = time.monotonic() - measure_at
-                                say(f"  restarted it at {restarted_at:.1f} s")
-                    else:
-                        fleet.kill(0)
-                        say(f"  killed client process 0 at {applied_at:.1f} s")
-                _sleep_until(end_at, fleet)
-                meter.sample()
-                results = fleet.results(timeout=config.wait_timeout_s + 15)
-            except WorkerLost as e:
-                at = time.monotonic() - measure_at
-                when = f"{at:.1f} s into the window" if at >= 0 else "before the window"
-                incomplete = f"{e} {when}"
-                say(f"  {incomplete}: stopping the other clients")
-                fleet.stop()
-                results = fleet.results(timeout=config.wait_timeout_s + 10)
-            except KeyboardInterrupt:
-                interrupted = True
-                end_at = min(end_at, time.monotonic())
-                say("  interrupted: stopping the clients")
-                meter.sample()
-                fleet.stop()
-                try:
-                    results = fleet.results(timeout=config.wait_timeout_s + 10)
-                except KeyboardInterrupt:  # again: stop waiting for them
-                    fleet.close(grace=0)
-                    notes.append("Ctrl-C twice: the clients' results are lost")
-        window = max(0.0, end_at - measure_at) if interrupted else config.duration_s
+            run = drive(
+                config, fleet, clients, fleets.go_delay_s, shared, meter, say, notes
+            )
+        results, interrupted, incomplete = run.results, run.interrupted, run.incomplete
+        window = (
+            max(0.0, run.end_at - run.measure_at) if interrupted else config.duration_s
+        )
         merging = time.perf_counter()
         point = _point(config, storage, clients, results, meter, notes, interrupted)
         events = fleet.history()
@@ -274,8 +216,10 @@ def run_point(
             killed = len(fleet.plans[0].clients) if fault.kind == "kill-client" else 0
             point = dataclasses.replace(
                 point,
-                fault=faults.report(fault, timeline, window, applied_at, restarted_at),
-                killed_clients=killed if applied_at else 0,
+                fault=faults.report(
+                    fault, timeline, window, run.applied_at, run.restarted_at
+                ),
+                killed_clients=killed if run.applied_at else 0,
             )
         notes += fleet.notes()
         lost = fleet.lost()
@@ -288,22 +232,7 @@ def run_point(
             )
             say(f"  {incomplete}")
         say.status("checking the data")
-        if baseline is None:
-            check = consistency.not_checked("--no-check")
-        elif shared.server_running:
-            check = consistency.checked(
-                shared.client, baseline, events, config.read_log, lost
-            )
-        else:
-            try:
-                shared.restart_server()
-            except StorageError as e:
-                check = consistency.not_checked(f"the server did not start again: {e}")
-            else:
-                notes.append("server restarted for the consistency check")
-                check = consistency.checked(
-                    shared.client, baseline, events, config.read_log, lost
-                )
+        check = _check(config, shared, baseline, events, lost, notes)
         if history is not None and baseline is not None:
             context = {"storage": storage, "clients": clients, "check": check.to_json()}
             history.append(Part(context, list(events), dict(events.sessions)))
@@ -312,6 +241,27 @@ def run_point(
         return dataclasses.replace(point, check=check, notes=tuple(notes))
     finally:
         remove_tree(scratch)
+
+
+def _check(
+    config: ScaleConfig,
+    shared: Shared,
+    baseline: Any,
+    events: History,
+    lost: dict[str, str],
+    notes: list[str],
+) -> Check:
+    """The point's data checked against its history (the server started
+    again first if the fault left it down)."""
+    if baseline is None:
+        return consistency.not_checked("--no-check")
+    if not shared.server_running:
+        try:
+            shared.restart_server()
+        except StorageError as e:
+            return consistency.not_checked(f"the server did not start again: {e}")
+        notes.append("server restarted for the consistency check")
+    return consistency.checked(shared.client, baseline, events, config.read_log, lost)
 
 
 class Fleets(Protocol):
@@ -439,15 +389,3 @@ def _point(
         notes=tuple(notes),
         windows=windows,
     )
-
-
-def _sleep_until(at: float, fleet: Fleet | None = None) -> None:
-    """Sleep until *at* (time.monotonic()), asking *fleet* every 0.1 s
-    whether a host was lost (WorkerLost)."""
-    while True:
-        if fleet is not None:
-            fleet.poll()
-        left = at - time.monotonic()
-        if left <= 0:
-            return
-        time.sleep(min(left, 0.1))
