@@ -16,6 +16,7 @@ import sys  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
 from scenarios.cli import (  # noqa: E402
+    ab,
     census,
     compare,
     edge,
@@ -70,6 +71,7 @@ COMMANDS = (
     verify,
     status,
     release,
+    ab,
     helptext,
 )
 
