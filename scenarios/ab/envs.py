@@ -45,6 +45,8 @@ CACHE_FORMAT = 1
 #: Written last into a built environment: its spec; without it the
 #: directory is an unfinished build, removed and built again.
 SPEC_FILE = "vfab-ab-spec.json"
+#: What was resolved and installed (uv pip compile's output).
+PINS_FILE = "vfab-ab-requirements.txt"
 #: `uv pip freeze` of the environment, for the report's differences.
 FREEZE_FILE = "vfab-ab-freeze.txt"
 #: The longest one uv call may take (seconds): a build from source included.
@@ -123,7 +125,8 @@ def _requirements(text: str, lines: Sequence[str], side: str) -> EnvSpec:
         try:
             out.append(str(Requirement(line)))
         except InvalidRequirement as e:
-            raise ConfigError(f"{side}: not a requirement: {line!r} ({e})") from None
+            why = str(e).splitlines()[0] if str(e) else "invalid"
+            raise ConfigError(f"{side}: not a requirement: {line!r} ({why})") from None
     return EnvSpec(text, "requirements", requirements=tuple(out))
 
 
@@ -305,10 +308,13 @@ def prepare(
             return Env(spec, python, key, built_now=False)
         if root.exists():
             remove_tree(root)  # an unfinished build of ours
+        # Resolved first: what does not resolve is refused before anything
+        # is said or made.
+        pins = resolve(spec, side, project)
         if say is not None:
             say(f"{side}: building the environment {root} (uv)")
         try:
-            _build(spec, side, project, root)
+            _build(side, pins, root)
         except BaseException:
             remove_tree(root)
             raise
@@ -321,8 +327,8 @@ def _locked(cache: Path, key: str) -> Iterator[None]:
     """Two calls building the same environment at once: one builds, the
     other waits and then reuses it."""
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        handle = open(cache / f"{key}.lock", "w")  # noqa: SIM115
+        (cache / ".locks").mkdir(parents=True, exist_ok=True)
+        handle = open(cache / ".locks" / key, "w")  # noqa: SIM115
     except OSError as e:
         raise ConfigError(f"environment cache {cache}: {e.strerror or e}") from None
     with handle:
@@ -330,19 +336,42 @@ def _locked(cache: Path, key: str) -> Iterator[None]:
         yield
 
 
-def _build(spec: EnvSpec, side: str, project: Sequence[str], root: Path) -> None:
-    uv = uv_binary()
-    _uv(side, [uv, "venv", "--quiet", "--python", sys.executable, str(root)])
+def resolve(spec: EnvSpec, side: str, project: Sequence[str]) -> str:
+    """The environment's requirements resolved to exact versions (uv pip
+    compile, for this python): ConfigError when they do not resolve or a
+    checkout's package does not build."""
     what = list(project) + list(spec.requirements)
     if spec.kind == "checkout":
         what.append(str(spec.path))
+    argv = [uv_binary(), "pip", "compile", "--quiet", "--no-header", "--no-annotate"]
+    argv += ["--python", sys.executable, "-"]
+    return _uv(side, argv, "\n".join(what) + "\n")
+
+
+def _build(side: str, pins: str, root: Path) -> None:
+    """A virtual environment at *root* holding exactly *pins*."""
+    uv = uv_binary()
+    _uv(side, [uv, "venv", "--quiet", "--python", sys.executable, str(root)])
+    (root / PINS_FILE).write_text(pins)
     python = str(root / "bin" / "python")
-    _uv(side, [uv, "pip", "install", "--quiet", "--python", python, *what])
+    _uv(
+        side,
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            python,
+            "-r",
+            str(root / PINS_FILE),
+        ],
+    )
     frozen = _uv(side, [uv, "pip", "freeze", "--python", python])
     (root / FREEZE_FILE).write_text(frozen)
 
 
-def _uv(side: str, argv: list[str]) -> str:
+def _uv(side: str, argv: list[str], stdin: str | None = None) -> str:
     """Run uv; its stdout, or ConfigError with the gist of its stderr."""
     env = dict(os.environ, UV_NO_PROGRESS="1", NO_COLOR="1")
     env.pop("VIRTUAL_ENV", None)
@@ -352,7 +381,7 @@ def _uv(side: str, argv: list[str]) -> str:
             capture_output=True,
             text=True,
             timeout=UV_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
+            input=stdin if stdin is not None else "",
             env=env,
         )
     except subprocess.TimeoutExpired:

@@ -9,19 +9,27 @@ permutation test of the mean log ratio (under "no difference" each log
 ratio is as likely negative as positive: every sign vector up to
 EXACT_PAIRS pairs, FLIPS random ones with a fixed seed above), the
 p-values adjusted across the cells (Benjamini-Hochberg).  The words are
-compare's: "1.25x slower (+25%)", "not significant", "inconclusive".
+compare's: "1.25x slower (+25%)", "not significant", "inconclusive"; a
+cell both sides time under SHORT_S is too short to compare, as in compare.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from collections.abc import Sequence
 
 from scenarios.ab.model import PairedCell
 from scenarios.results import arrays
 from scenarios.results.formatter import plural
-from scenarios.results.significance import ALPHA, RESAMPLES, SEED, ratio_words
+from scenarios.results.significance import (
+    ALPHA,
+    RESAMPLES,
+    SEED,
+    SHORT_S,
+    ratio_words,
+)
 
 #: Every sign vector up to this many pairs (2**16 = 65,536 of them).
 EXACT_PAIRS = 16
@@ -53,9 +61,19 @@ class Judged:
         return self.pairs > 0 and 2 / 2**self.pairs < ALPHA
 
     @property
+    def short(self) -> bool:
+        """Both sides' median under SHORT_S: too short to time well
+        (pyperf's rule, as compare's "~"); never called a change."""
+        return (
+            max(statistics.median(self.cell.a), statistics.median(self.cell.b))
+            < SHORT_S
+        )
+
+    @property
     def significant(self) -> bool:
         return (
             self.decidable
+            and not self.short
             and self.ratio is not None
             and self.q_value < ALPHA
             and self.ratio != 1
@@ -72,6 +90,8 @@ class Judged:
     def words(self) -> str:
         if self.ratio is None:
             return "no ratio (a value of 0)"
+        if self.short:
+            return "too short to compare (under 1 ms)"
         if not self.decidable:
             return f"inconclusive ({plural(self.pairs, 'pair')})"
         return ratio_words(self.ratio) if self.significant else "not significant"
@@ -147,11 +167,14 @@ def verdict(judged: Sequence[Judged]) -> str:
     """The first line: what changed, in compare's words."""
     slower = [j for j in judged if j.significant and (j.ratio or 1) > 1]
     faster = [j for j in judged if j.significant and (j.ratio or 1) < 1]
-    unsure = [j for j in judged if not j.decidable]
-    quiet = len(judged) - len(slower) - len(faster) - len(unsure)
+    unsure = [j for j in judged if not j.decidable and not j.short]
+    short = sum(j.short for j in judged)
+    quiet = len(judged) - len(slower) - len(faster) - len(unsure) - short
     if not slower and not faster:
         text = f"no significant difference on {plural(len(judged), 'cell')}"
-        return text + (f" ({len(unsure)} inconclusive)" if unsure else "")
+        notes = [f"{len(unsure)} inconclusive"] if unsure else []
+        notes += [f"{short} too short to compare"] if short else []
+        return text + (f" ({', '.join(notes)})" if notes else "")
     parts = []
     for what, group in (("slower", slower), ("faster", faster)):
         if group:
@@ -162,4 +185,6 @@ def verdict(judged: Sequence[Judged]) -> str:
     parts.append(f"{quiet} not significant")
     if unsure:
         parts.append(f"{len(unsure)} inconclusive")
+    if short:
+        parts.append(f"{short} too short to compare")
     return "B " + ", ".join(parts)

@@ -1,0 +1,222 @@
+"""vfab-bench ab through the command line, as a user runs it: A against
+itself (interleaved and duet), B with a patch in its environment only,
+bad input, and a stop (every process of both sides ended)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.tiers import starts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.subprocess
+
+
+def ab(
+    *args: str, cache: Path, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """`vfab-bench ab ARGS` from this checkout, environments in *cache*."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), VFAB_AB_CACHE=str(cache))
+    return subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "ab", *args],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def bad_input(done: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and fragment in lines[0], done.stderr
+    assert done.stdout == ""
+
+
+@starts("subprocess")
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    venv = sys.prefix
+    bad_input(ab(str(tmp_path / "nope"), venv, cache=cache), "A: ")
+    bad_input(ab(venv, str(tmp_path), cache=cache), "is not a virtual environment")
+    bad_input(ab(venv, venv, "--storage", "nosuch", cache=cache), "nosuch")
+    bad_input(ab(venv, venv, "--cells", "matrix", cache=cache), "unknown cells matrix")
+    bad_input(ab(venv, "ZODB=>6", cache=cache), "not a requirement")
+    # A virtual environment that cannot run the measuring side.
+    broken = tmp_path / "broken"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(broken)],
+                   check=True, timeout=120)  # fmt: skip
+    done = ab(venv, str(broken), "--cells", "rows", "--storage", "memory", cache=cache)
+    bad_input(done, "cannot run the measuring side: ModuleNotFoundError")
+    assert not cache.exists()  # nothing built, nothing written
+
+
+@pytest.mark.pypi
+@starts("subprocess")
+def test_an_environment_that_cannot_be_built(
+    package_index: None, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    done = ab(sys.prefix, "ZODB==99.0", "--cells", "rows", cache=cache)
+    bad_input(done, "B: the environment cannot be built: ")
+    # A checkout whose package does not build (no name in its metadata).
+    broken = tmp_path / "checkout"
+    broken.mkdir()
+    (broken / "pyproject.toml").write_text("[project]\nversion = 'x'\n")
+    done = ab(sys.prefix, str(broken), "--cells", "rows", cache=cache)
+    bad_input(done, "B: the environment cannot be built: ")
+    assert [p.name for p in cache.iterdir()] == [".locks"]  # no environment left
+
+
+def judged(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    data = json.loads(path.read_text())
+    assert data["kind"] == "ab" and data["version"] == 1
+    return {(j["column"], j["row"]): j for j in data["judged"]}
+
+
+@starts("subprocess")
+def test_a_against_itself_names_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "aa.json"
+    done = ab(sys.prefix, sys.prefix, "--cells", "rows", "--storage", "file",
+              "--pairs", "7", "--json", str(out), "-q", cache=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("verdict: no significant difference on 8 cells")
+    assert "differences: none in the packages" in done.stdout
+    cells = judged(out)
+    assert len(cells) == 8 and not any(j["significant"] for j in cells.values())
+    data = json.loads(out.read_text())
+    assert sorted(data["first"]) != ["A"] * 7 or sorted(data["first"]) != ["B"] * 7
+    assert all(len(c["a"]) == len(c["b"]) == 7 for c in data["cells"])
+
+
+@starts("subprocess")
+def test_a_duet_runs_both_sides_at_once_one_core_each(tmp_path: Path) -> None:
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("a duet needs two cores")
+    out = tmp_path / "duet.json"
+    done = ab(sys.prefix, sys.prefix, "--mode", "duet", "--cells", "rows",
+              "--storage", "file", "--pairs", "3", "--warmups", "0",
+              "--json", str(out), "-q", cache=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["mode"] == "duet" and len(data["overlap"]) == 3
+    assert all(0 < share <= 1 for share in data["overlap"])
+    assert data["a"]["hello"]["cpu"] != data["b"]["hello"]["cpu"]
+    assert len(data["a"]["hello"]["cpu"]) == len(data["b"]["hello"]["cpu"]) == 1
+    assert "duet: both ran at once for" in done.stdout
+
+
+def slow_zodb(tmp_path: Path) -> Path:
+    """A checkout of ZODB (the installed one's source, pure Python) whose
+    FileStorage.store sleeps 0.5 ms: a patch in B's environment only."""
+    import ZODB
+
+    version = metadata.version("ZODB")
+    checkout = tmp_path / "ZODB-slow"
+    shutil.copytree(Path(ZODB.__file__).parent, checkout / "src" / "ZODB",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    source = checkout / "src" / "ZODB" / "FileStorage" / "FileStorage.py"
+    text = source.read_text()
+    signature = "    def store(self, oid, oldserial, data, version, transaction):\n"
+    assert text.count(signature) == 1
+    source.write_text(
+        text.replace(signature, signature + "        time.sleep(0.0005)\n")
+    )
+    requires = [r for r in metadata.requires("ZODB") or [] if "extra ==" not in r]
+    (checkout / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\n'
+        'build-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "ZODB"\nversion = "{version}+slowstore"\n'
+        f"dependencies = {json.dumps(requires)}\n"
+        '[tool.setuptools.packages.find]\nwhere = ["src"]\n'
+        "[tool.setuptools.package-data]\n"
+        '"*" = ["*.xml", "*.txt", "*.rst", "*.fs", "*.test"]\n'
+    )
+    return checkout
+
+
+@pytest.mark.pypi
+@starts("subprocess")
+def test_a_slower_store_is_named_on_files_commits_only(
+    package_index: None, tmp_path: Path
+) -> None:
+    version = metadata.version("ZODB")
+    out = tmp_path / "patched.json"
+    done = ab(f"ZODB=={version}", str(slow_zodb(tmp_path)), "--cells", "rows",
+              "--storage", "memory,file", "--pairs", "10", "--json", str(out),
+              "-q", cache=tmp_path / "cache")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    cells = judged(out)
+    commits = [row for column, row in cells if column == "file" and "commit" in row]
+    assert len(commits) == 3
+    for row in commits:
+        assert cells[("file", row)]["significant"], cells[("file", row)]
+        assert "slower" in cells[("file", row)]["verdict"]
+    named = {cell for cell, j in cells.items() if j["significant"]}
+    assert not any(column == "memory" for column, _ in named), named
+    assert f"zodb {version} -> {version}+slowstore" in done.stdout
+    assert done.stdout.startswith("verdict: B ")
+    assert "B: checkout " in done.stdout
+
+
+def workers_of(pid: int) -> list[int]:
+    """The ab workers *pid* started (by their command line and parent)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        ppid = next(
+            (ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:")), ""
+        )
+        if b"scenarios.ab.worker" in cmdline and ppid == str(pid):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@starts("subprocess")
+def test_a_stop_ends_both_sides(tmp_path: Path, signum: int) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), VFAB_AB_CACHE=str(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scenarios.cli", "ab", sys.prefix, sys.prefix,
+         "--cells", "rows", "--storage", "file", "--pairs", "1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 120
+        line = ""
+        while "pair 1 of" not in line and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line or process.poll() is None, "ab exited before its pairs"
+        workers = workers_of(process.pid)
+        assert len(workers) == 2
+        process.send_signal(signum)
+        process.wait(120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+    assert process.returncode == 128 + signum
+    deadline = time.monotonic() + 30
+    while (
+        any(Path(f"/proc/{w}").exists() for w in workers)
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{w}").exists() for w in workers)
