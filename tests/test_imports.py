@@ -196,6 +196,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "scenarios.clients.remote",
     ),
     (
+        "scenarios.ab",
         "scenarios.bench",
         "scenarios.census",
         "scenarios.counts",

@@ -58,7 +58,6 @@ class Rows:
             warmups=0,
             budget_s=0.0,
             rows="2000",
-            seed=int(params.get("seed", 0) or RunConfig.seed),
         )
         self.factories = [
             storages.get(name, self.config.storage_options)

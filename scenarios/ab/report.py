@@ -13,6 +13,7 @@ from scenarios.results import environment
 from scenarios.results.formatter import duration, plural
 from scenarios.results.kinds import View
 from scenarios.results.metadata import PACKAGES
+from scenarios.results.significance import Difference, adjust, difference
 from scenarios.results.table import Table
 
 
@@ -147,6 +148,7 @@ def text(run: ABRun) -> str:
             f"duet: both ran at once for {statistics.mean(run.overlap) * 100:.0f}% "
             f"of the shorter trial on average (least {min(run.overlap) * 100:.0f}%)"
         )
+    lines.append(unpaired_line(judged))
     lines += environment.lines(run.metadata)
     for missing in run.metadata.get("unmatched") or []:
         lines.append(f"not paired: {missing}")
@@ -159,9 +161,29 @@ def text(run: ABRun) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unpaired(judged: list[Judged]) -> dict[tuple[str, str, str], Difference]:
+    """Each cell's trials taken unpaired, as compare takes two runs (its
+    statistic, its permutation test, adjusted across the cells): what the
+    pairing saves from the machine's drift."""
+    keys = [(j.cell.source, j.cell.column, j.cell.row) for j in judged]
+    differences = adjust([difference(j.cell.a, j.cell.b) for j in judged])
+    return dict(zip(keys, differences, strict=True))
+
+
+def unpaired_line(judged: list[Judged]) -> str:
+    changed = sum(d.significant for d in unpaired(judged).values())
+    paired = sum(j.significant for j in judged)
+    return (
+        f"the same trials unpaired, as compare takes two runs: "
+        f"{plural(changed, 'cell')} called changed (paired: {paired})"
+    )
+
+
 def document(run: ABRun) -> dict[str, Any]:
     """The JSON: the raw run, and each cell's judgement beside it."""
     out = run.document()
+    judged = judge(run.cells)
+    apart = unpaired(judged)
     out["judged"] = [
         {
             "source": j.cell.source,
@@ -175,8 +197,14 @@ def document(run: ABRun) -> dict[str, Any]:
             "q_value": j.q_value,
             "significant": j.significant,
             "verdict": j.words,
+            "unpaired": {
+                "ratio": (d := apart[(j.cell.source, j.cell.column, j.cell.row)]).ratio,
+                "q_value": d.q_value,
+                "significant": d.significant,
+                "verdict": d.words() if d.significant else "not significant",
+            },
         }
-        for j in judge(run.cells)
+        for j in judged
     ]
     return out
 

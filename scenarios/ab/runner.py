@@ -81,7 +81,6 @@ class ABConfig:
         return {
             "storages": list(self.storages),
             "scale": scale_for(self.size, None),
-            "seed": self.seed,
             "quick": self.quick,
         }
 

@@ -49,6 +49,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "vfab-bench matrix --json m.json --html m.html",
         "vfab-bench matrix --storage zeo --kind processes --concurrency 1,10",
     ),
+    "ab": (
+        "vfab-bench ab .venv 'ZODB==6.2'                 # this env against 6.2",
+        "vfab-bench ab 'ZEO==6.1' ~/src/ZEO --storage zeo --mode duet",
+        "vfab-bench ab results/release-6.3 .venv --quick --json ab.json",
+    ),
     "sweep": (
         "vfab-bench sweep",
         "vfab-bench sweep --storage file --objects 1000,10000 --json s.json",
