@@ -103,7 +103,12 @@ class Rows:
 MICRO_SUITE = (
     Path(__file__).resolve().parents[2] / "tests" / "benchmarks" / "test_micro.py"
 )
-#: --quick's micro-benchmarks: one of each kind of work, short rounds.
+#: Rounds of each micro-benchmark per trial (pytest-benchmark's
+#: --benchmark-min-rounds; its --benchmark-max-time small enough that
+#: the minimum decides).
+MICRO_ROUNDS = 3
+MICRO_MAX_TIME_S = 0.02
+#: --quick's micro-benchmarks: one of each kind of work.
 MICRO_QUICK = "add or update or cold_read or tpc"
 
 
@@ -116,10 +121,11 @@ class Micro:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.storages = tuple(params["storages"])
-        quick = bool(params.get("quick"))
-        self.min_rounds = 3 if quick else 5
-        self.max_time_s = 0.05 if quick else 0.2
-        self.select = MICRO_QUICK if quick else ""
+        # Three rounds a trial: the pairs give the statistics, and every
+        # benchmark of file and zeo fits in about ten seconds a trial.
+        self.min_rounds = MICRO_ROUNDS
+        self.max_time_s = MICRO_MAX_TIME_S
+        self.select = MICRO_QUICK if params.get("quick") else ""
         self._dir: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> Micro:

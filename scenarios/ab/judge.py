@@ -35,6 +35,9 @@ from scenarios.results.significance import (
 EXACT_PAIRS = 16
 #: Random sign vectors above it, drawn with SEED.
 FLIPS = 20_000
+#: The cell sources whose values are one timing each (a phase of a trial),
+#: to which the too-short rule applies.
+SINGLE_TIMINGS = frozenset({"rows"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,8 +65,12 @@ class Judged:
 
     @property
     def short(self) -> bool:
-        """Both sides' median under SHORT_S: too short to time well
-        (pyperf's rule, as compare's "~"); never called a change."""
+        """A single timing whose median is under SHORT_S on both sides: too
+        short to time well (pyperf's rule, as compare's "~"); never called
+        a change.  A micro-benchmark's value is already the median of its
+        rounds (the hot read's, of rounds looped to 10 ms)."""
+        if self.cell.source not in SINGLE_TIMINGS:
+            return False
         return (
             max(statistics.median(self.cell.a), statistics.median(self.cell.b))
             < SHORT_S
@@ -146,21 +153,27 @@ def sign_flip_p(logs: Sequence[float]) -> float:
 
 
 def judge(cells: Sequence[PairedCell]) -> list[Judged]:
-    """Every cell judged, q-values adjusted across them (Benjamini-Hochberg),
-    largest change first."""
-    judged = [judge_cell(c) for c in cells]
+    """Every cell judged, q-values adjusted across the cells of each source
+    (Benjamini-Hochberg; a source is one family of tests: with every cell
+    of every source in one family, a change on one cell alone would need
+    ever more pairs as sources are added), largest change first."""
+    out = []
+    for source in dict.fromkeys(c.source for c in cells):
+        out += adjusted([judge_cell(c) for c in cells if c.source == source])
+    return sorted(out, key=lambda j: (not j.significant, -j.size, j.name))
+
+
+def adjusted(judged: list[Judged]) -> list[Judged]:
+    """*judged* with Benjamini-Hochberg q-values."""
     m = len(judged)
     order = sorted(range(m), key=lambda i: judged[i].p_value, reverse=True)
     running = 1.0
-    adjusted = [1.0] * m
+    q = [1.0] * m
     for position, i in enumerate(order):
         rank = m - position
         running = min(running, judged[i].p_value * m / rank)
-        adjusted[i] = running
-    out = [
-        dataclasses.replace(j, q_value=q) for j, q in zip(judged, adjusted, strict=True)
-    ]
-    return sorted(out, key=lambda j: (not j.significant, -j.size, j.name))
+        q[i] = running
+    return [dataclasses.replace(j, q_value=v) for j, v in zip(judged, q, strict=True)]
 
 
 def verdict(judged: Sequence[Judged]) -> str:

@@ -93,3 +93,22 @@ def test_a_zero_sample_has_no_ratio() -> None:
     judged = judge_cell(cell([0.0, 0.01], [0.01, 0.01]))
     assert judged.ratio is None and not judged.significant
     assert judged.words == "no ratio (a value of 0)"
+
+
+def test_each_source_is_its_own_family_of_tests() -> None:
+    # One micro-benchmark changed beside 30 rows that did not: adjusted
+    # with the rows, its 10 pairs (p = 2/1024) would not be enough.
+    cells = [cell(*drifting(10, 1.0, seed=s), row=f"row {s}") for s in range(30)]
+    a, b = drifting(10, 1.2, seed=99)
+    changed = PairedCell("micro", "file", "add", tuple(a), tuple(b))
+    judged = {j.cell.row: j for j in judge([*cells, changed])}
+    assert judged["add"].p_value == 2 / 1024
+    assert judged["add"].q_value == 2 / 1024 and judged["add"].significant
+    assert not any(j.significant for row, j in judged.items() if row != "add")
+
+
+def test_a_micro_benchmark_is_a_median_of_rounds_not_too_short() -> None:
+    a, b = drifting(10, 2.0, seed=4)
+    micro = PairedCell("micro", "file", "hot read", tuple(x / 100 for x in a),
+                       tuple(x / 100 for x in b))  # fmt: skip
+    assert judge_cell(micro).words == "2.00x slower (+100%)"
