@@ -115,6 +115,12 @@ def run(config: ABConfig, say: Say) -> ABRun:
         for side in sides:
             stack.callback(side.stop)
             side.start()
+            for source, module in (side.hello.get("missing") or {}).items():
+                if source in config.cells:
+                    raise ConfigError(
+                        f"{side.name}: {side.env.root} has no {module}, which "
+                        f"--cells {source} needs (name requirements to build one)"
+                    )
         setup = {"op": "setup", "sources": {c: config.params(c) for c in config.cells}}
         for side in sides:
             say(

@@ -89,7 +89,19 @@ def hello() -> dict[str, Any]:
         "pure_python": os.environ.get("PURE_PYTHON"),
         "scenarios": os.path.dirname(os.path.abspath(scenarios.__file__)),
         "cpu": sorted(os.sched_getaffinity(0)),
+        "missing": missing(),
     }
+
+
+def missing() -> dict[str, str]:
+    """Cell source -> the module it needs that this environment lacks (the
+    micro-benchmarks' pytest and pytest-benchmark)."""
+    import importlib.util
+
+    for module in ("pytest", "pytest_benchmark"):
+        if importlib.util.find_spec(module) is None:
+            return {"micro": module}
+    return {}
 
 
 def one_line(e: BaseException) -> str:

@@ -221,3 +221,53 @@ def test_a_stop_ends_both_sides(tmp_path: Path, signum: int) -> None:
     ):
         time.sleep(0.1)
     assert not any(Path(f"/proc/{w}").exists() for w in workers)
+
+
+@pytest.mark.pypi
+@starts("subprocess")
+def test_a_built_environment_is_reused_and_an_existing_one_checked(
+    package_index: None, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    args = ("--cells", "rows", "--storage", "memory", "--pairs", "1", "--warmups", "0")
+    first = ab(sys.prefix, "ZODB==6.2", *args, "--json", str(tmp_path / "1.json"),
+               cache=cache)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert "B: building the environment" in first.stderr
+    here = metadata.version("ZODB")
+    if here != "6.2":
+        assert f"zodb {here} -> 6.2" in first.stdout
+    again = ab(sys.prefix, "ZODB==6.2", *args, cache=cache)
+    assert again.returncode == 0, again.stderr
+    assert "building" not in again.stderr  # the second call builds nothing
+    assert (
+        "B: requirements ZODB==6.2 (python" in again.stdout
+        and ", cached:" in again.stdout
+    )
+    # That environment has no pytest (rows only): named as an existing one
+    # for the micro-benchmarks, it is refused before anything runs.
+    built = Path(json.loads((tmp_path / "1.json").read_text())["b"]["python"]).parents[
+        1
+    ]
+    done = ab(str(built), str(built), "--cells", "micro", cache=cache)
+    bad_input(done, f"A: {built} has no pytest, which --cells micro needs")
+
+
+@pytest.mark.pypi
+@starts("subprocess")
+def test_a_release_directory_is_rebuilt_from_its_versions(
+    package_index: None, tmp_path: Path
+) -> None:
+    release = ROOT / "tests" / "data" / "releases" / "a"
+    recorded = json.loads((release / "release.json").read_text())["metadata"][
+        "versions"
+    ]
+    out = tmp_path / "release.json"
+    done = ab(str(release), sys.prefix, "--cells", "rows", "--storage", "memory",
+              "--pairs", "1", "--warmups", "0", "--json", str(out), "-q",
+              cache=tmp_path / "cache")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    versions = json.loads(out.read_text())["a"]["hello"]["versions"]
+    for name in ("ZODB", "ZEO", "persistent", "BTrees", "transaction", "zodbpickle"):
+        assert versions[name] == recorded[name], name
+    assert f"A: release {release} (python" in done.stdout
