@@ -41,6 +41,9 @@ class Side:
         self.process: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self.hello: dict[str, Any] = {}
+        #: A request sent and not yet answered (a stop then goes straight to
+        #: SIGTERM: the worker reads its pipe only between requests).
+        self.busy = False
 
     def start(self) -> dict[str, Any]:
         """Start the worker and read its hello; ConfigError when the
@@ -86,6 +89,7 @@ class Side:
         try:
             self.process.stdin.write(json.dumps(message).encode() + b"\n")
             self.process.stdin.flush()
+            self.busy = True
         except (BrokenPipeError, OSError):
             raise self._died("sending a request") from None
 
@@ -115,6 +119,7 @@ class Side:
                     raise self._died(what)
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
+        self.busy = False
         try:
             reply = json.loads(line)
         except ValueError:
@@ -141,8 +146,8 @@ class Side:
         return error
 
     def stop(self) -> None:
-        """Quit, then SIGTERM its process group, then SIGKILL: never left
-        running, whatever happened."""
+        """Quit (SIGTERM to its process group at once when it is busy with
+        a request), then SIGKILL: never left running, whatever happened."""
         process = self.process
         if process is None or process.poll() is not None:
             return
@@ -152,11 +157,13 @@ class Side:
                 process.stdin.close()
         except OSError:
             pass
-        for sig, wait in (
-            (None, QUIT_S),
+        steps: list[tuple[signal.Signals | None, float]] = [
             (signal.SIGTERM, TERM_S),
             (signal.SIGKILL, TERM_S),
-        ):
+        ]
+        if not self.busy:
+            steps.insert(0, (None, QUIT_S))
+        for sig, wait in steps:
             if sig is not None:
                 try:
                     os.killpg(process.pid, sig)
