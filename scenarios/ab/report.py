@@ -14,7 +14,7 @@ from scenarios.results.formatter import duration, plural
 from scenarios.results.kinds import View
 from scenarios.results.metadata import PACKAGES
 from scenarios.results.significance import Difference, adjust, difference
-from scenarios.results.table import Table
+from scenarios.results.table import Table, paragraph, wrapped
 
 
 def side_line(side: SideInfo) -> str:
@@ -152,11 +152,14 @@ def text(run: ABRun) -> str:
     lines += environment.lines(run.metadata)
     for missing in run.metadata.get("unmatched") or []:
         lines.append(f"not paired: {missing}")
+    lines = [wrapped(line) for line in lines]
     lines += tables(judged)
     lines += [
         "",
-        "B/A: the geometric mean of the pairs' ratios; 95%: the half-width of "
-        "its bootstrap interval over pairs.",
+        paragraph(
+            "B/A: the geometric mean of the pairs' ratios; 95%: the half-width "
+            "of its bootstrap interval over pairs."
+        ),
     ]
     return "\n".join(lines) + "\n"
 
