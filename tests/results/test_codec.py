@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from scenarios.ab.model import ABRun, PairedCell, SideInfo
 from scenarios.census.model import ClassCount, History
 from scenarios.checker.check import not_checked
 from scenarios.counts.model import CountRun
@@ -72,7 +73,12 @@ def samples() -> list[Any]:
     run = RunResult.from_json(json.loads((DATA / "run-3.json").read_text()))
     scale = ScaleRun.from_json(json.loads((DATA / "scale.json").read_text()))
     counts = CountRun.load(DATA / "releases" / "a" / "counts.json")
+    side = SideInfo("A", "venv", "/v", "/v/bin/python", None, False, {"cpu": [0]}, {})
+    pair = PairedCell("rows", "file", "commit processes", (0.01, 0.02), (0.011, 0.02))
     return [
+        side,
+        pair,
+        ABRun("duet", side, side, (pair,), {"date": "2026-12-02"}, overlap=(0.9,)),
         run.results[0],
         run.results[0].samples[0],
         run.trials[0],
