@@ -20,12 +20,31 @@ import gc
 import json
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 #: (column, row): one cell of a trial.
 Cell = tuple[str, str]
+
+
+class Unavailable(ValueError):
+    """A storage named cannot run in this worker's environment (bad input,
+    told to the parent as such)."""
+
+
+def usable(names: Sequence[str], options: Any = None) -> list[Any]:
+    """The factories of *names* (with *options*: default ones), each able to
+    run in this environment."""
+    import storages
+
+    options = options if options is not None else storages.StorageOptions()
+    factories = [storages.get(name, options) for name in names]
+    for factory in factories:
+        reason = factory.unavailable()
+        if reason is not None:
+            raise Unavailable(f"storage {factory.name!r} is not available: {reason}")
+    return factories
 
 
 class CellSource(Protocol):
@@ -48,7 +67,6 @@ class Rows:
     name: ClassVar[str] = "rows"
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        import storages
         from scenarios.bench.config import RunConfig
 
         self.config = RunConfig(
@@ -59,10 +77,7 @@ class Rows:
             budget_s=0.0,
             rows="2000",
         )
-        self.factories = [
-            storages.get(name, self.config.storage_options)
-            for name in self.config.storages
-        ]
+        self.factories = usable(self.config.storages, self.config.storage_options)
         self._stack = contextlib.ExitStack()
         self._scratch: Path | None = None
 
@@ -121,6 +136,7 @@ class Micro:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.storages = tuple(params["storages"])
+        usable(self.storages)
         # Three rounds a trial: the pairs give the statistics, and every
         # benchmark of file and zeo fits in about ten seconds a trial.
         self.min_rounds = MICRO_ROUNDS

@@ -122,13 +122,13 @@ def run(config: ABConfig, say: Say) -> ABRun:
                         f"--cells {source} needs (name requirements to build one)"
                     )
         setup = {"op": "setup", "sources": {c: config.params(c) for c in config.cells}}
+        # Both set up at once (servers started), then said: what cannot run
+        # is refused before any line of progress.
         for side in sides:
-            say(
-                f"{side.name}: starting {', '.join(config.cells)} on "
-                f"{', '.join(config.storages)}"
-            )
             side.send(setup)
+        for side in sides:
             side.receive(SETUP_S, "setting up")
+        say(f"A and B ready: {', '.join(config.cells)} on {', '.join(config.storages)}")
         rounds = Rounds(config, sides, say)
         rounds.run()
     metadata = {

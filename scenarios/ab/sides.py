@@ -97,7 +97,8 @@ class Side:
         """The next reply; RunFailure on an error reply, a timeout or death."""
         reply = self._read(timeout, what)
         if "error" in reply:
-            raise RunFailure(f"{self.name}: {what}: {reply['error']}")
+            line = f"{self.name}: {what}: {reply['error']}"
+            raise ConfigError(line) if reply.get("input") else RunFailure(line)
         return reply
 
     def _read(self, timeout: float, what: str) -> dict[str, Any]:

@@ -163,8 +163,13 @@ class Worker:
                 else:
                     self.reply({"error": f"unknown request {op!r}"})
             except Exception as e:  # noqa: BLE001 - told to the parent, one line
+                from scenarios.ab.cells import Unavailable
+
                 traceback.print_exc(file=sys.stderr)
-                self.reply({"error": one_line(e)})
+                if isinstance(e, Unavailable):
+                    self.reply({"error": str(e), "input": True})
+                else:
+                    self.reply({"error": one_line(e)})
                 if op == "setup":
                     return
 

@@ -251,6 +251,10 @@ def test_a_built_environment_is_reused_and_an_existing_one_checked(
     ]
     done = ab(str(built), str(built), "--cells", "micro", cache=cache)
     bad_input(done, f"A: {built} has no pytest, which --cells micro needs")
+    # Nor RelStorage (the relstorage extra: not asked for memory).
+    done = ab(str(built), str(built), "--cells", "rows", "--storage",
+              "relstorage-sqlite", cache=cache)  # fmt: skip
+    bad_input(done, "A: setting up: storage 'relstorage-sqlite' is not available")
 
 
 @pytest.mark.pypi
