@@ -24,6 +24,13 @@ from typing import Any
 
 from scenarios.ab import envs
 from scenarios.ab.cells import SOURCES
+from scenarios.ab.defaults import (
+    DEFAULT_CELLS,
+    DEFAULT_PAIRS,
+    DEFAULT_STORAGES,
+    DEFAULT_WARMUPS,
+    MODES,
+)
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
 from scenarios.ab.sides import SETUP_S, TRIAL_S, Side
 from scenarios.bench.config import check_storage_names, scale_for
@@ -33,13 +40,6 @@ from scenarios.results import environment as machine
 from scenarios.results.metadata import project_code
 
 Say = Callable[[str], None]
-
-MODES = ("interleaved", "duet")
-#: Pairs per cell and warmup trials before them, by default and --quick.
-DEFAULT_PAIRS, DEFAULT_WARMUPS = 10, 1
-QUICK_PAIRS, QUICK_WARMUPS = 6, 1
-DEFAULT_STORAGES = ("file", "zeo")
-DEFAULT_CELLS = ("rows", "micro")
 
 
 @dataclasses.dataclass(frozen=True)

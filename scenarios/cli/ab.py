@@ -27,7 +27,7 @@ def cell_list(text: str) -> tuple[str, ...]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from scenarios.ab.runner import (
+    from scenarios.ab.defaults import (
         DEFAULT_CELLS,
         DEFAULT_PAIRS,
         DEFAULT_STORAGES,
@@ -112,18 +112,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.ab import envs, report, runner
+    from scenarios.ab import defaults, envs, report, runner
 
-    pairs_default = runner.QUICK_PAIRS if args.quick else runner.DEFAULT_PAIRS
+    pairs_default = defaults.QUICK_PAIRS if args.quick else defaults.DEFAULT_PAIRS
     names = [n for group in args.storage for n in group] if args.storage else None
     config = runner.ABConfig(
         a=args.a,
         b=args.b,
         mode=args.mode,
         cells=tuple(args.cells),
-        storages=tuple(names) if names else runner.DEFAULT_STORAGES,
+        storages=tuple(names) if names else defaults.DEFAULT_STORAGES,
         pairs=args.pairs if args.pairs is not None else pairs_default,
-        warmups=args.warmups if args.warmups is not None else runner.DEFAULT_WARMUPS,
+        warmups=args.warmups if args.warmups is not None else defaults.DEFAULT_WARMUPS,
         quick=args.quick,
         seed=args.seed,
         cache=args.env_cache if args.env_cache is not None else envs.default_cache(),
