@@ -71,9 +71,10 @@ class Side:
                 ) from None
         reply = self._read(HELLO_S, "starting")
         if "error" in reply:
+            hint = " (name requirements to build one instead)"
             raise ConfigError(
                 f"{self.name}: {self.env.root} cannot run the measuring side: "
-                f"{reply['error']} (name requirements to build one instead)"
+                f"{reply['error']}{hint if self.env.spec.kind == 'venv' else ''}"
             )
         self.hello = reply["hello"]
         where = self.hello.get("scenarios", "")
