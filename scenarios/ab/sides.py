@@ -176,8 +176,9 @@ class Side:
                 break
             except subprocess.TimeoutExpired:
                 continue
-        # What the worker started and left (a server it could not stop)
-        # shares its process group.
+        # What the worker started and left in its process group (runzeo
+        # leads a session of its own and gets SIGTERM when the worker dies:
+        # storages.process.die_with_parent).
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -170,8 +170,9 @@ def test_a_slower_store_is_named_on_files_commits_only(
     assert "B: checkout " in done.stdout
 
 
-def workers_of(pid: int) -> list[int]:
-    """The ab workers *pid* started (by their command line and parent)."""
+def children_of(pid: int, command: bytes) -> list[int]:
+    """The processes whose parent is *pid* and whose command line holds
+    *command*."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -184,18 +185,20 @@ def workers_of(pid: int) -> list[int]:
         ppid = next(
             (ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:")), ""
         )
-        if b"scenarios.ab.worker" in cmdline and ppid == str(pid):
+        if command in cmdline and ppid == str(pid):
             found.append(int(entry.name))
     return found
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 @starts("subprocess")
 def test_a_stop_ends_both_sides(tmp_path: Path, signum: int) -> None:
+    """Both workers, and the runzeo each started, gone after a stop."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), VFAB_AB_CACHE=str(tmp_path))
     process = subprocess.Popen(
         [sys.executable, "-m", "scenarios.cli", "ab", sys.prefix, sys.prefix,
-         "--cells", "rows", "--storage", "file", "--pairs", "1000"],
+         "--cells", "rows", "--storage", "file,zeo", "--pairs", "1000"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
     )  # fmt: skip
     try:
@@ -205,8 +208,11 @@ def test_a_stop_ends_both_sides(tmp_path: Path, signum: int) -> None:
         while "pair 1 of" not in line and time.monotonic() < deadline:
             line = process.stderr.readline()
             assert line or process.poll() is None, "ab exited before its pairs"
-        workers = workers_of(process.pid)
+        workers = children_of(process.pid, b"scenarios.ab.worker")
         assert len(workers) == 2
+        servers = [s for w in workers for s in children_of(w, b"ZEO.runzeo")]
+        assert len(servers) == 2  # one per side
+        workers += servers
         process.send_signal(signum)
         process.wait(120)
     finally:
