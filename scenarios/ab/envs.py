@@ -105,9 +105,21 @@ def parse(text: str, side: str) -> EnvSpec:
     if path.is_file() and path.suffix == ".txt":
         lines = [ln.split("#", 1)[0].strip() for ln in _read(path, side).splitlines()]
         return _requirements(text, [ln for ln in lines if ln], side)
-    if "/" in text or text.startswith("."):
+    if text.startswith(("/", ".", "~")):
         raise ConfigError(f"{side}: {text}: no such directory")
-    return _requirements(text, text.split(), side)
+    return _requirements(text, requirement_words(text), side)
+
+
+def requirement_words(text: str) -> list[str]:
+    """Requirements separated by spaces, a direct reference's spaces kept
+    ("ZODB @ git+https://...@COMMIT" is one)."""
+    out: list[str] = []
+    for word in text.split():
+        if out and (word.startswith("@") or out[-1].endswith("@")):
+            out[-1] += f" {word}"
+        else:
+            out.append(word)
+    return out
 
 
 def _read(path: Path, side: str) -> str:

@@ -43,6 +43,9 @@ def test_an_existing_environment_requirements_and_a_file() -> None:
     spec = envs.parse("ZODB==6.2  ZEO>=6", "A")
     assert spec.kind == "requirements"
     assert spec.requirements == ("ZODB==6.2", "ZEO>=6")
+    url = "git+https://github.com/zopefoundation/ZEO@0123abc"
+    spec = envs.parse(f"ZODB==6.2 ZEO @ {url} BTrees", "A")
+    assert spec.requirements == ("ZODB==6.2", f"ZEO @ {url}", "BTrees")
 
 
 def test_a_release_is_rebuilt_from_the_versions_it_recorded() -> None:
