@@ -8,7 +8,7 @@ bootstrap interval over pairs (RESAMPLES, fixed seed), and a sign-flip
 permutation test of the mean log ratio (under "no difference" each log
 ratio is as likely negative as positive: every sign vector up to
 EXACT_PAIRS pairs, FLIPS random ones with a fixed seed above), the
-p-values adjusted across the cells (Benjamini-Hochberg).  The words are
+p-values adjusted across the cells of each source (Benjamini-Hochberg).  The words are
 compare's: "1.25x slower (+25%)", "not significant", "inconclusive"; a
 cell both sides time under SHORT_S is too short to compare, as in compare.
 """
