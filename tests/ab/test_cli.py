@@ -281,3 +281,30 @@ def test_a_release_directory_is_rebuilt_from_its_versions(
     for name in ("ZODB", "ZEO", "persistent", "BTrees", "transaction", "zodbpickle"):
         assert versions[name] == recorded[name], name
     assert f"A: release {release} (python" in done.stdout
+
+
+@starts("subprocess")
+def test_the_worker_tells_c_from_python() -> None:
+    code = "from scenarios.ab.worker import implementations; print(implementations())"
+    seen = {}
+    for pure in ("", "1"):
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PURE_PYTHON=pure)
+        if not pure:
+            del env["PURE_PYTHON"]
+        argv = [sys.executable, "-c", code]
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+            check=True,
+        )
+        seen[pure] = done.stdout.strip()
+    assert seen["1"] == str(
+        dict.fromkeys(["persistent", "BTrees", "zope.interface"], "Python")
+    )
+    assert seen[""] == str(
+        dict.fromkeys(["persistent", "BTrees", "zope.interface"], "C")
+    )
