@@ -120,6 +120,11 @@ class URISource:
         path = Path(unquote(rest.partition("?")[0]))
         return path if path.exists() else None
 
+    def is_new(self) -> bool:
+        """The URI names a database on this machine not made yet."""
+        scheme, factory = self.entry()
+        return scheme.local and factory is not None and self.existing_path() is None
+
     def held_elsewhere(self) -> bool:
         """Another process has the database open for writing (a ZEO
         server): a read-only look sees it as it was when opened."""
@@ -270,6 +275,10 @@ class ZConfigSource:
         for _, path in self._local():
             return path if path.exists() else None
         return None
+
+    def is_new(self) -> bool:
+        """A database of the section's on this machine is not made yet."""
+        return any(not path.exists() for _, path in self._local())
 
     def held_elsewhere(self) -> bool:
         return any(f.held_at(p) for f, p in self._local() if p.exists())

@@ -182,11 +182,11 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.matrix.config import DEFAULT_STORAGES
 
     config = config_of(args)
+    check_outputs(args)  # before any database is opened: a refusal creates nothing
     options = config.options
     _names, explicit = storage_columns(args, options, DEFAULT_STORAGES)
     check_storages_usable(config.storages, options, explicit=explicit)
     runner.plan(config, lambda line: None)  # a kind a storage cannot run: now
-    check_outputs(args)
     with progress(args, "matrix") as shown:
         result = runner.run(config, shown)
     return emit(args, kind.view(result, config.statistic))

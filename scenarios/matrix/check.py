@@ -43,9 +43,30 @@ def refuse_data(database: Database, name: str) -> None:
     """StorageError unless the database *target* names holds no data (a
     root with nothing in it, or nothing yet): the matrix writes only to a
     database of its own, never into a user's data."""
-    from storages import StorageError
+    import ZODB
 
-    db = database.open(must_exist=False)
+    from storages import StorageError
+    from storages.errors import NoDatabase
+    from storages.named import open_one_line
+
+    if database.source is None:
+        db = database.open(must_exist=False)
+    else:
+        # Read-only, as every check before the work: a refused run leaves
+        # no lock, index or .tmp beside the user's data.  A database not
+        # made yet holds nothing; one with no read-only mode (a server's)
+        # creates nothing here.
+        source = database.source
+        opener = source.read_only_opener()
+        if opener is None and source.is_new():
+            return
+        if opener is None:
+            db = database.open()
+        else:
+            try:
+                db = ZODB.DB(open_one_line(opener, source))
+            except NoDatabase:
+                return
     try:
         conn = db.open()
         try:

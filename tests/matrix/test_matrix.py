@@ -266,6 +266,61 @@ def test_a_named_database_is_used_only_if_it_holds_nothing(
     assert_bad_input(r, "mine: the database holds data (its root has 1 key)")
 
 
+def _populated(directory: Path) -> Path:
+    """A Data.fs holding one key, alone in *directory* (no index, lock or
+    .tmp: what a user copied there)."""
+    import transaction
+    import ZODB
+    import ZODB.FileStorage
+
+    directory.mkdir()
+    path = directory / "Data.fs"
+    db = ZODB.DB(ZODB.FileStorage.FileStorage(str(path)))
+    try:
+        conn = db.open()
+        conn.root()["theirs"] = 1
+        transaction.commit()
+    finally:
+        db.close()
+    for extra in directory.iterdir():
+        if extra != path:
+            extra.unlink()
+    return path
+
+
+def _listing(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_a_refused_matrix_creates_nothing_beside_the_users_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused for holding data (through --storage-uri or --storage-config),
+    or for an output aliasing the config: no lock, index, .tmp or new.fs."""
+    data = _populated(tmp_path / "data")
+    conf = tmp_path / "data" / "z.conf"
+    conf.write_text(f"<zodb cfg>\n<filestorage>\npath {data}\n</filestorage>\n</zodb>\n")
+    before = _listing(data.parent)
+    r = run_cli(capsys, "matrix", "--storage-uri", f"mine=file://{data}", "-q")
+    assert_bad_input(r, "mine: the database holds data")
+    assert _listing(data.parent) == before
+    r = run_cli(capsys, "matrix", "--storage-config", str(conf), "-q")
+    assert_bad_input(r, "cfg: the database holds data")
+    assert _listing(data.parent) == before
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    conf = fresh / "new.conf"
+    conf.write_text(
+        f"<zodb>\n<filestorage>\npath {fresh / 'new.fs'}\n</filestorage>\n</zodb>\n"
+    )
+    r = run_cli(
+        capsys, "matrix", "--storage-config", str(conf), "--json", str(conf),
+        "--force", "-q",
+    )  # fmt: skip
+    assert_bad_input(r, "is one of this command's inputs")
+    assert sorted(p.name for p in fresh.iterdir()) == ["new.conf"]
+
+
 def test_a_storage_config_database_runs_in_this_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
