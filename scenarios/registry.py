@@ -47,7 +47,8 @@ RUN = run_kind(_run_sections)
 def _matrix_as_run(data: Any) -> Any:
     from scenarios.matrix.model import MatrixRun
 
-    return MatrixRun.from_json(data).as_run()
+    matrix = MatrixRun.from_json(data)
+    return matrix.as_run(), {"kind": "matrix", **matrix.identity()}
 
 
 #: The kinds history reads as runs (scenarios.trend.runs.AsRun): a

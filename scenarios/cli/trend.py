@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
 
     read = trend.read_runs(found, AS_RUN)
     named = args.inputs
-    args.inputs = [path for path, _ in read[0]] or named
+    args.inputs = [path for path, *_ in read[0]] or named
     check_outputs(args)
     result = trend.build(named, args.by, args.statistic, args.cpu, read)
     from scenarios.trend import page

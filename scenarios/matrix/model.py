@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from scenarios.results import schema, significance
-from scenarios.results.files import MATRIX
+from scenarios.results.files import MATRIX, ResultsError
 from scenarios.results.model import Cells, PhaseResult, RunResult, Sample
 
 
@@ -183,22 +183,29 @@ class MatrixRun(schema.Stored):
 
     @classmethod
     def schema(cls) -> schema.Object:
+        kind = _OneOf(KINDS)
         cell = schema.of(
             MatrixCell,
+            kind=kind,
             concurrency=schema.Positive,
             objects=schema.Positive,
             transactions=schema.Positive,
             rounds=schema.ListOf(schema.of(MatrixRound, True), 1),
         )
+        metadata = schema.metadata(schema.CONFIG)
         return schema.Object(
             {
-                "metadata": schema.metadata(schema.CONFIG),
+                "metadata": schema.Object(
+                    {**metadata.fields, "payload_bytes": schema.Positive}
+                ),
                 "results": schema.ListOf(
                     cell,
                     1,
                     unique=("storage", "benchmark", "kind", "concurrency", "objects"),
                 ),
-                "groups": schema.ListOf(schema.of(MatrixGroup)),
+                "groups": schema.ListOf(
+                    schema.of(MatrixGroup, kind=kind, concurrency=schema.Positive)
+                ),
             },
             required=("results",),
         )
@@ -206,6 +213,32 @@ class MatrixRun(schema.Stored):
     @classmethod
     def from_json(cls, data: Any) -> MatrixRun:
         # The schema asks for the results alone: a file may have no metadata.
-        return super().from_json(
+        run = super().from_json(
             {"metadata": {}, **data} if isinstance(data, dict) else data
         )
+        for i, c in enumerate(run.results):
+            for j, r in enumerate(c.rounds):
+                if len(r.clients_s) != c.concurrency:
+                    raise ResultsError(
+                        f"malformed {cls.WHAT}: results[{i}].rounds[{j}].clients_s: "
+                        f"{len(r.clients_s)} clients at concurrency {c.concurrency}"
+                    )
+        return run
+
+
+#: The kinds of concurrency a matrix runs (scenarios.scale.concurrency's).
+KINDS = ("threads", "processes", "greenlets")
+
+
+@dataclasses.dataclass(frozen=True)
+class _OneOf(schema.Kind):
+    """One of *names* (a cell's kind of concurrency)."""
+
+    names: tuple[str, ...]
+
+    @property
+    def expected(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(self.names)
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.names

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from scenarios.counts.compare import (
@@ -23,7 +22,7 @@ from scenarios.results.model import RunResult
 from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.scale.compare import compare_scale
 from scenarios.trend import table as run_history
-from scenarios.trend.runs import DEFAULT_BY, order
+from scenarios.trend.runs import DEFAULT_BY, order, run_read
 
 #: Marks after a value: moved up, moved down, no mark.
 UP, DOWN, SAME = "▲", "▼", " "
@@ -142,13 +141,20 @@ def _load(release: Release) -> str:
     return "?" if release.load is None else f"{release.load:.1f}"
 
 
+def _keyed(release: Release) -> Any:
+    """A release as trend's order() takes a run: its metadata alone."""
+    return run_read(release.path, RunResult(metadata=release.metadata, results=()))
+
+
 def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
     """*releases* in version (then date) order."""
     if len(releases) < 2:
         raise ResultsError(
             f"a history needs two or more releases; found one ({releases[0].path})"
         )
-    keys = [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases]
+    keys = [
+        run_read(r.path, RunResult(metadata=r.metadata, results=())) for r in releases
+    ]
     by_path = {r.path: r for r in releases}
     return [by_path[p.path] for p in order(keys, by)]
 
@@ -280,14 +286,18 @@ def build(
     """The trends of the releases *loaded* (model.load), part by part."""
     releases = ordered(loaded, by)
     labels = order(
-        [(r.path, RunResult(metadata=r.metadata, results=())) for r in releases], by
+        [
+            run_read(r.path, RunResult(metadata=r.metadata, results=()))
+            for r in releases
+        ],
+        by,
     )
     notes = []
     tables = [(r.path / model.TABLE, r.table) for r in releases if r.table]
     table = None
     if len(tables) >= 2:
-        runs: list[tuple[Path, RunResult]] = [(p, t) for p, t in tables if t]
-        table = run_history.build([p for p, _ in runs], by, stat, cpu, (runs, []))
+        runs = [run_read(p, t) for p, t in tables if t]
+        table = run_history.build([p for p, *_ in runs], by, stat, cpu, (runs, []))
     else:
         notes.append("The 2000 table: fewer than two releases hold one.")
     counts, cells = _count_steps(releases, fail_above)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import Found, sniff
@@ -38,6 +38,8 @@ class Point:
     #: Other recorded versions that differ from the previous run's,
     #: "ZEO 6.1 -> 6.2".
     changed: tuple[str, ...] = ()
+    #: What compare checks two such files share (their kind's identity()).
+    identity: Identity = dataclasses.field(default_factory=dict)
 
     @property
     def when(self) -> str:
@@ -54,23 +56,32 @@ class Point:
         return max((len(r.samples) for r in self.run.results), default=0)
 
 
+#: What two files must share to be compared (compare's check_same over
+#: their kind's identity(): a run's data set, a matrix's payload), with
+#: their kind: a trend marks no step compare would refuse.
+Identity = dict[str, Any]
+
 #: How a file of another kind reads as a run's rows (a matrix's cells:
-#: MatrixRun.as_run), by kind: its data -> a RunResult.  Supplied by the
-#: caller (scenarios.registry.AS_RUN), so history imports no other command.
-AsRun = Mapping[str, Callable[[Any], RunResult]]
+#: MatrixRun.as_run), by kind: its data -> a RunResult and its identity.
+#: Supplied by the caller (scenarios.registry.AS_RUN), so history imports
+#: no other command.
+AsRun = Mapping[str, Callable[[Any], tuple[RunResult, Identity]]]
+
+#: A file read: its path, its rows as a run's, its identity.
+Read = tuple[Path, RunResult, Identity]
 
 
 def read_runs(
     inputs: Sequence[Found],
     as_run: AsRun | None = None,
-) -> tuple[list[tuple[Path, RunResult]], list[str]]:
+) -> tuple[list[Read], list[str]]:
     """The run files named or found in the directories named (their *.json,
     by name), each sniffed once, and the files of the kinds *as_run* reads
     as runs; and the files of another kind found in a directory, left out.
     A file named on its own must be one of those; any malformed file is a
     ResultsError naming it."""
     as_run = as_run or {}
-    found: list[tuple[Path, RunResult]] = []
+    found: list[Read] = []
     skipped: list[str] = []
     for source in inputs:
         if source.path.is_dir():
@@ -80,11 +91,11 @@ def read_runs(
                 if isinstance(run, str):
                     skipped.append(f"{path} ({run})")
                 else:
-                    found.append((path, run))
+                    found.append((path, *run))
             continue
         run = _read(source, False, as_run)
         assert not isinstance(run, str)
-        found.append((source.path, run))
+        found.append((source.path, *run))
     return found, skipped
 
 
@@ -98,7 +109,9 @@ def _listing(directory: Path) -> list[Path]:
     return [directory / n for n in names if n.endswith(".json")]
 
 
-def _read(found: Found, in_directory: bool, as_run: AsRun) -> RunResult | str:
+def _read(
+    found: Found, in_directory: bool, as_run: AsRun
+) -> tuple[RunResult, Identity] | str:
     """The run file *found*; in a directory, a file of another kind gives
     what it is instead."""
     path = found.path
@@ -120,9 +133,20 @@ def _read(found: Found, in_directory: bool, as_run: AsRun) -> RunResult | str:
             f"{path} is a {found.kind} file, not a run file (vfab-bench run --json)"
         )
     try:
-        return RunResult.from_json(found.data)
+        run = RunResult.from_json(found.data)
     except ResultsError as e:
         raise ResultsError(f"{path}: {e}") from None
+    return run, run_identity(run)
+
+
+def run_identity(run: RunResult) -> Identity:
+    """A run file's identity (what compare checks: its data set)."""
+    return {"kind": "run", **run.identity()}
+
+
+def run_read(path: Path, run: RunResult) -> Read:
+    """The run file at *path*, read: with its identity."""
+    return path, run, run_identity(run)
 
 
 def _normal(name: str) -> str:
@@ -156,11 +180,11 @@ def _date_key(text: str) -> datetime.datetime:
     return date
 
 
-def order(runs: Iterable[tuple[Path, RunResult]], by: str) -> list[Point]:
+def order(runs: Iterable[Read], by: str) -> list[Point]:
     """*runs* as points in the order of the version of *by* (then date), or
     of date alone (*by* "date"), labelled for the x axis."""
     points = []
-    for path, run in runs:
+    for path, run, identity in runs:
         date = str(run.metadata.get("date") or "")
         version = None
         if by != BY_DATE:
@@ -171,13 +195,8 @@ def order(runs: Iterable[tuple[Path, RunResult]], by: str) -> list[Point]:
                     f"{path} records no version of {by} (it records: "
                     f"{', '.join(recorded) or 'none'}, and python; or use --by date)"
                 )
-            try:
-                Version(version)
-            except InvalidVersion:
-                raise ResultsError(
-                    f"{path}: {by} version {version!r} is not a version (PEP 440)"
-                ) from None
-        points.append(Point(path, run, version, date))
+            _check_version(path, by, version)
+        points.append(Point(path, run, version, date, identity=identity))
     points.sort(
         key=lambda p: (
             Version(p.version) if p.version is not None else Version("0"),
@@ -186,6 +205,32 @@ def order(runs: Iterable[tuple[Path, RunResult]], by: str) -> list[Point]:
         )
     )
     return _labelled(points, by)
+
+
+#: The longest version text read: PEP 440 puts no bound on a release
+#: segment, and int() refuses more than 4,300 digits (ValueError).
+MAX_VERSION = 100
+
+
+def _check_version(path: Path, by: str, version: Any) -> None:
+    """ResultsError, one line, unless *version* is a PEP 440 version."""
+    if not isinstance(version, str) or len(version) > MAX_VERSION:
+        raise ResultsError(
+            f"{path}: {by} version {shown_value(version)} is not a version "
+            f"(PEP 440, at most {MAX_VERSION} characters)"
+        )
+    try:
+        Version(version)
+    except ValueError:  # InvalidVersion, or a number int() will not read
+        raise ResultsError(
+            f"{path}: {by} version {version!r} is not a version (PEP 440)"
+        ) from None
+
+
+def shown_value(value: Any) -> str:
+    """*value* as a line may show it: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _labelled(points: list[Point], by: str) -> list[Point]:

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.results import environment, power, significance
+from scenarios.results.compare import check_same
 from scenarios.results.compare_runs import CellComparison
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration as format_time
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import sniff
-from scenarios.results.model import RunResult
 from scenarios.results.significance import Difference, Statistic
 from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.trend.runs import (
@@ -27,6 +27,7 @@ from scenarios.trend.runs import (
     BY_PYTHON,
     DEFAULT_BY,
     Point,
+    Read,
     order,
     read_runs,
     recorded_version,
@@ -50,6 +51,8 @@ Cell = tuple[str, str]
 #: Marks after a value: a significant slowdown or speed-up from the previous
 #: run, a change the samples cannot decide, no mark.
 SLOWER, FASTER, UNDECIDED, SAME = "▲", "▼", "?", " "
+#: A space textwrap does not break at (a character no path or label holds).
+_KEEP = "\x00"
 #: A cell a run does not have.
 MISSING = "-"
 #: The marks in words, for JSON.
@@ -174,7 +177,7 @@ class History:
                     + "; ".join(self.skipped)
                 )
             )
-        parts.append("\n".join(map(wrapped, self._run_lines())))
+        parts.append("\n".join(self._run_lines()))
         parts.append(self._table())
         marked = self.marked()
         if marked:
@@ -259,10 +262,13 @@ class History:
             dated = self.by == BY_DATE or p.when in p.label
             when = "" if dated else f"{p.when}  "
             trials = plural(p.trials, "trial")
-            line = f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}  ({trials})"
+            # The run's label and its path stay whole on the first line (a
+            # path holding spaces is copied from it); what follows wraps.
+            head = f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}"
+            line = head.replace(" ", _KEEP) + f"  ({trials})"
             if p.changed:
                 line += "; also changed: " + ", ".join(p.changed)
-            out.append(line)
+            out.append(wrapped(line).replace(_KEEP, " "))
         return out
 
     def cell_values(self, cell: Cell) -> list[str]:
@@ -298,11 +304,6 @@ class History:
         return "\n".join(Table("", header, body).lines())
 
 
-def _identity(run: RunResult) -> tuple[Any, Any]:
-    config = run.metadata.get("config") or {}
-    return config.get("scale"), config.get("seed")
-
-
 def chosen_statistic(
     points: Sequence[Point], name: str | None
 ) -> tuple[Statistic, str]:
@@ -329,7 +330,7 @@ def build(
     by: str = DEFAULT_BY,
     stat: str | None = None,
     cpu: bool = False,
-    read: tuple[list[tuple[Path, RunResult]], list[str]] | None = None,
+    read: tuple[list[Read], list[str]] | None = None,
 ) -> History:
     """The history of the run files in *inputs* (files and directories;
     *read*: what read_runs() gave for them, when the caller read them)."""
@@ -344,11 +345,8 @@ def build(
     points = order(runs, by)
     first = points[0]
     for p in points[1:]:
-        if _identity(p.run) != _identity(first.run):
-            raise ResultsError(
-                f"{first.path} and {p.path} measured different data sets "
-                f"(scale, seed {_identity(first.run)} vs {_identity(p.run)})"
-            )
+        # compare's own check: a step is a difference compare would find.
+        check_same(first.identity, p.identity, str(first.path), str(p.path))
     statistic, note = chosen_statistic(points, stat)
     several = len({r.size for p in points for r in p.run.results}) > 1
     samples: dict[Cell, dict[int, tuple[float, ...]]] = {}

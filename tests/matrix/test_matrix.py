@@ -4,6 +4,7 @@ checks, its refusals, and a real matrix on FileStorage in this process
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -101,6 +102,66 @@ def test_a_malformed_matrix_file_is_one_line(
     assert_bad_input(r, "results[0].rounds[0].wall_s")
     with pytest.raises(ResultsError, match="unsupported schema_version"):
         MatrixRun.from_json({**data, "schema_version": MATRIX.version + 1})
+
+
+def test_trend_refuses_the_matrix_pairs_compare_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Payloads of 240 and 1,420 bytes, or none recorded (240, the size
+    before it was recorded) against 1,420: compare refuses the pair, and
+    trend marks no step between them; the same payload is read."""
+    data = json.loads(FILE.read_text())
+    assert data["metadata"]["payload_bytes"] == 240
+    later = copy.deepcopy(data)
+    later["metadata"]["payload_bytes"] = 1420
+    later["metadata"]["versions"]["ZODB"] = "6.5"
+    unrecorded = copy.deepcopy(data)
+    del unrecorded["metadata"]["payload_bytes"]
+    paths = {}
+    for name, content in (("a", data), ("b", later), ("c", unrecorded)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(content))
+    for old, new in (("a", "b"), ("c", "b")):
+        r = run_cli(capsys, "compare", str(paths[old]), str(paths[new]))
+        assert_bad_input(r, "differ in payload")
+        r = run_cli(capsys, "trend", str(paths[old]), str(paths[new]))
+        assert_bad_input(r, "differ in payload (240 vs 1420)")
+    assert run_cli(capsys, "compare", str(paths["c"]), str(paths["a"])).status == 0
+    r = run_cli(capsys, "trend", str(paths["c"]), str(paths["a"]))
+    assert r.status == 0, r.err
+    r = run_cli(capsys, "trend", str(paths["a"]), str(DATA / "run-3.json"))
+    assert_bad_input(r, "differ in kind")
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "said"),
+    [
+        ("payload", -5, "metadata.payload_bytes: expected a whole number from 1"),
+        ("payload", True, "metadata.payload_bytes: expected a whole number from 1"),
+        ("kind", "fibers", "results[0].kind: expected one of threads, processes"),
+        ("clients", [0.1, 0.1, 0.1], "3 clients at concurrency 1"),
+    ],
+)
+def test_a_matrix_file_no_matrix_writes_is_refused_on_read(
+    where: str,
+    value: object,
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(FILE.read_text())
+    cell = data["results"][0]
+    assert cell["concurrency"] == 1
+    if where == "payload":
+        data["metadata"]["payload_bytes"] = value
+    elif where == "kind":
+        cell["kind"] = value
+    else:
+        cell["rounds"][0]["clients_s"] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    for command in (["report", str(bad)], ["trend", str(bad), str(FILE)]):
+        assert_bad_input(run_cli(capsys, *command), said)
 
 
 # -- the claims ----------------------------------------------------------------
@@ -299,7 +360,9 @@ def test_a_refused_matrix_creates_nothing_beside_the_users_files(
     or for an output aliasing the config: no lock, index, .tmp or new.fs."""
     data = _populated(tmp_path / "data")
     conf = tmp_path / "data" / "z.conf"
-    conf.write_text(f"<zodb cfg>\n<filestorage>\npath {data}\n</filestorage>\n</zodb>\n")
+    conf.write_text(
+        f"<zodb cfg>\n<filestorage>\npath {data}\n</filestorage>\n</zodb>\n"
+    )
     before = _listing(data.parent)
     r = run_cli(capsys, "matrix", "--storage-uri", f"mine=file://{data}", "-q")
     assert_bad_input(r, "mine: the database holds data")

@@ -644,5 +644,10 @@ def test_the_release_text_keeps_within_100_columns(tmp_path: Path) -> None:
     part = parts.PartResult("scale", "Concurrency curve", status="ok", detail=detail)
     part.files = ["scale.json", "scale.txt", "scale.svg"]
     out = text([part], None, ["zeo, 1 client: consistency: 0 violations"], tmp_path)
-    assert max(map(len, out.splitlines())) <= 100, out
+    # The page's path is kept whole on its line, to be copied, however long
+    # TMPDIR is (with spaces or not): the prose around it wraps.
+    path_line = f"release: {tmp_path / 'index.html'}"
+    assert path_line in out.splitlines(), out
+    prose = [line for line in out.splitlines() if line != path_line]
+    assert max(map(len, prose)) <= 100, out
     assert " ".join(out.split()).count("docs/relstorage-sqlite.md") == 1

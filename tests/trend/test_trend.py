@@ -103,6 +103,20 @@ def test_runs_are_in_version_order_not_name_or_date(runs: dict[str, Path]) -> No
     assert history_html.section(h).count("<th>date (UTC)</th>") == 1
 
 
+def test_a_run_line_keeps_its_path_whole_however_long_with_spaces(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A path is copied from the run's line: never broken at its spaces,
+    on the line of its label and date, whatever TMPDIR is."""
+    d = tmp_path / ("a directory with spaces " * 4).strip()
+    d.mkdir()
+    for path in runs.values():
+        shutil.copy(path, d / path.name)
+    text = history.build([d], by="date").text()
+    for name, date in (("a.json", "2026-01-01"), ("c.json", "2026-02-01")):
+        assert f"{date} 00:00:00  {d / name}\n" in text, text
+
+
 def test_labels_name_what_else_changed_and_repeated_versions(
     whole: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -273,7 +287,7 @@ def test_json_holds_the_same_numbers_as_the_text_and_compare(
     assert {s["mark"] for s in marked} <= {"slower", "faster"}
     again = run_cli(capsys, "history", str(d))
     assert again.status == 0, again.err
-    assert "a history file" in again.out
+    assert "(a history file)" in " ".join(again.out.split())
     # an output that is one of the inputs is refused before any work
     refused = run_cli(capsys, "history", str(runs["6.2"]), "--json", str(runs["6.2"]),
                       "--force")  # fmt: skip
@@ -331,6 +345,11 @@ def test_bad_input_is_one_line(
     assert_bad_input(
         run_cli(capsys, "history", a, str(bad(tmp_path, "v.json", odd))),
         "is not a version",
+    )
+    huge = recorded(base, "1" * 5000, "2026-01-01T00:00:00+00:00")
+    assert_bad_input(
+        run_cli(capsys, "trend", a, str(bad(tmp_path, "h.json", huge))),
+        "is not a version (PEP 440, at most 100 characters)",
     )
     assert_bad_input(
         run_cli(capsys, "history", a, b, "--by", "nosuch"),
