@@ -11,7 +11,9 @@ import errno
 import logging
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator
 
@@ -47,8 +49,30 @@ def user_errors() -> tuple[type[BaseException], ...]:
 def describe(error: BaseException) -> str:
     """One line naming what failed and why."""
     if isinstance(error, (*user_errors(), RunFailure)):
-        return first_line(error) or type(error).__name__
+        line = first_line(error) or type(error).__name__
+        # A child's or a storage's "No space left on device", passed on.
+        return line + no_space_hint() if NO_SPACE in line else line
     return environment_error(error) or one_line(error)
+
+
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def no_space_hint() -> str:
+    """Where the suite's scratch files went, and what to do: the disk that
+    filled is TMPDIR's unless a file on another is named."""
+    tmp = tempfile.gettempdir()
+    try:
+        free = shutil.disk_usage(tmp).free
+    except OSError:
+        room = ""
+    else:
+        room = f", {free / 2**20:,.1f} MiB free now"
+    return (
+        f" (the databases, servers and clients' files go to the temporary "
+        f"directory, TMPDIR, {tmp}{room}: free space there, or set TMPDIR to a "
+        "directory on a disk with room)"
+    )
 
 
 def status_of(error: BaseException) -> int:
@@ -80,6 +104,15 @@ def environment_error(error: BaseException) -> str | None:
         )
     if not isinstance(error, OSError):
         return None
+    if error.errno == errno.ENOSPC:
+        name = error.filename
+        if not isinstance(name, (str, bytes)) or not name:
+            return f"no space left on device{no_space_hint()}"
+        path = os.fsdecode(name)
+        tmp = os.path.realpath(tempfile.gettempdir())
+        if not os.path.realpath(path).startswith(tmp + os.sep):
+            return f"no space left on device writing {path}: free space on its disk"
+        return f"no space left on device writing {path}{no_space_hint()}"
     if error.errno == errno.EFBIG:
         return f"a file reached the file-size limit{_limit(resource.RLIMIT_FSIZE)}"
     if error.errno in (errno.EMFILE, errno.ENFILE):

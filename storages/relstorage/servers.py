@@ -138,11 +138,13 @@ class ServerProcess(process.ServerProcess):
 
     # -- storages.process's hooks ---------------------------------------------
 
+    def _new_directory(self) -> Path:
+        """A fresh directory for the server's files (the caller gave none)."""
+        return Path(tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-"))
+
     def _prepare(self) -> None:
         if self.directory is None:
-            self.directory = Path(
-                tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-")
-            )
+            self.directory = self._new_directory()
         else:
             self._check_directory(self.directory)
         if self.socket_home is None:

@@ -145,9 +145,9 @@ def test_postgresql_directory_not_writable(tmp_path: Path) -> None:
     need("postgresql")
     if os.geteuid() == 0:
         # pytest's tmp_path lies under a 0700 directory of root's: the
-        # postgres account cannot reach it.
+        # postgres account cannot reach it, said before anything is made.
         directory = tmp_path / "pg"
-        match = "initdb in .* failed: .*(Permission denied|could not)"
+        match = "cannot enter .* set TMPDIR to a directory postgres can reach"
     else:
         directory = tmp_path / "pg"
         directory.mkdir(mode=0o500)
@@ -157,6 +157,8 @@ def test_postgresql_directory_not_writable(tmp_path: Path) -> None:
         server.start()
     one_line(e)
     assert not server.running and not server_pids(directory)
+    if os.geteuid() == 0:
+        assert not directory.exists()
 
 
 def test_mariadb_directory_not_writable(tmp_path: Path) -> None:
@@ -313,3 +315,30 @@ def test_pytest_fixture_stops_server(tmp_path: Path, interrupt: bool) -> None:
         if inner.poll() is None:
             inner.kill()
             inner.wait()
+
+
+@pytest.mark.server
+@pytest.mark.subprocess
+@pytest.mark.parametrize("kind", ["threads", "processes"])
+def test_postgresql_runs_when_tmpdir_lies_under_a_private_directory(
+    kind: str, tmp_path: Path
+) -> None:
+    """TMPDIR under a directory only root enters (what `mktemp -d` makes):
+    PostgreSQL's programs, run as postgres, get a directory they can reach,
+    and nothing is left in TMPDIR or beside it (issue 46)."""
+    need("postgresql")
+    if os.geteuid() != 0:
+        pytest.skip("PostgreSQL runs as another user only when the suite is root")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    inner = private / "tmp"
+    inner.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarios.cli", "matrix", "--storage",
+         "relstorage-pg", "--kind", kind, "--concurrency", "2", "--objects", "1",
+         "--rounds", "1", "--transactions", "1", "--benchmark", "add", "-q"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env=dict(env(), TMPDIR=str(inner)),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(inner.iterdir()) == []
