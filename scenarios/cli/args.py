@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import storages
 from scenarios.argtypes import at_least, bounds_text, seed
@@ -29,10 +30,53 @@ DEFAULT_TRIALS = (3, 1)
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line, exit 2."""
+    """argparse that reports a usage error as one line, exit 2; an option
+    no parser knows is said by the subcommand it was given to, with the
+    options it has that are close, and its *unknown_hint*."""
+
+    #: What to say after an unknown option (a subcommand sets it: verify
+    #: names --budget).
+    unknown_hint = ""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.chosen(parsed).unrecognized(extras)
+        return parsed
+
+    def chosen(self, parsed: argparse.Namespace) -> Parser:
+        """The subcommand's parser *parsed* went to (self: none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                command = getattr(parsed, action.dest or "", None)
+                sub = action.choices.get(command) if command else None
+                if isinstance(sub, Parser):
+                    return sub
+        return self
+
+    def unrecognized(self, extras: Sequence[str]) -> NoReturn:
+        """The one line for arguments this parser does not take."""
+        import difflib
+
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        close: list[str] = []
+        for word in extras:
+            if word.startswith("--"):
+                for match in difflib.get_close_matches(word.partition("=")[0], known):
+                    if match not in close:
+                        close.append(match)
+        said = [f"unrecognized arguments: {' '.join(extras)}"]
+        if close:
+            said.append(f"did you mean {' or '.join(close[:3])}?")
+        if self.unknown_hint:
+            said.append(self.unknown_hint)
+        said.append(f"`{self.prog} --help` lists its options")
+        self.error("; ".join(said))
 
 
 def show_bounds(parser: argparse.ArgumentParser) -> None:

@@ -44,6 +44,10 @@ from scenarios.verify.runner import (
     VerifyConfig,
 )
 
+#: --quick: the smallest and a contended client count, a third of the load.
+QUICK_CLIENTS = (2, 8)
+QUICK_BUDGET_S = 20.0
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -81,19 +85,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--clients",
         type=client_counts,
-        default=list(DEFAULT_CLIENTS),
+        default=None,
         metavar="N,N,...",
         help="client counts of the load (default: "
         + ",".join(map(str, DEFAULT_CLIENTS))
-        + ")",
+        + f"; --quick {','.join(map(str, QUICK_CLIENTS))})",
     )
     p.add_argument(
         "--budget",
         type=positive_float,
-        default=DEFAULT_BUDGET_S,
+        default=None,
         metavar="SECONDS",
-        help=f"seconds of load windows in all (default: {DEFAULT_BUDGET_S:g}), "
-        "split evenly over storages and client counts, at least 2 s each",
+        help=f"seconds of load windows in all (default: {DEFAULT_BUDGET_S:g}; "
+        f"--quick {QUICK_BUDGET_S:g}), split evenly over storages and client "
+        "counts, at least 2 s each",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a shorter check: {','.join(map(str, QUICK_CLIENTS))} clients, "
+        f"{QUICK_BUDGET_S:g} s of load (--clients and --budget named win)",
     )
     p.add_argument(
         "--skew",
@@ -124,6 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_progress_option(p)
     # None when --target is not given, so that an empty one is an error
     p.set_defaults(handler=main, target=None)
+    p.unknown_hint = "the load's length is --budget SECONDS, --quick a shorter check"
 
 
 def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
@@ -144,10 +156,13 @@ def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
             for n in shared_storages()
             if storages.get(n, options).unavailable() is None
         ]
+    quick = args.quick
+    clients = args.clients or (QUICK_CLIENTS if quick else DEFAULT_CLIENTS)
+    budget = args.budget or (QUICK_BUDGET_S if quick else DEFAULT_BUDGET_S)
     config = VerifyConfig(
         storages=tuple(names),
-        clients=tuple(args.clients),
-        budget_s=args.budget,
+        clients=tuple(clients),
+        budget_s=budget,
         scenarios=args.scenarios,
         skew=args.skew,
         scale=scale_for(args.size, args.scale),

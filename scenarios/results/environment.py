@@ -76,10 +76,14 @@ def snapshot() -> dict[str, Any]:
     }
 
 
-def finish(environment: dict[str, Any]) -> dict[str, Any]:
+def finish(environment: dict[str, Any], own: int = 0) -> dict[str, Any]:
     """*environment* with the load average at the end and, when the machine
-    was busy at either end, a "warnings" list saying so."""
+    was busy at either end, a "warnings" list saying so.  *own*: the tasks
+    the command itself ran in its last minute (a matrix's clients and its
+    server), which the 1-minute load at the end still counts."""
     out = dict(environment, load_average_end=load_average())
+    if own:
+        out["own_tasks"] = own
     warnings = busy_warnings(out)
     if warnings:
         out["warnings"] = warnings
@@ -87,16 +91,22 @@ def finish(environment: dict[str, Any]) -> dict[str, Any]:
 
 
 def busy_warnings(environment: dict[str, Any]) -> list[str]:
-    """One line per sign that other work shared the machine."""
+    """One line per sign that other work shared the machine: the load at
+    the end less what the command ran itself ("own_tasks")."""
     cpus = environment.get("cpu_count") or 1
+    own = environment.get("own_tasks") or 0
     out = []
     for when in ("start", "end"):
         loads = environment.get(f"load_average_{when}")
-        if loads and loads[0] / cpus > BUSY_LOAD_PER_CPU:
+        if not loads:
+            continue
+        others = loads[0] - (own if when == "end" else 0)
+        if others / cpus > BUSY_LOAD_PER_CPU:
+            mine = f", {own} of it this run's own" if own and when == "end" else ""
             out.append(
                 f"the machine was busy at the {when} of the run (load average "
-                f"{loads[0]:.2f} on {cpus} CPUs): figures may be slower and "
-                "noisier than on an idle machine"
+                f"{loads[0]:.2f} on {cpus} CPUs{mine}): figures may be slower "
+                "and noisier than on an idle machine"
             )
     return out
 
@@ -194,7 +204,9 @@ def load_line(env: dict[str, Any]) -> str | None:
         return None
     cpus = env.get("cpu_count")
     on = f", on {cpus} CPUs" if cpus else ""
-    return f"Load average (1 min) {' and '.join(parts)}{on}."
+    own = env.get("own_tasks")
+    mine = f" (the end's counts up to {own} tasks of this run's own)" if own else ""
+    return f"Load average (1 min) {' and '.join(parts)}{on}{mine}."
 
 
 def lines(metadata: dict[str, Any]) -> list[str]:
@@ -216,10 +228,12 @@ def probes(n: int = 5) -> list[float]:
     return [probe() for _ in range(n)]
 
 
-def record(start: dict[str, Any], speed_probes: list[float]) -> dict[str, Any]:
-    """finish(*start*) with *speed_probes*: the environment a command that
-    has no rounds (scale, release, counts) keeps in its JSON."""
-    out = finish(start)
+def record(
+    start: dict[str, Any], speed_probes: list[float], own: int = 0
+) -> dict[str, Any]:
+    """finish(*start*, *own*) with *speed_probes*: the environment a command
+    that has no rounds (scale, release, counts) keeps in its JSON."""
+    out = finish(start, own)
     if speed_probes:
         out["speed_probes_s"] = speed_probes
     return out

@@ -1,0 +1,67 @@
+"""What a new user met (issue 46): verify has --quick as matrix and release
+do; an option no command takes is said by the subcommand it was given to,
+with the options that are close and what to use instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios.cli import build_parser
+from scenarios.cli.verify import QUICK_BUDGET_S, QUICK_CLIENTS, config_from
+from scenarios.verify.runner import DEFAULT_BUDGET_S, DEFAULT_CLIENTS
+from tests.support.cli_helpers import assert_bad_input, run_cli
+
+
+def test_verify_quick_is_a_preset_that_named_axes_override() -> None:
+    parse = build_parser().parse_args
+    quick, _ = config_from(parse(["verify", "--quick", "--storage", "zeo"]))
+    assert (quick.clients, quick.budget_s) == (QUICK_CLIENTS, QUICK_BUDGET_S)
+    assert quick.budget_s < DEFAULT_BUDGET_S and len(quick.clients) < 3
+    named, _ = config_from(
+        parse(["verify", "--quick", "--storage", "zeo", "--budget", "7"])
+    )
+    assert (named.clients, named.budget_s) == (QUICK_CLIENTS, 7.0)
+    default, _ = config_from(parse(["verify", "--storage", "zeo"]))
+    assert (default.clients, default.budget_s) == (DEFAULT_CLIENTS, DEFAULT_BUDGET_S)
+
+
+def test_an_unknown_option_names_the_subcommand_and_what_to_use(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    r = run_cli(capsys, "verify", "--fast")
+    assert_bad_input(r, "vfab-bench verify: error: unrecognized arguments: --fast")
+    assert "--budget SECONDS" in r.err and "--quick" in r.err
+    assert "`vfab-bench verify --help` lists its options" in r.err
+    r = run_cli(capsys, "run", "--sotrage", "file")
+    assert_bad_input(r, "vfab-bench run: error: unrecognized arguments: --sotrage")
+    assert "did you mean --storage" in r.err
+
+
+def test_the_end_load_the_run_made_itself_is_not_blamed() -> None:
+    """A matrix at 20 clients leaves a 1-minute load of about 20 at its end:
+    its own, not another's work (the start still warns)."""
+    from scenarios.results import environment
+
+    env = {"cpu_count": 2, "load_average_start": [0.3], "load_average_end": [15.33]}
+    assert [w.split(" (")[0] for w in environment.busy_warnings(env)] == [
+        "the machine was busy at the end of the run"
+    ]
+    own = dict(env, own_tasks=21)
+    assert environment.busy_warnings(own) == []
+    assert "up to 21 tasks of this run's own" in (environment.load_line(own) or "")
+    busy = dict(own, load_average_end=[40.0])
+    (warning,) = environment.busy_warnings(busy)
+    assert "load average 40.00 on 2 CPUs, 21 of it this run's own" in warning
+
+
+def test_a_matrix_says_each_warning_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """The busy warnings are the report's: not printed on stderr too."""
+    r = run_cli(
+        capsys, "matrix", "--storage", "file", "--concurrency", "2", "--objects",
+        "1", "--rounds", "1", "--transactions", "1", "--benchmark", "add",
+    )  # fmt: skip
+    assert r.status == 0, r.err
+    both = " ".join((r.out + r.err).split())
+    for when in ("start", "end"):
+        assert both.count(f"busy at the {when} of the run") <= 1, both
+    assert "warning:" not in r.err
