@@ -143,3 +143,28 @@ def test_benchmark_histogram_works_after_bootstrap(tmp_path: Path) -> None:
     svgs = list(tmp_path.glob("bench*.svg"))
     assert svgs, done.stdout
     assert all(p.read_text().lstrip().startswith("<?xml") for p in svgs)
+
+
+def test_tox_zeo_says_what_it_measures_and_nothing_of_berkeleydb(
+    tmp_path: Path,
+) -> None:
+    """tox -e zeo's command, in an environment without berkeleydb (tox's
+    zeo has no bdb extra; a package that fails to import stands in): no
+    "No module named 'berkeleydb'", no "tier: all" (issue 46)."""
+    missing = tmp_path / "berkeleydb"
+    missing.mkdir()
+    (missing / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'berkeleydb'\", "
+        "name='berkeleydb')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(PROJECT)]))
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/benchmarks",
+         "--all", "--benchmark-only", "--storage", "zeo", "--collect-only"],
+        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "berkeleydb" not in done.stdout + done.stderr
+    assert "tier: all" not in done.stdout
+    assert "benchmarks: every phase and micro-benchmark on zeo" in done.stdout

@@ -22,7 +22,7 @@ import pytest
 import storages
 from scenarios.results.metadata import versions
 from storages import StorageOptions, Store
-from tests.benchmarks.options import selected_storages, storage_options
+from tests.benchmarks.options import measuring, selected_storages, storage_options
 from vfab.generate import DataSpec
 
 
@@ -33,6 +33,42 @@ def _storage_param(name: str, options: storages.StorageOptions) -> object:
     if why is not None:
         marks.append(pytest.mark.skip(reason=f"{name} unavailable here: {why}"))
     return pytest.param(name, id=name, marks=marks)
+
+
+#: A module that compares one storage with another, by the storage it needs.
+PAIRED = {"test_bdb_vs_file.py": "bdb"}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A measuring run (tox -e zeo) leaves out the comparison of a storage
+    it did not select: not collected, so not skipped for a module it never
+    needed ("No module named 'berkeleydb'" in a zeo run)."""
+    needs = PAIRED.get(collection_path.name)
+    if needs is None or not measuring(config):
+        return None
+    return needs not in selected_storages(config) or None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_header(config: pytest.Config) -> Iterator[None]:
+    """A measuring run says what it measures, not "tier: all" (--all there
+    only lets a storage start its server)."""
+    lines = yield
+    if not measuring(config):
+        return lines
+    names = ", ".join(selected_storages(config))
+    said = (
+        f"benchmarks: every phase and micro-benchmark on {names}, measured "
+        "(servers a storage needs are started)"
+    )
+    out = []
+    for line in lines:
+        if isinstance(line, list):
+            line = [said if item == "tier: all" else item for item in line]
+        elif line == "tier: all":
+            line = said
+        out.append(line)
+    return out
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
