@@ -37,6 +37,34 @@ OVERRUN_SHARE = 0.1
 MIN_LEFT_S = 1.0
 
 
+#: When the command began, on time.monotonic's clock (None: not said):
+#: "elapsed" then counts the start-up and the checks before the work too.
+_command_started: float | None = None
+
+
+def command_started(at: float | None = None) -> None:
+    """The command began at *at* (time.monotonic; default now)."""
+    global _command_started
+    _command_started = time.monotonic() if at is None else at
+
+
+def process_age() -> float:
+    """Seconds since this process started (the interpreter's start-up and
+    imports included; 0 where /proc does not say)."""
+    import os
+
+    try:
+        with open("/proc/self/stat") as f:
+            # Field 22, after the command name in parentheses: start time in
+            # clock ticks after boot.
+            ticks = int(f.read().rpartition(")")[2].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def duration(seconds: float | None) -> str:
     """0:42, 12:05, 1:02:03; "?" when not known yet."""
     if seconds is None:
@@ -96,6 +124,8 @@ class Progress:
         self._first_at: float | None = None
         self._last_end: float | None = None
         self._started = clock()
+        if clock is time.monotonic and _command_started is not None:
+            self._started = min(self._started, _command_started)
         #: Each step ended: (label, weight, seconds it took), for a command
         #: that reports its plan against what it took.
         self.steps: list[tuple[str, float, float]] = []

@@ -31,6 +31,7 @@ from scenarios.errors import RunFailure, one_line
 from scenarios.interrupts import scratch_directory
 from scenarios.progress import Progress, progress_of
 from scenarios.results import environment as machine
+from scenarios.results.formatter import plural
 from scenarios.results.metadata import collect as collect_metadata
 from scenarios.results.model import PhaseResult, RunResult, Sample, TrialSummary
 from scenarios.results.significance import SHORT_S
@@ -381,6 +382,13 @@ def _rounds(
     shown.plan(
         most, extra_s=config.budget_s, required=needed if most > needed else None
     )
+    if config.warmups:
+        # The first round line comes after the warmups: say what comes first.
+        shown.line(
+            f"warming up: {plural(config.warmups, 'untimed round')} of "
+            f"{', '.join(name for name, _ in factories)} at {config.size}, "
+            "then the timed rounds"
+        )
     for w in range(config.warmups):
         for name, factory in _turned(factories, w):
             shown.step(f"warmup {w + 1} {name}")
@@ -435,7 +443,7 @@ def _rounds(
         kind = "" if full else " (2000 rows)"
         shown.line(
             f"round {rounds}{kind} of {config.size}: {phases_s} in the phases "
-            f"(round {now - round_started:.1f} s, elapsed {now - started:.1f} s)",
+            f"(round {now - round_started:.1f} s, elapsed {shown.elapsed():.1f} s)",
             counted=True,
         )
         if config.budget_s <= 0 and rounds >= config.repeat:

@@ -13,6 +13,7 @@ prepare_program()  # before the imports below, which take a moment
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
 from scenarios.cli import (  # noqa: E402
@@ -52,6 +53,11 @@ from scenarios.printable import (  # noqa: E402
     silence_stdout,
     stdout_closed,
 )
+from scenarios.progress import command_started, process_age  # noqa: E402
+
+#: When this process began, if vfab-bench is its program (monotonic clock):
+#: asked while the package imports, when is_program() can tell.
+PROGRAM_STARTED = time.monotonic() - process_age() if is_program() else None
 
 #: Subcommand modules, in the order --help lists them.
 COMMANDS = (
@@ -133,6 +139,9 @@ def quiet_after_interrupt() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # "elapsed" counts from the program's start (its imports included), or
+    # for a caller in its own process, from here.
+    command_started(PROGRAM_STARTED)
     reserve_standard_streams()  # before any file is opened
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -65,3 +65,36 @@ def test_a_matrix_says_each_warning_once(capsys: pytest.CaptureFixture[str]) -> 
     for when in ("start", "end"):
         assert both.count(f"busy at the {when} of the run") <= 1, both
     assert "warning:" not in r.err
+
+
+def test_run_says_what_it_does_first_and_counts_elapsed_from_its_start(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first line comes before the warmups, not after them; a round's
+    "elapsed" counts from the command's start (the warmups and the checks
+    before them included), not from the first timed round."""
+    import re
+
+    r = run_cli(capsys, "run", "--storage", "mapping", "--size", "small",
+                "--repeat", "1", "--warmups", "1")  # fmt: skip
+    assert r.status == 0, r.err
+    lines = r.err.splitlines()
+    assert lines[0].startswith("warming up: 1 untimed round of mapping at small")
+    found = re.search(r"\(round ([\d.]+) s, elapsed ([\d.]+) s\)", r.err)
+    assert found, r.err
+    round_s, elapsed_s = map(float, found.groups())
+    assert elapsed_s > round_s  # the warmup round came before it
+
+
+def test_elapsed_counts_from_the_command_start() -> None:
+    import time
+
+    from scenarios import progress
+
+    progress.command_started(time.monotonic() - 30)
+    try:
+        shown = progress.Progress(lambda line: None, bar=False)
+        assert shown.elapsed() >= 30
+        assert 0 < progress.process_age() < 7 * 24 * 3600
+    finally:
+        progress.command_started()
