@@ -23,7 +23,7 @@ from scenarios.bench.config import RunConfig
 from scenarios.errors import one_line
 from scenarios.interrupts import interrupt_again
 from scenarios.outputs import OutputError, write_json, write_text
-from scenarios.progress import Progress
+from scenarios.progress import Progress, duration
 from scenarios.release.measures import KNOWN_WRONG, states
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
@@ -38,6 +38,8 @@ MICRO_SUITE = PROJECT / "tests" / "benchmarks" / "test_micro.py"
 MICRO_TIMEOUT_S = 900.0
 #: Seconds a pytest child has to clean up after Ctrl-C before SIGKILL.
 STOP_GRACE_S = 30.0
+#: Seconds between the lines that say a child pytest is still at work.
+STILL_S = 30.0
 #: Seconds the micro suite is assumed to take per storage (the progress's
 #: ETA before it ends; measured here: 10-20 s per storage, loaded).
 MICRO_S_PER_STORAGE = 15.0
@@ -132,7 +134,7 @@ def run_micro(
         argv += [str(MICRO_SUITE), *plan.pytest_args(json_path)]
         progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages))
         progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
-        done = _pytest(argv)
+        done = PytestChild(argv).result(still_line(progress, "the micro-benchmarks"))
         progress.advance()
         write_text(out / "micro.txt", done.stdout + done.stderr, force)
         part.files.append("micro.txt")
@@ -189,10 +191,22 @@ class PytestChild:
             preexec_fn=die_with_parent(signal.SIGINT),
         )
 
-    def result(self) -> subprocess.CompletedProcess[str]:
-        left = self.started + MICRO_TIMEOUT_S - time.monotonic()
+    def result(
+        self, still: Callable[[float, str], None] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """The child's end; every STILL_S while it runs, *still*(seconds
+        so far, its last line of output) says it is at work."""
         try:
-            self.process.wait(max(left, 0.0))
+            while True:
+                left = self.started + MICRO_TIMEOUT_S - time.monotonic()
+                try:
+                    self.process.wait(max(0.0, min(left, STILL_S)))
+                    break
+                except subprocess.TimeoutExpired:
+                    if left <= STILL_S:
+                        raise
+                if still is not None:
+                    still(time.monotonic() - self.started, self.last_line())
         except BaseException:
             self.stop()
             raise
@@ -202,6 +216,16 @@ class PytestChild:
             texts.append(f.read())
             f.close()
         return subprocess.CompletedProcess(self.argv, self.process.returncode, *texts)
+
+    def last_line(self) -> str:
+        """The last line the child wrote to stdout so far ("" if none)."""
+        try:
+            with open(self._out.fileno(), closefd=False) as f:
+                f.seek(0)
+                lines = f.read().strip().splitlines()
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][:80] if lines else ""
 
     def stop(self) -> None:
         """SIGINT, STOP_GRACE_S to clean up, then SIGKILL to its session."""
@@ -220,9 +244,17 @@ class PytestChild:
         self._err.close()
 
 
-def _pytest(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """PytestChild(*argv*) to its end."""
-    return PytestChild(argv).result()
+def still_line(progress: Progress, what: str) -> Callable[[float, str], None]:
+    """What PytestChild.result() calls every STILL_S: a line saying *what*
+    is still at work, how long so far, and the child's last line."""
+
+    def still(seconds: float, last: str) -> None:
+        progress.line(
+            f"release: {what}, {duration(seconds)} so far"
+            + (f" (last: {last})" if last else "")
+        )
+
+    return still
 
 
 def run_counts(
@@ -295,7 +327,9 @@ def _start_micro_counts(
 def _end_micro_counts(
     micro: PytestChild, out: Path, force: bool, progress: Progress, part: PartResult
 ) -> None:
-    done = micro.result()
+    done = micro.result(
+        still_line(progress, "counts: the micro-benchmarks under callgrind")
+    )
     took = time.monotonic() - micro.started
     json_path = out / "counts-micro.json"
     write_text(out / "counts-micro.txt", done.stdout + done.stderr, force)

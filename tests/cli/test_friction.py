@@ -98,3 +98,27 @@ def test_elapsed_counts_from_the_command_start() -> None:
         assert 0 < progress.process_age() < 7 * 24 * 3600
     finally:
         progress.command_started()
+
+
+@pytest.mark.subprocess
+def test_a_long_child_pytest_says_it_is_still_at_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """release's micro-benchmarks (under callgrind: minutes) say every
+    STILL_S how long so far and the child's last line, not nothing."""
+    import sys
+
+    from scenarios.progress import Progress
+    from scenarios.release import parts
+
+    monkeypatch.setattr(parts, "STILL_S", 0.5)
+    said: list[str] = []
+    child = parts.PytestChild(
+        [sys.executable, "-c",
+         "import time; print('collected 3 items', flush=True); time.sleep(2)"]
+    )  # fmt: skip
+    done = child.result(parts.still_line(Progress(said.append, bar=False), "micro"))
+    assert done.returncode == 0 and done.stdout == "collected 3 items\n"
+    assert said, "no line while the child ran"
+    assert said[-1].startswith("release: micro, 0:0")
+    assert said[-1].endswith("so far (last: collected 3 items)")
