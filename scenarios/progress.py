@@ -8,6 +8,7 @@ work remains (how it is estimated: docs/internals.md).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import textwrap
@@ -63,6 +64,56 @@ def process_age() -> float:
     except (OSError, ValueError, IndexError):
         return 0.0
     return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
+#: The speed probe (scenarios.results.environment.probe, best of five) on
+#: the idle machine the commands' estimates were measured on: 0.49-0.55 ms
+#: (2026-11-26, 2026-12-02; docs/internals.md).
+REFERENCE_PROBE_S = 0.0005
+#: The factor is bounded: one probe in a slow spell must not make an
+#: estimate absurd; the ETA then follows the work.
+FACTOR_BOUNDS = (0.5, 10.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Machine:
+    """How much slower than the estimates' machine this one runs now: the
+    speed probe against REFERENCE_PROBE_S, or the load beyond the CPUs,
+    whichever says slower."""
+
+    probe_s: float
+    load: float | None
+    cpus: int
+
+    @property
+    def factor(self) -> float:
+        speed = self.probe_s / REFERENCE_PROBE_S
+        share = (self.load or 0.0) / max(1, self.cpus)
+        low, high = FACTOR_BOUNDS
+        return min(high, max(low, speed, min(share, high)))
+
+    def words(self) -> str:
+        load = (
+            "" if self.load is None else f", load {self.load:.1f} on {self.cpus} CPUs"
+        )
+        return (
+            f"{self.factor:.1f}x the time they took on an idle machine (speed "
+            f"probe {self.probe_s * 1e3:.2f} ms against "
+            f"{REFERENCE_PROBE_S * 1e3:.2f} ms{load})"
+        )
+
+
+def machine_now() -> Machine:
+    """This machine now: five speed probes (about 5 ms) and the load."""
+    import os
+
+    from scenarios.results.environment import probe
+
+    try:
+        load: float | None = os.getloadavg()[0]
+    except OSError:
+        load = None
+    return Machine(min(probe() for _ in range(5)), load, os.cpu_count() or 1)
 
 
 def duration(seconds: float | None) -> str:
@@ -144,12 +195,21 @@ class Progress:
         unit_s: float | None = None,
         extra_s: float | None = None,
         required: float | None = None,
+        idle_s: bool = False,
     ) -> None:
         """The work in all, in units (never lowered: a smaller *total* than
         the one planned is ignored); *unit_s*: seconds per unit to assume
         before a step has ended; *extra_s*: seconds known to follow;
         *required*: the units the work surely takes when *total* is only
-        the most it may take (the count then reads "of at most")."""
+        the most it may take (the count then reads "of at most").
+        *idle_s*: *unit_s* is what a unit took on an idle machine, and
+        scales with this one's speed and load now (machine_now()), said in
+        a line; a time the work spends in full (a load window) does not."""
+        if idle_s and unit_s is not None and self.clock is time.monotonic:
+            machine = machine_now()
+            unit_s *= machine.factor
+            if self.say is not None and abs(machine.factor - 1.0) > 0.2:
+                self.line(f"{self.what or 'estimates'}: estimates at {machine.words()}")
         with self._lock:
             self.total = max(self.total, float(total), self.done)
             if required is not None:

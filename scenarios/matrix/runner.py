@@ -106,7 +106,7 @@ def run(config: MatrixConfig, progress: Progress | Say | None = None) -> MatrixR
     if not groups:
         raise StorageError("no storage can run here: nothing to measure")
     start, probes = environment.snapshot(), environment.probes()
-    shown.plan(sum(_units(config, g) for g in groups), unit_s=UNIT_S)
+    shown.plan(sum(_units(config, g) for g in groups), unit_s=UNIT_S, idle_s=True)
     cells: list[MatrixCell] = []
     done: list[MatrixGroup] = []
     with contextlib.ExitStack() as held:

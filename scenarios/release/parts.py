@@ -132,7 +132,7 @@ def run_micro(
             raise FileExistsError(f"{json_path} exists; use --force to replace it")
         argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
         argv += [str(MICRO_SUITE), *plan.pytest_args(json_path)]
-        progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages))
+        progress.plan(1, unit_s=MICRO_S_PER_STORAGE * len(plan.storages), idle_s=True)
         progress.step("pytest tests/benchmarks/test_micro.py --benchmark-only")
         done = PytestChild(argv).result(still_line(progress, "the micro-benchmarks"))
         progress.advance()
@@ -273,7 +273,7 @@ def run_counts(
     def body() -> None:
         runner.check_tools()
         config = plan.table
-        progress.plan(len(config.storages), unit_s=COUNTS_S_PER_STORAGE)
+        progress.plan(len(config.storages), unit_s=COUNTS_S_PER_STORAGE, idle_s=True)
 
         def say(line: str) -> None:
             if ": system calls counted" in line:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from scenarios.progress import Progress, duration
+from scenarios.progress import Progress, duration, machine_now
 from scenarios.release import parts
 from scenarios.release.parts import PartResult
 from scenarios.release.plan import ReleasePlan
@@ -110,6 +110,14 @@ def run(
     to_run = [p for p in todo if p.run is not None]
     results: list[PartResult] = []
     done_est = done_s = 0.0
+    # Before a part has ended, the estimates (an idle machine's) scale with
+    # this machine's speed and load now; then with what the parts took.
+    prior = 1.0
+    if clock is time.monotonic:
+        machine = machine_now()
+        prior = machine.factor
+        if abs(prior - 1.0) > 0.2:
+            say(f"release: estimates at {machine.words()}")
     for part in todo:
         if part.run is None:
             results.append(
@@ -118,7 +126,7 @@ def run(
             continue
         index = to_run.index(part) + 1
         left = sum(p.estimate_s for p in to_run[index - 1 :])
-        scale = _scale(done_s, done_est)
+        scale = _scale(done_s, done_est) if done_est > 0 else prior
         say(
             f"release: {part.name} ({index} of {len(to_run)}) starts: about "
             f"{duration(part.estimate_s * scale)}; the release's ETA "

@@ -122,3 +122,30 @@ def test_a_long_child_pytest_says_it_is_still_at_work(
     assert said, "no line while the child ran"
     assert said[-1].startswith("release: micro, 0:0")
     assert said[-1].endswith("so far (last: collected 3 items)")
+
+
+def test_estimates_know_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An idle machine's estimate scales with this machine's speed probe or
+    its load, whichever says slower, and the line says so."""
+    from scenarios import progress
+
+    slow = progress.Machine(probe_s=0.001, load=1.0, cpus=2)
+    assert slow.factor == pytest.approx(2.0)  # the probe: twice the reference
+    busy = progress.Machine(probe_s=0.0005, load=8.0, cpus=2)
+    assert busy.factor == pytest.approx(4.0)  # 4 tasks a CPU
+    assert progress.Machine(0.0005, 0.1, 2).factor == pytest.approx(1.0)
+    assert progress.Machine(1.0, None, 2).factor == progress.FACTOR_BOUNDS[1]
+    assert "4.0x the time they took on an idle machine" in busy.words()
+    assert "load 8.0 on 2 CPUs" in busy.words()
+
+    monkeypatch.setattr(progress, "machine_now", lambda: busy)
+    said: list[str] = []
+    shown = progress.Progress(said.append, bar=False, what="matrix")
+    shown.plan(10, unit_s=3.0, idle_s=True)
+    assert shown.eta() == pytest.approx(120.0)  # 10 units x 3 s x 4
+    assert [" ".join(line.split()) for line in said] == [
+        f"matrix: estimates at {busy.words()}"
+    ]
+    windows = progress.Progress(said.append, bar=False)
+    windows.plan(10, unit_s=3.0)  # a load window's seconds: as they are
+    assert windows.eta() == pytest.approx(30.0)
