@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.cli import build_parser
+from tests.cli.test_help import subcommands
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -41,11 +41,7 @@ def code(text: str) -> Iterator[str]:
 @functools.cache
 def commands() -> dict[str, argparse.ArgumentParser]:
     """Subcommand -> its parser (aliases included)."""
-    parser = build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    raise AssertionError("no subcommands")
+    return subcommands()
 
 
 def aliases() -> dict[str, str]:
