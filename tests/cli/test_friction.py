@@ -4,6 +4,8 @@ with the options that are close and what to use instead."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scenarios.cli import build_parser
@@ -149,3 +151,45 @@ def test_estimates_know_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     windows = progress.Progress(said.append, bar=False)
     windows.plan(10, unit_s=3.0)  # a load window's seconds: as they are
     assert windows.eta() == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize(
+    "command", ["run", "sweep", "scale", "verify", "census", "matrix"]
+)
+@pytest.mark.parametrize("named_by", ["--storage-uri", "--storage-config"])
+def test_a_refused_command_leaves_the_users_database_as_it_was(
+    command: str,
+    named_by: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every command that takes a database a user names, refused for an
+    output it cannot write: no lock, index or .tmp beside the data."""
+    import transaction
+    import ZODB
+    import ZODB.FileStorage
+
+    data = tmp_path / "data"
+    data.mkdir()
+    db = ZODB.DB(ZODB.FileStorage.FileStorage(str(data / "Data.fs")))
+    conn = db.open()
+    conn.root()["theirs"] = 1
+    transaction.commit()
+    db.close()
+    for extra in data.iterdir():
+        if extra.name != "Data.fs":
+            extra.unlink()
+    conf = data / "z.conf"
+    conf.write_text(
+        f"<zodb>\n<filestorage>\npath {data / 'Data.fs'}\n</filestorage>\n</zodb>\n"
+    )
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    if named_by == "--storage-uri":
+        source = [f"file://{data / 'Data.fs'}"]
+        if command != "census":
+            source.insert(0, named_by)
+    else:
+        source = [named_by, str(conf)]
+    r = run_cli(capsys, command, *source, "--json", str(tmp_path / "no" / "x.json"))
+    assert_bad_input(r, "does not exist")
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before
