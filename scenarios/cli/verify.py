@@ -96,15 +96,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=positive_float,
         default=None,
         metavar="SECONDS",
-        help=f"seconds of load windows in all (default: {DEFAULT_BUDGET_S:g}; "
-        f"--quick {QUICK_BUDGET_S:g}), split evenly over storages and client "
-        "counts, at least 2 s each",
+        help=f"seconds of load in all, 2 s a point at least (default: "
+        f"{DEFAULT_BUDGET_S:g}; --quick {QUICK_BUDGET_S:g})",
     )
     p.add_argument(
         "--quick",
         action="store_true",
-        help=f"a shorter check: {','.join(map(str, QUICK_CLIENTS))} clients, "
-        f"{QUICK_BUDGET_S:g} s of load (--clients and --budget named win)",
+        help=f"{','.join(map(str, QUICK_CLIENTS))} clients, {QUICK_BUDGET_S:g} s "
+        "of load (named ones win)",
     )
     p.add_argument(
         "--skew",

@@ -262,10 +262,12 @@ class History:
             dated = self.by == BY_DATE or p.when in p.label
             when = "" if dated else f"{p.when}  "
             trials = plural(p.trials, "trial")
-            # The run's label and its path stay whole on the first line (a
-            # path holding spaces is copied from it); what follows wraps.
-            head = f"{i:>3}  {p.label.ljust(width)}  {when}{p.path}"
-            line = head.replace(" ", _KEEP) + f"  ({trials})"
+            # The run's label and its path each stay whole (a path holding
+            # spaces is copied from the text): the path on the label's line
+            # when it fits there, else on the next; what follows wraps.
+            head = f"{i:>3}  {p.label.ljust(width)}  {when}".rstrip()
+            whole = [part.replace(" ", _KEEP) for part in (head, str(p.path))]
+            line = "  ".join(whole) + f"  ({trials})"
             if p.changed:
                 line += "; also changed: " + ", ".join(p.changed)
             out.append(wrapped(line).replace(_KEEP, " "))

@@ -25,9 +25,7 @@ import os
 import pwd
 import shutil
 import signal
-import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -152,6 +150,7 @@ class PostgreSQLServer(ServerProcess):
     """
 
     product = "PostgreSQL"
+    root_runs_as = OS_USER  # initdb refuses root
     # SIGINT is PostgreSQL's fast shutdown (SIGTERM waits for clients).
     death_signal = signal.SIGINT
 
@@ -185,42 +184,6 @@ class PostgreSQLServer(ServerProcess):
         if self._owner is not None:  # a start after stop(): owned anew
             os.chown(home, self._owner.pw_uid, self._owner.pw_gid)
         return home
-
-    def _server_user(self) -> pwd.struct_passwd | None:
-        """The user PostgreSQL's programs run as: OS_USER when this process
-        is root (initdb refuses root), else this process's own (None)."""
-        if os.geteuid() != 0:
-            return None
-        try:
-            return pwd.getpwnam(OS_USER)
-        except KeyError:
-            raise StorageError(
-                f"running as root and there is no {OS_USER!r} user to run "
-                "PostgreSQL (initdb refuses root)"
-            ) from None
-
-    def _new_directory(self) -> Path:
-        """A fresh directory the server's user can reach: in the temporary
-        directory, or where that lies under a directory only its owner
-        enters (`mktemp -d` makes them 0700), in /tmp, /var/tmp or
-        /dev/shm; StorageError saying what to do when none will do."""
-        user = self._server_user()
-        if user is None:
-            return super()._new_directory()
-        tmp = tempfile.gettempdir()
-        for where in dict.fromkeys((tmp, "/tmp", "/var/tmp", "/dev/shm")):
-            if os.path.isdir(where) and blocking(Path(where), user) is None:
-                try:
-                    return Path(tempfile.mkdtemp(prefix="vfab-postgresql-", dir=where))
-                except OSError:
-                    continue
-        raise StorageError(unreachable(Path(tmp), user, "the temporary directory"))
-
-    def _check_directory(self, directory: Path) -> None:
-        user = self._server_user()  # before anything is made in it
-        if user is not None and blocking(directory, user) is not None:
-            raise StorageError(unreachable(directory, user, "the directory"))
-        super()._check_directory(directory)
 
     def _as_owner(self, argv: list[str]) -> list[str]:
         if self._owner is None:
@@ -357,48 +320,6 @@ class PostgreSQLServer(ServerProcess):
         return PostgreSQLDatabases(
             self.dsn(), prefix=prefix, counter=self.database_counter
         )
-
-
-def blocking(path: Path, user: pwd.struct_passwd) -> Path | None:
-    """The first of *path* and its parents that *user* cannot enter (its
-    mode bits for that user lack x), or None: it can reach *path*."""
-    import grp
-
-    groups = {user.pw_gid} | {
-        g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem
-    }
-    real = Path(os.path.realpath(path))
-    for where in (real, *real.parents):
-        try:
-            st = where.stat()
-        except FileNotFoundError:
-            continue  # made later, by the owner of its parent
-        except OSError:
-            return where
-        if st.st_uid == user.pw_uid:
-            bit = stat.S_IXUSR
-        elif st.st_gid in groups:
-            bit = stat.S_IXGRP
-        else:
-            bit = stat.S_IXOTH
-        if not st.st_mode & bit:
-            return where
-    return None
-
-
-def unreachable(path: Path, user: pwd.struct_passwd, what: str) -> str:
-    """The line for a directory PostgreSQL's user cannot reach."""
-    blocker = blocking(path, user) or path
-    try:
-        mode = f" (mode {stat.S_IMODE(blocker.stat().st_mode):o})"
-    except OSError:
-        mode = ""
-    return (
-        f"PostgreSQL runs as the user {user.pw_name} (initdb refuses root), who "
-        f"cannot enter {blocker}{mode}, on the way to {what} {path}: set TMPDIR "
-        f"to a directory {user.pw_name} can reach, such as /tmp, or let it in "
-        f"(chmod o+x {blocker})"
-    )
 
 
 def admin_connect(dsn: str) -> Any:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -89,6 +91,59 @@ def short_directory(longest_name: int, prefix: str) -> Path | None:
     return None
 
 
+def server_user(name: str, product: str) -> pwd.struct_passwd:
+    """The account *product*'s programs run as; StorageError when missing."""
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise StorageError(
+            f"running as root and there is no {name!r} user to run {product} "
+            f"({product} refuses root)"
+        ) from None
+
+
+def blocking(path: Path, user: pwd.struct_passwd) -> Path | None:
+    """The first of *path* and its parents that *user* cannot enter (its
+    mode bits for that user lack x), or None: it can reach *path*."""
+    import grp
+
+    groups = {user.pw_gid} | {
+        g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem
+    }
+    real = Path(os.path.realpath(path))
+    for where in (real, *real.parents):
+        try:
+            st = where.stat()
+        except FileNotFoundError:
+            continue  # made later, by the owner of its parent
+        except OSError:
+            return where
+        if st.st_uid == user.pw_uid:
+            bit = stat.S_IXUSR
+        elif st.st_gid in groups:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not st.st_mode & bit:
+            return where
+    return None
+
+
+def unreachable(path: Path, user: pwd.struct_passwd, product: str, what: str) -> str:
+    """The line for a directory the server's user cannot reach."""
+    blocker = blocking(path, user) or path
+    try:
+        mode = f" (mode {stat.S_IMODE(blocker.stat().st_mode):o})"
+    except OSError:
+        mode = ""
+    return (
+        f"{product} runs as the user {user.pw_name} ({product} refuses root), "
+        f"who cannot enter {blocker}{mode}, on the way to {what} {path}: set "
+        f"TMPDIR to a directory {user.pw_name} can reach, such as /tmp, or let "
+        f"it in (chmod o+x {blocker})"
+    )
+
+
 class ServerProcess(process.ServerProcess):
     """One database server (storages.process's life cycle); subclasses say
     how to initialize its data directory, start it, ask whether it is ready
@@ -138,9 +193,37 @@ class ServerProcess(process.ServerProcess):
 
     # -- storages.process's hooks ---------------------------------------------
 
+    #: The account the server's programs run as when this process is root
+    #: (None: this process's own, root or not).
+    root_runs_as: str | None = None
+
+    def _server_user(self) -> pwd.struct_passwd | None:
+        """The user the server's programs run as, when not this process's
+        (None: this process's own)."""
+        if self.root_runs_as is None or os.geteuid() != 0:
+            return None
+        return server_user(self.root_runs_as, self.product)
+
     def _new_directory(self) -> Path:
-        """A fresh directory for the server's files (the caller gave none)."""
-        return Path(tempfile.mkdtemp(prefix=f"vfab-{self.product.lower()}-"))
+        """A fresh directory for the server's files (the caller gave none):
+        in the temporary directory, or where that lies under a directory
+        the server's user cannot enter (`mktemp -d` makes them 0700), in
+        /tmp, /var/tmp or /dev/shm; StorageError saying what to do when
+        none will do."""
+        prefix = f"vfab-{self.product.lower()}-"
+        user = self._server_user()
+        if user is None:
+            return Path(tempfile.mkdtemp(prefix=prefix))
+        tmp = tempfile.gettempdir()
+        for where in dict.fromkeys((tmp, "/tmp", "/var/tmp", "/dev/shm")):
+            if os.path.isdir(where) and blocking(Path(where), user) is None:
+                try:
+                    return Path(tempfile.mkdtemp(prefix=prefix, dir=where))
+                except OSError:
+                    continue
+        raise StorageError(
+            unreachable(Path(tmp), user, self.product, "the temporary directory")
+        )
 
     def _prepare(self) -> None:
         if self.directory is None:
@@ -194,6 +277,11 @@ class ServerProcess(process.ServerProcess):
             self._initialized = False
 
     def _check_directory(self, directory: Path) -> None:
+        user = self._server_user()  # before anything is made in it
+        if user is not None and blocking(directory, user) is not None:
+            raise StorageError(
+                unreachable(directory, user, self.product, "the directory")
+            )
         if not directory.is_dir():
             try:
                 directory.mkdir(parents=True)
