@@ -10,10 +10,9 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import resource
-import shutil
 import sys
-import tempfile
 import traceback
 from collections.abc import Iterator
 
@@ -50,17 +49,32 @@ def describe(error: BaseException) -> str:
     """One line naming what failed and why."""
     if isinstance(error, (*user_errors(), RunFailure)):
         line = first_line(error) or type(error).__name__
-        # A child's or a storage's "No space left on device", passed on.
-        return line + no_space_hint() if NO_SPACE in line else line
+        # A child's or a storage's "No space left on device", passed on:
+        # TMPDIR's unless the line names a file elsewhere (an output's).
+        if NO_SPACE in line and not _elsewhere(line):
+            return line + no_space_hint()
+        return line
     return environment_error(error) or one_line(error)
 
 
 NO_SPACE = os.strerror(errno.ENOSPC)
 
 
+def _elsewhere(line: str) -> bool:
+    """*line* names an absolute path outside the temporary directory."""
+    import tempfile  # here: the edge imports little before a command starts
+
+    tmp = os.path.realpath(tempfile.gettempdir()) + os.sep
+    paths = re.findall(r"(?<![\w.])/[^\s:;,()'\"]+", line)
+    return any(not os.path.realpath(p).startswith(tmp) for p in paths)
+
+
 def no_space_hint() -> str:
     """Where the suite's scratch files went, and what to do: the disk that
     filled is TMPDIR's unless a file on another is named."""
+    import shutil
+    import tempfile
+
     tmp = tempfile.gettempdir()
     try:
         free = shutil.disk_usage(tmp).free
@@ -108,6 +122,8 @@ def environment_error(error: BaseException) -> str | None:
         name = error.filename
         if not isinstance(name, (str, bytes)) or not name:
             return f"no space left on device{no_space_hint()}"
+        import tempfile
+
         path = os.fsdecode(name)
         tmp = os.path.realpath(tempfile.gettempdir())
         if not os.path.realpath(path).startswith(tmp + os.sep):
