@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import os
 import shutil
 import signal
@@ -13,7 +14,7 @@ import ssl
 import threading
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,7 +34,28 @@ from tests.support import tiers  # noqa: E402
 # check counts (and kills) only our own servers, never those of another test
 # session or a user's run on the same machine.
 TOKEN_VAR = "VFAB_TEST_SESSION"
-os.environ.setdefault(TOKEN_VAR, uuid.uuid4().hex)
+#: The pytest-xdist worker (gw0, gw1, ...) whose token TOKEN_VAR holds.
+TOKEN_WORKER_VAR = "VFAB_TEST_SESSION_WORKER"
+
+
+def session_token(environ: MutableMapping[str, str]) -> str:
+    """The token of the process whose environment is *environ*, set in it:
+    the one inherited from the test run that started the process (a pytest
+    inside a test counts as that test's), except in a pytest-xdist worker,
+    which inherits its controller's and takes one of its own, so that two
+    workers never take each other's servers (or network namespaces,
+    tests/support/netns.py) for theirs."""
+    worker = environ.get("PYTEST_XDIST_WORKER")
+    token = environ.get(TOKEN_VAR) or uuid.uuid4().hex
+    if worker and environ.get(TOKEN_WORKER_VAR) != worker:
+        # Derived, not drawn: the controller's token is already random.
+        token = hashlib.sha256(f"{token}/{worker}".encode()).hexdigest()[:32]
+        environ[TOKEN_WORKER_VAR] = worker
+    environ[TOKEN_VAR] = token
+    return token
+
+
+session_token(os.environ)
 _TOKEN = f"{TOKEN_VAR}={os.environ[TOKEN_VAR]}".encode()
 
 
@@ -251,6 +273,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # options from initial conftests, and that one is not initial for a bare
     # `pytest` or `pytest --storage zeo`.
     benchmark_options.add_options(parser)
+
+
+#: Tests that one pytest-xdist worker runs, all of them (node id prefixes):
+#: their module fixture, outcomes, runs every case the session selected at
+#: once (two at a time), so on both workers each would run every case.
+ONE_WORKER = (
+    "tests/cli/test_routes.py::test_route[",
+    "tests/cli/test_failure_cases.py::test_handled[",
+)
+
+
+def one_worker_scope(nodeid: str) -> str:
+    """The unit of work *nodeid* goes to a worker in: its ONE_WORKER prefix,
+    else the test alone."""
+    return next((prefix for prefix in ONE_WORKER if nodeid.startswith(prefix)), nodeid)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """-n's distribution ("load": each test to whichever worker is free),
+    with the tests of one ONE_WORKER prefix sent together, the largest of
+    those units first.  (xdist_group and --dist loadgroup cannot: under
+    pytest 9 pytest-xdist no longer renames the node ids they rely on.)"""
+    if config.getvalue("dist") != "load":
+        return None  # another --dist, asked for by name
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return one_worker_scope(nodeid)
+
+    return Scheduling(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -232,6 +232,9 @@ def outcomes(
         return results | {case_id: f.result() for case_id, f in waited.items()}
 
 
+# All on one pytest-xdist worker (tests/conftest.py's ONE_WORKER): outcomes
+# runs every case the session selected, so a second worker would run them all
+# again beside the first.
 @pytest.mark.parametrize(("case_id", "tools", "bound"), HANDLED)
 def test_handled(
     case_id: str,

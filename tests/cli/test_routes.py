@@ -63,6 +63,9 @@ def check(result: Result) -> None:
         assert result.err.startswith("vfab-bench: error: "), result.err
 
 
+# All on one pytest-xdist worker (tests/conftest.py's ONE_WORKER): outcomes
+# runs every case the session selected, so a second worker would run them all
+# again beside the first.
 @pytest.mark.subprocess
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_route(case: Case, outcomes: dict[str, Result]) -> None:

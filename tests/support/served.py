@@ -21,10 +21,25 @@ LOCUST = Path(sys.executable).with_name("locust")
 
 def env() -> dict[str, str]:
     """The environment the suite's subprocesses run with: this checkout on
-    the path, the venv's scripts first, and the test session's token (see
-    conftest) so that the leak check knows their runzeo servers."""
+    the path, the venv's scripts first, the test session's token (see
+    conftest) so that the leak check knows their runzeo servers, and a free
+    port for a locust master (LOCUST_MASTER_BIND_PORT, and its workers'
+    LOCUST_MASTER_NODE_PORT): `locust --processes N` otherwise listens on
+    locust's fixed 5557, which the locust of a test on another
+    pytest-xdist worker (or of another run on this machine) may hold, or
+    whose workers may join.  A --master-port or --master-bind-port on the
+    command line still wins."""
+    from storages.ports import free_port
+
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
-    return dict(os.environ, PYTHONPATH=str(ROOT), PATH=path)
+    port = str(free_port())
+    return dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        PATH=path,
+        LOCUST_MASTER_BIND_PORT=port,
+        LOCUST_MASTER_NODE_PORT=port,
+    )
 
 
 def at_work(tmpdir: Path, working: bool, bound: float = 120.0) -> bool:
