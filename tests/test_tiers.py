@@ -1,10 +1,13 @@
 """The tiers (tests/support/tiers.py): the markers pyproject.toml registers, which
 marker a child process asks for, and a run inside this test showing that a
-plain run leaves the marked tests out, --all and -m bring them back, and an
-unmarked test that starts a child process or listens on a port fails."""
+plain run leaves the marked tests out, --all and -m bring them back, an
+unmarked test that starts a child process or listens on a port fails, and
+CI runs the README's full test command."""
 
 from __future__ import annotations
 
+import configparser
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from tests.support.tiers import TIERS, marker_for
 
 PY = sys.executable
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_pyproject_registers_the_tiers_and_nothing_else() -> None:
@@ -171,3 +175,30 @@ def test_an_index_that_does_not_answer_is_a_reason_without_credentials(
     reason = index_unreachable(timeout=5)
     assert reason is not None and reason.startswith("127.0.0.1: ")
     assert "secret" not in reason
+
+
+def pytest_arguments(line: str) -> list[str]:
+    """The arguments of the `python -m pytest` in a command *line* (up to
+    a comment, an operator or tox's {posargs})."""
+    match = re.search(r"-m pytest((?: [^\s#|&;{]+)*)", line)
+    assert match, line
+    return match.group(1).split()
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    """What CI proves is what a new user gets: .ci/run's pytest is the
+    second of the README's two opening commands, and tox -e all's."""
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if "-m pytest" in line and not line.lstrip().startswith("#")
+    ]
+    opening = (ROOT / "README.md").read_text().split("```sh\n")[1].split("```")[0]
+    readme = [line for line in opening.splitlines() if "-m pytest" in line]
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini")
+    assert len(ci) == 1 and len(readme) == 1, (ci, readme)
+    command = pytest_arguments(ci[0])
+    assert "--all" in command
+    assert pytest_arguments(readme[0]) == command
+    assert pytest_arguments(tox["testenv:all"]["commands"]) == command
