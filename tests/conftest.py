@@ -300,7 +300,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None  # another --dist, asked for by name
     from xdist.scheduler import LoadScopeScheduling
 
-    class Scheduling(LoadScopeScheduling):  # type: ignore[misc]
+    class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return one_worker_scope(nodeid)
 
