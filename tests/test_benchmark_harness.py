@@ -19,8 +19,15 @@ PROJECT = Path(__file__).resolve().parent.parent
 
 
 def pytest_run(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(PROJECT))
-    env.pop("PYTEST_ADDOPTS", None)
+    # A pytest of its own, not a pytest-xdist worker (under pytest -n this
+    # process is one): pytest-benchmark reads PYTEST_XDIST_WORKER as xdist
+    # on and refuses --benchmark-only.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "PYTEST_ADDOPTS" and not k.startswith("PYTEST_XDIST_")
+    }
+    env["PYTHONPATH"] = str(PROJECT)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd,
