@@ -162,6 +162,10 @@ class MariaDBServer(ServerProcess):
                 # suite reaches it over TCP like any client, as root or not.
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
+                # Passed to its bootstrap mariadbd: its temporary tables in
+                # this server's directory, not the shared /tmp (two servers
+                # installing at once: "cannot remove ... #sql-temptable").
+                f"--tmpdir={self.directory}",
             ],
             f"mariadb-install-db in {self.data_dir}",
         )
