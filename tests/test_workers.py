@@ -63,3 +63,12 @@ def test_the_one_worker_tests_are_each_one_unit_of_work() -> None:
         assert one_worker_scope(prefix + "any case]") == prefix
     alone = "tests/cli/test_routes.py::test_route_in_process[x]"
     assert one_worker_scope(alone) == alone
+
+
+def test_what_a_worker_starts_is_no_xdist_worker() -> None:
+    """Under `pytest -n 2` (CI's run) a pytest that a test starts must not
+    read as an xdist worker: pytest-benchmark then refuses --benchmark-only
+    (tests/conftest.py drops PYTEST_XDIST_* once the token is taken)."""
+    import os
+
+    assert not [k for k in os.environ if k.startswith("PYTEST_XDIST_")]
