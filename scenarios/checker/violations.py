@@ -5,9 +5,10 @@ ConsistencyReport with its words, and the Check the commands keep of it."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.checker.check import Check
+from scenarios.results.codec import Derived
 from vfab import digests, operations
 from vfab.model import VirtualFab, cents
 
@@ -70,7 +71,7 @@ class Baseline:
 
 
 @dataclasses.dataclass(frozen=True)
-class Violation:
+class Violation(Derived):
     kind: str
     text: str
     #: the attempts involved, as client#n (operation)
@@ -83,14 +84,7 @@ class Violation:
     #: could have caused it: not counted when the history is incomplete
     foreign: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "text": self.text,
-            "ops": list(self.ops),
-            "tids": list(self.tids),
-            "anomaly": self.anomaly,
-        }
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("foreign",)
 
 
 @dataclasses.dataclass

@@ -6,14 +6,14 @@ across a release's points, and the million run's time and size per object
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from scenarios.bench.report import cost_per_object
 from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
 from scenarios.release.model import Release
 from scenarios.results import formatter
-from scenarios.results.codec import derived
+from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.model import ScaleRun
 
@@ -77,7 +77,7 @@ def states(run: ScaleRun | None) -> dict[str, tuple[str, str]]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Consistency:
+class Consistency(Derived):
     old: dict[str, tuple[str, str]]
     new: dict[str, tuple[str, str]]
 
@@ -126,15 +126,12 @@ class Consistency:
 
     JSON_EXTRA: ClassVar[tuple[str, ...]] = ("newly_wrong",)
 
-    def to_json(self) -> dict[str, Any]:
-        return derived(self)
-
 
 # -- million -------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
-class PerObject:
+class PerObject(Derived):
     """One storage of the million run: time and size per object built,
     old and new (None where unknown)."""
 
@@ -171,9 +168,6 @@ class PerObject:
             f"({formatter.ratio(self.size_ratio)})"
         )
         return f"{self.storage}: " + ", ".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return derived(self)
 
 
 def _us(v: float | None) -> str:

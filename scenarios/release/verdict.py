@@ -30,7 +30,7 @@ from scenarios.release.measures import (
 )
 from scenarios.release.model import Release
 from scenarios.results import environment
-from scenarios.results.codec import derived
+from scenarios.results.codec import Derived
 from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
@@ -126,7 +126,7 @@ def _machine_words(meta: dict[str, Any]) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class Verdict:
+class Verdict(Derived):
     old: Release
     new: Release
     fail_above: float
@@ -426,9 +426,6 @@ class Verdict:
     @property
     def against(self) -> str:
         return str(self.old.path)
-
-    def to_json(self) -> dict[str, Any]:
-        return derived(self)
 
 
 def compare(

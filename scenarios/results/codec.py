@@ -3,8 +3,9 @@ encode() writes a field under its name (or the key its metadata gives:
 json_key), a nested dataclass as an object (through its own to_json where
 it has one), tuples and lists as lists, dicts as objects, None as null;
 build() reads it back as the field types say.  Json gives a class
-to_json and from_json so; a class whose file shape is deliberately other
-than its fields (a compact list, keys derived at write time) writes its own.
+to_json and from_json so, Derived a view its to_json (derived()); a class
+whose file shape is deliberately other than its fields (a compact list,
+keys derived at write time) writes its own.
 """
 
 from __future__ import annotations
@@ -91,6 +92,14 @@ class Json:
     @classmethod
     def from_json(cls: type[J], data: Any) -> J:
         return build(cls, data)
+
+
+class Derived:
+    """to_json derived from a view's fields and what its class declares
+    (derived())."""
+
+    def to_json(self) -> dict[str, Any]:
+        return derived(self)
 
 
 def derived(obj: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from scenarios.results.codec import derived
+from scenarios.results.codec import Derived
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import View
 from scenarios.results.table import WIDTH, paragraph, wrapped
@@ -48,7 +48,7 @@ class Row:
 
 
 @dataclasses.dataclass(frozen=True)
-class Change:
+class Change(Derived):
     """One cell OLD -> NEW: *row* (a task, a point) of *column* (a storage,
     "file vs mapping").  A kind's subclass says what its measure is: its
     two values as text (values), its verdict, and whether --changed shows
@@ -111,12 +111,9 @@ class Change:
         old, new = self.values()
         return Row(self.label, old, new, self.row_words(pvalues), self.fields())
 
-    def to_json(self) -> dict[str, Any]:
-        return derived(self)
-
 
 @dataclasses.dataclass(frozen=True)
-class Comparison:
+class Comparison(Derived):
     """Every Change of two results, what one of them only has (*unmatched*),
     what differs between the two sides' environments (*causes*: package
     versions, implementations, commit, Python; said first) and lines to
@@ -203,9 +200,6 @@ class Comparison:
         else:
             summary = "\n".join(f"- {x}" for x in s)
         return "\n\n".join([*parts, *self.notes(), summary]) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        return derived(self)
 
     def view(
         self,

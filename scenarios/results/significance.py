@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from scenarios.results import arrays
-from scenarios.results.codec import derived
+from scenarios.results.codec import Derived
 from scenarios.results.formatter import seconds
 
 # The test's two forms, re-exported: significance is where callers look.
@@ -272,7 +272,7 @@ def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Difference:
+class Difference(Derived):
     """How *new* compares with *old*: the ratio new/old of the statistic with
     its bootstrap interval, the permutation test's p-value (the verdict),
     and the Mann-Whitney U test's (whole distributions, for reference).
@@ -315,9 +315,6 @@ class Difference:
     #: "test" rather than *exact*.
     JSON_SKIP: ClassVar[tuple[str, ...]] = ("exact",)
     JSON_EXTRA: ClassVar[tuple[str, ...]] = ("test",)
-
-    def to_json(self) -> dict[str, object]:
-        return derived(self)
 
     @property
     def test(self) -> dict[str, object]:
