@@ -7,14 +7,16 @@ scenarios.clients.concurrency), never of its name."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.clients import concurrency as scale_concurrency
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from storages import StorageOptions
+from scenarios.results.codec import Derived
+from storages import StorageOptions, options_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +81,7 @@ MAX_TRANSACTIONS = 1_000
 
 
 @dataclasses.dataclass(frozen=True)
-class MatrixConfig:
+class MatrixConfig(Derived):
     """What a matrix measures; validated here, recorded in its metadata.
 
     *kinds_named*: the user named the kinds (--kind): a storage that cannot
@@ -98,6 +100,11 @@ class MatrixConfig:
     quick: bool = False
     kinds_named: bool = False
     options: StorageOptions = StorageOptions()
+
+    #: Its JSON (codec.derived): every registered option group's options,
+    #: not whether the kinds were named.
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("kinds_named",)
+    JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {"options": options_json}
 
     def __post_init__(self) -> None:
         check_storage_names(self.storages, self.options)
@@ -118,20 +125,6 @@ class MatrixConfig:
             )
         if self.statistic not in significance.STATISTICS:
             raise ConfigError(f"unknown statistic {self.statistic!r}")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storages": list(self.storages),
-            "concurrency": list(self.concurrency),
-            "kinds": list(self.kinds),
-            "objects": list(self.objects),
-            "benchmarks": list(self.benchmarks),
-            "rounds": self.rounds,
-            "transactions": self.transactions,
-            "statistic": self.statistic,
-            "quick": self.quick,
-            "options": storages.options_json(self.options),
-        }
 
 
 def _distinct(what: str, names: tuple[str, ...], known: Any) -> None:

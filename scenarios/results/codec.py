@@ -103,19 +103,22 @@ class Derived:
 
 
 def derived(obj: Any) -> dict[str, Any]:
-    """The JSON of a dataclass that is a view (a comparison, a verdict), by
-    what its class declares: its fields but those in JSON_SKIP, those in
-    JSON_FLAT merged into it, then the properties or methods JSON_EXTRA
-    names (what a reader wants without recomputing it); a value with its
-    own to_json() through it, the others through encode()."""
+    """The JSON of a dataclass that is a view (a comparison, a verdict, a
+    config recorded), by what its class declares: its fields but those in
+    JSON_SKIP, those in JSON_FLAT merged into it, then the properties or
+    methods JSON_EXTRA names (what a reader wants without recomputing it);
+    a value JSON_AS names a function for through it, one with its own
+    to_json() through that, the others through encode()."""
     cls = type(obj)
     skip = getattr(cls, "JSON_SKIP", ())
     flat = getattr(cls, "JSON_FLAT", ())
+    convert = getattr(cls, "JSON_AS", {})
     out: dict[str, Any] = {}
     names = [f.name for f in dataclasses.fields(obj) if f.name not in skip]
     for name in [*names, *getattr(cls, "JSON_EXTRA", ())]:
         value = getattr(obj, name)
-        value = _json(value() if inspect.ismethod(value) else value)
+        value = value() if inspect.ismethod(value) else value
+        value = convert[name](value) if name in convert else _json(value)
         out.update(value if name in flat else {name: value})
     return out
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
-from storages import StorageOptions
+from scenarios.results.codec import Derived
+from storages import StorageOptions, options_json
 from storages.options import shown
 from vfab.generate import DEFAULT_SEED
 from vfab.model import ProcessStep
@@ -56,7 +57,7 @@ VARIANTS: dict[str, Variant] = {
 
 
 @dataclasses.dataclass(frozen=True)
-class SweepConfig:
+class SweepConfig(Derived):
     """What a sweep measures; validated here, recorded in its metadata.
 
     warmups: untimed trials per storage and variant, at the smallest
@@ -70,6 +71,9 @@ class SweepConfig:
     warmups: int = 1
     seed: int = DEFAULT_SEED
     options: StorageOptions = StorageOptions()
+
+    #: Its JSON (codec.derived): every registered option group's options.
+    JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {"options": options_json}
 
     def __post_init__(self) -> None:
         check_storage_names(self.storages, self.options)
@@ -99,18 +103,6 @@ class SweepConfig:
             raise ConfigError(f"--repeat must be at least 1, not {self.repeat}")
         if self.warmups < 0:
             raise ConfigError(f"--warmups must be 0 or more, not {self.warmups}")
-
-    def to_json(self) -> dict[str, Any]:
-        options = storages.options_json(self.options)
-        return {
-            "storages": list(self.storages),
-            "objects": list(self.objects),
-            "variants": list(self.variants),
-            "repeat": self.repeat,
-            "warmups": self.warmups,
-            "seed": self.seed,
-            "options": options,
-        }
 
 
 #: The most objects one timed commit may hold: the sweep keeps every one

@@ -15,11 +15,13 @@ from scenarios.ab.model import ABRun, PairedCell, SideInfo
 from scenarios.census.model import ClassCount, History
 from scenarios.checker.check import not_checked
 from scenarios.counts.model import CountRun
+from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
 from scenarios.results import codec
 from scenarios.results.model import RunResult
 from scenarios.scale.config import Fault
 from scenarios.scale.model import ScaleRun
+from scenarios.sweep.config import SweepConfig
 from scenarios.sweep.model import SweepRun
 from scenarios.verify.scenarios import ScenarioResult
 from tests.conftest import DATA
@@ -148,3 +150,13 @@ def test_a_field_may_have_another_key() -> None:
     assert ClassCount.from_json(count.to_json()) == count
     sweep = SweepRun.from_json(json.loads((DATA / "sweep.json").read_text()))
     assert list(sweep.to_json())[-1] == "results"
+
+
+@pytest.mark.parametrize("cls,name", [(MatrixConfig, "matrix"), (SweepConfig, "sweep")])
+def test_a_config_writes_what_the_checked_in_file_records(cls: Any, name: str) -> None:
+    """A config's JSON (codec.derived: JSON_SKIP, JSON_AS) is the object
+    the file's metadata holds, its options every registered group's."""
+    recorded = json.loads((DATA / f"{name}.json").read_text())["metadata"]["config"]
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()}
+    del values["options"]
+    assert json.dumps(cls(**values).to_json()) == json.dumps(recorded)
