@@ -39,6 +39,7 @@ from typing import Any
 from scenarios.clients import histogram
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session
+from scenarios.results.codec import Json
 
 #: Seconds a client pauses after an operation failed with an error.
 ERROR_PAUSE_S = 0.01
@@ -87,7 +88,7 @@ def closed(stop: Any, end_at: float) -> Iterator[float]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ClientPlan:
+class ClientPlan(Json):
     """What every client of a point does (picklable, and JSON for a
     worker on another host)."""
 
@@ -106,17 +107,6 @@ class ClientPlan:
     #: Equal sub-windows of the measured window, each with its own
     #: histogram and commits (an interval for the point: ScalePoint.windows).
     windows: int = 1
-
-    def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["config"]["weights"] = [list(w) for w in self.config.weights]
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ClientPlan:
-        config = dict(data["config"])
-        config["weights"] = tuple((str(n), int(w)) for n, w in config["weights"])
-        return cls(**{**data, "config": LoadConfig(**config)})
 
 
 class _Tally:

@@ -14,7 +14,9 @@ import pytest
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
 from scenarios.census.model import ClassCount, History
 from scenarios.checker.check import not_checked
+from scenarios.clients.loop import ClientPlan
 from scenarios.counts.model import CountRun
+from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
 from scenarios.results import codec
@@ -118,6 +120,7 @@ def samples() -> list[Any]:
         ScenarioResult("read current", "violation", "b['x'] is 'failed'"),
         scale.points[0].check,
         not_checked("the server went away"),
+        ClientPlan(LoadConfig(skew=0.5), 1.0, 2.0, 7.0, timeline=True, windows=3),
     ]
 
 
