@@ -40,6 +40,7 @@ from scenarios.clients.processes import CLOSE_GRACE_S, ClientProcesses, Control
 from scenarios.interrupts import remove_tree
 from scenarios.load.history import read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
+from scenarios.results.codec import Json
 from scenarios.results.stats import percentiles
 from scenarios.results.table import Table
 from storages import StorageError
@@ -238,7 +239,7 @@ def check_wait(results: list[ProcessResult]) -> float:
 
 
 @dataclasses.dataclass(frozen=True)
-class Row:
+class Row(Json):
     """One line of the summary: an operation, or 'all' of them."""
 
     name: str
@@ -249,9 +250,6 @@ class Row:
     p50: float
     p95: float
     p99: float
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def summarize(results: list[ProcessResult]) -> list[Row]:

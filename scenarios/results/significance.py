@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from scenarios.results import arrays
-from scenarios.results.codec import Derived
+from scenarios.results.codec import Derived, Json
 from scenarios.results.formatter import seconds
 
 # The test's two forms, re-exported: significance is where callers look.
@@ -125,7 +125,7 @@ def _resampled(
 
 
 @dataclasses.dataclass(frozen=True)
-class Interval:
+class Interval(Json):
     """A statistic of n samples and its bootstrap interval [low, high].
 
     With one sample there is no interval (low == high == estimate and
@@ -159,9 +159,6 @@ class Interval:
     def wide(self) -> bool:
         rel = self.relative_half_width
         return rel is not None and rel > WIDE
-
-    def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
 
 
 def interval(

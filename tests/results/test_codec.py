@@ -15,12 +15,14 @@ from scenarios.ab.model import ABRun, PairedCell, SideInfo
 from scenarios.census.model import ClassCount, History
 from scenarios.checker.check import not_checked
 from scenarios.clients.loop import ClientPlan
+from scenarios.clients.zeoloop import Row
 from scenarios.counts.model import CountRun
 from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
 from scenarios.results import codec
 from scenarios.results.model import RunResult
+from scenarios.results.significance import interval
 from scenarios.scale.config import Fault
 from scenarios.scale.model import ScaleRun
 from scenarios.sweep.config import SweepConfig
@@ -121,6 +123,9 @@ def samples() -> list[Any]:
         scale.points[0].check,
         not_checked("the server went away"),
         ClientPlan(LoadConfig(skew=0.5), 1.0, 2.0, 7.0, timeline=True, windows=3),
+        Row("all", 120, 60.0, 2, 0, 1.5, 4.0, 9.25),
+        interval([0.012, 0.011, 0.013, 0.02]),
+        interval([0.5]),
     ]
 
 
