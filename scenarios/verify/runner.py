@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import storages
 from scenarios.checker.consistency import KINDS
@@ -34,6 +34,7 @@ from scenarios.interrupts import remove_tree
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Progress, duration, progress_of
+from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
@@ -90,7 +91,7 @@ RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors
 
 
 @dataclasses.dataclass(frozen=True)
-class VerifyConfig:
+class VerifyConfig(Derived):
     """Storages (registry names; "target" for --target), client counts, the
     budget the load windows share, whether to run the scenarios, and the
     data set's scale and seed."""
@@ -102,6 +103,10 @@ class VerifyConfig:
     skew: float = CONTENTION_SKEW
     scale: int = 1
     seed: int = 0
+
+    #: Its JSON (codec.derived): the fields, the load's weights and window.
+    weights: ClassVar[dict[str, int]] = CONTENTION
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("weights", "window_s")
 
     def __post_init__(self) -> None:
         if not self.storages:
@@ -161,12 +166,6 @@ class VerifyConfig:
             ),
             check=True,
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {
-            "weights": CONTENTION,
-            "window_s": self.window_s,
-        }
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,6 +27,7 @@ from scenarios.scale.config import Fault
 from scenarios.scale.model import ScaleRun
 from scenarios.sweep.config import SweepConfig
 from scenarios.sweep.model import SweepRun
+from scenarios.verify.runner import CONTENTION, VerifyConfig
 from scenarios.verify.scenarios import ScenarioResult
 from tests.conftest import DATA
 from tests.test_imports import modules
@@ -168,3 +169,14 @@ def test_a_config_writes_what_the_checked_in_file_records(cls: Any, name: str) -
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()}
     del values["options"]
     assert json.dumps(cls(**values).to_json()) == json.dumps(recorded)
+
+
+def test_verify_records_its_config_and_the_load_it_makes() -> None:
+    config = VerifyConfig(("file",), clients=(2,), budget_s=30.0, seed=4)
+    data = config.to_json()
+    assert json.dumps(data) == json.dumps(
+        {
+            **dict(storages=["file"], clients=[2], budget_s=30.0, scenarios=True),
+            **dict(skew=2.0, scale=1, seed=4, weights=CONTENTION, window_s=30.0),
+        }
+    )
