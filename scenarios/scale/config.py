@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from scenarios.errors import ConfigError
 from scenarios.load.mix import LoadConfig
-from scenarios.results.codec import Json
+from scenarios.results.codec import Derived, Json
 from storages.options import shown
 from vfab.generate import DEFAULT_SEED
 
@@ -66,8 +67,16 @@ class Fault(Json):
         return fault
 
 
+def _mix(load: LoadConfig) -> dict[str, Any]:
+    """What a scale run records of its load: the mix, not the target."""
+    return {
+        "weights": dict(load.weights),
+        **{k: getattr(load, k) for k in ("skew", "retries", "backoff_ms")},
+    }
+
+
 @dataclasses.dataclass(frozen=True)
-class ScaleConfig:
+class ScaleConfig(Derived):
     """Storages (registry names; "target" for --target), client counts, the
     data set, the window (warmup, then duration, seconds), the open loop's
     total *rate* (ops/s over all clients; None: closed loop), a fault, and
@@ -133,24 +142,8 @@ class ScaleConfig:
                     f"{self.duration_s:g} s window"
                 )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storages": list(self.storages),
-            "clients": list(self.clients),
-            "scale": self.scale,
-            "seed": self.seed,
-            "duration_s": self.duration_s,
-            "warmup_s": self.warmup_s,
-            "rate": self.rate,
-            "fault": self.fault.to_json() if self.fault else None,
-            "weights": dict(self.load.weights),
-            "skew": self.load.skew,
-            "retries": self.load.retries,
-            "backoff_ms": self.load.backoff_ms,
-            "wait_timeout_s": self.wait_timeout_s,
-            "check": self.check,
-            "windows": self.windows,
-            "concurrency": self.concurrency,
-            "clients_per_process": self.clients_per_process,
-            "workers": self.workers,
-        }
+    #: Its JSON (codec.derived): the fields, the load's mix among them,
+    #: not whether the log is read.
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("read_log",)
+    JSON_FLAT: ClassVar[tuple[str, ...]] = ("load",)
+    JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {"load": _mix}

@@ -23,7 +23,7 @@ from scenarios.matrix.model import MatrixRun
 from scenarios.results import codec
 from scenarios.results.model import RunResult
 from scenarios.results.significance import interval
-from scenarios.scale.config import Fault
+from scenarios.scale.config import Fault, ScaleConfig
 from scenarios.scale.model import ScaleRun
 from scenarios.sweep.config import SweepConfig
 from scenarios.sweep.model import SweepRun
@@ -180,3 +180,19 @@ def test_verify_records_its_config_and_the_load_it_makes() -> None:
             **dict(skew=2.0, scale=1, seed=4, weights=CONTENTION, window_s=30.0),
         }
     )
+
+
+def test_a_scale_config_writes_what_the_checked_in_file_records() -> None:
+    """Its load's mix among its fields (JSON_FLAT, JSON_AS); the file
+    predates the fields since (concurrency, clients per process, workers)."""
+    path = DATA / "releases" / "a" / "scale.json"
+    recorded = json.loads(path.read_text())["metadata"]["config"]
+    mix = {k: recorded.pop(k) for k in ("weights", "skew", "retries", "backoff_ms")}
+    load = LoadConfig(**{**mix, "weights": tuple(mix["weights"].items())})
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()}
+    data = ScaleConfig(**values, load=load).to_json()
+    recorded = json.loads(path.read_text())["metadata"]["config"]
+    assert held(recorded, data)
+    assert list(data)[len(recorded) :] == [
+        "concurrency", "clients_per_process", "workers"
+    ]  # fmt: skip
