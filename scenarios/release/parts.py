@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from scenarios.bench.config import RunConfig
 from scenarios.errors import one_line
@@ -27,6 +27,7 @@ from scenarios.progress import Progress, duration
 from scenarios.release.measures import KNOWN_WRONG, states
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan, MicroPlan
+from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.config import ScaleConfig
 from storages import StorageOptions
@@ -49,7 +50,7 @@ COUNTS_S_PER_STORAGE = 22.0
 
 
 @dataclasses.dataclass
-class PartResult:
+class PartResult(Derived):
     """What one part gave: *status* "ok", "failed", "violations", "not
     checked" or "not run"; *text* its report; *files* written (names in the
     output directory); *detail* the reason for a status other than ok."""
@@ -57,19 +58,13 @@ class PartResult:
     name: str
     title: str
     status: str = "ok"
-    text: str = ""
-    files: list[str] = dataclasses.field(default_factory=list)
     detail: str = ""
+    files: list[str] = dataclasses.field(default_factory=list)
+    text: str = ""
     data: Any = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "status": self.status,
-            "detail": self.detail,
-            "files": self.files,
-        }
+    #: Its JSON in release.json (codec.derived): not its report or data.
+    JSON_SKIP: ClassVar[tuple[str, ...]] = ("text", "data")
 
 
 def guarded(part: PartResult, body: Callable[[], None]) -> PartResult:

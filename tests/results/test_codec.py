@@ -20,6 +20,7 @@ from scenarios.counts.model import CountRun
 from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
+from scenarios.release.parts import PartResult
 from scenarios.results import codec
 from scenarios.results.model import RunResult
 from scenarios.results.significance import interval
@@ -195,4 +196,12 @@ def test_a_scale_config_writes_what_the_checked_in_file_records() -> None:
     assert held(recorded, data)
     assert list(data)[len(recorded) :] == [
         "concurrency", "clients_per_process", "workers"
+    ]  # fmt: skip
+
+
+def test_a_release_part_records_its_outcome_not_its_report() -> None:
+    part = PartResult("scale", "curve", "failed", "why", ["scale.json"], "report")
+    assert list(part.to_json().items()) == [
+        ("name", "scale"), ("title", "curve"), ("status", "failed"),
+        ("detail", "why"), ("files", ["scale.json"]),
     ]  # fmt: skip
