@@ -7,10 +7,11 @@ docs/internals.md).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from scenarios.results import formatter, power, significance
-from scenarios.results.codec import derived
+from scenarios.results.codec import Derived
 from scenarios.results.compare import (
     Change,
     Comparison,
@@ -122,7 +123,7 @@ class Measure(Change):
 
 
 @dataclasses.dataclass(frozen=True)
-class PointComparison:
+class PointComparison(Derived):
     """One point of both files (*storage* at *clients*): each file's
     summary of it, and its measures."""
 
@@ -132,8 +133,12 @@ class PointComparison:
     new: dict[str, Any]
     measures: tuple[Measure, ...] = ()
 
+    #: Its JSON (codec.derived): the measures last, by name.
     JSON_SKIP: ClassVar[tuple[str, ...]] = ("measures",)
-    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ops_ratio", "p99_ratio")
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ("ops_ratio", "p99_ratio", "measures")
+    JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "measures": lambda measures: {m.name: m.to_json() for m in measures}
+    }
 
     def ratio(self, key: str) -> float | None:
         a, b = self.old.get(key), self.new.get(key)
@@ -152,10 +157,6 @@ class PointComparison:
     @property
     def where(self) -> str:
         return f"{self.storage}, {plural(self.clients, 'client')}"
-
-    def to_json(self) -> dict[str, Any]:
-        measures = {m.name: m.to_json() for m in self.measures}
-        return {**derived(self), "measures": measures}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
