@@ -7,6 +7,7 @@ every line; also the micro-benchmarks counted under pytest
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any
 
 from scenarios.counts.coverage import (
@@ -76,6 +77,7 @@ class CountDifference(Change):
 
     JSON_SKIP = ("floor",)
     JSON_EXTRA = ("change", "exact", "differs", "verdict")
+    JSON_AS = {"old": attrgetter("value"), "new": attrgetter("value")}
 
     @property
     def timing(self) -> bool:
@@ -149,9 +151,6 @@ class CountDifference(Change):
     def label(self) -> str:
         """The task, calls named after it."""
         return self.row + ("" if self.what == INSTRUCTIONS else f" ({self.what} calls)")
-
-    def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), "old": self.old.value, "new": self.new.value}
 
 
 #: How many cells the line of biggest changes names.
