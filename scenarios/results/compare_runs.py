@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from html import escape
+from operator import attrgetter
 from typing import Any, ClassVar, Protocol
 
 from scenarios.results import environment, formatter, htmlbase, power, significance, svg
@@ -135,6 +136,7 @@ class RunComparison(Comparison):
 
     HEADER = ("task", "trials", "old", "new", "change")
     JSON_EXTRA = ("alpha", "summary")
+    JSON_AS = {"statistic": attrgetter("name")}
 
     @property
     def alpha(self) -> float:
@@ -214,9 +216,6 @@ class RunComparison(Comparison):
             "cell's trials beside it); run more trials (--repeat) to tell."
         )
         return [note, *super().notes()]
-
-    def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), "statistic": self.statistic.name}
 
 
 def _adjusted(out: list[CellComparison], stat: Statistic) -> tuple[CellComparison, ...]:
