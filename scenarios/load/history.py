@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from scenarios.load.clock import Clock
+from scenarios.results import codec
 from vfab import operations
 
 #: The version of the format (docs/history-format.md): 1 had no times,
@@ -166,7 +167,7 @@ class Session:
     sees every commit acknowledged before it began (and why), and the run
     token in its transactions' notes (scenarios.load.session.note)."""
 
-    client: str
+    client: str = dataclasses.field(metadata={codec.KEY: "session"})
     clock: Clock
     storage: str
     realtime: bool
@@ -174,17 +175,12 @@ class Session:
     run: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.client,
-            "clock": self.clock.to_json(),
-            "storage": self.storage,
-            "realtime": self.realtime,
-            "why": self.why,
-            "run": self.run,
-        }
+        return dict(codec.encode(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Session:
+        # Not codec.build: a line written before the clock, the storage
+        # and the promise were recorded still reads, with empty ones.
         return cls(
             client=str(data["session"]),
             clock=Clock.from_json(data.get("clock") or {}),
