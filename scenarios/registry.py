@@ -11,6 +11,7 @@ from typing import Any
 from scenarios.bench.kind import kind as run_kind
 from scenarios.bench.page import Section
 from scenarios.census.kind import KIND as CENSUS
+from scenarios.choose.kind import KIND as CHOOSE
 from scenarios.counts.kind import KIND as COUNTS
 from scenarios.matrix.kind import KIND as MATRIX
 from scenarios.release.kind import KIND as RELEASE
@@ -57,7 +58,8 @@ AS_RUN = {"matrix": _matrix_as_run}
 
 #: name -> kind.
 KINDS: dict[str, Kind] = {
-    k.name: k for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE, MATRIX)
+    k.name: k
+    for k in (RUN, SWEEP, SCALE, COUNTS, CENSUS, VERIFY, RELEASE, MATRIX, CHOOSE)
 }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence  # noqa: E402
 from scenarios.cli import (  # noqa: E402
     ab,
     census,
+    choose,
     compare,
     edge,
     helptext,
@@ -75,6 +76,7 @@ COMMANDS = (
     scale,
     worker,
     verify,
+    choose,
     status,
     release,
     ab,

@@ -1,0 +1,1 @@
+"""vfab-bench choose: which storage for this workload (issue 44)."""
