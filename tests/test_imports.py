@@ -199,6 +199,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "scenarios.ab",
         "scenarios.bench",
         "scenarios.census",
+        "scenarios.choose",
         "scenarios.counts",
         "scenarios.trend",
         "scenarios.matrix",

@@ -87,7 +87,9 @@ class ChooseConfig:
 
     @property
     def source_path(self) -> Path | None:
-        return None if self.source is None or "://" in self.source else Path(self.source)
+        return (
+            None if self.source is None or "://" in self.source else Path(self.source)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -59,7 +59,9 @@ def open_raw(spec: str) -> Any:
         config, _ = ZConfig.loadConfigFile(ZODB.config.getDbSchema(), _Text(spec))
         return config.database[0].config.storage.open()
     except Exception as e:  # noqa: BLE001 - ZConfig's and the backend's
-        raise StorageError(f"cannot open the candidate's database: {one_line(e)}") from None
+        raise StorageError(
+            f"cannot open the candidate's database: {one_line(e)}"
+        ) from None
 
 
 class _Text:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios.choose import page, report
-from scenarios.choose.model import CHOOSE, ChooseRun
+from scenarios.choose.model import ChooseRun
+from scenarios.results.files import CHOOSE
 from scenarios.results.kinds import Kind, View
 
 

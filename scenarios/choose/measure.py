@@ -6,16 +6,17 @@ checker, as verify uses them) and the data set's size on disk."""
 from __future__ import annotations
 
 import dataclasses
-
+import functools
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import storages
+from scenarios.checker.known_bugs import known_bug
 from scenarios.choose.config import ChooseConfig, one_process
 from scenarios.choose.databases import fresh
 from scenarios.choose.model import Candidate
-from scenarios.checker.known_bugs import known_bug
 from scenarios.data import dataset
 from scenarios.interrupts import remove_tree
 from scenarios.load.mix import LoadConfig
@@ -27,6 +28,7 @@ from scenarios.scale.config import ScaleConfig
 from scenarios.scale.model import ScalePoint
 from scenarios.verify.runner import VerifyConfig
 from storages import StorageError, StorageOptions
+from storages.errors import one_line
 from vfab.generate import DataSpec
 
 
@@ -36,7 +38,9 @@ def clients_of(config: ChooseConfig, factory: Any) -> tuple[int, ...]:
     return (1,) if one_process(factory) else config.clients
 
 
-def scale_config(config: ChooseConfig, name: str, clients: tuple[int, ...]) -> ScaleConfig:
+def scale_config(
+    config: ChooseConfig, name: str, clients: tuple[int, ...]
+) -> ScaleConfig:
     """The virtual fab's mix (scale's default weights), checked."""
     return ScaleConfig(
         storages=(name,),
@@ -129,7 +133,9 @@ def populated_size(factory: Any, config: ChooseConfig) -> int | None:
         remove_tree(scratch)
 
 
-def run(config: ChooseConfig, options: StorageOptions, say: Progress) -> list[Candidate]:
+def run(
+    config: ChooseConfig, options: StorageOptions, say: Progress
+) -> list[Candidate]:
     """Every candidate of *config*, in order."""
     units = 0
     for name in config.storages:
@@ -139,5 +145,21 @@ def run(config: ChooseConfig, options: StorageOptions, say: Progress) -> list[Ca
     out = []
     for name in config.storages:
         say(f"{name}: the mix at {plural(len(config.clients), 'client count')}")
-        out.append(measure(config, name, options, say))
+        work = functools.partial(measure, config, name, options, say)
+        out.append(guarded(name, options, say, work))
     return out
+
+
+def guarded(
+    name: str, options: StorageOptions, say: Progress, work: Callable[[], Candidate]
+) -> Candidate:
+    """*work*'s candidate, or, when the storage fails in a way a user can
+    fix (a server that did not start), one that says so: the others are
+    still measured."""
+    try:
+        return work()
+    except StorageError as e:
+        why = f"could not be measured: {one_line(e)}"
+        say(f"  {name}: {why}")
+        factory = storages.get(name, options)
+        return Candidate(name, one_process(factory), error=why)

@@ -1,7 +1,9 @@
 """What choose measured: a Candidate per storage (scale's points on the
 mix, or a --from copy: CopyResult), its size on disk, and ChooseRun, the
-run's JSON (kind "choose").  Figures come from raw values (histograms,
-sub-windows) when a view asks, as everywhere."""
+run's JSON (kind "choose": CHOOSE in files.py, with its history).  Plain
+dataclasses: the codec builds them from ChooseRun's file.  Figures come
+from raw values (histograms, sub-windows) when a view asks, as
+everywhere."""
 
 from __future__ import annotations
 
@@ -11,23 +13,16 @@ from typing import Any
 from scenarios.checker.known_bugs import KNOWN_WRONG
 from scenarios.clients import histogram
 from scenarios.results import schema
-from scenarios.results.codec import Json, encode
-from scenarios.results.files import Format
+from scenarios.results.codec import encode
+from scenarios.results.files import CHOOSE
 from scenarios.results.formatter import plural
 from scenarios.results.schema import ListOf, Optional
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.verify.runner import RIGHT, UNCHECKED, WRONG, StorageVerdict
 
-# choose (choose --json; scenarios.choose.model.ChooseRun):
-#   1 -- {"schema_version", "kind", "metadata", "candidates": [{"storage",
-#        "one_process", "points": [scale points, format 4], "size_bytes",
-#        "contended": [scale points: verify's load], "known_bug", "copy": CopyResult or null, "error", "verdict",
-#        "why"}]}; "verdict" and "why" are derived (written, not read).
-CHOOSE = Format("choose", 1)
-
 
 @dataclasses.dataclass(frozen=True)
-class SizeBucket(Json):
+class SizeBucket:
     """Transactions of up to *records* records (a power of two) copied:
     how many, and an encoded HdrHistogram of their latencies (us)."""
 
@@ -37,7 +32,7 @@ class SizeBucket(Json):
 
 
 @dataclasses.dataclass(frozen=True)
-class ReadPoint(Json):
+class ReadPoint:
     """Loads by oid at *clients* concurrent readers, *cold* (a storage
     just opened) or warm (the same draws again): loads done, seconds, an
     encoded HdrHistogram of their latencies (us), and the loads that
@@ -57,7 +52,7 @@ class ReadPoint(Json):
 
 
 @dataclasses.dataclass(frozen=True)
-class CopyResult(Json):
+class CopyResult:
     """A --from copy into one candidate: transactions and records copied
     and their seconds (each transaction timed alone), latency by
     transaction size, the comparison with the source (*checked*: objects'
@@ -92,7 +87,7 @@ class CopyResult(Json):
 
 
 @dataclasses.dataclass(frozen=True)
-class Candidate(Json):
+class Candidate:
     """One storage as choose measured it."""
 
     storage: str
@@ -118,13 +113,13 @@ class Candidate(Json):
             checked = self.points + self.contended
             return StorageVerdict(self.storage, (), checked).verdict()
         if self.copy is not None:
-            checked = plural(self.copy.checked, "object")
+            what = plural(self.copy.checked, "object")
             if self.copy.keeps_history:
                 earlier = plural(self.copy.revisions_checked, "earlier revision")
-                checked = f"{checked} and {earlier}"
+                what = f"{what} and {earlier}"
             else:
-                checked += " (no history kept)"
-            return RIGHT, f"{checked} checked, none lost or changed"
+                what += " (no history kept)"
+            return RIGHT, f"{what} checked, none lost or changed"
         return UNCHECKED, "nothing measured"
 
     @property
@@ -157,7 +152,9 @@ def copy_wrong(copy: CopyResult) -> str:
         parts.append(plural(copy.changed, "record") + " changed")
     shown = "; ".join(copy.examples[:3])
     checked = copy.checked + copy.revisions_checked
-    return ", ".join(parts) + f" of {checked:,} checked" + (f" ({shown})" if shown else "")
+    return (
+        ", ".join(parts) + f" of {checked:,} checked" + (f" ({shown})" if shown else "")
+    )
 
 
 def _point_schema() -> schema.Kind:

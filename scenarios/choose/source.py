@@ -16,6 +16,7 @@ oids, not by the database.
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import threading
 import time
@@ -26,10 +27,11 @@ from typing import Any
 import storages
 from scenarios.census import sources
 from scenarios.census.sources import Source
+from scenarios.checker.known_bugs import known_bug
 from scenarios.choose.config import ChooseConfig, one_process
 from scenarios.choose.databases import fresh, open_raw, size_on_disk
+from scenarios.choose.measure import guarded
 from scenarios.choose.model import Candidate, CopyResult, ReadPoint, SizeBucket
-from scenarios.checker.known_bugs import known_bug
 from scenarios.clients import histogram
 from scenarios.load.target import is_zconfig
 from scenarios.progress import Progress
@@ -88,7 +90,9 @@ def _bucket(records: int) -> int:
     return 1 << max(0, records - 1).bit_length()
 
 
-def copy(source: Any, target: Any) -> tuple[int, int, int, float, tuple[SizeBucket, ...]]:
+def copy(
+    source: Any, target: Any
+) -> tuple[int, int, int, float, tuple[SizeBucket, ...]]:
     """Every transaction of *source* into *target*, each timed alone:
     (transactions, records, bytes, seconds, latency by size)."""
     buckets: dict[int, tuple[int, Any]] = {}
@@ -162,7 +166,9 @@ def compare(source: Any, target: Any, keeps_history: bool) -> dict[str, Any]:
     def wrong(what: str, oid: bytes, tid: bytes) -> None:
         out[what] += 1
         if len(examples) < EXAMPLES:
-            examples.append(f"oid 0x{oid.hex().lstrip('0') or '0'} tid {tid.hex()}: {what}")
+            examples.append(
+                f"oid 0x{oid.hex().lstrip('0') or '0'} tid {tid.hex()}: {what}"
+            )
 
     for n, (oid, tid, data) in enumerate(latest(source)):
         out["checked"] += 1
@@ -228,7 +234,9 @@ def _read_pass(
         except BaseException as e:  # noqa: BLE001 - raised in the caller
             failed.append(e)
 
-    threads = [threading.Thread(target=reader, args=(i,)) for i in range(len(instances))]
+    threads = [
+        threading.Thread(target=reader, args=(i,)) for i in range(len(instances))
+    ]
     for t in threads:
         t.start()
     barrier.wait()
@@ -248,7 +256,9 @@ def _merged(hists: list[Any]) -> Any:
     return histogram.merged(histogram.encode(h) for h in hists)
 
 
-def reads(spec: str, oids: list[bytes], config: ChooseConfig, clients: tuple[int, ...]) -> tuple[ReadPoint, ...]:
+def reads(
+    spec: str, oids: list[bytes], config: ChooseConfig, clients: tuple[int, ...]
+) -> tuple[ReadPoint, ...]:
     """Loads by oid at each client count: readers are threads of this
     process, each on its own instance where the storage makes one
     (new_instance()); cold on a storage just opened, then warm."""
@@ -333,4 +343,8 @@ def run(
     config: ChooseConfig, options: StorageOptions, source: Source, say: Progress
 ) -> list[Candidate]:
     say.plan(len(config.storages), unit_s=30.0)
-    return [measure(config, name, options, source, say) for name in config.storages]
+    out = []
+    for name in config.storages:
+        work = functools.partial(measure, config, name, options, source, say)
+        out.append(guarded(name, options, say, work))
+    return out

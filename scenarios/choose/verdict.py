@@ -52,7 +52,11 @@ def figure_at(c: Candidate, clients: int) -> tuple[int, Figure] | None:
     --from run (one pass: no interval)."""
     if c.copy is not None and not c.points:
         r = _reads(c, clients)
-        return None if r is None else (r.clients, Figure(r.loads_per_s, r.loads_per_s, r.loads_per_s))
+        return (
+            None
+            if r is None
+            else (r.clients, Figure(r.loads_per_s, r.loads_per_s, r.loads_per_s))
+        )
     points = [p for p in c.points if p.clients <= clients]
     if not points:
         return None
@@ -103,7 +107,7 @@ def _p99(c: Candidate, clients: int) -> str:
 
 
 def good_line(c: Candidate, after: Candidate | None, clients: int) -> str:
-    """"zeo: 1.8x relstorage-pg's throughput at 16 clients (812 ops/s),
+    """ "zeo: 1.8x relstorage-pg's throughput at 16 clients (812 ops/s),
     p99 21 ms; 4.1 MB on disk; right"."""
     n, fig = figure_at(c, clients) or (clients, Figure(0, 0, 0))
     at = f"at {plural(n, 'client')}"
@@ -113,7 +117,10 @@ def good_line(c: Candidate, after: Candidate | None, clients: int) -> str:
             head = f"ties {after.storage} {at} ({fig.value:,.1f} {unit(c)})"
         elif other[1].value > 0:
             ratio = fig.value / other[1].value
-            head = f"{ratio:.1f}x {after.storage}'s throughput {at} ({fig.value:,.1f} {unit(c)})"
+            head = (
+                f"{ratio:.1f}x {after.storage}'s throughput {at} "
+                f"({fig.value:,.1f} {unit(c)})"
+            )
     parts = [head, _p99(c, n)]
     if c.copy is not None:
         parts.append(f"copied {c.copy.transactions_per_s:,.1f} transactions/s")
@@ -152,7 +159,9 @@ def lines(run: ChooseRun) -> list[str]:
     one = [c for c in ranked(run, 1) if c.one_process]
     out = [recommendation(run, shared, one, top)]
     for i, c in enumerate(shared):
-        out.append("  " + good_line(c, shared[i + 1] if i + 1 < len(shared) else None, top))
+        out.append(
+            "  " + good_line(c, shared[i + 1] if i + 1 < len(shared) else None, top)
+        )
     for c in one:
         out.append("  " + good_line(c, None, 1))
     for c in run.candidates:
@@ -167,9 +176,14 @@ def recommendation(
     run: ChooseRun, shared: list[Candidate], one: list[Candidate], top: int
 ) -> str:
     if not shared and not one:
-        return "choose: no candidate stayed right: none recommended"
+        return (
+            "choose: none recommended (each candidate WRONG, not fully "
+            "checked, or with a known upstream bug: below)"
+        )
     if not shared:
-        return f"choose: {one[0].storage} for one process (no shared storage stayed right)"
+        return (
+            f"choose: {one[0].storage} for one process (no shared storage stayed right)"
+        )
     best = shared[0]
     tied = [
         c.storage
@@ -204,7 +218,8 @@ def conditions(run: ChooseRun, top: int) -> list[str]:
             only = " (one process only)" if first.one_process else ""
             out.append(f"at {plural(n, 'client')} {first.storage} wins{only}")
     if changed_below is None:
-        out.append(f"the ranking holds at every client count measured ({', '.join(map(str, counts))})")
+        measured = ", ".join(map(str, counts))
+        out.append(f"the ranking holds at every client count measured ({measured})")
     return ["when it changes:", *("  " + line for line in out)]
 
 

@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "choose",
         help="which storage for this workload: a verdict, ranked, with reasons",
-        usage="%(prog)s [--storage NAMES] [--clients N,...] [--from SOURCE] [OPTIONS]",
+        usage="%(prog)s [--storage NAMES] [--clients N,...] [--from DB] [...]",
         description="For each storage (default: every one that runs here), "
         "the virtual fab's mix at each --clients count (scale's clients, "
         "the data checked against every attempt as verify checks it), or "
@@ -85,7 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
-def config_from(args: argparse.Namespace, options: storages.StorageOptions) -> ChooseConfig:
+def config_from(
+    args: argparse.Namespace, options: storages.StorageOptions
+) -> ChooseConfig:
     preset = QUICK if args.quick else DEFAULT
     names = args.storage or candidates(options)
     for name in names:

@@ -238,6 +238,13 @@ SCALE = Format("scale", 4, {1: _scale_v1_to_v2, 2: _scale_v2_to_v3, 3: _scale_v3
 #        planned to take and took) and "steps" ([{"step", "planned_s",
 #        "took_s"}]: the scenarios, each point).
 VERIFY = Format("verify", 3)
+# choose (choose --json; scenarios.choose.model.ChooseRun):
+#   1 -- {"schema_version", "kind", "metadata", "candidates": [{"storage",
+#        "one_process", "points": [scale points, format 4], "contended":
+#        [scale points of verify's load], "size_bytes", "known_bug",
+#        "copy": CopyResult or null, "error", "verdict", "why"}]};
+#        "verdict" and "why" are derived (written, not read).
+CHOOSE = Format("choose", 1)
 # counts (run --counts --json; scenarios.counts.model.CountRun):
 #   1 -- {"schema_version", "kind", "metadata" (a run's, and "counts":
 #        valgrind and strace versions, hash seed, wall_s, the storages

@@ -16,14 +16,14 @@ import storages
 from storages import Shared, StorageFactory
 from storages.base import URIScheme
 
-APP = '''
+APP = """
 import persistent
 
 class Gadget(persistent.Persistent):
     def __init__(self, n):
         self.n = n
         self.blob = "x" * (n % 40)
-'''
+"""
 
 
 def write_source(path: Path, transactions: int = 30, per: int = 10) -> tuple[int, int]:
@@ -117,7 +117,9 @@ class LossyFactory(StorageFactory):
     uri_schemes: ClassVar[tuple[URIScheme, ...]] = (URIScheme("lossy"),)
 
     @classmethod
-    def uri_opener(cls, uri: str, read_only: bool, wait_timeout: float | None = None) -> Any:
+    def uri_opener(
+        cls, uri: str, read_only: bool, wait_timeout: float | None = None
+    ) -> Any:
         from ZODB.FileStorage import FileStorage
 
         path = uri.partition("://")[2]
@@ -148,3 +150,21 @@ def verdict(stdout: str) -> tuple[str, dict[str, str]]:
         else:
             last = ""
     return block[0], rows
+
+
+def main(argv: list[str]) -> int:
+    """python -m tests.choose.sources PATH [TRANSACTIONS [PER]]: a source
+    for choose --from (docs/choose.md: the limit's 100,000 objects)."""
+    path = Path(argv[0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        print(f"{path} exists", file=sys.stderr)
+        return 2
+    numbers = [int(a) for a in argv[1:3]]
+    records, objects = write_source(path, *numbers)
+    print(f"{path}: {records:,} records, {objects:,} objects")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
