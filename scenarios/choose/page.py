@@ -18,10 +18,13 @@ def page(run: ChooseRun) -> str:
     date = str(run.metadata.get("date", ""))
     verdict = lines(run)
     load = [line for line in verdict if line.startswith(("warning:", "note:"))]
+    cut = verdict.index("when it changes:") if "when it changes:" in verdict else 1
+    ranked = "".join(f"<li>{escape(line.strip())}</li>" for line in verdict[1:cut])
     body = [
         "<h1>vfab-loadtest choose</h1>",
         f'<p class="lede">{escape(verdict[0])}</p>',
-        notes_list(verdict[1:]),
+        f'<ol class="notes">{ranked}</ol>',
+        notes_list(verdict[cut:]),
         htmlbase.machine(run.metadata),
     ]
     scale = run.as_scale()

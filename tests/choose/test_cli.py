@@ -98,6 +98,7 @@ def test_choose_on_the_mix_ranks_and_writes_its_kind(tmp_path: Path) -> None:
     assert zeo["size_bytes"] > 0
     html = page.read_text()
     assert html.index("choose: zeo") < html.index("<svg")
+    assert '<ol class="notes"><li>zeo: ' in html  # the ranking, in order
     again = vfab("report", str(out))
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[0] == first
