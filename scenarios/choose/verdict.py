@@ -195,8 +195,9 @@ def recommendation(
 
 
 def conditions(run: ChooseRun, top: int) -> list[str]:
-    """Where the winner differs from the winner at *top* clients: "below 4
-    clients file wins"."""
+    """Where the ranking's head differs from the one at *top* clients:
+    another storage wins ("at 1 client file wins (one process only)"),
+    or the first ties with others there."""
     counts = sorted(
         {p.clients for c in run.candidates for p in c.points}
         | {r.clients for c in run.candidates if c.copy for r in c.copy.reads}
@@ -206,18 +207,21 @@ def conditions(run: ChooseRun, top: int) -> list[str]:
         return []
     winner = best_top[0].storage
     out = []
-    changed_below: int | None = None
     for n in counts:
         order = ranked(run, n)
         if n == top or not order:
             continue
         first = order[0]
-        tie = len(order) > 1 and _ties_at(order[0], order[1], n)
-        if first.storage != winner and not tie:
-            changed_below = n
-            only = " (one process only)" if first.one_process else ""
+        only = " (one process only)" if first.one_process else ""
+        tied = [c.storage for c in order[1:] if _ties_at(first, c, n)]
+        if tied:
+            out.append(
+                f"at {plural(n, 'client')} {first.storage}{only} ties "
+                + ", ".join(tied)
+            )
+        elif first.storage != winner:
             out.append(f"at {plural(n, 'client')} {first.storage} wins{only}")
-    if changed_below is None:
+    if not out:
         measured = ", ".join(map(str, counts))
         out.append(f"the ranking holds at every client count measured ({measured})")
     return ["when it changes:", *("  " + line for line in out)]

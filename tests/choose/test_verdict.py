@@ -87,3 +87,15 @@ def test_the_file_round_trips() -> None:
     again = ChooseRun.from_json(run.to_json())
     assert again == run
     assert lines(again) == lines(run)
+
+
+def test_a_tie_below_is_said() -> None:
+    """Reads have no interval: two equal figures tie, and the conditions
+    say so instead of "the ranking holds"."""
+    run = _run(
+        _candidate("shared", {1: 3000, 8: 4000}),
+        _candidate("local", {1: 3000}, one_process=True),
+    )
+    text = lines(run)
+    assert "  at 1 client shared ties local" in text, text
+    assert not any("ranking holds" in line for line in text)
