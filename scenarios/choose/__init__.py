@@ -1,1 +1,1 @@
-"""vfab-bench choose: which storage for this workload (issue 44)."""
+"""vfab-bench choose: which storage for this workload (docs/choose.md)."""
