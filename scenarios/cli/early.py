@@ -36,6 +36,16 @@ OUT_OF_MEMORY = (
 )
 
 
+#: The least address space (ulimit -v) vfab-bench starts in.  Below it
+#: CPython itself runs short while it builds the MemoryError of an import
+#: and aborts ("Fatal Python error: _PyErr_NormalizeException: Cannot
+#: recover from MemoryErrors"), a traceback dump no handler can turn into
+#: one line: CI saw it at 28 MB, once the command line imported one
+#: module more.  Refused before anything imports, the same at any size
+#: below; the report itself needs far more (numpy, 90-130 MB).
+MIN_ADDRESS_SPACE = 48 * 2**20
+
+
 def _exit_now(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
@@ -99,12 +109,30 @@ def memory_limited() -> bool:
     return soft != resource.RLIM_INFINITY
 
 
+def refuse_tiny_address_space() -> None:
+    """Under an address-space limit below MIN_ADDRESS_SPACE: one line, exit
+    2, before the imports that could abort CPython (MIN_ADDRESS_SPACE)."""
+    if resource is None:
+        return  # the import already ran short: the hook's line says so
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft >= MIN_ADDRESS_SPACE:
+        return
+    os.write(
+        2,
+        OUT_OF_MEMORY.rstrip(b"\n")[: -len(")")]
+        + b"; ulimit -v allows %d MB, vfab-bench needs %d MB)\n"
+        % (soft // 2**20, MIN_ADDRESS_SPACE // 2**20),
+    )
+    os._exit(EXIT_BAD_INPUT)
+
+
 def prepare_program() -> None:
     """What vfab-bench sets up before it imports the rest: the stop
     signals, the out of memory hook and its streams' error handler (only
     when it is the program: a test or locust importing it keeps its own)."""
     if not is_program():
         return
+    refuse_tiny_address_space()
     exit_on_signals_while_starting()
     sys.excepthook = out_of_memory_hook
     prepare_streams()
