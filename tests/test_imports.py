@@ -385,3 +385,77 @@ def test_local_clients_never_import_the_remote_ones() -> None:
         for name in local
     }
     assert not {k: v for k, v in reaching.items() if v}
+
+
+def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module *start* imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+#: What every command module may use of the CLI: the shared option groups,
+#: the output block and the error edge (never another command's module).
+CLI_SHARED = frozenset(
+    {"scenarios.cli.args", "scenarios.cli.outputs", "scenarios.cli.edge"}
+)
+#: The libraries below `release` and `verify` that import another command's
+#: report module, with the reason.
+REPORT_USERS: dict[tuple[str, str], str] = {
+    **{
+        ("scenarios.release.parts", f"scenarios.{cmd}.report"): "a part's text file"
+        for cmd in ("bench", "counts", "scale")
+    },
+    ("scenarios.release.page", "scenarios.counts.report"): "the counts' table",
+    # To move to their models (helpers models and choose own those files).
+    ("scenarios.release.measures", "scenarios.bench.report"): "cost_per_object",
+    ("scenarios.release.trend", "scenarios.bench.report"): "cost_per_object",
+    ("scenarios.release.plan", "scenarios.scale.report"): "WINDOW_STATISTIC",
+}
+
+
+def other_commands(edges: dict[str, set[str]], command: str) -> list[str]:
+    """Where command *command*'s module, or a module it reaches, imports
+    another command's cli module or another package's report module
+    (REPORT_USERS apart)."""
+    found = []
+    for module in sorted(
+        {f"scenarios.cli.{command}"} | reachable(edges, f"scenarios.cli.{command}")
+    ):
+        for target in sorted(edges.get(module, ())):
+            cli = target.startswith("scenarios.cli.") and target not in CLI_SHARED
+            # A package's own report is its business; another's is not.
+            owner = target.rsplit(".", 1)[0]
+            report = target.endswith(".report") and owner not in (
+                module.rsplit(".", 1)[0],
+                f"scenarios.{command}",
+            )
+            if (cli or report) and (module, target) not in REPORT_USERS:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def test_other_commands_finds_a_command_reaching_another_s_cli() -> None:
+    edges = {
+        "scenarios.cli.verify": {"scenarios.cli.args", "scenarios.verify.runner"},
+        "scenarios.verify.runner": {"scenarios.cli.scale", "scenarios.verify.report"},
+        "scenarios.cli.scale": {"scenarios.scale.report"},
+    }
+    assert other_commands(edges, "verify") == [
+        "scenarios.cli.scale -> scenarios.scale.report",
+        "scenarios.verify.runner -> scenarios.cli.scale",
+    ]
+
+
+def test_release_and_verify_build_on_libraries() -> None:
+    """`release` and `verify` reach no other command's cli module, and no
+    other command's report module but where a release part writes that
+    command's text file (issue 43)."""
+    edges = graph()
+    for command in ("release", "verify"):
+        assert other_commands(edges, command) == [], command

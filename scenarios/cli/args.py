@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import storages
-from scenarios.argtypes import at_least, bounds_text, seed
+from scenarios.argtypes import at_least, bounds_text, ranged, seed
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from scenarios.load.target import normalize
 from scenarios.progress import TICK_S, Progress
 from scenarios.results.formatter import plural
+from scenarios.scale.config import MAX_CLIENTS
 from storages import StorageOptions
+from storages.options import shown
 
 #: The largest --scale (about 800 GB of memory: does_not_fit() refuses what
 #: this machine cannot hold well before it), --repeat and --warmups.
@@ -328,3 +331,61 @@ def storage_columns(
     names = selected_storages(args) or []
     names += list(storages.configured_columns(options))
     return (tuple(names), True) if names else (default, False)
+
+
+# -- the shared storages' commands (scale, verify, choose) ----------------------
+
+
+def shared_storages() -> list[str]:
+    """Registry names of the storages several processes can share."""
+    return [name for name, f in storages.REGISTRY.items() if f.shared]
+
+
+def storage_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    valid = shared_storages()
+    for name in names:
+        if name not in valid:
+            raise argparse.ArgumentTypeError(
+                storages.unknown_storage(name, valid, what=" shared by processes")
+            )
+    return names
+
+
+def client_counts(text: str) -> list[int]:
+    try:
+        counts = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad --clients {shown(text)}: expected counts like 1,2,4"
+        ) from None
+    if not counts or min(counts) < 1 or max(counts) > MAX_CLIENTS:
+        raise argparse.ArgumentTypeError(
+            f"--clients takes counts from 1 to {MAX_CLIENTS:,}"
+        )
+    return sorted(set(counts))
+
+
+ranged(client_counts, 1, MAX_CLIENTS)
+
+
+def target_of(args: argparse.Namespace) -> str | None:
+    """--target as a client spec (None without one); ConfigError beside
+    --storage (scale and verify)."""
+    target = normalize(args.target) if args.target else None
+    if target is not None and args.storage:
+        raise ConfigError("give --storage or --target, not both")
+    return target
+
+
+def refuse_unavailable(
+    names: tuple[str, ...], options: storages.StorageOptions
+) -> None:
+    """ConfigError for the first of *names* (registry names; "target" for
+    --target) that cannot run here, saying why (scale and verify)."""
+    for name in names:
+        if name == "target":
+            continue
+        reason = storages.get(name, options).unavailable()
+        if reason is not None:
+            raise ConfigError(f"storage {name!r} is not available: {reason}")

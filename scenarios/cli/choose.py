@@ -17,9 +17,13 @@ from scenarios.choose.config import (
     candidates,
     is_candidate,
 )
-from scenarios.cli.args import add_data_set_options, add_progress_option, progress
+from scenarios.cli.args import (
+    add_data_set_options,
+    add_progress_option,
+    client_counts,
+    progress,
+)
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
-from scenarios.cli.scale import client_counts
 from scenarios.errors import EXIT_INVARIANTS, EXIT_VIOLATIONS, ConfigError
 from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.scale.config import MAX_WINDOWS

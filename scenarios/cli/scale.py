@@ -12,14 +12,17 @@ from scenarios.argtypes import (
     between,
     non_negative_float,
     positive_float,
-    ranged,
 )
 from scenarios.bench.config import scale_for
 from scenarios.cli.args import (
     add_data_set_options,
     add_mix_options,
     add_progress_option,
+    client_counts,
     progress,
+    refuse_unavailable,
+    storage_names,
+    target_of,
 )
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.clients import concurrency
@@ -34,14 +37,13 @@ from scenarios.errors import (
 from scenarios.interrupts import exit_status, last_signal, stop_line
 from scenarios.load.history import Parts, write_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.load.target import add_target_option, normalize
+from scenarios.load.target import add_target_option
 from scenarios.outputs import Writer
 from scenarios.results.formatter import plural
 from scenarios.results.kinds import View
 from scenarios.scale.config import (
     DEFAULT_CLIENTS,
     DEFAULT_WINDOWS,
-    MAX_CLIENTS,
     MAX_FAULT_S,
     MAX_WINDOWS,
     Fault,
@@ -55,45 +57,13 @@ from scenarios.scale.options import (
     fleets_of,
     refuse_cooperation,
 )
-from storages.options import shown
 
 if TYPE_CHECKING:
     from scenarios.scale.model import ScalePoint
 
 
-def shared_storages() -> list[str]:
-    """Registry names of the storages several processes can share."""
-    return [name for name, f in storages.REGISTRY.items() if f.shared]
-
-
-def storage_names(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    valid = shared_storages()
-    for name in names:
-        if name not in valid:
-            raise argparse.ArgumentTypeError(
-                storages.unknown_storage(name, valid, what=" shared by processes")
-            )
-    return names
-
-
-def client_counts(text: str) -> list[int]:
-    try:
-        counts = [int(n) for n in text.split(",") if n.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"bad --clients {shown(text)}: expected counts like 1,2,4"
-        ) from None
-    if not counts or min(counts) < 1 or max(counts) > MAX_CLIENTS:
-        raise argparse.ArgumentTypeError(
-            f"--clients takes counts from 1 to {MAX_CLIENTS:,}"
-        )
-    return sorted(set(counts))
-
-
 #: The highest --rate (operations per second over all clients).
 MAX_RATE = 1e6
-ranged(client_counts, 1, MAX_CLIENTS)
 
 
 def fault_type(text: str) -> Fault:
@@ -200,15 +170,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=main)
 
 
-def target_of(args: argparse.Namespace) -> str | None:
-    """--target as a client spec (None without one); ConfigError beside
-    --storage (scale and verify)."""
-    target = normalize(args.target) if args.target else None
-    if target is not None and args.storage:
-        raise ConfigError("give --storage or --target, not both")
-    return target
-
-
 def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
     target = target_of(args)
     names = ["target"] if target is not None else (args.storage or ["zeo"])
@@ -242,19 +203,6 @@ def config_from(args: argparse.Namespace) -> tuple[ScaleConfig, str | None]:
     if args.history is not None and not args.check:
         raise ConfigError("--history needs the check: drop --no-check")
     return config, target
-
-
-def refuse_unavailable(
-    names: tuple[str, ...], options: storages.StorageOptions
-) -> None:
-    """ConfigError for the first of *names* (registry names; "target" for
-    --target) that cannot run here, saying why (scale and verify)."""
-    for name in names:
-        if name == "target":
-            continue
-        reason = storages.get(name, options).unavailable()
-        if reason is not None:
-            raise ConfigError(f"storage {name!r} is not available: {reason}")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -13,16 +13,14 @@ from scenarios.checker import known_bugs
 from scenarios.cli.args import (
     add_data_set_options,
     add_progress_option,
-    progress,
-)
-from scenarios.cli.outputs import add_output_options, check_outputs, emit
-from scenarios.cli.scale import (
     client_counts,
+    progress,
     refuse_unavailable,
     shared_storages,
     storage_names,
     target_of,
 )
+from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.clients.memory import check_memory
 from scenarios.errors import (
     EXIT_ERRORS,
