@@ -122,6 +122,27 @@ def _machine_words(meta: dict[str, Any]) -> str:
     return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
 
 
+def timing_not_comparable(old: Release, new: Release) -> str | None:
+    """Why the timed parts of *new* against *old* (wall time, the curve, the
+    million run) say nothing of the code, or None: another machine, or
+    either release ran while other work loaded the machine.  What this
+    calls not comparable, no view calls significant: the verdict keeps no
+    comparison of it, and trend marks no step."""
+    if machine(old.metadata) != machine(new.metadata):
+        return "not comparable: another machine (see below)"
+    if old.busy_load is None and new.busy_load is None:
+        return None
+    loads = "; ".join(
+        f"{r.path} ran at load {r.load:.1f}" for r in (old, new) if r.load is not None
+    )
+    cpus = new.metadata.get("cpu_count") or "?"
+    return (
+        f"not comparable: {loads} (on {cpus} CPUs; busy above "
+        f"{environment.BUSY_LOAD_PER_CPU:g} a CPU): a busy machine slows "
+        "every figure, so no cell is called faster or slower"
+    )
+
+
 # -- the verdict ---------------------------------------------------------------
 
 
@@ -274,24 +295,8 @@ class Verdict(Derived):
         return out
 
     def timing_not_comparable(self) -> str | None:
-        """Why the timed parts (wall time, the curve, the million run) say
-        nothing of the code, or None: another machine, or either release ran
-        while other work loaded the machine."""
-        if not self.same_machine:
-            return "not comparable: another machine (see below)"
-        if self.old.busy_load is None and self.new.busy_load is None:
-            return None
-        loads = "; ".join(
-            f"{r.path} ran at load {r.load:.1f}"
-            for r in (self.old, self.new)
-            if r.load is not None
-        )
-        cpus = self.new.metadata.get("cpu_count") or "?"
-        return (
-            f"not comparable: {loads} (on {cpus} CPUs; busy above "
-            f"{environment.BUSY_LOAD_PER_CPU:g} a CPU): a busy machine slows "
-            "every figure, so no cell is called faster or slower"
-        )
+        """Why the timed parts say nothing of the code, or None."""
+        return timing_not_comparable(self.old, self.new)
 
     def not_compared_of(self, part: str) -> list[str]:
         why = self.not_compared.get(part)
@@ -300,9 +305,6 @@ class Verdict(Derived):
     def _wall_line(self) -> Line:
         if self.wall is None:
             return Line("wall time", self.not_compared.get("wall", "not compared"))
-        why = self.timing_not_comparable()
-        if why is not None:
-            return Line("wall time", f"{len(self.wall.cells)} cells {why}")
         w = self.wall
         slower, faster, unsure, quiet = w.tally(w.cells)
         text = (
@@ -321,8 +323,6 @@ class Verdict(Derived):
     def _curve_line(self) -> Line:
         if self.curve is None:
             return Line("concurrency", self.not_compared.get("curve", "not compared"))
-        if self.timing_not_comparable() is not None:
-            return Line("concurrency", SEE_WALL)
         c = self.curve
         worse = c.worse()
         return Line(
@@ -454,9 +454,11 @@ def compare(
         missing = old_name if old.micro_counts is None else new_name
         not_compared["counts"] = f"no micro-benchmark counts in {missing}"
     wall = curve = None
-    other = "not comparable: another machine (see below)"
-    if not same:
-        not_compared.update(wall=other, curve=other)
+    why = timing_not_comparable(old, new)
+    if why is not None:
+        # Not compared at all: no view can call a change significant that
+        # the verdict calls not comparable.
+        not_compared.update(wall=why, curve=SEE_WALL if same else why)
     else:
         if old.table is not None and new.table is not None:
             wall = compare_files(old.table, new.table, old_name, new_name)

@@ -63,13 +63,17 @@ def _keys(data: Any, where: str = "") -> set[str]:
     return set()
 
 
-def test_the_verdict_json_a_release_kept_reads_with_the_same_keys() -> None:
+def test_the_verdict_json_a_release_kept_reads_with_the_same_keys(
+    tmp_path: Path,
+) -> None:
     """release --against keeps its verdict in release.json: the JSON derived
     from the comparison dataclasses still writes every key that file holds
     (written by the hand-written to_json before them), the counts', the
-    wall time's, the curve's and the million run's included."""
+    wall time's, the curve's and the million run's included (the two
+    releases as if run idle: busy, the timed parts are not compared)."""
     kept = json.loads((B / "release.json").read_text())["against"]["verdict"]
-    now = verdict.compare(model.load(A), model.load(B)).to_json()
+    a, b = (_at_load(r, tmp_path / r.name, 0.2) for r in (A, B))
+    now = verdict.compare(model.load(a), model.load(b)).to_json()
     assert _keys(kept) - _keys(now) == set()
     for part in ("counts", "wall", "curve"):
         assert now[part]["kind"] == kept[part]["kind"]
@@ -128,9 +132,45 @@ def test_the_verdict_model(tmp_path: Path) -> None:
     assert v.regression and v.exit_status == 1
     # A threshold above the change: no regression.
     assert not verdict.compare(old, new, fail_above=0.20).regression
-    # The same machine: wall time, the curve and the million run compared.
-    assert v.same_machine and v.wall is not None and v.curve is not None
+    # The same machine, both busy: the timed parts not compared at all.
+    assert v.same_machine and v.wall is None and v.curve is None
     assert v.million and v.consistency.newly_wrong() == []
+    # Idle, they are.
+    idle = [_at_load(r, tmp_path / r.name, 0.2) for r in (A, C)]
+    v = verdict.compare(*map(model.load, idle))
+    assert v.wall is not None and v.curve is not None
+
+
+def test_what_the_verdict_calls_not_comparable_nothing_calls_significant(
+    tmp_path: Path,
+) -> None:
+    """b and c, both run busy: c's p99 at 2 clients halved, a change the
+    curve's own test calls significant; the verdict says not comparable,
+    so its details, its JSON and its page hold no such cell (issue 45)."""
+    v = verdict.compare(model.load(B), model.load(C))
+    assert "not comparable" in {x.part: x.text for x in v.lines()}["concurrency"]
+    said = [v.details(), v.text(), json.dumps(v.to_json()), page.page(v.new, v)]
+    for text in said:
+        assert not re.search(r"(?<!not )significant", text.replace("\n", " ")), [
+            line for line in text.splitlines() if "significant" in line
+        ]
+    # Idle, the same change is called significant.
+    idle = [_at_load(r, tmp_path / r.name, 0.2) for r in (B, C)]
+    assert "lower, significant" in verdict.compare(*map(model.load, idle)).details()
+
+
+def test_trend_marks_no_step_the_verdict_calls_not_comparable(
+    tmp_path: Path,
+) -> None:
+    """The same change across a busy step is no step in trend; idle, it is."""
+    busy = release_history.build([model.load(B), model.load(C)])
+    assert all(m == [release_history.SAME] * 2 for *_, m in busy.curve), busy.curve
+    assert any("no step marked at 2: not comparable" in n for n in busy.notes)
+    idle = [_at_load(r, tmp_path / r.name, 0.2) for r in (B, C)]
+    marked = release_history.build([model.load(r) for r in idle]).curve
+    assert ("zeo, 2 clients: p99", release_history.DOWN) in [
+        (n, m[1]) for n, _, m in marked
+    ]
 
 
 def test_a_new_wrong_is_the_first_line(tmp_path: Path) -> None:
