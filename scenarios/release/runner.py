@@ -1,9 +1,8 @@
 """Running a release's parts in order (the 2000 table, the counts, the
 micro-benchmarks, the concurrency curve, the million run), each announced
 on stderr as it starts and when it ends: its time, and the whole
-release's ETA, in a CI log as on a terminal (issue 36).  The command line
-(scenarios.cli.release) checks the inputs first and prints the verdict
-after; the parts themselves are scenarios.release.parts.
+release's ETA, in a CI log as on a terminal (issue 36).  make.py checks the
+inputs first and judges after; the parts themselves are parts.py.
 
 The ETA is the parts left's estimates (ReleasePlan.estimates: measured on
 an idle two-core machine), scaled by how the parts done so far compared

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from scenarios.bench.config import ROWS
-from scenarios.cli.release import FILES, exit_status
 from scenarios.errors import EXIT_FAILED, EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
 from scenarios.release import plan as release_plan
+from scenarios.release.make import FILES, exit_status
 from scenarios.release.parts import PartResult
 from scenarios.results import power
 from scenarios.results.significance import DEFAULT_STATISTIC

@@ -672,8 +672,8 @@ def test_a_plain_release_names_a_known_bug_on_every_line(tmp_path: Path) -> None
 def test_the_release_text_keeps_within_100_columns(tmp_path: Path) -> None:
     """A part's line with a long detail (the curve's known bug) wraps, no
     word broken (issue 36's limit)."""
-    from scenarios.cli.release import text
     from scenarios.release import parts
+    from scenarios.release.make import Outcome, ReleaseFile
 
     detail = (
         "WRONG, a known upstream bug, not this release's: relstorage-sqlite: "
@@ -683,7 +683,9 @@ def test_the_release_text_keeps_within_100_columns(tmp_path: Path) -> None:
     )
     part = parts.PartResult("scale", "Concurrency curve", status="ok", detail=detail)
     part.files = ["scale.json", "scale.txt", "scale.svg"]
-    out = text([part], None, ["zeo, 1 client: consistency: 0 violations"], tmp_path)
+    own = ["zeo, 1 client: consistency: 0 violations"]
+    file = ReleaseFile({}, [], [part], own, against=None, exit_status=0)
+    out = Outcome(file, None, tmp_path).text()
     # The page's path is kept whole on its line, to be copied, however long
     # TMPDIR is (with spaces or not): the prose around it wraps.
     path_line = f"release: {tmp_path / 'index.html'}"
