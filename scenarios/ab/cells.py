@@ -155,7 +155,7 @@ class Micro:
             self._dir.cleanup()
 
     def argv(self, json_path: Path) -> list[str]:
-        from scenarios.release.plan import MicroPlan
+        from scenarios.micro import MicroPlan
 
         plan = MicroPlan(self.storages, self.min_rounds, self.max_time_s, self.select)
         return [

@@ -22,11 +22,12 @@ from typing import Any, ClassVar
 from scenarios.bench.config import RunConfig
 from scenarios.errors import one_line
 from scenarios.interrupts import interrupt_again
+from scenarios.micro import MicroPlan
 from scenarios.outputs import OutputError, write_json, write_text
 from scenarios.progress import Progress, duration
 from scenarios.release.measures import KNOWN_WRONG, states
 from scenarios.release.microbench import micro_text
-from scenarios.release.plan import CountsPlan, MicroPlan
+from scenarios.release.plan import CountsPlan
 from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.config import ScaleConfig

@@ -20,6 +20,7 @@ from scenarios.bench.config import (
 )
 from scenarios.data.batching import DEFAULT_XLARGE_BATCH, DEFAULT_XLARGE_CACHE_SIZE
 from scenarios.data.estimate import does_not_fit
+from scenarios.micro import MicroPlan
 from scenarios.results import power
 from scenarios.results.formatter import plural
 from scenarios.results.significance import DEFAULT_STATISTIC
@@ -86,31 +87,6 @@ class CountsPlan:
     def pytest_args(self, json_path: Path) -> list[str]:
         args = [f"--benchmark-json={json_path}", "-p", "no:cacheprovider", "-q"]
         for name in self.micro_storages:
-            args += ["--storage", name]
-        if self.select:
-            args += ["-k", self.select]
-        return args
-
-
-@dataclasses.dataclass(frozen=True)
-class MicroPlan:
-    """The pytest-benchmark micro suite: on these storages, at least
-    *min_rounds* rounds of each benchmark and at most *max_time_s* seconds
-    of rounds (pytest-benchmark: 5 and 1.0), the tests -k selects."""
-
-    storages: tuple[str, ...]
-    min_rounds: int
-    max_time_s: float
-    select: str = ""
-
-    def pytest_args(self, json_path: Path) -> list[str]:
-        args = [
-            "--benchmark-only",
-            f"--benchmark-json={json_path}",
-            f"--benchmark-min-rounds={self.min_rounds}",
-            f"--benchmark-max-time={self.max_time_s:g}",
-        ]
-        for name in self.storages:
             args += ["--storage", name]
         if self.select:
             args += ["-k", self.select]
