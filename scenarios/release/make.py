@@ -27,7 +27,7 @@ from scenarios.errors import (
     ConfigError,
 )
 from scenarios.outputs import check_output, write_json, write_text
-from scenarios.release import model, page, parts, runner, verdict
+from scenarios.release import model, page, paired, parts, runner, verdict
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.results import environment
@@ -56,6 +56,7 @@ FILES = (
     "million.json",
     "million.html",
     "million.txt",
+    paired.FILE,
 )
 
 
@@ -330,12 +331,29 @@ def make(
     plan, cannot_count = counted(plan)
     if cannot_count is not None:
         warn(cannot_count_line(cannot_count, request.against))
+    if request.against is not None:
+        unpaired = paired.cannot_pair(request.against)
+        if unpaired is not None:
+            warn(paired.unpaired_line(request.against, unpaired))
     shortened = plan.shortened()
     for line in shortened:
         say(f"release: {line}")
     start, probes = environment.snapshot(), environment.probes()
     out.mkdir(exist_ok=True)
     results = runner.run(plan, out, request.force, say, progress)
+    if request.against is not None:
+        # The wall time again, with the last release's environment beside
+        # this one's (release/paired.py): what the verdict's wall time reads.
+        results.append(
+            paired.run(
+                request.against,
+                plan.table.storages,
+                request.quick,
+                out,
+                request.force,
+                lambda line: say(f"release: paired: {line}"),
+            )
+        )
     meta = collect(plan.table)
     del meta["config"]  # each part's file has its own
     metadata = {

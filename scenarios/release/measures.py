@@ -1,18 +1,19 @@
 """What the release verdict compares beyond the suite's comparisons of
 files: each storage's consistency state (right, WRONG, not fully checked)
 across a release's points, and the million run's time and size per object
-(one trial a side: ratios, no test)."""
+(one trial a side: ratios, no test); and whether the timed parts can be
+compared at all (the same machine, neither release run busy)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from scenarios.bench.report import cost_per_object
 from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
 from scenarios.release.model import Release
-from scenarios.results import formatter
+from scenarios.results import environment, formatter
 from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.model import ScaleRun
@@ -32,6 +33,48 @@ class Line:
 
     def __str__(self) -> str:
         return f"{self.part}: {self.text}"
+
+
+#: What the curve and the million run say when the machine was busy (the
+#: wall time line says why).
+SEE_WALL = "not comparable: a release ran on a busy machine (see wall time)"
+
+
+def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
+    """What tells two machines apart: host name, CPU model and count."""
+    host = meta.get("host") or {}
+    env = meta.get("environment") or {}
+    return (
+        host.get("hostname"),
+        env.get("cpu_model"),
+        host.get("cpu_count") or meta.get("cpu_count"),
+    )
+
+
+def machine_words(meta: dict[str, Any]) -> str:
+    name, model, cpus = machine(meta)
+    return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
+
+
+def timing_not_comparable(old: Release, new: Release) -> str | None:
+    """Why the timed parts of *new* against *old* (wall time, the curve, the
+    million run) say nothing of the code, or None: another machine, or
+    either release ran while other work loaded the machine.  What this
+    calls not comparable, no view calls significant: the verdict keeps no
+    comparison of it, and trend marks no step."""
+    if machine(old.metadata) != machine(new.metadata):
+        return "not comparable: another machine (see below)"
+    if old.busy_load is None and new.busy_load is None:
+        return None
+    loads = "; ".join(
+        f"{r.path} ran at load {r.load:.1f}" for r in (old, new) if r.load is not None
+    )
+    cpus = new.metadata.get("cpu_count") or "?"
+    return (
+        f"not comparable: {loads} (on {cpus} CPUs; busy above "
+        f"{environment.BUSY_LOAD_PER_CPU:g} a CPU): a busy machine slows "
+        "every figure, so no cell is called faster or slower"
+    )
 
 
 # -- consistency ---------------------------------------------------------------

@@ -11,6 +11,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from scenarios.ab import model as ab
+from scenarios.ab.model import ABRun
 from scenarios.counts.compare import benchmark_cells
 from scenarios.counts.model import Cell, CountRun
 from scenarios.results import environment
@@ -24,6 +26,8 @@ SUMMARY = RELEASE_SUMMARY
 #: File names of the parts' JSON, as release writes them.
 TABLE, COUNTS, MICRO_COUNTS = "table.json", "counts.json", "counts-micro.json"
 MICRO, SCALE, MILLION = "micro.json", "scale.json", "million.json"
+#: The wall time measured together with the last release (release/paired).
+PAIRED = "ab.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +43,7 @@ class Release:
     micro: dict[str, Any] | None = None
     scale: ScaleRun | None = None
     million: RunResult | None = None
+    paired: ABRun | None = None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -237,7 +242,7 @@ def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
         SCALE: ScaleRun.load,
         COUNTS: CountRun.load,
     }
-    for name in (TABLE, MILLION, SCALE, COUNTS, MICRO_COUNTS, MICRO):
+    for name in (TABLE, MILLION, SCALE, COUNTS, MICRO_COUNTS, MICRO, PAIRED):
         if name not in listed:
             continue
         file = path / name
@@ -246,6 +251,8 @@ def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
         try:
             if name in readers:
                 found[name] = readers[name](file)
+            elif name == PAIRED:
+                found[name] = paired_run(file)
             elif name == MICRO_COUNTS:
                 found[name] = benchmark_cells(read_json(file), str(file))
             else:
@@ -269,9 +276,26 @@ def load(path: Path, checked: dict[str, Any] | None = None) -> Release:
         micro=found.get(MICRO),
         scale=found.get(SCALE),
         million=found.get(MILLION),
+        paired=found.get(PAIRED),
     )
     check_parts(release)
     return release
+
+
+def paired_run(path: Path) -> ABRun:
+    """The paired run a release wrote; ResultsError when it is not one."""
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("kind") != ab.KIND:
+        raise ResultsError(f"{path}: not the JSON of vfab-bench ab")
+    version = data.get("version")
+    if not isinstance(version, int) or version > ab.VERSION:
+        raise ResultsError(
+            f"{path}: ab format {version!r}, this one reads {ab.VERSION}"
+        )
+    try:
+        return ABRun.from_json(data)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ResultsError(f"{path}: damaged ({e})") from None
 
 
 def _config(run: RunResult | None) -> dict[str, Any]:

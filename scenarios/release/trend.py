@@ -15,6 +15,7 @@ from scenarios.counts.compare import (
     compare_counts,
 )
 from scenarios.release import model, verdict
+from scenarios.release.measures import timing_not_comparable
 from scenarios.release.model import Release
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import duration, plural
@@ -214,7 +215,7 @@ def _curve(releases: list[Release]) -> tuple[tuple[str, list[str], list[str]], .
         a, b = releases[i - 1].scale, releases[i].scale
         if a is None or b is None:
             continue
-        if verdict.timing_not_comparable(releases[i - 1], releases[i]):
+        if timing_not_comparable(releases[i - 1], releases[i]):
             continue  # what the verdict calls not comparable is no step
         try:
             comp = compare_scale(a, b)
@@ -304,7 +305,7 @@ def build(
         notes.append("The 2000 table: fewer than two releases hold one.")
     counts, cells = _count_steps(releases, fail_above)
     for i in range(1, len(releases)):
-        why = verdict.timing_not_comparable(releases[i - 1], releases[i])
+        why = timing_not_comparable(releases[i - 1], releases[i])
         if why is not None and releases[i - 1].scale and releases[i].scale:
             notes.append(f"Concurrency curve: no step marked at {i + 1}: {why}.")
     return ReleaseHistory(

@@ -10,6 +10,7 @@ import dataclasses
 import textwrap
 from typing import Any, ClassVar
 
+from scenarios.ab.judge import Judged
 from scenarios.counts.compare import (
     LAYOUT_FLOOR,
     CountComparison,
@@ -18,18 +19,22 @@ from scenarios.counts.compare import (
     compare_counts,
 )
 from scenarios.errors import EXIT_INVARIANTS, EXIT_OK, EXIT_VIOLATIONS
+from scenarios.release import paired as pairs
 from scenarios.release.measures import (
     CHANGE,
     GATE,
     QUIET,
+    SEE_WALL,
     Consistency,
     Line,
     PerObject,
+    machine,
+    machine_words,
     per_object,
     states,
+    timing_not_comparable,
 )
 from scenarios.release.model import Release
-from scenarios.results import environment
 from scenarios.results.codec import Derived
 from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
@@ -44,11 +49,6 @@ DEFAULT_FAIL_ABOVE = 0.02
 
 #: How many cells a line names before "and N more".
 NAMED = 4
-
-#: What the curve and the million run say when the machine was busy (the
-#: wall time line says why).
-SEE_WALL = "not comparable: a release ran on a busy machine (see wall time)"
-
 
 #: The column of a micro-benchmark cell's storage, as the verdict names it.
 MICRO = " (micro-benchmark)"
@@ -106,43 +106,6 @@ def _one_side(what: str, unmatched: tuple[str, ...]) -> list[str]:
     return [f"{what} counted on one side only: {', '.join(unmatched[:NAMED])}{more}"]
 
 
-def machine(meta: dict[str, Any]) -> tuple[Any, ...]:
-    """What tells two machines apart: host name, CPU model and count."""
-    host = meta.get("host") or {}
-    env = meta.get("environment") or {}
-    return (
-        host.get("hostname"),
-        env.get("cpu_model"),
-        host.get("cpu_count") or meta.get("cpu_count"),
-    )
-
-
-def _machine_words(meta: dict[str, Any]) -> str:
-    name, model, cpus = machine(meta)
-    return ", ".join(str(x) for x in (name, model, f"{cpus} CPUs") if x)
-
-
-def timing_not_comparable(old: Release, new: Release) -> str | None:
-    """Why the timed parts of *new* against *old* (wall time, the curve, the
-    million run) say nothing of the code, or None: another machine, or
-    either release ran while other work loaded the machine.  What this
-    calls not comparable, no view calls significant: the verdict keeps no
-    comparison of it, and trend marks no step."""
-    if machine(old.metadata) != machine(new.metadata):
-        return "not comparable: another machine (see below)"
-    if old.busy_load is None and new.busy_load is None:
-        return None
-    loads = "; ".join(
-        f"{r.path} ran at load {r.load:.1f}" for r in (old, new) if r.load is not None
-    )
-    cpus = new.metadata.get("cpu_count") or "?"
-    return (
-        f"not comparable: {loads} (on {cpus} CPUs; busy above "
-        f"{environment.BUSY_LOAD_PER_CPU:g} a CPU): a busy machine slows "
-        "every figure, so no cell is called faster or slower"
-    )
-
-
 # -- the verdict ---------------------------------------------------------------
 
 
@@ -158,6 +121,8 @@ class Verdict(Derived):
     wall: RunComparison | None = None
     curve: ScaleComparison | None = None
     million: tuple[PerObject, ...] = ()
+    #: The wall time measured together with the last release (pairs.py).
+    paired: tuple[Judged, ...] = ()
     #: part -> why it was not compared
     not_compared: dict[str, str] = dataclasses.field(default_factory=dict)
 
@@ -303,6 +268,19 @@ class Verdict(Derived):
         return [why] if why else []
 
     def _wall_line(self) -> Line:
+        if self.paired:
+            assert self.new.paired is not None
+            line = pairs.wall_line(self.paired, self.old, self.new.paired.mode)
+            apart = self.timing_not_comparable()
+            return dataclasses.replace(
+                line,
+                text=f"{line.text}; measured apart, {apart}" if apart else line.text,
+            )
+        line = self._unpaired_line()
+        note = pairs.unpaired_note(self.new)
+        return dataclasses.replace(line, text=f"{line.text}; {note}") if note else line
+
+    def _unpaired_line(self) -> Line:
         if self.wall is None:
             return Line("wall time", self.not_compared.get("wall", "not compared"))
         w = self.wall
@@ -353,8 +331,8 @@ class Verdict(Derived):
             out.append(
                 Line(
                     "machines",
-                    f"the last release ran on {_machine_words(self.old.metadata)}, "
-                    f"this one on {_machine_words(self.new.metadata)}: counts "
+                    f"the last release ran on {machine_words(self.old.metadata)}, "
+                    f"this one on {machine_words(self.new.metadata)}: counts "
                     "compared, wall figures not comparable",
                     CHANGE,
                 )
@@ -401,7 +379,9 @@ class Verdict(Derived):
         for comp in (self.counts, self.micro_counts):
             if comp is not None:
                 parts.append(comp.text().rstrip("\n"))
-        if self.wall is not None:
+        if self.paired:
+            parts.append(pairs.details(self.paired))
+        elif self.wall is not None:
             parts.append(self.wall.text(changed=True).rstrip("\n"))
         if self.curve is not None:
             parts.append(self.curve.text().rstrip("\n"))
@@ -410,6 +390,7 @@ class Verdict(Derived):
     #: Its JSON (codec.derived): the fields but the two releases, the
     #: last one's path, then what the verdict found.
     JSON_SKIP: ClassVar[tuple[str, ...]] = ("old", "new")
+    JSON_AS: ClassVar[dict[str, Any]] = {"paired": pairs.judged_json}
     JSON_EXTRA: ClassVar[tuple[str, ...]] = (
         "against",
         "regression",
@@ -471,6 +452,7 @@ def compare(
                 not_compared["curve"] = f"not compared: {e}"
         else:
             not_compared["curve"] = "not compared: the curve did not run in both"
+    judged = pairs.judged_with(old, new)
     million = tuple(per_object(old, new))
     if not million:
         not_compared["million"] = "not compared: the million run did not run in both"
@@ -485,5 +467,6 @@ def compare(
         wall,
         curve,
         million,
+        judged,
         not_compared,
     )

@@ -124,8 +124,10 @@ def _release(tmp_path: Path, name: str, extra: int, *more: str) -> Path:
     proc = vfab_bench(
         "release", "--quick", "--storage", "mapping", "--storage-config",
         str(config), "--out", str(out), *more, timeout=900,
+        VFAB_AB_CACHE=str(tmp_path / "ab-cache"),
     )  # fmt: skip
     (tmp_path / f"{name}.stdout").write_text(proc.stdout)
+    (tmp_path / f"{name}.stderr").write_text(proc.stderr)
     (tmp_path / f"{name}.status").write_text(str(proc.returncode))
     assert "Traceback" not in proc.stderr, proc.stderr
     return out
@@ -154,6 +156,11 @@ def test_release_against_the_last_gates_on_counts(tmp_path: Path) -> None:
     out = (tmp_path / "b.stdout").read_text()
     assert (tmp_path / "b.status").read_text() == "0", out
     assert "NO REGRESSION" in out.splitlines()[0]
+    # The wall time measured together with the first release's environment
+    # (rebuilt from its versions), or said in one line why not.
+    err = (tmp_path / "b.stderr").read_text()
+    unpaired = [line for line in err.splitlines() if "compared unpaired" in line]
+    assert "cells measured together with" in out or len(unpaired) == 1, (out, err)
     data = json.loads((same / "release.json").read_text())["against"]["verdict"]
     cells = [
         c
