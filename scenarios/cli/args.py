@@ -13,7 +13,10 @@ from typing import Any, NoReturn
 
 import storages
 from scenarios.argtypes import at_least, bounds_text, ranged, seed
+from scenarios.bench.config import scale_for
+from scenarios.data.estimate import does_not_fit
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from scenarios.load.options import LOAD_OPTIONS
 from scenarios.load.target import normalize
 from scenarios.progress import TICK_S, Progress
 from scenarios.results.formatter import plural
@@ -190,8 +193,6 @@ def data_set_scale(args: argparse.Namespace, directory: Path) -> int:
     """The scale --size or --scale asks for, refused (ConfigError, with the
     estimate) when it would not fit in memory or in *directory*'s disk,
     unless --force-scale."""
-    from scenarios.bench.config import scale_for
-    from scenarios.data.estimate import does_not_fit
 
     scale = scale_for(args.size, args.scale)
     reason = None if args.force_scale else does_not_fit(scale, directory)
@@ -268,7 +269,6 @@ def check_storages_usable(
 def add_mix_options(p: argparse.ArgumentParser, weights_only: bool = False) -> None:
     """The operation mix's options (scenarios.load.options), in their own
     group: every one, or the weights alone (help mix)."""
-    from scenarios.load.options import LOAD_OPTIONS
 
     g = p.add_argument_group("operation mix")
     for option in LOAD_OPTIONS:

@@ -26,6 +26,7 @@ from scenarios.cli.args import (
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import EXIT_INVARIANTS, EXIT_VIOLATIONS, ConfigError
 from scenarios.interrupts import exit_status, last_signal, stop_line
+from scenarios.results import environment, metadata
 from scenarios.scale.config import MAX_WINDOWS
 
 
@@ -115,7 +116,6 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.choose import kind, measure
     from scenarios.choose import source as from_source
     from scenarios.choose.model import ChooseRun
-    from scenarios.results import environment, metadata
     from scenarios.scale.runner import ScaleInterrupted
 
     options = storages.options_from_args(args)

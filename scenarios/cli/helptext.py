@@ -11,7 +11,8 @@ import sys
 import textwrap
 
 import storages
-from scenarios.errors import EXIT_OK
+from scenarios.cli.args import add_mix_options, show_bounds, show_defaults
+from scenarios.errors import EXIT_OK, ConfigError
 
 #: Two or three examples per command, in the order of the help's list.
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -137,7 +138,6 @@ def storage_dests() -> set[str]:
 def mix_dests() -> set[str]:
     """The destinations of the operation mix's options (weights, skew,
     retries, backoff), listed once in `help mix`."""
-    from scenarios.cli.args import add_mix_options
 
     p = argparse.ArgumentParser(add_help=False)
     add_mix_options(p)
@@ -231,7 +231,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def topic_parser(topic: str) -> argparse.ArgumentParser:
     """A parser holding only *topic*'s options, for printing them."""
-    from scenarios.cli.args import show_bounds, show_defaults
 
     p = argparse.ArgumentParser(
         prog="vfab-bench",
@@ -262,8 +261,6 @@ def topic_parser(topic: str) -> argparse.ArgumentParser:
         add_concurrency_options(p)
         add_cluster_options(p)
     else:
-        from scenarios.cli.args import add_mix_options
-
         p.description = refill(
             "The operation mix of scale, zeoloop and verify: each "
             "operation's weight (how often a user picks it), how the "
@@ -291,7 +288,6 @@ def phases_text() -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.errors import ConfigError
 
     # The whole parser, set by scenarios.cli.build_parser (importing it
     # here would be an import cycle).

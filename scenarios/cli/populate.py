@@ -13,6 +13,7 @@ from scenarios.cli.args import (
     data_set_scale,
     progress,
 )
+from scenarios.data import datadir
 from scenarios.data.datadir import MARKER, path_storages
 from scenarios.errors import EXIT_OK
 from vfab.generate import DataSpec
@@ -55,7 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.data import datadir
 
     path = args.path.absolute()
     spec = DataSpec.for_scale(data_set_scale(args, path))

@@ -32,6 +32,7 @@ from scenarios.cli.args import (
     trials,
 )
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
+from scenarios.counts import COUNT_TRIALS
 from scenarios.data.batching import DEFAULT_XLARGE_BATCH
 from scenarios.errors import ConfigError
 from scenarios.results.significance import DEFAULT_STATISTIC, STATISTICS
@@ -136,8 +137,6 @@ def run_config(args: argparse.Namespace) -> tuple[RunConfig, bool]:
     repeat, warmups = trials(args, RUN_TRIALS)
     budget = args.budget
     if getattr(args, "counts", False):
-        from scenarios.counts import COUNT_TRIALS
-
         if args.repeat is None and args.preset is None:
             repeat = COUNT_TRIALS
         budget = None

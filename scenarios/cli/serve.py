@@ -19,9 +19,10 @@ from scenarios.cli.args import (
     add_recover_option,
     data_set_scale,
 )
-from scenarios.data import datadir
+from scenarios.data import datadir, dataset
 from scenarios.errors import EXIT_FAILED, EXIT_OK, ConfigError
 from scenarios.interrupts import remove_tree
+from scenarios.load.target import describe, open_store
 from storages import StorageError, StorageFactory, StorageOptions
 from storages.composite import root_base
 from storages.options import ListenOptions
@@ -246,8 +247,6 @@ def _share(args: argparse.Namespace, factory: StorageFactory, spec: DataSpec) ->
     """A shared storage runzeo does not serve: a fresh database of its own
     (factory.share()), populated through a client, held until Ctrl-C or
     SIGTERM; prints 'serving ... on TARGET'."""
-    from scenarios.data import dataset
-    from scenarios.load.target import describe, open_store
 
     if args.path is not None:
         raise ConfigError(f"--path: {args.storage} keeps its data in its server")

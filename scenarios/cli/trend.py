@@ -11,7 +11,7 @@ from scenarios import argtypes
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.results.kinds import Found
+from scenarios.results.kinds import Found, View, sniff
 from scenarios.trend import table as trend
 
 
@@ -66,7 +66,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.results.kinds import View, sniff
 
     found = [sniff(p) for p in args.inputs]
     if any(f.kind == "release" for f in found):
@@ -90,7 +89,6 @@ def _releases(args: argparse.Namespace, found: list[Found]) -> int:
     from scenarios.release import page
     from scenarios.release import trend as release_trend
     from scenarios.release.kind import load
-    from scenarios.results.kinds import View
 
     others = [str(f.path) for f in found if f.kind != "release"]
     if others:

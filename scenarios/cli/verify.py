@@ -34,6 +34,7 @@ from scenarios.load.history import Parts, write_history
 from scenarios.load.options import MAX_SKEW
 from scenarios.load.target import add_target_option
 from scenarios.outputs import Writer
+from scenarios.results import metadata
 from scenarios.results.kinds import View
 from scenarios.verify.runner import (
     CONTENTION_SKEW,
@@ -169,7 +170,6 @@ def config_from(args: argparse.Namespace) -> tuple[VerifyConfig, str | None]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.results import metadata
     from scenarios.scale import runner as scale_runner
     from scenarios.verify import report, runner
     from scenarios.verify.preflight import check_data_set, refuse_outputs_inside
