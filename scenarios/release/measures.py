@@ -7,6 +7,7 @@ compared at all (the same machine, neither release run busy)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from scenarios.bench.report import cost_per_object
@@ -33,6 +34,31 @@ class Line:
 
     def __str__(self) -> str:
         return f"{self.part}: {self.text}"
+
+
+#: How many cells a line names before "and N more".
+NAMED = 4
+
+
+def tally(
+    head: str,
+    slower: Sequence[tuple[str, str]],
+    faster: Sequence[tuple[str, str]],
+    quiet: int,
+    unsure: str = "",
+) -> Line:
+    """A timed part's line: how many cells moved each way, then the first
+    NAMED of them ((name, words) each)."""
+    text = (
+        f"{head}: {len(slower)} slower, {len(faster)} faster (significant), "
+        f"{quiet} not significant"
+    )
+    if unsure:
+        text += f", {unsure}"
+    named = [*slower, *faster][:NAMED]
+    if named:
+        text += "; " + "; ".join(f"{name}: {words}" for name, words in named)
+    return Line("wall time", text, CHANGE if slower or faster else QUIET)
 
 
 #: What the curve and the million run say when the machine was busy (the

@@ -24,12 +24,9 @@ from scenarios.ab.defaults import DEFAULT_PAIRS, DEFAULT_WARMUPS, QUICK_PAIRS
 from scenarios.ab.judge import Judged, judge
 from scenarios.errors import ConfigError, one_line
 from scenarios.outputs import write_json
-from scenarios.release.measures import CHANGE, QUIET, Line
+from scenarios.release.measures import Line, tally
 from scenarios.release.model import Release
 from scenarios.release.parts import PartResult, guarded
-
-#: How many cells the verdict's line names.
-NAMED = 4
 
 #: The part's name, title and file.
 NAME = "paired"
@@ -136,21 +133,18 @@ def judged_with(old: Release, new: Release) -> tuple[Judged, ...]:
 
 def wall_line(judged: Sequence[Judged], old: Release, mode: str) -> Line:
     """The verdict's wall time from the pairs."""
-    slower = [j for j in judged if j.significant and (j.ratio or 1) > 1]
-    faster = [j for j in judged if j.significant and (j.ratio or 1) < 1]
-    unsure = [j for j in judged if not j.decidable and not j.short]
-    quiet = len(judged) - len(slower) - len(faster) - len(unsure)
-    text = (
+    moved = [j for j in judged if j.significant]
+    slower = [(j.name, j.words) for j in moved if (j.ratio or 1) > 1]
+    faster = [(j.name, j.words) for j in moved if (j.ratio or 1) < 1]
+    unsure = sum(not j.decidable and not j.short for j in judged)
+    head = (
         f"{len(judged)} cells measured together with {old.path}'s environment "
-        f"({mode} pairs, judged by their ratios): {len(slower)} slower, "
-        f"{len(faster)} faster (significant), {quiet} not significant"
+        f"({mode} pairs, judged by their ratios)"
     )
-    if unsure:
-        text += f", {len(unsure)} inconclusive"
-    named = [*slower, *faster][:NAMED]
-    if named:
-        text += "; " + "; ".join(f"{j.name}: {j.words}" for j in named)
-    return Line("wall time", text, CHANGE if slower or faster else QUIET)
+    quiet = len(judged) - len(slower) - len(faster) - unsure
+    return tally(
+        head, slower, faster, quiet, f"{unsure} inconclusive" if unsure else ""
+    )
 
 
 def unpaired_note(new: Release) -> str | None:

@@ -23,6 +23,7 @@ from scenarios.release import paired as pairs
 from scenarios.release.measures import (
     CHANGE,
     GATE,
+    NAMED,
     QUIET,
     SEE_WALL,
     Consistency,
@@ -32,6 +33,7 @@ from scenarios.release.measures import (
     machine_words,
     per_object,
     states,
+    tally,
     timing_not_comparable,
 )
 from scenarios.release.model import Release
@@ -47,8 +49,6 @@ from scenarios.scale.compare import ScaleComparison, compare_scale
 #: (docs/counts.md: below 2% CPython's memory layout moves single phases).
 DEFAULT_FAIL_ABOVE = 0.02
 
-#: How many cells a line names before "and N more".
-NAMED = 4
 
 #: The column of a micro-benchmark cell's storage, as the verdict names it.
 MICRO = " (micro-benchmark)"
@@ -285,18 +285,16 @@ class Verdict(Derived):
             return Line("wall time", self.not_compared.get("wall", "not compared"))
         w = self.wall
         slower, faster, unsure, quiet = w.tally(w.cells)
-        text = (
-            f"{len(w.cells)} cells: {len(slower)} slower, {len(faster)} faster "
-            f"(significant), {quiet} not significant"
+        line = tally(
+            f"{len(w.cells)} cells",
+            [(c.cell_name, c.line) for c in slower],
+            [(c.cell_name, c.line) for c in faster],
+            quiet,
+            f"{len(unsure)} {unsure[0].verdict}" if unsure else "",
         )
-        if unsure:
-            text += f", {len(unsure)} {unsure[0].verdict}"
-        named = [*slower, *faster][:NAMED]
-        if named:
-            text += "; " + "; ".join(f"{c.cell_name}: {c.line}" for c in named)
         # The speed warning only: the page and the text say the load.
-        text += "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
-        return Line("wall time", text, CHANGE if slower or faster else QUIET)
+        speed = "".join(f"; {x}" for x in w.warnings if "different speeds" in x)
+        return dataclasses.replace(line, text=line.text + speed)
 
     def _curve_line(self) -> Line:
         if self.curve is None:
