@@ -153,9 +153,7 @@ def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
         raise ResultsError(
             f"a history needs two or more releases; found one ({releases[0].path})"
         )
-    keys = [
-        run_read(r.path, RunResult(metadata=r.metadata, results=())) for r in releases
-    ]
+    keys = [_keyed(r) for r in releases]
     by_path = {r.path: r for r in releases}
     return [by_path[p.path] for p in order(keys, by)]
 
@@ -288,13 +286,7 @@ def build(
 ) -> ReleaseHistory:
     """The trends of the releases *loaded* (model.load), part by part."""
     releases = ordered(loaded, by)
-    labels = order(
-        [
-            run_read(r.path, RunResult(metadata=r.metadata, results=()))
-            for r in releases
-        ],
-        by,
-    )
+    labels = order([_keyed(r) for r in releases], by)
     notes = []
     tables = [(r.path / model.TABLE, r.table) for r in releases if r.table]
     table = None
