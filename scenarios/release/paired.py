@@ -96,6 +96,11 @@ def run(
     )
 
     def body() -> None:
+        say(
+            f"the 2000 rows on {', '.join(names)}, {config.pairs} pairs after "
+            f"{config.warmups} warmup, in {against}'s environment (rebuilt from "
+            "its versions, once: cached) and this one, interleaved"
+        )
         try:
             result = runner.run(config, say)
         except ConfigError as e:
