@@ -306,6 +306,31 @@ def _stderr(line: str) -> None:
 # -- the release ---------------------------------------------------------------
 
 
+def _metadata(
+    request: ReleaseRequest,
+    plan: release_plan.ReleasePlan,
+    start: dict[str, Any],
+    probes: list[float],
+) -> dict[str, Any]:
+    """release.json's metadata: the run's, the code, the storages, the
+    machine at the start and end (*start*, *probes*: taken before the
+    parts)."""
+    meta = collect(plan.table)
+    del meta["config"]  # each part's file has its own
+    return {
+        **meta,
+        "code": code(),
+        "cpu_count": os.cpu_count(),
+        "storages": list(plan.storages),
+        "quick": request.quick,
+        "fail_above": request.fail_above,
+        "environment": environment.record(start, probes + environment.probes()),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"
+        ),
+    }
+
+
 def make(
     request: ReleaseRequest,
     say: Callable[[str], None],
@@ -354,20 +379,7 @@ def make(
                 lambda line: say(f"release: paired: {line}"),
             )
         )
-    meta = collect(plan.table)
-    del meta["config"]  # each part's file has its own
-    metadata = {
-        **meta,
-        "code": code(),
-        "cpu_count": os.cpu_count(),
-        "storages": list(plan.storages),
-        "quick": request.quick,
-        "fail_above": request.fail_above,
-        "environment": environment.record(start, probes + environment.probes()),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"
-        ),
-    }
+    metadata = _metadata(request, plan, start, probes)
     scale = next(p for p in results if p.name == "scale")
     file = ReleaseFile(
         metadata,
