@@ -133,6 +133,16 @@ def populated_size(factory: Any, config: ChooseConfig) -> int | None:
         remove_tree(scratch)
 
 
+def own_tasks(config: ChooseConfig, options: StorageOptions) -> int:
+    """The tasks choose itself runs at its busiest: the most clients a
+    candidate is measured at (processes on the mix, reader threads on
+    --from) and a server.  The 1-minute load at the end still counts
+    them: not another's work (scenarios.results.environment)."""
+    return 1 + max(
+        max(clients_of(config, storages.get(name, options))) for name in config.storages
+    )
+
+
 def run(
     config: ChooseConfig, options: StorageOptions, say: Progress
 ) -> list[Candidate]:

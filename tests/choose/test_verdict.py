@@ -99,3 +99,29 @@ def test_a_tie_below_is_said() -> None:
     text = lines(run)
     assert "  at 1 client shared ties local" in text, text
     assert not any("ranking holds" in line for line in text)
+
+
+def test_the_load_its_own_clients_made_is_not_blamed() -> None:
+    """choose at 16 clients on zeo leaves a 1-minute load near 17 at its
+    end: its own clients and server, not a busy machine (a start that was
+    busy still warns)."""
+    import storages
+    from scenarios.choose.config import ChooseConfig
+    from scenarios.choose.measure import own_tasks
+    from scenarios.results import environment
+
+    options = storages.StorageOptions()
+    config = ChooseConfig(("file", "zeo"), clients=(1, 4, 16))
+    own = own_tasks(config, options)
+    assert own == 17  # 16 clients and runzeo; file is one client only
+    assert own_tasks(ChooseConfig(("file",), clients=(1, 4, 16)), options) == 2
+    env = {"cpu_count": 2, "load_average_start": [0.3], "load_average_end": [15.3]}
+
+    def said(env: dict[str, object]) -> list[str]:
+        kept = dict(env, warnings=environment.busy_warnings(env))
+        return [line for line in lines(ChooseRun({"environment": kept}, ())) if line]
+
+    quiet = said(dict(env, own_tasks=own))
+    assert not any(line.startswith("warning:") for line in quiet)
+    busy = dict(env, own_tasks=own, load_average_start=[6.0])
+    assert any("the machine was busy" in line for line in said(busy))
