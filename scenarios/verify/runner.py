@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import storages
 from scenarios.checker.consistency import KINDS
 from scenarios.checker.known_bugs import KNOWN_WRONG, known_bug
+from scenarios.checker.words import allowed_words, wrong_words
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.history import Parts
@@ -211,7 +212,11 @@ class StorageVerdict:
         counts = {k: n for k, n in self.violations().items() if n}
         if wrong or any(p.check.ok is False for p in self.points):
             parts = [f"{name}: violation" for name in wrong]
-            parts += [plural(n, kind) for kind, n in counts.items()]
+            if counts:
+                names = "; ".join(plural(n, kind) for kind, n in counts.items())
+                parts.append(
+                    f"the data did not stay right: {wrong_words(counts)} ({names})"
+                )
             bug = known_bug(self.storage, self.target)
             return WRONG, "; ".join(parts) + (f" ({bug})" if bug else "")
         unchecked = [
@@ -234,9 +239,15 @@ class StorageVerdict:
             shown = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items()))
             return ERRORS, f"no violation, but operations raised: {shown}"
         levels = sorted({p.check.level or "" for p in self.points} - {""})
+        allowed: dict[str, int] = {}
+        for p in self.points:
+            for anomaly, n in (p.check.allowed or {}).items():
+                allowed[anomaly] = allowed.get(anomaly, 0) + n
+        said = allowed_words(allowed, self.storage)
         attempts = self.tally("attempts")
         return RIGHT, (
-            f"{attempts:,} attempts checked, no violation"
+            f"every read saw a committed state ({attempts:,} attempts checked)"
+            + (f"; {said}" if said else "")
             + (f"; the history is {' / '.join(levels)}" if levels else "")
         )
 
