@@ -96,8 +96,9 @@ def test_a_known_upstream_bug_is_named_on_every_line_that_shows_it() -> None:
 
 
 def test_one_exit_status_policy() -> None:
-    """A WRONG no known bug explains fails; a known one does not; not
-    checked comes next, then errors."""
+    """A WRONG no known bug explains fails; a known one does not (release),
+    or does (verify, unless --expect-known-bugs); not checked comes next,
+    then errors."""
     other = verdicts("zeo+bdb")[1]
     assert other.state() == "WRONG" and other.known_bug() is None
     assert exit_status(["right", other.state()]) == EXIT_VIOLATIONS
@@ -105,6 +106,9 @@ def test_one_exit_status_policy() -> None:
     assert exit_status([KNOWN_WRONG, "errors"]) == 4
     assert exit_status([KNOWN_WRONG, "WRONG"]) == EXIT_VIOLATIONS
     assert exit_status(["right", KNOWN_WRONG]) == EXIT_OK
+    # verify's: a known bug fails too, unless the user expects it
+    assert exit_status(["right", KNOWN_WRONG], known_fails=True) == EXIT_VIOLATIONS
+    assert exit_status(["right", "right"], known_fails=True) == EXIT_OK
     # the version recorded decides: a fixed RelStorage that still fails is WRONG
     assert (
         known_bugs.known_bug("relstorage-sqlite", versions={"RelStorage": "4.4.0"})
@@ -118,3 +122,4 @@ def test_the_plan_counts_every_point_and_the_servers() -> None:
     assert windows == pytest.approx(60.0)
     assert windows + rest == pytest.approx(2 * config.storage_s())
     assert config.point_s(16) > config.point_s(2)  # clients start, the check grows
+
