@@ -88,6 +88,8 @@ CHECK_PER_CLIENT_S = 0.05
 #: A point's fresh shared database: its server (runzeo, or a database on
 #: the storage's server) started and stopped.
 SERVER_S = 0.5
+#: Each point's warmup before its window.
+WARMUP_S = 0.5
 #: The verdicts, in the order of the summary's precedence.
 RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors"
 
@@ -128,8 +130,8 @@ class VerifyConfig(Derived):
         its start and check scale, its load window does not (it is spent in
         full, however fast the machine)."""
         check = CHECK_S + clients * CHECK_PER_CLIENT_S
-        start = SERVER_S + POPULATE_S + clients * CLIENT_START_S + 0.5
-        return (start + check) * factor + self.window_s
+        start = SERVER_S + POPULATE_S + clients * CLIENT_START_S
+        return (start + check) * factor + WARMUP_S + self.window_s
 
     def storage_s(self, factor: float = 1.0) -> float:
         """Seconds one storage is planned to take: its servers, its
@@ -173,7 +175,7 @@ class VerifyConfig(Derived):
             scale=self.scale,
             seed=self.seed,
             duration_s=self.window_s,
-            warmup_s=0.5,
+            warmup_s=WARMUP_S,
             read_log=True,
             load=dataclasses.replace(
                 LoadConfig.from_values(
