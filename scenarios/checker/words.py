@@ -125,5 +125,8 @@ def plain(check: Check, storage: str = "") -> str:
 
 def said(check: Check, storage: str = "") -> str:
     """The check's summary as every view prints it: plain words first,
-    then the check's own (violations by kind, the anomalies' names)."""
+    then the check's own (violations by kind, the anomalies' names); a
+    check that did not run says only why ("consistency not checked: ...")."""
+    if not check.checked:
+        return check.summary
     return f"{plain(check, storage)} ({check.summary})"
