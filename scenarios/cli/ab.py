@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 
 from scenarios.argtypes import at_least, path, seed
-from scenarios.cli.args import add_progress_option, progress, storage_list
+from scenarios.cli.args import (
+    add_progress_option,
+    add_storage_option,
+    progress,
+    selected_storages,
+)
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 
 #: The most pairs and warmups one call may ask.
@@ -68,14 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"what to measure: rows (the 2000 rows), micro (the "
         f"micro-benchmarks), comma-separated (default: {','.join(DEFAULT_CELLS)})",
     )
-    p.add_argument(
-        "--storage",
-        type=storage_list,
-        action="append",
-        metavar="NAMES",
-        help="comma-separated storages, repeatable (default: "
-        f"{','.join(DEFAULT_STORAGES)})",
-    )
+    add_storage_option(p, ",".join(DEFAULT_STORAGES))
     p.add_argument(
         "--pairs",
         type=at_least(1, MAX_PAIRS),
@@ -115,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     from scenarios.ab import defaults, envs, report, runner
 
     pairs_default = defaults.QUICK_PAIRS if args.quick else defaults.DEFAULT_PAIRS
-    names = [n for group in args.storage for n in group] if args.storage else None
+    names = selected_storages(args)
     config = runner.ABConfig(
         a=args.a,
         b=args.b,
