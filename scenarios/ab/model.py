@@ -43,9 +43,9 @@ class SideInfo(Json):
 
 @dataclasses.dataclass(frozen=True)
 class PairedCell(Json):
-    """One cell: *source* ("rows", "micro"), *column* (a storage), *row* (a
-    phase, a benchmark), and its pairs: a[k] and b[k] are trial k on A and
-    on B (seconds)."""
+    """One cell: *source* (cells.SOURCES), *column* (a storage), *row* (a
+    phase, a benchmark, a matrix cell), and its pairs: a[k] and b[k] are
+    trial k on A and on B (seconds)."""
 
     source: str
     column: str

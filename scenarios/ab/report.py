@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from scenarios.ab.cells import SOURCES
 from scenarios.ab.judge import Judged, judge, verdict
 from scenarios.ab.model import ABRun, SideInfo
 from scenarios.results import environment
@@ -107,17 +108,13 @@ def cell_rows(judged: list[Judged]) -> list[list[str]]:
     return rows
 
 
-#: Each source's table title.
-TITLES = {"rows": "the 2000 rows", "micro": "the micro-benchmarks"}
-
-
 def tables(judged: list[Judged]) -> list[str]:
     """A table per source, largest change first."""
     lines = []
     header = ["cell", "A median", "B median", "B/A", "95%", "verdict"]
     for source in dict.fromkeys(j.cell.source for j in judged):
         mine = [j for j in judged if j.cell.source == source]
-        lines += ["", f"{TITLES.get(source, source)}, largest change first:"]
+        lines += ["", f"{SOURCES.get(source, source)}, largest change first:"]
         lines += Table("", header, cell_rows(mine)).lines()
     return lines
 

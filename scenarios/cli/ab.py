@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+import storages
 from scenarios.argtypes import at_least, path, seed
 from scenarios.cli.args import (
     add_progress_option,
@@ -70,8 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=cell_list,
         default=DEFAULT_CELLS,
         metavar="NAMES",
-        help=f"what to measure: rows (the 2000 rows), micro (the "
-        f"micro-benchmarks), comma-separated (default: {','.join(DEFAULT_CELLS)})",
+        help="what to measure, comma-separated: rows (the 2000 rows), micro "
+        "(the micro-benchmarks), matrix (the matrix's cells), scale (a scale "
+        f"point) (default: {','.join(DEFAULT_CELLS)})",
     )
     add_storage_option(p, ",".join(DEFAULT_STORAGES))
     p.add_argument(
@@ -106,6 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_output_options(p, json="write the pairs and each cell's verdict as JSON")
     add_progress_option(p)
+    storages.add_storage_options(p)
     p.set_defaults(handler=main)
 
 
@@ -125,6 +128,7 @@ def main(args: argparse.Namespace) -> int:
         quick=args.quick,
         seed=args.seed,
         cache=args.env_cache if args.env_cache is not None else envs.default_cache(),
+        options=storages.options_from_args(args),
     )
     check_outputs(args)
     with progress(args, "ab", tick=False) as shown:
