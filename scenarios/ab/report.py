@@ -50,9 +50,9 @@ def differences(a: SideInfo, b: SideInfo) -> list[str]:
     out = []
     va, vb = a.versions, b.versions
     # Every version that changed; a package on one side only, where it is
-    # one that decides the numbers (the others, tools of an existing
-    # environment, are counted).
-    named = {n.lower() for n in PACKAGES} - {"vfab-loadtest"}
+    # one that decides the numbers or a patch tools/ab_patched_env.py put
+    # there (the others, tools of an existing environment, are counted).
+    named = {n.lower() for n in PACKAGES} - {"vfab-loadtest"} | {"vfab-ab-patch"}
     only = 0
     for name in sorted(va.keys() | vb.keys()):
         if name == "vfab-loadtest" or va.get(name) == vb.get(name):
