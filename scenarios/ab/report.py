@@ -121,6 +121,23 @@ def tables(judged: list[Judged]) -> list[str]:
 
 def text(run: ABRun) -> str:
     judged = judge(run.cells)
+    lines = [f"verdict: {verdict(judged)}", *about(run, judged)]
+    lines = [wrapped(line) for line in lines]
+    lines += tables(judged)
+    lines += [
+        "",
+        paragraph(
+            "B/A: the geometric mean of the pairs' ratios; 95%: the half-width "
+            "of its bootstrap interval over pairs."
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def about(run: ABRun, judged: list[Judged]) -> list[str]:
+    """What follows the verdict, a line each (unwrapped): the mode, the
+    sides and their differences, the duet's overlap, the unpaired
+    reading, the machine, what was not paired."""
     pairs = len(run.cells[0].a) if run.cells else 0
     how = (
         "A and B at the same moment, one core each"
@@ -128,7 +145,6 @@ def text(run: ABRun) -> str:
         else "A and B one after the other, in a random order each round"
     )
     lines = [
-        f"verdict: {verdict(judged)}",
         f"ab ({run.mode}): {plural(pairs, 'pair')} per cell, {how}",
         measuring_line(run),
         side_line(run.a),
@@ -149,16 +165,7 @@ def text(run: ABRun) -> str:
     lines += environment.lines(run.metadata)
     for missing in run.metadata.get("unmatched") or []:
         lines.append(f"not paired: {missing}")
-    lines = [wrapped(line) for line in lines]
-    lines += tables(judged)
-    lines += [
-        "",
-        paragraph(
-            "B/A: the geometric mean of the pairs' ratios; 95%: the half-width "
-            "of its bootstrap interval over pairs."
-        ),
-    ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def unpaired(judged: list[Judged]) -> dict[tuple[str, str, str], Difference]:
@@ -210,4 +217,9 @@ def document(run: ABRun) -> dict[str, Any]:
 
 
 def view(run: ABRun) -> View:
-    return View(text=text(run), files={"json": lambda: document(run)})
+    from scenarios.ab import page
+
+    return View(
+        text=text(run),
+        files={"json": lambda: document(run), "html": lambda: page.page(run)},
+    )

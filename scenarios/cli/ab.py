@@ -106,7 +106,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where built environments are kept (default: $VFAB_AB_CACHE or "
         "~/.cache/vfab-loadtest/ab)",
     )
-    add_output_options(p, json="write the pairs and each cell's verdict as JSON")
+    add_output_options(
+        p,
+        json="write the pairs and each cell's verdict as JSON",
+        html="write a page: the verdict, then each cell's ratio B/A and its "
+        "interval, largest change first",
+    )
     add_progress_option(p)
     storages.add_storage_options(p)
     p.set_defaults(handler=main)
