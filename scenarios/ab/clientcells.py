@@ -49,7 +49,18 @@ def matrix_config(params: Mapping[str, Any]) -> Any:
     )
 
 
-class MatrixCells:
+class WholeRuns:
+    """A source each trial of which is a whole run that starts and stops
+    what it needs: nothing to enter or leave."""
+
+    def __enter__(self) -> WholeRuns:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+class MatrixCells(WholeRuns):
     """The matrix's cells: each cell's median seconds per object over its
     rounds (the slowest client's, as the matrix takes a round)."""
 
@@ -57,12 +68,6 @@ class MatrixCells:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.config = matrix_config(params)
-
-    def __enter__(self) -> MatrixCells:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
 
     def trial(self, k: int) -> dict[Cell, float]:
         from scenarios.matrix.runner import run
@@ -106,7 +111,7 @@ def scale_config(params: Mapping[str, Any]) -> Any:
     )
 
 
-class ScalePoint:
+class ScalePoint(WholeRuns):
     """A scale point: per storage, the seconds per successful operation
     over the window (the inverse of its throughput) and the median
     operation's latency."""
@@ -116,12 +121,6 @@ class ScalePoint:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.config = scale_config(params)
         self.options = decoded_options(params)
-
-    def __enter__(self) -> ScalePoint:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
 
     def trial(self, k: int) -> dict[Cell, float]:
         from scenarios.clients.histogram import summary_ms
