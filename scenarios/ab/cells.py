@@ -15,38 +15,21 @@ is.  The matrix's cells and a scale point are in clientcells.py.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import gc
 import json
-import pickle
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-#: (column, row): one cell of a trial.
-Cell = tuple[str, str]
+from scenarios.ab.params import Cell, decoded_options
 
 
 class Unavailable(ValueError):
     """A storage named cannot run in this worker's environment (bad input,
     told to the parent as such)."""
-
-
-def encoded_options(options: Any) -> str:
-    """StorageOptions as they cross the pipe (both ends run this checkout's
-    code, so its pickle is theirs)."""
-    return base64.b64encode(pickle.dumps(options)).decode("ascii")
-
-
-def decoded_options(params: Mapping[str, Any]) -> Any:
-    """The StorageOptions *params* carry (default ones when none)."""
-    import storages
-
-    text = params.get("options")
-    return pickle.loads(base64.b64decode(text)) if text else storages.StorageOptions()
 
 
 def usable(names: Sequence[str], options: Any = None) -> list[Any]:

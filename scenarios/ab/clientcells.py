@@ -16,7 +16,6 @@ import statistics
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from scenarios.ab.cells import Cell, decoded_options
 from scenarios.ab.defaults import (
     MATRIX_CONCURRENCY,
     MATRIX_OBJECTS,
@@ -26,6 +25,7 @@ from scenarios.ab.defaults import (
     SCALE_DURATION_S,
     SCALE_WARMUP_S,
 )
+from scenarios.ab.params import Cell, decoded_options
 from scenarios.errors import ConfigError, RunFailure
 
 

@@ -1,7 +1,8 @@
-"""`vfab-bench ab --html`: the verdict first, the two environments and what
-differs, then per cell source a chart of every cell's paired ratio B/A
-with its interval (largest change first, the line at 1: no change) and the
-table beside it; offline, no script (scenarios.results.htmlbase)."""
+"""`vfab-bench ab --html`, and the command's view (view()): the verdict
+first, the two environments and what differs, then per cell source a
+chart of every cell's paired ratio B/A with its interval (largest change
+first, the line at 1: no change) and the table beside it; offline, no
+script (scenarios.results.htmlbase)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from scenarios.ab.cells import SOURCES
 from scenarios.ab.judge import Judged, judge, verdict
 from scenarios.ab.model import ABRun
 from scenarios.results import htmlbase
+from scenarios.results.kinds import View
 
 #: The chart's geometry (px): the label column, the plot, a row.
 LABEL_W, PLOT_W, ROW_H = 300, 420, 18
@@ -108,3 +110,11 @@ def page(run: ABRun) -> str:
         ]
     body += ["<h2>Metadata</h2>", htmlbase.metadata("ab", run.metadata)]
     return htmlbase.document(f"vfab-loadtest ab {date}".strip(), body)
+
+
+def view(run: ABRun) -> View:
+    """What `ab` shows: the text, the JSON, this page."""
+    return View(
+        text=report.text(run),
+        files={"json": lambda: report.document(run), "html": lambda: page(run)},
+    )

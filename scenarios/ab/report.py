@@ -12,7 +12,6 @@ from scenarios.ab.judge import Judged, judge, verdict
 from scenarios.ab.model import ABRun, SideInfo
 from scenarios.results import environment
 from scenarios.results.formatter import duration, plural
-from scenarios.results.kinds import View
 from scenarios.results.metadata import PACKAGES
 from scenarios.results.significance import Difference, adjust, difference
 from scenarios.results.table import Table, paragraph, wrapped
@@ -214,12 +213,3 @@ def document(run: ABRun) -> dict[str, Any]:
         for j in judged
     ]
     return out
-
-
-def view(run: ABRun) -> View:
-    from scenarios.ab import page
-
-    return View(
-        text=text(run),
-        files={"json": lambda: document(run), "html": lambda: page.page(run)},
-    )

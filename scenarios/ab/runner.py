@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.ab import envs
-from scenarios.ab.cells import SOURCES, encoded_options
+from scenarios.ab.cells import SOURCES
 from scenarios.ab.defaults import (
     DEFAULT_CELLS,
     DEFAULT_PAIRS,
@@ -32,6 +32,7 @@ from scenarios.ab.defaults import (
     MODES,
 )
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
+from scenarios.ab.params import encoded_options
 from scenarios.ab.sides import SETUP_S, TRIAL_S, Side
 from scenarios.bench.config import check_storage_names, scale_for
 from scenarios.errors import ConfigError, RunFailure

@@ -118,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.ab import defaults, envs, report, runner
+    from scenarios.ab import defaults, envs, page, runner
 
     pairs_default = defaults.QUICK_PAIRS if args.quick else defaults.DEFAULT_PAIRS
     names = selected_storages(args)
@@ -138,4 +138,4 @@ def main(args: argparse.Namespace) -> int:
     check_outputs(args)
     with progress(args, "ab", tick=False) as shown:
         result = runner.run(config, shown)
-    return emit(args, report.view(result))
+    return emit(args, page.view(result))

@@ -96,9 +96,14 @@ def judged(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
 @starts("subprocess")
 def test_a_against_itself_names_nothing(tmp_path: Path) -> None:
     out = tmp_path / "aa.json"
+    page = tmp_path / "aa.html"
     done = ab(sys.prefix, sys.prefix, "--cells", "rows", "--storage", "file",
-              "--pairs", "7", "--json", str(out), "-q", cache=tmp_path)  # fmt: skip
+              "--pairs", "7", "--json", str(out), "--html", str(page), "-q",
+              cache=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<h2>Verdict: no significant difference on 8 cells" in html
     assert done.stdout.startswith("verdict: no significant difference on 8 cells")
     assert "differences: none in the packages" in done.stdout
     cells = judged(out)
