@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from scenarios.results.codec import Json
+from vfab.codec import Json
 
 #: The JSON's kind and version (1: the first).
 KIND = "ab"

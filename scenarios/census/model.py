@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from scenarios.results import metadata
-from scenarios.results.codec import KEY, Json, encode
 from scenarios.results.files import CENSUS
+from vfab.codec import KEY, Json, encode
 
 
 @dataclasses.dataclass(frozen=True)

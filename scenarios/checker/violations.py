@@ -8,9 +8,9 @@ import dataclasses
 from typing import Any, ClassVar
 
 from scenarios.checker.check import Check
-from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from vfab import digests, operations
+from vfab.codec import Derived
 from vfab.model import VirtualFab, cents
 
 #: The kinds of violation, worst first (the order reports list them).

@@ -11,9 +11,9 @@ from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
 from scenarios.results import schema
-from scenarios.results.codec import Json
 from scenarios.results.files import COUNTS, ResultsError
 from scenarios.results.model import PhaseRows, TrialSummary
+from vfab.codec import Json
 
 #: The two sides a cell can count: the client process and the servers.
 SIDES = ("client", "server")

@@ -52,8 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from scenarios.load.clock import Clock
-from scenarios.results import codec
-from vfab import operations
+from vfab import codec, operations
 
 #: The version of the format (docs/history-format.md): 1 had no times,
 #: snapshots, digests or session records; 2 has them.

@@ -15,8 +15,8 @@ from scenarios.bench.config import check_storage_names
 from scenarios.clients import concurrency as scale_concurrency
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.results.codec import Derived
 from storages import StorageOptions, options_json
+from vfab.codec import Derived
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,9 +9,9 @@ import dataclasses
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from scenarios.results import schema
-from scenarios.results.codec import Json
 from scenarios.results.files import RUN
 from scenarios.results.stats import Stats, median_int, stats_or_none
+from vfab.codec import Json
 
 #: (storage, variant or "", row) -> raw samples, in the file's order: the
 #: cells compare and history test.

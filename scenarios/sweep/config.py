@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 import storages
 from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
-from scenarios.results.codec import Derived
 from storages import StorageOptions, options_json
 from storages.options import shown
+from vfab.codec import Derived
 from vfab.generate import DEFAULT_SEED
 from vfab.model import ProcessStep
 

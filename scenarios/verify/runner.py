@@ -36,12 +36,12 @@ from scenarios.interrupts import remove_tree
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
 from scenarios.progress import Machine, Progress, duration, machine_now, progress_of
-from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.model import ScalePoint
 from storages import StorageOptions
+from vfab.codec import Derived
 
 Say = Callable[[str], None]
 

@@ -1,4 +1,4 @@
-"""The JSON derived from a model's fields (scenarios.results.codec): every
+"""The JSON derived from a model's fields (vfab.codec): every
 model that takes its to_json and from_json from there reads back what it
 wrote, and the checked-in files write again what they hold."""
 
@@ -21,7 +21,6 @@ from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
 from scenarios.release.parts import PartResult
-from scenarios.results import codec
 from scenarios.results.model import RunResult
 from scenarios.results.significance import interval
 from scenarios.scale.config import Fault, ScaleConfig
@@ -32,6 +31,7 @@ from scenarios.verify.runner import CONTENTION, VerifyConfig
 from scenarios.verify.scenarios import ScenarioResult
 from tests.conftest import DATA
 from tests.test_imports import modules
+from vfab import codec
 
 
 def _through_json(value: Any) -> Any:
