@@ -356,8 +356,8 @@ def build(
     rows: dict[str, None] = {}
     for i, p in enumerate(points):
         for r in p.run.results:
-            row = f"{r.phase} [{r.size}]" if several else r.phase
-            values = tuple(s.cpu_s if cpu else s.wall_s for s in r.samples)
+            row = r.row(several)
+            values = tuple(r.cpu_values if cpu else r.wall_values)
             samples.setdefault((r.storage, row), {})[i] = values
             storages.setdefault(r.storage)
             rows.setdefault(row)
