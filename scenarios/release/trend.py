@@ -21,7 +21,7 @@ from scenarios.results.formatter import duration, plural
 from scenarios.results.model import RunResult
 from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.scale.compare import compare_scale
-from scenarios.trend import table as run_history
+from scenarios.trend import table as run_trend
 from scenarios.trend.runs import DEFAULT_BY, order, run_read
 
 #: Marks after a value: moved up, moved down, no mark.
@@ -32,7 +32,7 @@ UP, DOWN, SAME = "▲", "▼", " "
 class ReleaseHistory:
     releases: tuple[Release, ...]
     labels: tuple[str, ...]
-    table: run_history.History | None
+    table: run_trend.Trend | None
     #: (cell, [value per release], [mark per release])
     counts: tuple[tuple[str, list[str], list[str]], ...]
     count_cells: int
@@ -297,7 +297,7 @@ def build(
     table = None
     if len(tables) >= 2:
         runs = [run_read(p, t) for p, t in tables if t]
-        table = run_history.build([p for p, *_ in runs], by, stat, cpu, (runs, []))
+        table = run_trend.build([p for p, *_ in runs], by, stat, cpu, (runs, []))
     else:
         notes.append("The 2000 table: fewer than two releases hold one.")
     counts, cells = _count_steps(releases, fail_above)

@@ -15,7 +15,7 @@ from scenarios.results.stats import Stats, median_int
 from vfab.codec import Json
 
 #: (storage, variant or "", row) -> raw samples, in the file's order: the
-#: cells compare and history test.
+#: cells compare and trend test.
 Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 

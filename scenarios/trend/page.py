@@ -16,8 +16,8 @@ from scenarios.trend.table import (
     SLOWER,
     UNDECIDED,
     Cell,
-    History,
     Step,
+    Trend,
 )
 
 #: Colours of the step marks: slower, faster, undecided.
@@ -41,7 +41,7 @@ td.text { white-space: normal; text-align: left; }
 _CLASS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided"}
 
 
-def _note(history: History, cell: Cell, i: int) -> str:
+def _note(history: Trend, cell: Cell, i: int) -> str:
     iv = history.interval(cell, i)
     assert iv is not None
     storage, row = cell
@@ -57,7 +57,7 @@ def _note(history: History, cell: Cell, i: int) -> str:
     return text
 
 
-def _chart(history: History, row: str) -> str:
+def _chart(history: Trend, row: str) -> str:
     storages = [s for s in history.storages if (s, row) in history.samples]
     series = [
         svg.Series(s, svg.PALETTE[history.storages.index(s) % len(svg.PALETTE)])
@@ -86,7 +86,7 @@ def _chart(history: History, row: str) -> str:
     return svg.trend_chart(labels, series, marks, badges)
 
 
-def _runs_table(history: History) -> str:
+def _runs_table(history: Trend) -> str:
     by_date = history.by == BY_DATE  # the label is the date
     names = ["#", "date (UTC)" if by_date else history.ordered_by()]
     names += [] if by_date else ["date (UTC)"]
@@ -104,7 +104,7 @@ def _runs_table(history: History) -> str:
     return _table("runs", head, rows)
 
 
-def _steps_table(history: History, steps: list[Step]) -> str:
+def _steps_table(history: Trend, steps: list[Step]) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("storage", "task", "from", "to", "values", "change",
                                   "p", "q")
@@ -127,7 +127,7 @@ def _steps_table(history: History, steps: list[Step]) -> str:
     return _table("steps", head, rows)
 
 
-def _values_table(history: History) -> str:
+def _values_table(history: Trend) -> str:
     labels = [p.label for p in history.points]
     head = "<th>task</th>" + "".join(f"<th>{escape(s)}</th>" for s in history.storages)
     rows = []
@@ -158,7 +158,7 @@ def _table(name: str, head: str, rows: list[str]) -> str:
     )
 
 
-def section(history: History) -> str:
+def section(history: Trend) -> str:
     """The history's body: runs, steps, trend charts, values."""
     s = history.statistic
     marked = history.marked()
@@ -205,7 +205,7 @@ def section(history: History) -> str:
     return "".join(body)
 
 
-def page(history: History) -> str:
+def page(history: Trend) -> str:
     """The history as one HTML document."""
     first, last = history.points[0], history.points[-1]
     title = f"vfab-loadtest history: {first.label} to {last.label}"
@@ -218,7 +218,7 @@ def page(history: History) -> str:
     return htmlbase.document(title, [*body, section(history)], CSS)
 
 
-def machines(history: History) -> list[str]:
+def machines(history: Trend) -> list[str]:
     """Each run's load average, speed probe and busy warnings, a line per
     run (the machine a step may owe to)."""
     out = []
