@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
-from scenarios.census.model import ClassCount, History
+from scenarios.census.model import ClassCount, Revisions
 from scenarios.checker.check import not_checked
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.zeoloop import Row
@@ -118,7 +118,7 @@ def samples() -> list[Any]:
         counts.results[0].samples[0],
         ClassCount("vfab.model.User", 20, 1234, 21, 1),
         ClassCount("persistent.mapping.PersistentMapping", 1, 80),
-        History(transactions=3, records=40, current=38, old=2, unreachable=0),
+        Revisions(transactions=3, records=40, current=38, old=2, unreachable=0),
         Fault("kill-server", 2.0, 1.5),
         Fault("kill-client", 1.0),
         ScenarioResult("read current", "violation", "b['x'] is 'failed'"),
