@@ -17,6 +17,8 @@ from scenarios.checker.check import not_checked
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.zeoloop import Row
 from scenarios.counts.model import CountRun
+from scenarios.load.clock import Clock
+from scenarios.load.history import Access, Event, Session
 from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
@@ -128,7 +130,28 @@ def samples() -> list[Any]:
         Row("all", 120, 60.0, 2, 0, 1.5, 4.0, 9.25),
         interval([0.012, 0.011, 0.013, 0.02]),
         interval([0.5]),
+        EVENT,
+        Session("c1", Clock(0.5, 0.01, "boot"), "FileStorage", True, "same process"),
     ]
+
+
+#: An attempt with every field set (its accesses in their compact lists).
+EVENT = Event(
+    "c1", 4, "match_price", "ok", None, "0f" * 8,
+    (Access("price", 7, 2, 500, "d" * 16, True),), (Access("stock", "lab1", 3, 9),),
+    1.5, 2.5, "0e" * 8,
+)  # fmt: skip
+
+
+def test_an_event_keeps_the_format_s_order_and_compact_accesses() -> None:
+    """docs/history-format.md's order (Event.JSON_ORDER), not the fields'."""
+    data = EVENT.to_json()
+    assert list(data) == [
+        "client", "n", "op", "outcome", "error", "tid", "snapshot", "start", "end",
+        "reads", "writes",
+    ]  # fmt: skip
+    assert data["reads"] == [["price", 7, 2, 500, "d" * 16, 1]]
+    assert data["writes"] == [["stock", "lab1", 3, 9, ""]]
 
 
 def test_every_model_reads_back_what_it_writes() -> None:
