@@ -11,7 +11,7 @@ from scenarios.bench import page as html
 from scenarios.counts import report as counts_report
 from scenarios.release.microbench import micro_rows
 from scenarios.release.model import Release
-from scenarios.release.trend import ReleaseHistory
+from scenarios.release.trend import ReleaseTrend
 from scenarios.release.verdict import CHANGE, GATE, Verdict
 from scenarios.results import htmlbase
 from scenarios.results.table import Table
@@ -203,7 +203,7 @@ def page(release: Release, verdict: Verdict | None) -> str:
     return htmlbase.document("vfab-loadtest release check", body, CSS)
 
 
-def history_page(h: ReleaseHistory) -> str:
+def history_page(h: ReleaseTrend) -> str:
     """The history of releases as one page: the releases in order, then
     each part's trend (the 2000 table's with history's own charts)."""
     from scenarios.trend import page as history_html

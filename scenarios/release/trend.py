@@ -1,4 +1,4 @@
-"""History across release directories: every part's trend (the 2000 table,
+"""A trend across release directories: every part's trend (the 2000 table,
 counts, the concurrency curve, the million run, consistency), each step
 between neighbours by the comparison the verdict uses (docs/internals.md).
 """
@@ -29,7 +29,7 @@ UP, DOWN, SAME = "▲", "▼", " "
 
 
 @dataclasses.dataclass(frozen=True)
-class ReleaseHistory:
+class ReleaseTrend:
     releases: tuple[Release, ...]
     labels: tuple[str, ...]
     table: run_trend.Trend | None
@@ -44,7 +44,7 @@ class ReleaseHistory:
 
     def heading(self) -> str:
         return (
-            f"History of {len(self.releases)} releases, in the order of the "
+            f"Trend of {len(self.releases)} releases, in the order of the "
             "versions they recorded, then their dates; a step is a change "
             f"from the previous release ({UP} up, {DOWN} down) that release "
             "--against would report."
@@ -150,7 +150,7 @@ def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
     """*releases* in version (then date) order."""
     if len(releases) < 2:
         raise ResultsError(
-            f"a history needs two or more releases; found one ({releases[0].path})"
+            f"a trend needs two or more releases; found one ({releases[0].path})"
         )
     keys = [
         run_read(r.path, RunResult(metadata=r.metadata, results=())) for r in releases
@@ -282,7 +282,7 @@ def build(
     stat: str | None = None,
     cpu: bool = False,
     fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
-) -> ReleaseHistory:
+) -> ReleaseTrend:
     """The trends of the releases *loaded* (model.load), part by part."""
     releases = ordered(loaded, by)
     labels = order(
@@ -301,7 +301,7 @@ def build(
     else:
         notes.append("The 2000 table: fewer than two releases hold one.")
     counts, cells = _count_steps(releases, fail_above)
-    return ReleaseHistory(
+    return ReleaseTrend(
         releases=tuple(releases),
         labels=tuple(p.label for p in labels),
         table=table,
