@@ -20,7 +20,6 @@ def bar_chart(
     series: Sequence[Series],
     marks: dict[tuple[str, str], Mark],
     y_label: str,
-    title: str = "",
     y_format: Callable[[float], str] = lambda v: f"{v:g}",
     width: int = 420,
     height: int = 300,
@@ -31,7 +30,7 @@ def bar_chart(
     matrix).  A missing (group, series) leaves its slot empty."""
     left, right, bottom = 58, 12, 40
     key, legend_y = svg.legend_marks(series, left, 16, width - right)
-    top = int(legend_y) + (36 if title else 20)
+    top = int(legend_y) + 20
     height += top - 36
     x0, x1, y0, y1 = left, width - right, height - bottom, top
     # The bars set the scale; a whisker reaching far above them (a noisy
@@ -50,11 +49,6 @@ def bar_chart(
         f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
         'fill="#f8f9fb"/>',
     ]
-    if title:
-        out.append(
-            f'<text x="{(x0 + x1) / 2}" y="{top - 12}" font-size="13" '
-            f'text-anchor="middle" fill="#222">{escape(title)}</text>'
-        )
     out += key
     out += y_grid(x0, x1, py, y_max, step, y_format)
     slot = (x1 - x0) / max(1, len(groups))

@@ -429,6 +429,20 @@ def trend_chart(
     return "".join(out)
 
 
+def titled(chart: str, title: str) -> str:
+    """*chart* under *title*, as one chart: a standalone file's panels carry
+    their titles, as a page's figures do above them."""
+    found = re.search(r'viewBox="0 0 (\d+) (\d+)"', chart)
+    w, h = (int(found.group(1)), int(found.group(2)) + 24) if found else (600, 424)
+    return (
+        f'<svg class="chart" role="img" viewBox="0 0 {w} {h}" width="{w}" '
+        f'height="{h}" {FONT}><text x="{w / 2}" y="16" font-size="13" '
+        f'text-anchor="middle" fill="#222">{escape(title)}</text>'
+        + chart.replace("<svg ", '<svg x="0" y="24" ', 1)
+        + "</svg>"
+    )
+
+
 def side_by_side(charts: Sequence[str], title: str = "", gap: int = 16) -> str:
     """Charts drawn here, left to right, as one standalone SVG document (a
     file: the namespace declared, a <title> for viewers)."""

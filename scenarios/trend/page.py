@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from html import escape
 
-from scenarios.results import environment, htmlbase, significance, svg
+from scenarios.results import environment, significance, svg
 from scenarios.results.formatter import duration as format_time
+from scenarios.results.htmlbase import Page
 from scenarios.trend.table import (
     BY_DATE,
     FASTER,
@@ -158,51 +159,52 @@ def _table(name: str, head: str, rows: list[str]) -> str:
     )
 
 
+def load_note(history: Trend) -> str:
+    """The load each run recorded at its start, as a chart's load note."""
+    loads = []
+    for i, p in enumerate(history.points, 1):
+        start = environment.of(p.run.metadata).get("load_average_start")
+        loads.append(f"run {i} {start[0]:.2f}" if start else f"run {i} ?")
+    return "Load average (1 min) at the start: " + ", ".join(loads) + "."
+
+
 def section(history: Trend) -> str:
     """The history's body: runs, steps, trend charts, values."""
     s = history.statistic
     marked = history.marked()
     undecided = history.undecided()
-    body = [
-        f'<p class="note">{escape(history.heading())}</p>',
-        *(f'<p class="note">{escape(n)}</p>' for n in history.notes),
-        "<h2>Runs, in order</h2>",
-        _runs_table(history),
-    ]
+    p = Page().note(history.heading(), *history.notes).section("Runs, in order")
+    p.raw(_runs_table(history))
     if history.skipped:
-        left_out = escape("; ".join(history.skipped))
-        body.append(f'<p class="note">Left out (not run files): {left_out}</p>')
-    body.append(f"<h2>Steps ({len(marked)})</h2>")
+        p.note(f"Left out (not run files): {'; '.join(history.skipped)}")
+    p.section(f"Steps ({len(marked)})")
     if marked:
-        body.append(_steps_table(history, marked))
+        p.raw(_steps_table(history, marked))
     else:
-        body.append(
-            '<p class="note">None: no change between consecutive runs was '
-            "significant.</p>"
-        )
+        p.note("None: no change between consecutive runs was significant.")
     if undecided:
-        body.append(
-            f'<p class="note undecided">{len(undecided)} changes could not be '
-            f"decided: too few trials ({history.trials_needed()} a side "
-            "needed; run more trials with --repeat).</p>"
+        p.note(
+            f"{len(undecided)} changes could not be decided: too few trials "
+            f"({history.trials_needed()} a side needed; run more trials with "
+            "--repeat).",
+            css="note undecided",
         )
-    body.append(f"<h2>Trends ({history.metric} time, {escape(s.label)})</h2>")
-    figures = [
-        f'<figure class="cell-trend"><h3>{escape(row)}</h3>'
-        f"{_chart(history, row)}</figure>"
-        for row in history.rows
-    ]
-    body.append(f'<div class="trends">{"".join(figures)}</div>')
-    body.append(
-        '<p class="note">Each point: the '
-        f"{escape(s.label)} over the run's trials; bar: its "
+    p.section(f"Trends ({history.metric} time, {s.label})")
+    figures = Page()
+    for row in history.rows:
+        figures.chart(row, _chart(history, row), load=load_note(history))
+    p.raw(
+        f'<div class="trends">{figures.html()}</div>'.replace(
+            "<figure>", '<figure class="cell-trend">'
+        )
+    )
+    p.note(
+        f"Each point: the {s.label} over the run's trials; bar: its "
         f"{1 - significance.ALPHA:.0%} bootstrap interval; log scale.  Ringed "
         f"{SLOWER} (red): significantly slower than the previous run; {FASTER} "
-        f"(green): faster.  {UNDECIDED} (grey): too few trials to tell.</p>"
+        f"(green): faster.  {UNDECIDED} (grey): too few trials to tell."
     )
-    body.append("<h2>Values</h2>")
-    body.append(_values_table(history))
-    return "".join(body)
+    return p.section("Values").raw(_values_table(history)).html()
 
 
 def page(history: Trend) -> str:
@@ -213,19 +215,12 @@ def page(history: Trend) -> str:
         f"{len(history.points)} runs · storages: {', '.join(history.storages)} · "
         f"{len(history.rows)} tasks"
     )
-    body = [f"<h1>{escape(title)}</h1>", f'<p class="lede">{escape(lede)}</p>']
-    body += machines(history)
-    return htmlbase.document(title, [*body, section(history)], CSS)
-
-
-def machines(history: Trend) -> list[str]:
-    """Each run's load average, speed probe and busy warnings, a line per
-    run (the machine a step may owe to)."""
-    out = []
-    for i, p in enumerate(history.points, 1):
-        lines = environment.lines(p.run.metadata)
+    p = Page().add("h1", title).add("p", lede, "lede")
+    for i, point in enumerate(history.points, 1):
+        # Each run's machine: the one a step may owe to.
+        lines = environment.lines(point.run.metadata)
         if lines:
-            css = "note wide" if any(x.startswith("Warning") for x in lines) else "note"
-            text = escape(f"Run {i} ({p.label}): " + " ".join(lines))
-            out.append(f'<p class="{css}">{text}</p>')
-    return out
+            busy = any(x.startswith("Warning") for x in lines)
+            text = f"Run {i} ({point.label}): " + " ".join(lines)
+            p.note(text, css="note wide" if busy else "note")
+    return p.raw(section(history)).document(title, CSS)
