@@ -14,6 +14,10 @@ from scenarios.results.svg import Mark, Series, y_grid
 
 _f = svg._f  # coordinates as every chart writes them
 
+#: Bars whose values span more than this factor are drawn on a log axis:
+#: on a linear one the shortest would be a line or nothing.
+LOG_SPAN = 10.0
+
 
 def bar_chart(
     groups: Sequence[str],
@@ -25,7 +29,8 @@ def bar_chart(
     height: int = 300,
 ) -> str:
     """Grouped bars: a group per entry of *groups* along x, a bar per series
-    in each (shorter is better where the value is a time), linear y from 0,
+    in each (shorter is better where the value is a time), linear y from 0
+    (log, said in the axis label, when the values span over LOG_SPAN),
     each bar's interval as a black whisker (as RelStorage's FAQ draws its
     matrix).  A missing (group, series) leaves its slot empty."""
     left, right, bottom = 58, 12, 40
@@ -39,8 +44,18 @@ def bar_chart(
     top_value = min(max((m.high for m in marks.values()), default=1.0), highest * 1.5)
     step = svg._nice_step(top_value or highest)
     y_max = math.ceil(max(top_value, highest) / step) * step
+    lowest = min((m.value for m in marks.values() if m.value > 0), default=highest)
+    log = highest / lowest > LOG_SPAN
+    # A decade below the shortest bar's: it stands as a bar, not a line.
+    lo = 10 ** math.floor(math.log10(lowest) - 1) if log else 0.0
+    if log:
+        y_max = 10 ** math.ceil(math.log10(max(top_value, highest)))
+        y_label += f" (log scale: the values span {highest / lowest:,.0f}x)"
 
     def py(v: float) -> float:
+        if log:
+            share = math.log10(min(max(v, lo), y_max) / lo) / math.log10(y_max / lo)
+            return y0 - (y0 - y1) * share
         return y0 - (y0 - y1) * min(v, y_max) / y_max
 
     out = [
@@ -50,7 +65,10 @@ def bar_chart(
         'fill="#f8f9fb"/>',
     ]
     out += key
-    out += y_grid(x0, x1, py, y_max, step, y_format)
+    if log:
+        out += svg.y_ticks(x0, x1, py, svg._log_ticks(lo, y_max), y_format)
+    else:
+        out += y_grid(x0, x1, py, y_max, step, y_format)
     slot = (x1 - x0) / max(1, len(groups))
     bar = slot * 0.8 / max(1, len(series))
     for i, g in enumerate(groups):

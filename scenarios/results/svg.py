@@ -320,6 +320,17 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return out
 
 
+#: The widest a character of an axis label (11 px) is drawn, as a bound.
+CHAR = 6.6
+
+
+def _label_lines(label: str) -> list[str]:
+    """A run's label as the lines of its axis label: "ZODB 6.4 (2026-11-26
+    11:52:29)" -> ["ZODB 6.4", "2026-11-26 11:52:29"]."""
+    found = re.fullmatch(r"(.+) \((.+)\)", label)
+    return [found.group(1), found.group(2)] if found else [label]
+
+
 @dataclasses.dataclass(frozen=True)
 class Badge:
     """A sign beside a point of a trend chart: *text* in *colour* (CSS class
@@ -345,8 +356,13 @@ def trend_chart(
     left, right = 62, 16
     key, legend_y = legend_marks(series, left, 16, width - right)
     top = int(legend_y) + 16
-    slanted = len(labels) > 4 or max(len(x) for x in labels) > 14
-    bottom = 74 if slanted else 36
+    lines = [_label_lines(x) for x in labels]
+    longest = max(len(line) for x in lines for line in x) * CHAR
+    # A label whose lines fit its slot is written level, a line under the
+    # other; else slanted whole, the margins sized to hold it all.
+    level = longest <= (width - left - right) / len(labels)
+    slant = max(len(" ".join(x)) for x in lines) * CHAR
+    bottom = 20 + 13 * max(map(len, lines)) if level else int(14 + slant / 2 + 12)
     height += top - 14 + (bottom - 36)
     x0, x1, y0, y1 = left, width - right, height - bottom, top
     values = [v for m in marks.values() for v in (m.low, m.high, m.value) if v > 0]
@@ -356,13 +372,15 @@ def trend_chart(
         middle = math.sqrt(lo * hi)
         lo, hi = middle / math.sqrt(10), middle * math.sqrt(10)
 
-    # A slanted first label reaches left of its point: keep it on the chart.
-    inset = max(16.0, 0.87 * 6 * len(labels[0]) - left + 8) if slanted else 16.0
+    # The first label reaches left of its point: keep it on the chart.
+    reach = longest / 2 if level else 0.87 * slant
+    inset = max(16.0, reach - left + 8)
+    end = max(16.0, longest / 2 - right + 8) if level else 16.0
 
     def px(i: int) -> float:
         if len(labels) == 1:
             return (x0 + x1) / 2
-        return x0 + inset + (x1 - x0 - inset - 16) * i / (len(labels) - 1)
+        return x0 + inset + (x1 - x0 - inset - end) * i / (len(labels) - 1)
 
     def py(v: float) -> float:
         v = min(max(v, lo), hi)
@@ -375,28 +393,26 @@ def trend_chart(
         'fill="#f8f9fb"/>',
     ]
     out += key
-    for v in _log_ticks(lo, hi):
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{time_tick(v)}</text>'
-        )
-    for i, label in enumerate(labels):
+    out += y_ticks(x0, x1, py, _log_ticks(lo, hi), time_tick)
+    for i in range(len(labels)):
         x = px(i)
         out.append(
             f'<line x1="{_f(x)}" y1="{y1}" x2="{_f(x)}" y2="{y0}" stroke="#e6e9ee"/>'
         )
-        if slanted:
+        if level:
+            spans = "".join(
+                f'<tspan x="{_f(x)}" dy="{13 if j else 0}">{escape(t)}</tspan>'
+                for j, t in enumerate(lines[i])
+            )
             out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 14}" font-size="11" '
-                f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
-                f'{y0 + 14})">{escape(label)}</text>'
+                f'<text class="version" x="{_f(x)}" y="{y0 + 16}" font-size="11" '
+                f'text-anchor="middle" fill="#333">{spans}</text>'
             )
         else:
             out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 16}" font-size="11" '
-                f'text-anchor="middle" fill="#333">{escape(label)}</text>'
+                f'<text class="version" x="{_f(x)}" y="{y0 + 14}" font-size="11" '
+                f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
+                f'{y0 + 14})">{escape(" ".join(lines[i]))}</text>'
             )
     for s in series:
         points = [
@@ -476,15 +492,23 @@ def y_grid(
     y_format: Callable[[float], str],
 ) -> list[str]:
     """The horizontal grid lines and their labels, every *step* up to
-    *y_max* (*py*: a value's y coordinate): every chart's y axis."""
-    out = []
-    v = 0.0
-    while v <= y_max + step / 1000:
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
-        )
-        v += step
-    return out
+    *y_max* (*py*: a value's y coordinate): every linear y axis."""
+    ticks = [i * step for i in range(int(y_max / step + 1.001))]
+    return y_ticks(x0, x1, py, ticks, y_format)
+
+
+def y_ticks(
+    x0: float,
+    x1: float,
+    py: Callable[[float], float],
+    ticks: Sequence[float],
+    y_format: Callable[[float], str],
+) -> list[str]:
+    """A grid line and its label at each of *ticks*: every chart's y axis."""
+    return [
+        f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+        'stroke="#dde1e7"/>'
+        f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+        f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
+        for v in ticks
+    ]
