@@ -13,7 +13,7 @@ from scenarios.release.microbench import micro_rows
 from scenarios.release.model import Release
 from scenarios.release.trend import ReleaseTrend
 from scenarios.release.verdict import CHANGE, GATE, Verdict
-from scenarios.results.htmlbase import Page, tag
+from scenarios.results.htmlbase import Markup, Page, table, tag
 from scenarios.results.table import Table
 from scenarios.scale import page as scale_page
 
@@ -34,14 +34,13 @@ table.parts td, #verdict td { white-space: normal; }
 BAD = ("failed", "violations", "not checked")
 
 
-def _status(status: str, detail: str) -> str:
+def _status(status: str, detail: str) -> Markup:
     css = "bad" if status in BAD else "good"
-    text = escape(status) + (f": {escape(detail)}" if detail else "")
-    return f'<span class="{css}">{text}</span>'
+    return Markup(tag("span", status + (f": {detail}" if detail else ""), css))
 
 
-def _files(files: list[str]) -> str:
-    return ", ".join(f'<a href="{escape(f)}">{escape(f)}</a>' for f in files)
+def _files(files: list[str]) -> Markup:
+    return Markup(", ".join(f'<a href="{escape(f)}">{escape(f)}</a>' for f in files))
 
 
 def verdict_section(v: Verdict) -> str:
@@ -145,20 +144,16 @@ def page(release: Release, verdict: Verdict | None) -> str:
     parts = [p for p in release.summary.get("parts", []) if isinstance(p, dict)]
     rows = [
         [
-            f'<a href="#{escape(str(part.get("name")))}">'
-            f"{escape(str(part.get('title')))}</a>",
+            Markup(
+                f'<a href="#{escape(str(part.get("name")))}">'
+                f"{escape(str(part.get('title')))}</a>"
+            ),
             _status(str(part.get("status")), str(part.get("detail") or "")),
             _files(list(part.get("files") or [])),
         ]
         for part in parts
     ]
-    p.raw(
-        '<table class="parts"><thead><tr><th>part</th><th>status</th>'
-        "<th>files</th></tr></thead>"
-        "<tbody>"
-        + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-        + "</tbody></table>"
-    )
+    p.raw(table(["part", "status", "files"], rows, "parts"))
     for part in parts:
         name = str(part.get("name"))
         p.section(str(part.get("title")), id=name)

@@ -58,13 +58,7 @@ def bar_chart(
             return y0 - (y0 - y1) * share
         return y0 - (y0 - y1) * min(v, y_max) / y_max
 
-    out = [
-        f'<svg class="chart" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {svg.FONT}>',
-        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
-        'fill="#f8f9fb"/>',
-    ]
-    out += key
+    out = svg.frame(width, height, (x0, x1, y0, y1)) + key
     if log:
         out += svg.y_ticks(x0, x1, py, svg._log_ticks(lo, y_max), y_format)
     else:
@@ -94,10 +88,5 @@ def bar_chart(
                     f'y2="{_f(py(m.high))}" stroke="#111" stroke-width="1.2"/>'
                 )
             out.append("</g>")
-    out.append(
-        f'<text x="14" y="{(y0 + y1) / 2}" font-size="12" text-anchor="middle" '
-        f'fill="#555" transform="rotate(-90 14 {(y0 + y1) / 2})">'
-        f"{escape(y_label)}</text>"
-    )
-    out.append("</svg>")
+    out += [svg.axis_label(y_label, 14, (y0 + y1) / 2, vertical=True), "</svg>"]
     return "".join(out)

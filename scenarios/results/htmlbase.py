@@ -55,8 +55,14 @@ p.load { margin: 2px 0 0; }
 """
 
 
+class Markup(str):
+    """Text that is HTML already: a table cell taken as it is."""
+
+
 def cell(text: str, attributes: str = "") -> str:
     """A table cell; one whose interval is wide ("!") is marked."""
+    if isinstance(text, Markup):
+        return f"<td{attributes}>{text}</td>"
     body = escape(text.rstrip())
     if body.endswith("!"):
         body = f'<span class="wide">{body}</span>'
@@ -73,8 +79,9 @@ def header_cell(text: str) -> str:
     return UNIT.sub(lambda m: "&nbsp;" + escape(m.group(1)), escape(text))
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["<table><thead><tr>"]
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], css: str = "") -> str:
+    """*rows* under *header*, each cell escaped but a Markup one."""
+    out = [f'<table class="{css}"><thead><tr>' if css else "<table><thead><tr>"]
     out += [f"<th>{header_cell(h)}</th>" for h in header]
     out.append("</tr></thead><tbody>")
     for row in rows:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from html import escape
 
-from scenarios.results import environment, significance, svg
+from scenarios.results import environment, significance, svg, trendchart
 from scenarios.results.formatter import duration as format_time
-from scenarios.results.htmlbase import Page
+from scenarios.results.htmlbase import Markup, Page, table
 from scenarios.trend.table import (
     BY_DATE,
     FASTER,
@@ -33,7 +33,8 @@ h3 { font-size: 14px; margin: 4px 0; }
 table { font-size: 13px; }
 th, td { padding: 3px 9px; }
 th { text-align: left; }
-td.text { white-space: normal; text-align: left; }
+table.runs td, table.steps td:nth-child(-n+4) { white-space: normal;
+  text-align: left; }
 .slower { color: #b42318; font-weight: 600; }
 .faster { color: #067647; font-weight: 600; }
 .undecided { color: #8a8a8a; }
@@ -65,7 +66,7 @@ def _chart(history: Trend, row: str) -> str:
         for s in storages
     ]
     marks: dict[tuple[int, str], svg.Mark] = {}
-    badges: dict[tuple[int, str], svg.Badge] = {}
+    badges: dict[tuple[int, str], trendchart.Badge] = {}
     for storage in storages:
         cell = (storage, row)
         for i in history.samples[cell]:
@@ -77,86 +78,63 @@ def _chart(history: Trend, row: str) -> str:
             step = history.step(cell, i)
             if step is not None and step.mark in STEP_COLOURS:
                 # A step is ringed; a doubt only noted.
-                badges[(i, storage)] = svg.Badge(
+                badges[(i, storage)] = trendchart.Badge(
                     step.mark,
                     STEP_COLOURS[step.mark],
                     _CLASS[step.mark],
                     ring=step.mark != UNDECIDED,
                 )
     labels = [p.label for p in history.points]
-    return svg.trend_chart(labels, series, marks, badges)
+    return trendchart.trend_chart(labels, series, marks, badges)
 
 
 def _runs_table(history: Trend) -> str:
     by_date = history.by == BY_DATE  # the label is the date
     names = ["#", "date (UTC)" if by_date else history.ordered_by()]
     names += [] if by_date else ["date (UTC)"]
-    names += ["file", "trials", "also changed"]
-    head = "".join(f"<th>{escape(h)}</th>" for h in names)
-    rows = []
-    for i, p in enumerate(history.points, 1):
-        texts = [p.label, *([] if by_date else [p.when]), str(p.path)]
-        rows.append(
-            f"<tr><td>{i}</td>"
-            + "".join(f'<td class="text">{escape(t)}</td>' for t in texts)
-            + f'<td>{p.trials}</td><td class="text">{escape(", ".join(p.changed))}'
-            "</td></tr>"
-        )
-    return _table("runs", head, rows)
+    rows = [
+        [str(i), p.label, *([] if by_date else [p.when]), str(p.path), str(p.trials),
+         ", ".join(p.changed)]
+        for i, p in enumerate(history.points, 1)
+    ]  # fmt: skip
+    return table([*names, "file", "trials", "also changed"], rows, "runs")
 
 
 def _steps_table(history: Trend, steps: list[Step]) -> str:
-    head = "".join(
-        f"<th>{h}</th>" for h in ("storage", "task", "from", "to", "values", "change",
-                                  "p", "q")
-    )  # fmt: skip
     rows = []
     for s in steps:
         d = s.difference
         a, b = history.points[s.before], history.points[s.after]
-        cls = _CLASS.get(s.mark, "")
-        q = "" if d.q_value is None else f"{d.q_value:.3g}"
-        rows.append(
-            f'<tr class="step"><td>{escape(s.cell[0])}</td><td class="text">'
-            f'{escape(s.cell[1])}</td><td class="text">{escape(a.label)}</td>'
-            f'<td class="text">{escape(b.label)}</td><td>'
-            f"{escape(format_time(d.old.estimate))} → "
-            f"{escape(format_time(d.new.estimate))}</td>"
-            f'<td class="{cls}">{escape(s.verdict)}</td><td>{d.p_value:.3g}</td>'
-            f"<td>{q}</td></tr>"
+        change = Markup(
+            f'<span class="{_CLASS.get(s.mark, "")}">{escape(s.verdict)}</span>'
         )
-    return _table("steps", head, rows)
+        values = f"{format_time(d.old.estimate)} → {format_time(d.new.estimate)}"
+        q = "" if d.q_value is None else f"{d.q_value:.3g}"
+        rows.append([*s.cell, a.label, b.label, values, change, f"{d.p_value:.3g}", q])
+    header = ["storage", "task", "from", "to", "values", "change", "p", "q"]
+    return table(header, rows, "steps")
 
 
 def _values_table(history: Trend) -> str:
     labels = [p.label for p in history.points]
-    head = "<th>task</th>" + "".join(f"<th>{escape(s)}</th>" for s in history.storages)
     rows = []
     for row in history.rows:
-        cells = [f"<td>{escape(row)}</td>"]
+        cells = [row]
         for storage in history.storages:
             cell = (storage, row)
             if cell not in history.samples:
-                cells.append(f"<td>{MISSING}</td>")
+                cells.append(MISSING)
                 continue
             parts = []
             for label, value in zip(labels, history.cell_values(cell), strict=True):
-                mark = value[-1] if value != MISSING else ""
-                cls = _CLASS.get(mark)
+                cls = _CLASS.get(value[-1] if value != MISSING else "")
                 text = escape(value)
                 if cls:
                     text = f'<span class="{cls}">{text}</span>'
                 parts.append(f'<span title="{escape(label)}">{text}</span>')
-            cells.append(f"<td>{'  '.join(parts)}</td>")
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return _table("values", head, rows)
-
-
-def _table(name: str, head: str, rows: list[str]) -> str:
-    return (
-        f'<table class="{name}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+            cells.append(Markup("  ".join(parts)))
+        rows.append(cells)
+    return table(["task", *history.storages], rows, "values")
 
 
 def load_note(history: Trend) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from scenarios.matrix import page as matrix_page
 from scenarios.matrix.model import MatrixRun
-from scenarios.results import bars, svg
+from scenarios.results import bars, trendchart
 from scenarios.results.svg import Mark, Series
 from tests.conftest import DATA, checked_in
 from tests.support.cli_helpers import run_quietly
@@ -86,7 +86,7 @@ def test_a_runs_label_is_whole_and_inside_the_chart(count: int) -> None:
     they fit, else slanted with the room they need."""
     labels = [f"ZODB 6.4.{i}rc1 (2026-12-02 02:51:{i:02})" for i in range(count)]
     marks = {(i, "file"): Mark(0.01 * (i + 1), 0.01, 0.02) for i in range(count)}
-    chart = svg.trend_chart(labels, [Series("file", "#000")], marks)
+    chart = trendchart.trend_chart(labels, [Series("file", "#000")], marks)
     width, height = map(float, re.search(r'viewBox="0 0 (\S+) (\S+)"', chart).groups())  # type: ignore[union-attr]
     drawn = re.findall(r'<text class="version".*?</text>', chart)
     assert len(drawn) == count
