@@ -170,14 +170,10 @@ def page(
     supplies them, so bench imports no other command)."""
     s = significance.statistic(report.run_statistic(run, stat))
     meta = run.metadata
-    versions = meta.get("versions", {})
-    lede = (
-        f"{meta.get('date', '')} · Python {meta.get('python', {}).get('version', '?')}"
-        f" · ZODB {versions.get('ZODB', '?')} · ZEO {versions.get('ZEO', '?')} · "
-        f"{meta.get('host', {}).get('cpu_count', '?')} CPUs · storages: "
-        + ", ".join(run.storages)
-    )
-    p = Page(meta).add("h1", "vfab-loadtest results").add("p", lede, "lede")
+    p = Page(meta)
+    cpus = f"{meta.get('host', {}).get('cpu_count', '?')} CPUs"
+    storages = "storages: " + ", ".join(run.storages)
+    p.heading("vfab-loadtest results", *p.about("ZODB", "ZEO"), cpus, storages)
     p.note(
         f"{significance.legend(s)} Times are wall time unless said otherwise.  "
         "Noise on a shared machine only slows a trial down, so the low end of "

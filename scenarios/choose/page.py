@@ -16,11 +16,7 @@ def page(run: ChooseRun) -> str:
     verdict = lines(run)
     load = [line for line in verdict if line.startswith(("warning:", "note:"))]
     cut = verdict.index("when it changes:") if "when it changes:" in verdict else 1
-    p = (
-        Page(run.metadata)
-        .add("h1", "vfab-loadtest choose")
-        .add("p", verdict[0], "lede")
-    )
+    p = Page(run.metadata).heading("vfab-loadtest choose", verdict[0])
     p.items((line.strip() for line in verdict[1:cut]), "ol", "notes")
     p.notes(verdict[cut:]).machine()
     scale = run.as_scale()

@@ -10,14 +10,10 @@ from scenarios.results.htmlbase import Page
 
 def page(run: CountRun) -> str:
     meta = run.metadata
-    versions = meta.get("versions", {})
-    lede = (
-        f"{meta.get('date', '')} · Python {meta.get('python', {}).get('version', '?')}"
-        f" · ZODB {versions.get('ZODB', '?')} · "
-        f"{meta.get('counts', {}).get('valgrind', '')} · storages: "
-        + ", ".join(run.storages)
-    )
-    p = Page(meta).add("h1", "vfab-loadtest counts").add("p", lede, "lede")
+    p = Page(meta)
+    valgrind = str(meta.get("counts", {}).get("valgrind", ""))
+    storages = "storages: " + ", ".join(run.storages)
+    p.heading("vfab-loadtest counts", *p.about("ZODB"), valgrind, storages)
     p.note(report.legend(run)).machine().section("Tables")
     p.tables(report.tables(run), scroll=False).section("Metadata").metadata("run")
     return p.document(f"vfab-loadtest counts {meta.get('date', '')}".strip())

@@ -68,7 +68,7 @@ def svg_file(run: MatrixRun, stat: str | None = None) -> str:
 def page(run: MatrixRun, stat: str | None = None) -> str:
     s = stat or significance.recorded(run.metadata)
     date = str(run.metadata.get("date", ""))
-    p = Page(run.metadata).add("h1", "vfab-loadtest matrix").add("p", date, "lede")
+    p = Page(run.metadata).heading("vfab-loadtest matrix", date)
     p.machine().section("RelStorage's SQLite FAQ, checked").raw("<ul>")
     for a in claims.answers(run, s):
         p.raw(f"<li>{tag('b', a.claim)}: ")

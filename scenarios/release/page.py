@@ -108,20 +108,16 @@ def page(release: Release, verdict: Verdict | None) -> str:
     """The whole index.html of *release*, *verdict* against the last one
     (None: no --against)."""
     meta = release.metadata
-    versions = meta.get("versions", {})
     cpus = meta.get("cpu_count") or (meta.get("host") or {}).get("cpu_count", "?")
-    lede = " · ".join(
-        [
-            str(meta.get("date", "")),
-            f"ZODB {versions.get('ZODB', '?')}",
-            f"ZEO {versions.get('ZEO', '?')}",
-            f"{cpus} CPUs",
-            "load " + ("?" if release.load is None else f"{release.load:.1f}"),
-            f"code {release.code}",
-            "storages: " + ", ".join(release.storages),
-        ]
+    p = Page(meta)
+    p.heading(
+        "vfab-loadtest release check",
+        *p.about("ZODB", "ZEO", python=False),
+        f"{cpus} CPUs",
+        "load " + ("?" if release.load is None else f"{release.load:.1f}"),
+        f"code {release.code}",
+        "storages: " + ", ".join(release.storages),
     )
-    p = Page(meta).add("h1", "vfab-loadtest release check").add("p", lede, "lede")
     if verdict is not None:
         p.raw(verdict_section(verdict))
     else:
@@ -173,11 +169,7 @@ def history_page(h: ReleaseTrend) -> str:
     from scenarios.results import environment
     from scenarios.trend import page as history_html
 
-    p = (
-        Page()
-        .add("h1", "vfab-loadtest: history of releases")
-        .add("p", h.heading(), "lede")
-    )
+    p = Page().heading("vfab-loadtest: history of releases", h.heading())
     rows = [
         [
             str(i),

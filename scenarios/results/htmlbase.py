@@ -164,6 +164,19 @@ class Page:
         #: The heading level of section(): 3 for a section inside another.
         self.level = level
 
+    def heading(self, title: str, *lede: str) -> Page:
+        """The page's title and its lede, *lede*'s parts " · " apart."""
+        return self.add("h1", title).add("p", " · ".join(lede), "lede")
+
+    def about(self, *names: str, python: bool = True) -> list[str]:
+        """The metadata's date, Python (when *python*) and the versions of
+        *names*, as a lede's first parts."""
+        versions = self.meta.get("versions", {})
+        version = self.meta.get("python", {}).get("version", "?")
+        return [str(self.meta.get("date", "")), *[f"Python {version}"] * python] + [
+            f"{n} {versions.get(n, '?')}" for n in names
+        ]
+
     def raw(self, *html: str) -> Page:
         self.parts += html
         return self

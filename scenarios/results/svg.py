@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 from scenarios.results import formatter
@@ -283,21 +283,39 @@ def line_chart(
         )
     out.append(axis_label(x_label, (x0 + x1) / 2, height - 8))
     out.append(axis_label(y_label, 14, (y0 + y1) / 2, vertical=True))
+    out += curves(series, xs, marks, px, py)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def curves(
+    series: Sequence[Series],
+    xs: Sequence[int],
+    marks: Mapping[tuple[int, str], Mark],
+    px: Callable[[int], float],
+    py: Callable[[float], float],
+    css: str = "",
+    beside: Callable[[int, str, float, float], list[str]] = lambda *_: [],
+) -> list[str]:
+    """A line per series through its marks at *xs* (*px*, *py*: the
+    coordinates), each point drawn by _point() with what *beside* adds
+    given (x, series name, cx, cy)."""
+    out = []
+    cls = f' class="{css}"' if css else ""
     for s in series:
         points = [(n, marks[(n, s.name)]) for n in xs if (n, s.name) in marks]
         if not points:
             continue
         path = " ".join(f"{_f(px(n))},{_f(py(m.value))}" for n, m in points)
         out.append(
-            f'<polyline points="{path}" fill="none" stroke="{s.colour}" '
+            f'<polyline{cls} points="{path}" fill="none" stroke="{s.colour}" '
             f'stroke-width="2" stroke-dasharray="{s.dash}"/>'
         )
         for n, m in points:
             cx = px(n)
-            parts = _point(m, cx, py, s.colour)
+            parts = _point(m, cx, py, s.colour) + beside(n, s.name, cx, py(m.value))
             out.append(f'<g class="mark">{"".join(parts)}</g>')
-    out.append("</svg>")
-    return "".join(out)
+    return out
 
 
 def _point(m: Mark, cx: float, py: Callable[[float], float], colour: str) -> list[str]:

@@ -15,7 +15,7 @@ from scenarios.results.svg import (
     Series,
     _f,
     _log_ticks,
-    _point,
+    curves,
     frame,
     legend_marks,
     time_tick,
@@ -110,32 +110,20 @@ def trend_chart(
                 f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
                 f'{y0 + 14})">{escape(" ".join(lines[i]))}</text>'
             )
-    for s in series:
-        points = [
-            (i, marks[(i, s.name)]) for i in range(len(labels)) if (i, s.name) in marks
-        ]
-        if not points:
-            continue
-        path = " ".join(f"{_f(px(i))},{_f(py(m.value))}" for i, m in points)
-        out.append(
-            f'<polyline class="trend" points="{path}" fill="none" '
-            f'stroke="{s.colour}" stroke-width="2"/>'
+
+    def beside(i: int, name: str, cx: float, cy: float) -> list[str]:
+        badge = badges.get((i, name))
+        if badge is None:
+            return []
+        ring = (
+            f'<circle class="step {badge.css}" cx="{_f(cx)}" cy="{_f(cy)}" r="8" '
+            f'fill="none" stroke="{badge.colour}" stroke-width="2"/>'
         )
-        for i, m in points:
-            cx, cy = px(i), py(m.value)
-            parts = _point(m, cx, py, s.colour)
-            badge = badges.get((i, s.name))
-            if badge is not None:
-                if badge.ring:
-                    parts.append(
-                        f'<circle class="step {badge.css}" cx="{_f(cx)}" '
-                        f'cy="{_f(cy)}" r="8" fill="none" stroke="{badge.colour}" '
-                        'stroke-width="2"/>'
-                    )
-                parts.append(
-                    f'<text class="{badge.css}" x="{_f(cx + 9)}" y="{_f(cy - 6)}" '
-                    f'font-size="12" fill="{badge.colour}">{escape(badge.text)}</text>'
-                )
-            out.append(f'<g class="mark">{"".join(parts)}</g>')
+        return [ring] * badge.ring + [
+            f'<text class="{badge.css}" x="{_f(cx + 9)}" y="{_f(cy - 6)}" '
+            f'font-size="12" fill="{badge.colour}">{escape(badge.text)}</text>'
+        ]
+
+    out += curves(series, range(len(labels)), marks, px, py, "trend", beside)
     out.append("</svg>")
     return "".join(out)

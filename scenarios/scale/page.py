@@ -22,7 +22,8 @@ def scale_section(run: ScaleRun, level: int = 2) -> str:
 
 def page(run: ScaleRun) -> str:
     date = str(run.metadata.get("date", ""))
-    p = Page(run.metadata).add("h1", "vfab-loadtest scale")
-    p.add("p", f"{date} · storages: {', '.join(run.storages())}", "lede").machine()
+    p = Page(run.metadata)
+    p.heading("vfab-loadtest scale", date, f"storages: {', '.join(run.storages())}")
+    p.machine()
     p.raw(scale_section(run)).section("Metadata").metadata("scale")
     return p.document(f"vfab-loadtest scale {date}".strip())

@@ -80,6 +80,6 @@ def sweep_section(sweep: SweepRun, stat: str) -> str:
 def page(sweep: SweepRun, stat: str | None = None) -> str:
     s = stat or significance.recorded(sweep.metadata)
     date = str(sweep.metadata.get("date", ""))
-    p = Page(sweep.metadata).add("h1", "vfab-loadtest sweep").add("p", date, "lede")
+    p = Page(sweep.metadata).heading("vfab-loadtest sweep", date)
     p.machine().raw(sweep_section(sweep, s)).section("Metadata").metadata("sweep")
     return p.document(f"vfab-loadtest sweep {date}".strip())

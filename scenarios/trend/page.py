@@ -189,11 +189,12 @@ def page(history: Trend) -> str:
     """The history as one HTML document."""
     first, last = history.points[0], history.points[-1]
     title = f"vfab-loadtest history: {first.label} to {last.label}"
-    lede = (
-        f"{len(history.points)} runs · storages: {', '.join(history.storages)} · "
-        f"{len(history.rows)} tasks"
+    p = Page().heading(
+        title,
+        f"{len(history.points)} runs",
+        f"storages: {', '.join(history.storages)}",
+        f"{len(history.rows)} tasks",
     )
-    p = Page().add("h1", title).add("p", lede, "lede")
     for i, point in enumerate(history.points, 1):
         # Each run's machine: the one a step may owe to.
         lines = environment.lines(point.run.metadata)
