@@ -33,24 +33,24 @@ def bar_chart(
     (log, said in the axis label, when the values span over LOG_SPAN),
     each bar's interval as a black whisker (as RelStorage's FAQ draws its
     matrix).  A missing (group, series) leaves its slot empty."""
-    left, right, bottom = 58, 12, 40
-    key, legend_y = svg.legend_marks(series, left, 16, width - right)
-    top = int(legend_y) + 20
-    height += top - 36
-    x0, x1, y0, y1 = left, width - right, height - bottom, top
     # The bars set the scale; a whisker reaching far above them (a noisy
     # cell) is cut at the top rather than flatten every bar.
     highest = max((m.value for m in marks.values()), default=1.0) or 1.0
+    lowest = min((m.value for m in marks.values() if m.value > 0), default=highest)
+    log = highest / lowest > LOG_SPAN
+    left, right, bottom = 58, 12, 40 + 16 * log  # log: a line saying so
+    key, legend_y = svg.legend_marks(series, left, 16, width - right)
+    top = int(legend_y) + 20
+    height += top - 36 + 16 * log
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
     top_value = min(max((m.high for m in marks.values()), default=1.0), highest * 1.5)
     step = svg._nice_step(top_value or highest)
     y_max = math.ceil(max(top_value, highest) / step) * step
-    lowest = min((m.value for m in marks.values() if m.value > 0), default=highest)
-    log = highest / lowest > LOG_SPAN
     # A decade below the shortest bar's: it stands as a bar, not a line.
     lo = 10 ** math.floor(math.log10(lowest) - 1) if log else 0.0
     if log:
         y_max = 10 ** math.ceil(math.log10(max(top_value, highest)))
-        y_label += f" (log scale: the values span {highest / lowest:,.0f}x)"
+        span = f"log scale: the values span {highest / lowest:,.0f}x"
 
     def py(v: float) -> float:
         if log:
@@ -88,5 +88,8 @@ def bar_chart(
                     f'y2="{_f(py(m.high))}" stroke="#111" stroke-width="1.2"/>'
                 )
             out.append("</g>")
-    out += [svg.axis_label(y_label, 14, (y0 + y1) / 2, vertical=True), "</svg>"]
+    out.append(svg.axis_label(y_label, 14, (y0 + y1) / 2, vertical=True))
+    if log:
+        out.append(svg.axis_label(span, (x0 + x1) / 2, height - 8))
+    out.append("</svg>")
     return "".join(out)
