@@ -1,6 +1,6 @@
 """The result kinds, as storages/registry.py lists the storages: each
 kind's format, model and views (a Kind: scenarios/results/kinds.py), and
-read(), how report, compare and history open what they are given: sniffed
+read(), how report, compare and trend open what they are given: sniffed
 and parsed once, its model built by its kind."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _matrix_as_run(data: Any) -> Any:
     return matrix.as_run(), {"kind": "matrix", **matrix.identity()}
 
 
-#: The kinds history reads as runs (scenarios.trend.runs.AsRun): a
+#: The kinds trend reads as runs (scenarios.trend.runs.AsRun): a
 #: matrix's cells as a run's rows, its trend.
 AS_RUN = {"matrix": _matrix_as_run}
 

@@ -296,10 +296,6 @@ class ZConfigSource:
         cannot be opened."""
         return open_one_line(lambda: self._storage(read_only).open(), self)
 
-    def open_read_only(self) -> Any:
-        self.reach()
-        return self.open(read_only=True)
-
     def read_only_opener(self) -> Callable[[], Any] | None:
         storage = self.section().config.storage
         sections = list(storage_sections(storage))

@@ -16,17 +16,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from vfab.codec import Derived
+
 G = TypeVar("G", bound="OptionGroup")
 
 
 @dataclasses.dataclass(frozen=True)
-class OptionGroup:
+class OptionGroup(Derived):
     """One storage module's options: a frozen dataclass of defaults.
 
-    Field names are the argparse dests and the keys of to_json(), so
-    from_args() and to_json() need no code in a subclass; a subclass adds
-    its command-line options in add_arguments() and documents each field in
-    its docstring.
+    Field names are the argparse dests and the keys of to_json() (the
+    codec's, a value its JSON_AS names shown through that), so from_args()
+    and to_json() need no code in a subclass; a subclass adds its
+    command-line options in add_arguments() and documents each field in its
+    docstring.
     """
 
     #: Title of the argparse group (groups with the same title share one).
@@ -45,10 +48,6 @@ class OptionGroup:
             if hasattr(args, f.name)
         }
         return cls(**given)
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values."""
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,6 +234,9 @@ class ConfiguredOptions(OptionGroup):
     """
 
     title: ClassVar[str] = "databases the suite did not create"
+    JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "storage_config": lambda path: None if path is None else str(path)
+    }
 
     storage_config: Path | None = None
     storage_uri: tuple[str, ...] = ()
@@ -258,15 +260,6 @@ class ConfiguredOptions(OptionGroup):
             storage_uri=tuple(getattr(args, "storage_uri", None) or ()),
             pack=bool(getattr(args, "pack", False)),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storage_config": (
-                None if self.storage_config is None else str(self.storage_config)
-            ),
-            "storage_uri": list(self.storage_uri),
-            "pack": self.pack,
-        }
 
 
 def add_configured_arguments(group: Any) -> None:

@@ -52,12 +52,6 @@ def _after_completion(synchronizers: list[Any]) -> None:
         raise raised
 
 
-def unregister_synchronizer(synchronizer: Any) -> None:
-    """Stores opened from now on leave *synchronizer* out."""
-    if synchronizer in _synchronizers:
-        _synchronizers.remove(synchronizer)
-
-
 class _Swallowed(logging.Handler):
     """The first KeyboardInterrupt a record carries: an interrupt some code
     caught and logged instead of letting it through."""

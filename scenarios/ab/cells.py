@@ -8,9 +8,9 @@ the same trial number, so cell (column, row) of pair k is one measurement
 on A and one on B.  The runner's phases and the micro-benchmarks' pytest
 suite do the timing: nothing here times anything itself.
 
-A new source (the matrix's cells, a scale point) is one class with a
-*name*, registered in SOURCES: the worker, the runner and the report
-take it as it is.
+A source is one class with a *name*, named in SOURCES (with its title)
+and found by build(): the worker, the runner and the report take it as it
+is.  The matrix's cells and a scale point are in clientcells.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-#: (column, row): one cell of a trial.
-Cell = tuple[str, str]
+from scenarios.ab.params import Cell, decoded_options
 
 
 class Unavailable(ValueError):
@@ -76,6 +75,7 @@ class Rows:
             warmups=0,
             budget_s=0.0,
             rows="2000",
+            options=decoded_options(params),
         )
         self.factories = usable(self.config.storages, self.config.storage_options)
         self._stack = contextlib.ExitStack()
@@ -136,7 +136,7 @@ class Micro:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.storages = tuple(params["storages"])
-        usable(self.storages)
+        usable(self.storages, decoded_options(params))
         # Three rounds a trial: the pairs give the statistics, and every
         # benchmark of file and zeo fits in about ten seconds a trial.
         self.min_rounds = MICRO_ROUNDS
@@ -186,10 +186,20 @@ class Micro:
         return out
 
 
-#: Every cell source, by name: what `ab --cells` chooses from.
-SOURCES: dict[str, type[Rows] | type[Micro]] = {"rows": Rows, "micro": Micro}
+#: Every cell source, by name, with its title: what `ab --cells` chooses
+#: from.
+SOURCES: dict[str, str] = {
+    "rows": "the 2000 rows",
+    "micro": "the micro-benchmarks",
+    "matrix": "the matrix's cells (seconds per object)",
+    "scale": "a scale point",
+}
 
 
 def build(name: str, params: Mapping[str, Any]) -> CellSource:
     """The source *name* with *params* (in the worker)."""
-    return SOURCES[name](params)
+    from scenarios.ab.clientcells import CLASSES
+
+    classes: dict[str, Any] = {"rows": Rows, "micro": Micro, **CLASSES}
+    source: CellSource = classes[name](params)
+    return source

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from scenarios.results.codec import Json
+from vfab.codec import Json
 
 #: The JSON's kind and version (1: the first).
 KIND = "ab"
@@ -43,9 +43,9 @@ class SideInfo(Json):
 
 @dataclasses.dataclass(frozen=True)
 class PairedCell(Json):
-    """One cell: *source* ("rows", "micro"), *column* (a storage), *row* (a
-    phase, a benchmark), and its pairs: a[k] and b[k] are trial k on A and
-    on B (seconds)."""
+    """One cell: *source* (cells.SOURCES), *column* (a storage), *row* (a
+    phase, a benchmark, a matrix cell), and its pairs: a[k] and b[k] are
+    trial k on A and on B (seconds)."""
 
     source: str
     column: str

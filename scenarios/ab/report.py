@@ -7,11 +7,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from scenarios.ab.cells import SOURCES
 from scenarios.ab.judge import Judged, judge, verdict
 from scenarios.ab.model import ABRun, SideInfo
 from scenarios.results import environment
 from scenarios.results.formatter import duration, plural
-from scenarios.results.kinds import View
 from scenarios.results.metadata import PACKAGES
 from scenarios.results.significance import Difference, adjust, difference
 from scenarios.results.table import Table, paragraph, wrapped
@@ -49,9 +49,9 @@ def differences(a: SideInfo, b: SideInfo) -> list[str]:
     out = []
     va, vb = a.versions, b.versions
     # Every version that changed; a package on one side only, where it is
-    # one that decides the numbers (the others, tools of an existing
-    # environment, are counted).
-    named = {n.lower() for n in PACKAGES} - {"vfab-loadtest"}
+    # one that decides the numbers or a patch tools/ab_patched_env.py put
+    # there (the others, tools of an existing environment, are counted).
+    named = {n.lower() for n in PACKAGES} - {"vfab-loadtest"} | {"vfab-ab-patch"}
     only = 0
     for name in sorted(va.keys() | vb.keys()):
         if name == "vfab-loadtest" or va.get(name) == vb.get(name):
@@ -107,23 +107,36 @@ def cell_rows(judged: list[Judged]) -> list[list[str]]:
     return rows
 
 
-#: Each source's table title.
-TITLES = {"rows": "the 2000 rows", "micro": "the micro-benchmarks"}
-
-
 def tables(judged: list[Judged]) -> list[str]:
     """A table per source, largest change first."""
     lines = []
     header = ["cell", "A median", "B median", "B/A", "95%", "verdict"]
     for source in dict.fromkeys(j.cell.source for j in judged):
         mine = [j for j in judged if j.cell.source == source]
-        lines += ["", f"{TITLES.get(source, source)}, largest change first:"]
+        lines += ["", f"{SOURCES.get(source, source)}, largest change first:"]
         lines += Table("", header, cell_rows(mine)).lines()
     return lines
 
 
 def text(run: ABRun) -> str:
     judged = judge(run.cells)
+    lines = [f"verdict: {verdict(judged)}", *about(run, judged)]
+    lines = [wrapped(line) for line in lines]
+    lines += tables(judged)
+    lines += [
+        "",
+        paragraph(
+            "B/A: the geometric mean of the pairs' ratios; 95%: the half-width "
+            "of its bootstrap interval over pairs."
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def about(run: ABRun, judged: list[Judged]) -> list[str]:
+    """What follows the verdict, a line each (unwrapped): the mode, the
+    sides and their differences, the duet's overlap, the unpaired
+    reading, the machine, what was not paired."""
     pairs = len(run.cells[0].a) if run.cells else 0
     how = (
         "A and B at the same moment, one core each"
@@ -131,7 +144,6 @@ def text(run: ABRun) -> str:
         else "A and B one after the other, in a random order each round"
     )
     lines = [
-        f"verdict: {verdict(judged)}",
         f"ab ({run.mode}): {plural(pairs, 'pair')} per cell, {how}",
         measuring_line(run),
         side_line(run.a),
@@ -152,16 +164,7 @@ def text(run: ABRun) -> str:
     lines += environment.lines(run.metadata)
     for missing in run.metadata.get("unmatched") or []:
         lines.append(f"not paired: {missing}")
-    lines = [wrapped(line) for line in lines]
-    lines += tables(judged)
-    lines += [
-        "",
-        paragraph(
-            "B/A: the geometric mean of the pairs' ratios; 95%: the half-width "
-            "of its bootstrap interval over pairs."
-        ),
-    ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def unpaired(judged: list[Judged]) -> dict[tuple[str, str, str], Difference]:
@@ -210,7 +213,3 @@ def document(run: ABRun) -> dict[str, Any]:
         for j in judged
     ]
     return out
-
-
-def view(run: ABRun) -> View:
-    return View(text=text(run), files={"json": lambda: document(run)})

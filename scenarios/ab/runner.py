@@ -32,12 +32,20 @@ from scenarios.ab.defaults import (
     MODES,
 )
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
+from scenarios.ab.params import encoded_options
 from scenarios.ab.sides import SETUP_S, TRIAL_S, Side
 from scenarios.bench.config import check_storage_names, scale_for
 from scenarios.errors import ConfigError, RunFailure
 from scenarios.interrupts import scratch_directory
 from scenarios.results import environment as machine
 from scenarios.results.metadata import project_code
+from storages import StorageOptions, options_json
+
+#: Storage options that name a server, a port or a database the suite did
+#: not create: both sides would share it (one database for two sides'
+#: writes, a server running neither side's code) or collide (one port).
+SHARED_OPTIONS = ("storage_config", "storage_uri", "pack")
+SHARED_SUFFIXES = ("_address", "_port", "_dsn")
 
 Say = Callable[[str], None]
 
@@ -57,6 +65,7 @@ class ABConfig:
     size: str = "small"
     seed: int = 0
     cache: Path = dataclasses.field(default_factory=envs.default_cache)
+    options: StorageOptions = StorageOptions()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -69,12 +78,23 @@ class ABConfig:
                 f"unknown cells {', '.join(unknown) or '(none)'}; choose from "
                 f"{', '.join(SOURCES)}"
             )
-        check_storage_names(self.storages)
+        check_storage_names(self.storages, self.options)
+        shared = shared_options(self.options)
+        if shared:
+            raise ConfigError(
+                f"{', '.join(shared)}: ab starts each side's own servers and "
+                "databases; one both sides share would be neither's"
+            )
         if self.pairs < 1 or self.warmups < 0:
             raise ConfigError("--pairs must be 1 or more, --warmups 0 or more")
         scale_for(self.size, None)
         if self.mode == "duet" and len(os.sched_getaffinity(0)) < 2:
             raise ConfigError("duet mode needs two cores; this process may use one")
+        from scenarios.ab.clientcells import CHECKS
+
+        for source in self.cells:
+            if source in CHECKS:
+                CHECKS[source](self.params(source))
 
     def params(self, source: str) -> dict[str, Any]:
         """What the workers build *source* from (the same on both sides)."""
@@ -82,12 +102,28 @@ class ABConfig:
             "storages": list(self.storages),
             "scale": scale_for(self.size, None),
             "quick": self.quick,
+            "options": encoded_options(self.options),
         }
 
     def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        out = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "options"
+        }
         out["cache"] = str(self.cache)
+        out["options"] = options_json(self.options)
         return out
+
+
+def shared_options(options: StorageOptions) -> list[str]:
+    """The options in *options* that name something both sides would share,
+    as flags."""
+    return [
+        "--" + name.replace("_", "-")
+        for name, value in options_json(options).items()
+        if value and (name in SHARED_OPTIONS or name.endswith(SHARED_SUFFIXES))
+    ]
 
 
 def prepare(config: ABConfig, say: Say) -> tuple[envs.Env, envs.Env]:

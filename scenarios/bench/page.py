@@ -14,6 +14,7 @@ from scenarios.bench import rows as rows_model
 from scenarios.bench.phases import PHASES_2000
 from scenarios.bench.table2000 import COLUMNS_2000, TABLE_2000
 from scenarios.results import formatter, htmlbase, significance, svg
+from scenarios.results.htmlbase import Page
 from scenarios.results.model import RunResult
 
 COLD_WARM_HOT = (
@@ -99,48 +100,46 @@ def figures(
     """A chart per group of rows (the first *groups* groups; None: all):
     each storage a dot at the statistic, its interval a whisker."""
     s = significance.statistic(stat)
-    out = []
+    out = Page(run.metadata)
     for title, rows in chart_groups(run)[:groups]:
         series = htmlbase.series(run.storages)
         marks = _marks(run, size, rows, s.name)
-        labels = [label for label, _ in rows]
-        if title == rows_model.GROUP_2000:
-            shapes = ("diamond", "square", "triangle")
-            for j, column in enumerate(COLUMNS_2000):
-                ref = svg.Series(
-                    f"2000 {column}", svg.REFERENCE, reference=True, shape=shapes[j]
-                )
-                series.append(ref)
-                for label, phase in rows:
-                    value = TABLE_2000.get(phase, (0, 0, 0))[j]
-                    marks[(label, ref.name)] = svg.Mark(
-                        value, value, value, f"2000, {column}, {phase}: {value} s"
-                    )
-        chart = svg.dot_chart(labels, series, marks)
         caption = (
             f"Wall time: dot = {s.label} over the trials, whisker = its "
             f"{1 - significance.ALPHA:.0%} bootstrap interval, ticks = "
             "each trial; log scale."
         )
         if title == rows_model.GROUP_2000:
+            series += _then(rows, marks)
             caption += (
                 "  Grey hollow marks: the 2000 numbers (0.00 is not drawn on a "
                 "log scale)."
             )
-        out.append(
-            f"<figure><h3>{escape(title)}</h3>{chart}"
-            f"<figcaption>{escape(caption)}</figcaption></figure>"
-        )
+        chart = svg.dot_chart([label for label, _ in rows], series, marks)
+        out.chart(title, chart, caption)
+    return out.parts
+
+
+def _then(
+    rows: list[tuple[str, str]], marks: dict[tuple[str, str], svg.Mark]
+) -> list[svg.Series]:
+    """The 2000 numbers as reference series, their marks added to *marks*."""
+    out = []
+    for j, column in enumerate(COLUMNS_2000):
+        shape = ("diamond", "square", "triangle")[j]
+        ref = svg.Series(f"2000 {column}", svg.REFERENCE, reference=True, shape=shape)
+        out.append(ref)
+        for label, phase in rows:
+            value = TABLE_2000.get(phase, (0, 0, 0))[j]
+            marks[(label, ref.name)] = svg.Mark(
+                value, value, value, f"2000, {column}, {phase}: {value} s"
+            )
     return out
 
 
 def tables(run: RunResult, stat: str | None = None) -> list[str]:
     """Every table of the report worth showing, each in a scrolling box."""
-    return [
-        f"<h3>{escape(t.title)}</h3>"
-        f'<div class="scroll">{htmlbase.table(t.header, t.rows)}</div>'
-        for t in report.tables(run, stat)
-    ]
+    return Page().tables(report.tables(run, stat)).parts
 
 
 def then_and_now(run: RunResult, size: str, stat: str | None = None) -> str:
@@ -171,46 +170,32 @@ def page(
     supplies them, so bench imports no other command)."""
     s = significance.statistic(report.run_statistic(run, stat))
     meta = run.metadata
-    versions = meta.get("versions", {})
-    body = [
-        "<h1>vfab-loadtest results</h1>",
-        f'<p class="lede">{escape(str(meta.get("date", "")))} · Python '
-        f"{escape(str(meta.get('python', {}).get('version', '?')))} · ZODB "
-        f"{escape(str(versions.get('ZODB', '?')))} · ZEO "
-        f"{escape(str(versions.get('ZEO', '?')))} · "
-        f"{escape(str(meta.get('host', {}).get('cpu_count', '?')))} CPUs · "
-        f"storages: {escape(', '.join(run.storages))}</p>",
-        f'<p class="note">{escape(significance.legend(s))} Times are wall '
-        "time unless said otherwise.  Noise on a shared machine only slows "
-        "a trial down, so the low end of the trials is the best estimate of "
-        "what the code costs.</p>",
-        htmlbase.machine(meta),
-    ]
+    p = Page(meta)
+    cpus = f"{meta.get('host', {}).get('cpu_count', '?')} CPUs"
+    storages = "storages: " + ", ".join(run.storages)
+    p.heading("vfab-loadtest results", *p.about("ZODB", "ZEO"), cpus, storages)
+    p.note(
+        f"{significance.legend(s)} Times are wall time unless said otherwise.  "
+        "Noise on a shared machine only slows a trial down, so the low end of "
+        "the trials is the best estimate of what the code costs."
+    ).machine()
     for size in run.sizes:
-        body.append(f"<h2>The 2000 table beside today's (size {escape(size)})</h2>")
-        body.append(then_and_now(run, size, s.name))
+        p.section(f"The 2000 table beside today's (size {size})")
+        p.raw(then_and_now(run, size, s.name))
         note = (
             "2000: seconds on the MEMS Exchange's machine, small data set, "
             "in-memory / FileStorage / ZEO.  Today: this run's storages."
         )
         if size != "small":
             note += f"  Today's data set is {size}; 2000's was small."
-        body.append(f'<p class="note">{escape(note)}</p>')
-        body.append(f"<h2>Phases by storage (size {escape(size)})</h2>")
-        body += figures(run, size, s.name)
-    body += [section.render(s.name) for section in sections]
-    body.append("<h2>Tables</h2>")
-    body += tables(run, s.name)
+        p.note(note).section(f"Phases by storage (size {size})")
+        p.raw(*figures(run, size, s.name))
+    p.raw(*(section.render(s.name) for section in sections))
+    p.section("Tables").tables(report.tables(run, s.name))
     left_out = report.omitted(run, s.name)
     if left_out:
-        body.append(
-            '<p class="note">Not shown (every cell equal or empty): '
-            + escape("; ".join(left_out))
-            + ".</p>"
-        )
-    body.append(f'<p class="note">{escape(COLD_WARM_HOT)}</p>')
-    body.append("<h2>Metadata</h2>")
-    body.append(htmlbase.metadata("run", meta))
-    body += [htmlbase.metadata(section.name, section.metadata) for section in sections]
-    title = f"vfab-loadtest results {meta.get('date', '')}".strip()
-    return htmlbase.document(title, body)
+        p.note(f"Not shown (every cell equal or empty): {'; '.join(left_out)}.")
+    p.note(COLD_WARM_HOT).section("Metadata").metadata("run")
+    for section in sections:
+        p.metadata(section.name, section.metadata)
+    return p.document(f"vfab-loadtest results {meta.get('date', '')}".strip())

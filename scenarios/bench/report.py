@@ -68,7 +68,7 @@ def counts(r: PhaseResult) -> str:
 def part_cell(r: PhaseResult, field: str, stat: str) -> str:
     """The statistic of the time the phase spent in *field* (batch_commit_s,
     gc_s) over the trials, or "-"."""
-    values = [v for s in r.samples if (v := getattr(s, field)) is not None]
+    values = r.values(lambda s: getattr(s, field))
     return formatter.duration(significance.statistic(stat)(values)) if values else "-"
 
 
@@ -116,7 +116,7 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
         out.append(
             Table(f"ZEO client cache hits, size {size}", *_table(run, size, hits_cell))
         )
-    if _any(run, size, lambda r: r.batch_commit):
+    if _any(run, size, lambda r: r.values(lambda s: s.batch_commit_s) or None):
         out.append(
             Table(
                 "of the wall time: commits of full batches (--batch) / "
@@ -124,7 +124,7 @@ def phase_tables(run: RunResult, size: str, stat: str | None = None) -> list[Tab
                 *_table(run, size, lambda r: within_cell(r, stat)),
             )
         )
-    elif _any(run, size, lambda r: r.gc):
+    elif _any(run, size, lambda r: r.values(lambda s: s.gc_s) or None):
         out.append(
             Table(
                 f"of the wall time: Python's cyclic GC, size {size}",

@@ -1,4 +1,4 @@
-"""What a census found: per class counts and bytes, the history's totals,
+"""What a census found: per class counts and bytes, its revisions' totals,
 and the census as JSON (the CENSUS format of scenarios.results.files)."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import sys
 from typing import Any
 
 from scenarios.results import metadata
-from scenarios.results.codec import KEY, Json, encode
 from scenarios.results.files import CENSUS
+from vfab.codec import KEY, Json, encode
 
 
 @dataclasses.dataclass(frozen=True)
 class ClassCount(Json):
     """One class: current objects reached from the root and their pickle
-    bytes; revisions in the history where the storage iterates."""
+    bytes; its revisions where the storage iterates."""
 
     name: str = dataclasses.field(metadata={KEY: "class"})
     count: int
@@ -30,8 +30,9 @@ class ClassCount(Json):
 
 
 @dataclasses.dataclass(frozen=True)
-class History(Json):
-    """The storage's history up to the census transaction."""
+class Revisions(Json):
+    """The storage's transactions and records up to the census transaction
+    ("history" in the file)."""
 
     transactions: int
     records: int
@@ -55,7 +56,7 @@ class Census:
     size_bytes: int | None
     directory_bytes: int | None
     storage_len: int | None
-    history: History | None
+    revisions: Revisions | None = dataclasses.field(metadata={KEY: "history"})
     vfab: dict[str, Any] | None
     seconds: float
     warning: str | None = None

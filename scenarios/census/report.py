@@ -1,5 +1,5 @@
 """The census as text: one row per class, most bytes first, then the
-history's totals and the sizes."""
+revisions' totals and the sizes."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ def text(census: Census) -> str:
     """The census as a table, one row per class, most bytes first."""
     total_bytes = census.pickle_bytes
     header = ["class", "objects", "bytes", "avg bytes", "% of bytes"]
-    if census.history is not None:
+    if census.revisions is not None:
         header += ["revisions", "old"]
     rows = []
     for c in census.classes:
         share = c.bytes / total_bytes if total_bytes else 0.0
         row = [c.name, _n(c.count), _n(c.bytes), f"{c.average:,.0f}", f"{share:.1%}"]
-        if census.history is not None:
+        if census.revisions is not None:
             row += [_n(c.revisions), _n(c.old_revisions)]
         rows.append(row)
     total = [
@@ -31,8 +31,8 @@ def text(census: Census) -> str:
         f"{total_bytes / census.objects:,.0f}" if census.objects else "0",
         "100.0%" if total_bytes else "-",
     ]
-    if census.history is not None:
-        total += [_n(census.history.records), _n(census.history.old)]
+    if census.revisions is not None:
+        total += [_n(census.revisions.records), _n(census.revisions.old)]
     lines = [
         f"census of {census.source} ({census.storage})",
         f"at transaction {census.tid or '(none: empty database)'}"
@@ -41,15 +41,15 @@ def text(census: Census) -> str:
     ]
     lines += Table("", header, [*rows, total], total=True).lines()
     lines.append("")
-    if census.history is not None:
-        h = census.history
+    if census.revisions is not None:
+        h = census.revisions
         lines.append(
-            f"history: {h.transactions:,} transactions, {h.records:,} records: "
+            f"revisions: {h.transactions:,} transactions, {h.records:,} records: "
             f"{h.current:,} current, {h.old:,} old; {h.unreachable:,} current "
             "objects not reachable from the root"
         )
     else:
-        lines.append("history: not read (no storage iterator, or --no-history)")
+        lines.append("revisions: not read (no storage iterator, or --no-revisions)")
     if census.missing:
         lines.append(f"missing: {census.missing:,} references to absent objects")
     size = f"size: {_n(census.size_bytes)} bytes (storage.getSize())"

@@ -1,5 +1,5 @@
 """The census itself: a breadth-first walk of the object graph from the root
-at one transaction, and where the storage iterates, its whole history
+at one transaction, and where the storage iterates, all its revisions
 (revisions per class, current objects the walk did not reach).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import storages
-from scenarios.census.model import Census, ClassCount, History
+from scenarios.census.model import Census, ClassCount, Revisions
 from scenarios.census.pickles import Ref, class_name, mapping_data
 
 
@@ -84,9 +84,9 @@ def _vfab_spec(near_root: dict[bytes, bytes]) -> dict[str, Any] | None:
     return dict(spec) if isinstance(spec, dict) else {}
 
 
-def _history(
+def _revisions(
     storage: Any, stop: bytes, reached: set[bytes]
-) -> tuple[History, Counter[str], Counter[str]]:
+) -> tuple[Revisions, Counter[str], Counter[str]]:
     """Every record up to *stop*: totals, and records per class, current
     records per class."""
     records: Counter[str] = Counter()
@@ -106,21 +106,21 @@ def _history(
             latest[record.oid] = name
     current: Counter[str] = Counter(latest.values())
     unreachable = sum(1 for oid in latest if oid not in reached)
-    history = History(
+    totals = Revisions(
         transactions=transactions,
         records=n_records,
         current=len(latest),
         old=n_records - len(latest),
         unreachable=unreachable,
     )
-    return history, records, current
+    return totals, records, current
 
 
 def take(
     storage: Any,
     source: str,
     directory: Path | None = None,
-    history: bool = True,
+    revisions: bool = True,
     warning: str | None = None,
 ) -> Census:
     """The census of an open *storage* (any IStorage), read at its last
@@ -141,22 +141,22 @@ def take(
         vfab = _vfab_spec(near_root)
         tid, tid_time = last.hex(), _tid_time(last)
 
-    hist = None
+    totals = None
     records: Counter[str] | None = None
     current: Counter[str] | None = None
-    if history and IStorageIteration.providedBy(storage):
+    if revisions and IStorageIteration.providedBy(storage):
         if last is None or last == z64:
-            hist, records, current = History(0, 0, 0, 0, 0), Counter(), Counter()
+            totals, records, current = Revisions(0, 0, 0, 0, 0), Counter(), Counter()
         else:
-            hist, records, current = _history(storage, last, reached)
+            totals, records, current = _revisions(storage, last, reached)
 
     classes = []
     for name, (count, nbytes) in per_class.items():
-        revisions = old = None
+        n_revisions = old = None
         if records is not None and current is not None:
-            revisions = records[name]
+            n_revisions = records[name]
             old = records[name] - current[name]
-        classes.append(ClassCount(name, count, nbytes, revisions, old))
+        classes.append(ClassCount(name, count, nbytes, n_revisions, old))
     classes.sort(key=lambda c: (-c.bytes, c.name))
 
     return Census(
@@ -169,7 +169,7 @@ def take(
         size_bytes=_maybe_int(storage.getSize),
         directory_bytes=None if directory is None else _directory_bytes(directory),
         storage_len=_maybe_int(lambda: len(storage)),
-        history=hist,
+        revisions=totals,
         vfab=vfab,
         seconds=time.perf_counter() - t0,
         warning=warning,

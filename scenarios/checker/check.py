@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from scenarios.results import schema
-from scenarios.results.codec import Json
+from vfab.codec import Json
 
 
 @dataclasses.dataclass(frozen=True)

@@ -72,9 +72,14 @@ def _judge(
     lost = dict(lost or {})
     report = ConsistencyReport()
     tally = report.checked
+    ops = {(e.client, e.n): e.op for e in index.attempts}
     for e in index.attempts:
         tally["attempts"] = tally.get("attempts", 0) + 1
         tally[e.outcome] = tally.get(e.outcome, 0) + 1
+        if e.outcome == "failed" and ops.get((e.client, e.n + 1)) == e.op:
+            # its client's next attempt ran the same operation: a conflict
+            # retried, not an operation that failed
+            tally["retried"] = tally.get("retried", 0) + 1
     found: list[Violation] = []
     foreign = _attribute_log(index, final, lost, found)
     rules = Rules(index, final)

@@ -8,8 +8,9 @@ import dataclasses
 from typing import Any, ClassVar
 
 from scenarios.checker.check import Check
-from scenarios.results.codec import Derived
+from scenarios.results.formatter import plural
 from vfab import digests, operations
+from vfab.codec import Derived
 from vfab.model import VirtualFab, cents
 
 #: The kinds of violation, worst first (the order reports list them).
@@ -147,9 +148,12 @@ class ConsistencyReport:
     def what(self) -> str:
         """What was checked, in words."""
         c = self.checked
+        retried = c.get("retried", 0)
         text = (
             f"checked {c.get('attempts', 0)} attempts ({c.get('ok', 0)} ok, "
-            f"{c.get('failed', 0)} failed, {c.get('unknown', 0)} unknown), "
+            f"{plural(retried, 'conflict')} retried, "
+            f"{c.get('failed', 0) - retried} failed, "
+            f"{c.get('unknown', 0)} unknown), "
             f"{c.get('reads', 0)} reads, {c.get('audits', 0)} stock audits; "
             f"{c.get('prices', 0)} prices, {c.get('labs', 0)} labs' stock, "
             f"{c.get('sequences', 0)} sequences made by operations, "

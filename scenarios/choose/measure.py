@@ -21,15 +21,18 @@ from scenarios.data import dataset
 from scenarios.interrupts import remove_tree
 from scenarios.load.mix import LoadConfig
 from scenarios.load.target import open_store
-from scenarios.progress import Progress
+from scenarios.progress import Machine, Progress, duration, machine_now
 from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.model import ScalePoint
-from scenarios.verify.runner import VerifyConfig
+from scenarios.verify.runner import POPULATE_S, SERVER_S, WARMUP_S, VerifyConfig
 from storages import StorageError, StorageOptions
 from storages.errors import one_line
 from vfab.generate import DataSpec
+
+#: Seconds the size on disk takes: a fresh database, populated.
+SIZE_S = SERVER_S + POPULATE_S
 
 
 def clients_of(config: ChooseConfig, factory: Any) -> tuple[int, ...]:
@@ -63,24 +66,61 @@ def contention(config: ChooseConfig, name: str, clients: int) -> ScaleConfig:
     return dataclasses.replace(verify.scale_config(name), seed=config.seed)
 
 
+def point_s(config: ChooseConfig, clients: int, factor: float = 1.0) -> float:
+    """Seconds a point of the mix is planned to take on a machine *factor*
+    times slower than an idle one: verify's estimate of a point (a server,
+    populating, client start and check scaled; the window as it is) with
+    choose's warmup and window."""
+    verify = VerifyConfig(("-",), (clients,), budget_s=config.duration_s)
+    return verify.point_s(clients, factor) - WARMUP_S + config.warmup_s
+
+
+def steps(
+    config: ChooseConfig, options: StorageOptions, factor: float = 1.0
+) -> list[tuple[str, float]]:
+    """Every step of the run on the mix, in order: (label, seconds planned)."""
+    out = []
+    for name in config.storages:
+        factory = storages.get(name, options)
+        clients = clients_of(config, factory)
+        where = f"{name}: {{}}"
+        out += [(where.format(plural(n, "client")), point_s(config, n, factor))
+                for n in clients]  # fmt: skip
+        if factory.shared:
+            top = max(clients)
+            verify = VerifyConfig((name,), (top,), budget_s=config.duration_s)
+            out.append((where.format("contended"), verify.point_s(top, factor)))
+        out.append((where.format("size on disk"), SIZE_S * factor))
+    return out
+
+
 def measure(
-    config: ChooseConfig, name: str, options: StorageOptions, say: Progress
+    config: ChooseConfig,
+    name: str,
+    options: StorageOptions,
+    say: Progress,
+    factor: float = 1.0,
 ) -> Candidate:
-    """One candidate on the mix: its points, then its size on disk."""
+    """One candidate on the mix: its points, then its size on disk (each a
+    step weighted by its seconds planned, *factor*: as point_s)."""
     factory = storages.get(name, options)
     clients = clients_of(config, factory)
     scaled = scale_config(config, name, clients)
     contended: list[ScalePoint] = []
     if factory.shared:
-        points = scale_runner.run(scaled, options, None, say, weight=lambda n: 1.0)
-        say(f"{name}: verify's contended load at {plural(max(clients), 'client')}")
+        each = functools.partial(point_s, config, factor=factor)
+        points = scale_runner.run(scaled, options, None, say, weight=each)
+        top = max(clients)
+        say(f"{name}: verify's contended load at {plural(top, 'client')}")
+        verify = VerifyConfig((name,), (top,), budget_s=config.duration_s)
         contended = scale_runner.run(
-            contention(config, name, max(clients)), options, None, say,
-            weight=lambda n: 1.0,
+            contention(config, name, top), options, None, say,
+            weight=functools.partial(verify.point_s, factor=factor),
         )  # fmt: skip
     else:
-        points = [_one_process_point(scaled, name, factory, say)]
-    say.step(f"{name}: size on disk", 1.0)
+        one = point_s(config, 1, factor)
+        points = [_one_process_point(scaled, name, factory, say, one)]
+    say.step(f"{name}: size on disk", SIZE_S * factor)
     size = populated_size(factory, config)
     say.advance()
     return Candidate(
@@ -94,12 +134,12 @@ def measure(
 
 
 def _one_process_point(
-    scaled: ScaleConfig, name: str, factory: Any, say: Progress
+    scaled: ScaleConfig, name: str, factory: Any, say: Progress, weight: float
 ) -> ScalePoint:
     """The one client of a storage only one process opens: scale's point
     on runzeo's section of it, opened by that one client process."""
     where = f"{name}: 1 client (one process only)"
-    say.step(where, 1.0)
+    say.step(where, weight)
     say.line(where, counted=True)
     with factory.running(), fresh(factory) as (shared, _):
         say.status("populating")
@@ -133,19 +173,40 @@ def populated_size(factory: Any, config: ChooseConfig) -> int | None:
         remove_tree(scratch)
 
 
+def own_tasks(config: ChooseConfig, options: StorageOptions) -> int:
+    """The tasks choose itself runs at its busiest: the most clients a
+    candidate is measured at (processes on the mix, reader threads on
+    --from) and a server.  The 1-minute load at the end still counts
+    them: not another's work (scenarios.results.environment)."""
+    return 1 + max(
+        max(clients_of(config, storages.get(name, options))) for name in config.storages
+    )
+
+
 def run(
-    config: ChooseConfig, options: StorageOptions, say: Progress
+    config: ChooseConfig,
+    options: StorageOptions,
+    say: Progress,
+    machine: Machine | None = None,
 ) -> list[Candidate]:
-    """Every candidate of *config*, in order."""
-    units = 0
-    for name in config.storages:
-        factory = storages.get(name, options)
-        units += len(clients_of(config, factory)) + 1 + int(factory.shared)
-    say.plan(units, unit_s=config.warmup_s + config.duration_s + 5.0)
+    """Every candidate of *config*, in order, planned on this machine now
+    (*machine*: its speed probe and load; measured when None)."""
+    machine = machine_now() if machine is None else machine
+    planned = steps(config, options, machine.factor)
+    total = sum(s for _, s in planned)
+    say.plan(total, unit_s=1.0)
+    counts = ",".join(map(str, config.clients))
+    say(
+        f"choose: about {duration(total)} in all: "
+        f"{plural(len(config.storages), 'storage')} at {counts} clients, "
+        f"windows of {config.warmup_s + config.duration_s:g} s"
+    )
+    if abs(machine.factor - 1.0) > 0.2:
+        say(f"  set-up and checks planned at {machine.words()}")
     out = []
     for name in config.storages:
         say(f"{name}: the mix at {plural(len(config.clients), 'client count')}")
-        work = functools.partial(measure, config, name, options, say)
+        work = functools.partial(measure, config, name, options, say, machine.factor)
         out.append(guarded(name, options, say, work))
     return out
 

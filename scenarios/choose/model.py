@@ -13,12 +13,12 @@ from typing import Any
 from scenarios.checker.known_bugs import KNOWN_WRONG
 from scenarios.clients import histogram
 from scenarios.results import schema
-from scenarios.results.codec import encode
 from scenarios.results.files import CHOOSE
 from scenarios.results.formatter import plural
 from scenarios.results.schema import ListOf, Optional
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.verify.runner import RIGHT, UNCHECKED, WRONG, StorageVerdict
+from vfab.codec import encode
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+import storages
 from scenarios.argtypes import at_least, path, seed
-from scenarios.cli.args import add_progress_option, progress, storage_list
+from scenarios.cli.args import (
+    add_progress_option,
+    add_storage_option,
+    progress,
+    selected_storages,
+)
 from scenarios.cli.outputs import add_output_options, check_outputs, emit
 
 #: The most pairs and warmups one call may ask.
@@ -65,17 +71,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=cell_list,
         default=DEFAULT_CELLS,
         metavar="NAMES",
-        help=f"what to measure: rows (the 2000 rows), micro (the "
-        f"micro-benchmarks), comma-separated (default: {','.join(DEFAULT_CELLS)})",
+        help="what to measure, comma-separated: rows (the 2000 rows), micro "
+        "(the micro-benchmarks), matrix (the matrix's cells), scale (a scale "
+        f"point) (default: {','.join(DEFAULT_CELLS)})",
     )
-    p.add_argument(
-        "--storage",
-        type=storage_list,
-        action="append",
-        metavar="NAMES",
-        help="comma-separated storages, repeatable (default: "
-        f"{','.join(DEFAULT_STORAGES)})",
-    )
+    add_storage_option(p, ",".join(DEFAULT_STORAGES))
     p.add_argument(
         "--pairs",
         type=at_least(1, MAX_PAIRS),
@@ -106,16 +106,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where built environments are kept (default: $VFAB_AB_CACHE or "
         "~/.cache/vfab-loadtest/ab)",
     )
-    add_output_options(p, json="write the pairs and each cell's verdict as JSON")
+    add_output_options(
+        p,
+        json="write the pairs and each cell's verdict as JSON",
+        html="write a page: the verdict, then each cell's ratio B/A and its "
+        "interval, largest change first",
+    )
     add_progress_option(p)
+    storages.add_storage_options(p)
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from scenarios.ab import defaults, envs, report, runner
+    from scenarios.ab import defaults, envs, page, runner
 
     pairs_default = defaults.QUICK_PAIRS if args.quick else defaults.DEFAULT_PAIRS
-    names = [n for group in args.storage for n in group] if args.storage else None
+    names = selected_storages(args)
     config = runner.ABConfig(
         a=args.a,
         b=args.b,
@@ -127,8 +133,9 @@ def main(args: argparse.Namespace) -> int:
         quick=args.quick,
         seed=args.seed,
         cache=args.env_cache if args.env_cache is not None else envs.default_cache(),
+        options=storages.options_from_args(args),
     )
     check_outputs(args)
     with progress(args, "ab", tick=False) as shown:
         result = runner.run(config, shown)
-    return emit(args, report.view(result))
+    return emit(args, page.view(result))

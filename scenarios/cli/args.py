@@ -155,6 +155,13 @@ def storage_list(text: str) -> list[str]:
     return names
 
 
+def add_storage_option(p: argparse.ArgumentParser, default: str) -> None:
+    """--storage NAMES, repeatable (selected_storages() reads it)."""
+    text = f"comma-separated storages, repeatable (default: {default})"
+    p.add_argument("--storage", type=storage_list, action="append", metavar="NAMES",
+                   help=text)  # fmt: skip
+
+
 def add_data_set_options(p: argparse.ArgumentParser, sizes: bool = True) -> None:
     """--size or --scale (unless not *sizes*: a command whose data set has one
     size), and --seed: which data set a command builds."""

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "the current objects, their pickle bytes (total, average, share of the "
             "whole of the bytes), and where the storage iterates its revisions "
             "(all, old); "
-            "then the history's totals and the size on disk.  Classes are read "
+            "then the revisions' totals and the size on disk.  Classes are read "
             "from the pickles, never imported, so any ZODB database works.  "
             "Opened read-only where the storage allows."
         )
@@ -65,9 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="the <zodb NAME> section of --storage-config (needed when it has several)",
     )
     p.add_argument(
+        "--no-revisions",
         "--no-history",
         action="store_true",
-        help="skip reading every revision (faster on a long history)",
+        help="skip reading every revision (faster on many transactions)",
     )
     add_output_options(p, json="write the census as JSON")
     p.set_defaults(handler=main)
@@ -111,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
             source.storage,
             source.name,
             source.directory,
-            history=not args.no_history,
+            revisions=not args.no_revisions,
             warning=source.warning,
         )
     finally:

@@ -136,7 +136,9 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if opened is not None:
             opened.close()
-    meta["environment"] = environment.record(start, probes + environment.probes())
+    meta["environment"] = environment.record(
+        start, probes + environment.probes(), measure.own_tasks(config, options)
+    )
     run = ChooseRun(meta, tuple(found))
     view = kind.view(run)
     status = judged_status(c.state() for c in run.candidates)

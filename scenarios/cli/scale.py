@@ -50,6 +50,7 @@ from scenarios.scale.config import (
     ScaleConfig,
 )
 from scenarios.scale.options import (
+    ClusterOptions,
     add_cluster_options,
     add_concurrency_options,
     cluster_address,
@@ -223,7 +224,13 @@ def main(args: argparse.Namespace) -> int:
         )
         check_memory(max(config.clients), per_process=per)
     refuse_cooperation(config, options, target)
-    address = cluster_address(args)
+    cluster = ClusterOptions(
+        args.workers or 0,
+        args.master_bind_host,
+        args.master_port,
+        args.connect_timeout,
+    )
+    address = cluster_address(cluster)
     if address is not None:
         options = cluster_storage_options(config, options, address[0])
     check_outputs(args)
@@ -237,7 +244,10 @@ def main(args: argparse.Namespace) -> int:
     interrupted = False
     history: Parts | None = [] if args.history is not None else None
     try:
-        with progress(args, "scale") as shown, fleets_of(args, config) as fleets:
+        with (
+            progress(args, "scale") as shown,
+            fleets_of(cluster, config, args.quiet) as fleets,
+        ):
             points = runner.run(config, options, target, shown, history, fleets=fleets)
     except runner.ScaleInterrupted as e:
         points, interrupted = e.points, True

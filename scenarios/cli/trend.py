@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_output_options(
         p,
         html="also write a self-contained HTML page with a trend chart per task",
-        json="also write the history as JSON: the runs in order, each cell's "
+        json="also write the trend as JSON: the runs in order, each cell's "
         "value, interval and samples per run, and each step with compare's "
         "numbers (p, q, ratio)",
     )

@@ -39,7 +39,7 @@ from typing import Any
 from scenarios.clients import histogram
 from scenarios.load.mix import OPERATIONS, LoadConfig, Operation
 from scenarios.load.session import Outcome, Session
-from scenarios.results.codec import Json
+from vfab.codec import Json
 
 #: Seconds a client pauses after an operation failed with an error.
 ERROR_PAUSE_S = 0.01

@@ -40,11 +40,11 @@ from scenarios.clients.processes import CLOSE_GRACE_S, ClientProcesses, Control
 from scenarios.interrupts import remove_tree
 from scenarios.load.history import read_history
 from scenarios.load.mix import OPERATIONS, LoadConfig
-from scenarios.results.codec import Json
 from scenarios.results.stats import percentiles
 from scenarios.results.table import Table
 from storages import StorageError
 from storages.zeo.factory import WAIT_TIMEOUT_S
+from vfab.codec import Json
 
 #: Times a user tries an operation again after it lost the connection.
 RECONNECTS = 1

@@ -300,7 +300,7 @@ def cells(run: CountRun) -> dict[tuple[str, str, str], Cell]:
     several = len(run.sizes) > 1
     out: dict[tuple[str, str, str], Cell] = {}
     for r in run.results:
-        row = f"{r.phase} [{r.size}]" if several else r.phase
+        row = r.row(several)
         for side in ("client", "server"):
             column = r.storage if side == "client" else f"{r.storage} (server)"
             for what in (INSTRUCTIONS, *GROUPS):

@@ -10,25 +10,16 @@ from scenarios.counts import costmodel, page, report
 from scenarios.counts.compare import compare_counts
 from scenarios.counts.model import CountRun
 from scenarios.errors import ConfigError
-from scenarios.results import files, table
+from scenarios.results import table
 from scenarios.results.formatter import plural
-from scenarios.results.kinds import Kind, View, report_text
+from scenarios.results.kinds import View, shown, stored
 from scenarios.results.model import RunResult
 
 
 def view(run: CountRun, text: str = "text") -> View:
     """*run*'s text ("text", "markdown" or "") and its files."""
-    texts = {"text": report.text, "markdown": report.markdown}
-    files = {
-        "json": run.to_json,
-        "markdown": lambda: report.markdown(run),
-        "html": lambda: page.page(run),
-    }
-    return View(texts[text](run) if text else "", files)
-
-
-def _report(run: CountRun, args: Any) -> View:
-    return view(run, report_text(args))
+    files = {"markdown": lambda: report.markdown(run), "html": lambda: page.page(run)}
+    return shown(run, report, text, files)
 
 
 def _compare(old: CountRun, new: CountRun, args: Any) -> View:
@@ -59,12 +50,11 @@ def cost_model(first: Any, second: Any, markdown: bool) -> View:
     return View(table.text(tables, summary))
 
 
-KIND = Kind(
-    files.COUNTS,
+KIND = stored(
+    CountRun,
     "count file",
-    load=lambda found: CountRun.from_json(found.data),
-    report=_report,
-    report_options=frozenset({"all", "markdown", "html"}),
-    compare=_compare,
-    compare_options=frozenset({"fail_above", "json", "markdown"}),
+    view,
+    frozenset({"all", "markdown", "html"}),
+    _compare,
+    frozenset({"fail_above", "json", "markdown"}),
 )

@@ -11,9 +11,9 @@ from typing import Any
 
 from scenarios.counts.syscalls import TIMING_GROUPS
 from scenarios.results import schema
-from scenarios.results.codec import Json
 from scenarios.results.files import COUNTS, ResultsError
-from scenarios.results.model import PhaseRows, TrialSummary
+from scenarios.results.model import PhaseRows, SampleCell, TrialSummary
+from vfab.codec import Json
 
 #: The two sides a cell can count: the client process and the servers.
 SIDES = ("client", "server")
@@ -71,21 +71,15 @@ class Cell:
 
 
 @dataclasses.dataclass(frozen=True)
-class CountResult:
+class CountResult(SampleCell[CountSample]):
     """All counted trials of one phase on one storage at one size."""
 
-    storage: str
-    size: str
-    phase: str
     samples: tuple[CountSample, ...]
-
-    def values(self, side: str, what: str) -> list[int]:
-        return [v for s in self.samples if (v := s.value(side, what)) is not None]
 
     def cell(self, side: str, what: str, exact_here: bool = True) -> Cell | None:
         """The cell, or None when nothing was counted.  *exact_here*: whether
         the storage's client can count exactly (no server of its own)."""
-        values = sorted(self.values(side, what))
+        values = sorted(self.values(lambda s: s.value(side, what)))
         if not values:
             return None
         value = values[(len(values) - 1) // 2]

@@ -49,11 +49,10 @@ import json
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from scenarios.load.clock import Clock
-from scenarios.results import codec
-from vfab import operations
+from vfab import codec, operations
 
 #: The version of the format (docs/history-format.md): 1 had no times,
 #: snapshots, digests or session records; 2 has them.
@@ -100,8 +99,13 @@ def _value(x: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class Event:
+class Event(codec.Json):
     """One transaction attempt of one client (see the module docstring)."""
+
+    #: The format's order (docs/history-format.md), not the fields'.
+    JSON_ORDER: ClassVar = tuple(
+        "client n op outcome error tid snapshot start end".split()
+    )
 
     client: str
     n: int
@@ -124,44 +128,9 @@ class Event:
         """How reports name the attempt: client#n (operation)."""
         return f"{self.client}#{self.n} ({self.op})"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "client": self.client,
-            "n": self.n,
-            "op": self.op,
-            "outcome": self.outcome,
-            "error": self.error,
-            "tid": self.tid,
-            "snapshot": self.snapshot,
-            "start": self.start,
-            "end": self.end,
-            "reads": [a.to_json() for a in self.reads],
-            "writes": [a.to_json() for a in self.writes],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
-        def accesses(key: str) -> tuple[Access, ...]:
-            return tuple(Access.from_json(a) for a in data[key])
-
-        start, end = data.get("start"), data.get("end")
-        return cls(
-            client=str(data["client"]),
-            n=int(data["n"]),
-            op=str(data["op"]),
-            outcome=str(data["outcome"]),
-            error=data["error"],
-            tid=data["tid"],
-            reads=accesses("reads"),
-            writes=accesses("writes"),
-            start=None if start is None else float(start),
-            end=None if end is None else float(end),
-            snapshot=data.get("snapshot"),
-        )
-
 
 @dataclasses.dataclass(frozen=True)
-class Session:
+class Session(codec.Json):
     """What one client says once about all its events: its clock, the
     storage it talked to, whether that storage promises that a transaction
     sees every commit acknowledged before it began (and why), and the run
@@ -173,9 +142,6 @@ class Session:
     realtime: bool
     why: str
     run: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(codec.encode(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Session:

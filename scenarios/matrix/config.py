@@ -15,8 +15,8 @@ from scenarios.bench.config import check_storage_names
 from scenarios.clients import concurrency as scale_concurrency
 from scenarios.errors import ConfigError
 from scenarios.results import significance
-from scenarios.results.codec import Derived
 from storages import StorageOptions, options_json
+from vfab.codec import Derived
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,12 +107,7 @@ class MatrixConfig(Derived):
     JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {"options": options_json}
 
     def __post_init__(self) -> None:
-        check_storage_names(self.storages, self.options)
-        for name in self.storages:
-            if not storages.factory_class(name, self.options).has_database:
-                raise ConfigError(
-                    f"storage {name!r} commits nothing; the matrix measures commits"
-                )
+        check_commits(self.storages, self.options, "the matrix")
         _distinct("benchmark", self.benchmarks, BENCHMARKS)
         _distinct("--kind", self.kinds, scale_concurrency.KINDS)
         _counts("--concurrency", self.concurrency, MAX_CONCURRENCY)
@@ -125,6 +120,17 @@ class MatrixConfig(Derived):
             )
         if self.statistic not in significance.STATISTICS:
             raise ConfigError(f"unknown statistic {self.statistic!r}")
+
+
+def check_commits(names: tuple[str, ...], options: StorageOptions, who: str) -> None:
+    """ConfigError for a name not registered, or a storage that commits
+    nothing (*who* measures commits: "the matrix", "sweep")."""
+    check_storage_names(names, options)
+    for name in names:
+        if not storages.factory_class(name, options).has_database:
+            raise ConfigError(
+                f"storage {name!r} commits nothing; {who} measures commits"
+            )
 
 
 def _distinct(what: str, names: tuple[str, ...], known: Any) -> None:

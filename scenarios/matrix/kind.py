@@ -4,19 +4,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from scenarios.matrix import page, report
 from scenarios.matrix.model import MatrixRun
-from scenarios.results import compare_runs, files, table
-from scenarios.results.kinds import Kind, View, report_text
+from scenarios.results import compare_runs, table
+from scenarios.results.kinds import View, shown, stored
 
 
 def view(run: MatrixRun, stat: str | None = None, text: str = "text") -> View:
     """*run*'s text ("text", "markdown" or "") and its files."""
-    texts = {"text": report.text, "markdown": report.markdown}
     outputs = {
-        "json": run.to_json,
         "html": lambda: page.page(run, stat),
         "plot": lambda: page.svg_file(run, stat),
     }
@@ -31,11 +30,7 @@ def view(run: MatrixRun, stat: str | None = None, text: str = "text") -> View:
             )
             for g in problems[:3]
         )
-    return View(texts[text](run, stat) if text else "", outputs, note)
-
-
-def _report(run: MatrixRun, args: Any) -> View:
-    return view(run, args.statistic, report_text(args))
+    return dataclasses.replace(shown(run, report, text, outputs, stat), note=note)
 
 
 def _compare(old: Any, new: Any, args: Any) -> View:
@@ -46,12 +41,11 @@ def _compare(old: Any, new: Any, args: Any) -> View:
     return compare_runs.view(old, new, args)
 
 
-KIND = Kind(
-    files.MATRIX,
+KIND = stored(
+    MatrixRun,
     "matrix file",
-    load=lambda found: MatrixRun.from_json(found.data),
-    report=_report,
-    report_options=frozenset({"markdown", "statistic", "html"}),
-    compare=_compare,
-    compare_options=compare_runs.OPTIONS,
+    view,
+    frozenset({"markdown", "statistic", "html"}),
+    _compare,
+    compare_runs.OPTIONS,
 )

@@ -13,6 +13,7 @@ from scenarios.matrix.config import BENCHMARKS
 from scenarios.matrix.model import MatrixRun, objects
 from scenarios.matrix.report import cold_lines, tables
 from scenarios.results import bars, formatter, htmlbase, significance, svg
+from scenarios.results.htmlbase import Page, tag
 
 
 def _axis(kind: str, n: int) -> str:
@@ -20,14 +21,14 @@ def _axis(kind: str, n: int) -> str:
     return f"{n} {short.get(kind, kind)}"
 
 
-def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]]]:
-    """(benchmark, [an SVG panel per transaction size]) for each benchmark."""
+def charts(
+    run: MatrixRun, stat: str | None = None
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(benchmark, [(title, an SVG panel) per transaction size]) for each
+    benchmark."""
     s = run.statistic(stat)
     storages = run.storages
-    series = [
-        svg.Series(st, svg.PALETTE[i % len(svg.PALETTE)])
-        for i, st in enumerate(storages)
-    ]
+    series = htmlbase.series(storages)
     groups = [_axis(k, n) for k, n in run.axes]
     out = []
     for bench in run.benchmarks:
@@ -47,16 +48,11 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
                     iv.estimate, iv.low, iv.high, note
                 )
             if marks:
-                panels.append(
-                    bars.bar_chart(
-                        groups,
-                        series,
-                        marks,
-                        "time per object",
-                        title=f"{bench}, {objects(size)} a transaction",
-                        y_format=svg.time_tick,
-                    )
+                title = f"{bench}, {objects(size)} a transaction"
+                chart = bars.bar_chart(
+                    groups, series, marks, "time per object", y_format=svg.time_tick
                 )
+                panels.append((title, chart))
         out.append((bench, panels))
     return out
 
@@ -64,7 +60,7 @@ def charts(run: MatrixRun, stat: str | None = None) -> list[tuple[str, list[str]
 def svg_file(run: MatrixRun, stat: str | None = None) -> str:
     """Every panel of every benchmark side by side, benchmark after
     benchmark, as one standalone SVG file (--plot)."""
-    panels = [p for _, ps in charts(run, stat) for p in ps]
+    panels = [svg.titled(c, t) for _, ps in charts(run, stat) for t, c in ps]
     zodb = run.metadata.get("versions", {}).get("ZODB", "?")
     return svg.side_by_side(panels, escape(f"vfab-bench matrix (ZODB {zodb})"))
 
@@ -72,34 +68,21 @@ def svg_file(run: MatrixRun, stat: str | None = None) -> str:
 def page(run: MatrixRun, stat: str | None = None) -> str:
     s = stat or significance.recorded(run.metadata)
     date = str(run.metadata.get("date", ""))
-    body = [
-        "<h1>vfab-loadtest matrix</h1>",
-        f'<p class="lede">{escape(date)}</p>',
-        htmlbase.machine(run.metadata),
-        "<h2>RelStorage's SQLite FAQ, checked</h2><ul>",
-    ]
+    p = Page(run.metadata).heading("vfab-loadtest matrix", date)
+    p.machine().section("RelStorage's SQLite FAQ, checked").raw("<ul>")
     for a in claims.answers(run, s):
-        body.append(
-            f"<li><b>{escape(a.claim)}</b>: the FAQ: “{escape(a.published)}”. "
-            f"Here: {escape(a.sentence())}</li>"
-        )
-    body.append(f'</ul><p class="note">{escape(claims.versions_line(run))}</p>')
+        p.raw(f"<li>{tag('b', a.claim)}: ")
+        p.raw(escape(f"the FAQ: “{a.published}”. Here: {a.sentence()}"), "</li>")
+    p.raw("</ul>").note(claims.versions_line(run))
     for bench, panels in charts(run, s):
         b = BENCHMARKS.get(bench)
-        body.append(f"<h2>{escape(bench)}</h2>")
+        p.section(bench)
         if b is not None:
-            body.append(
-                f'<p class="note">{escape(b.description)} (zodbshootout: '
-                f"{escape(b.shootout)}); time per object, shorter is better; "
-                "the black line is the interval.</p>"
+            p.note(
+                f"{b.description} (zodbshootout: {b.shootout}); time per object, "
+                "shorter is better; the black line is the interval."
             )
-        body.append(f'<div class="pair">{"".join(panels)}</div>')
-    body.append(
-        "".join(f'<p class="note">{escape(line)}</p>' for line in cold_lines(run))
-    )
-    body += [
-        f"<h3>{escape(t.title)}</h3>{htmlbase.table(t.header, t.rows)}"
-        for t in tables(run, s)
-    ]
-    body += ["<h2>Metadata</h2>", htmlbase.metadata("matrix", run.metadata)]
-    return htmlbase.document(f"vfab-loadtest matrix {date}".strip(), body)
+        p.charts(panels)
+    p.note(*cold_lines(run)).tables(tables(run, s), scroll=False)
+    p.section("Metadata").metadata("matrix")
+    return p.document(f"vfab-loadtest matrix {date}".strip())

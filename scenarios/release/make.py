@@ -31,11 +31,11 @@ from scenarios.release import model, page, paired, parts, runner, verdict
 from scenarios.release import plan as release_plan
 from scenarios.release.parts import PartResult
 from scenarios.results import environment
-from scenarios.results.codec import Derived
 from scenarios.results.files import RELEASE
 from scenarios.results.metadata import code, collect
 from scenarios.results.table import wrapped
 from storages import StorageOptions
+from vfab.codec import Derived
 
 #: Every file a release writes into its directory (checked before any work).
 FILES = (

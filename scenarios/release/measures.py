@@ -15,9 +15,9 @@ from scenarios.checker import known_bugs
 from scenarios.checker.known_bugs import known_bug
 from scenarios.release.model import Release
 from scenarios.results import environment, formatter
-from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.model import ScaleRun
+from vfab.codec import Derived
 
 #: Severity of a verdict line (as scenarios.release.verdict): the gate
 #: failed, a change worth reading, nothing to see.

@@ -28,10 +28,10 @@ from scenarios.progress import Progress, duration
 from scenarios.release.measures import KNOWN_WRONG, states
 from scenarios.release.microbench import micro_text
 from scenarios.release.plan import CountsPlan
-from scenarios.results.codec import Derived
 from scenarios.results.formatter import plural
 from scenarios.scale.config import ScaleConfig
 from storages import StorageOptions
+from vfab.codec import Derived
 
 #: Where the micro suite lives in a source checkout.
 PROJECT = Path(__file__).resolve().parent.parent.parent

@@ -1,4 +1,4 @@
-"""History across release directories: every part's trend (the 2000 table,
+"""A trend across release directories: every part's trend (the 2000 table,
 counts, the concurrency curve, the million run, consistency), each step
 between neighbours by the comparison the verdict uses (docs/internals.md).
 """
@@ -22,7 +22,7 @@ from scenarios.results.formatter import duration, plural
 from scenarios.results.model import RunResult
 from scenarios.results.table import Table, paragraph, wrapped
 from scenarios.scale.compare import compare_scale
-from scenarios.trend import table as run_history
+from scenarios.trend import table as run_trend
 from scenarios.trend.runs import DEFAULT_BY, order, run_read
 
 #: Marks after a value: moved up, moved down, no mark.
@@ -30,10 +30,10 @@ UP, DOWN, SAME = "▲", "▼", " "
 
 
 @dataclasses.dataclass(frozen=True)
-class ReleaseHistory:
+class ReleaseTrend:
     releases: tuple[Release, ...]
     labels: tuple[str, ...]
-    table: run_history.History | None
+    table: run_trend.Trend | None
     #: (cell, [value per release], [mark per release])
     counts: tuple[tuple[str, list[str], list[str]], ...]
     count_cells: int
@@ -45,7 +45,7 @@ class ReleaseHistory:
 
     def heading(self) -> str:
         return (
-            f"History of {len(self.releases)} releases, in the order of the "
+            f"Trend of {len(self.releases)} releases, in the order of the "
             "versions they recorded, then their dates; a step is a change "
             f"from the previous release ({UP} up, {DOWN} down) that release "
             "--against would report."
@@ -151,7 +151,7 @@ def ordered(releases: Sequence[Release], by: str = DEFAULT_BY) -> list[Release]:
     """*releases* in version (then date) order."""
     if len(releases) < 2:
         raise ResultsError(
-            f"a history needs two or more releases; found one ({releases[0].path})"
+            f"a trend needs two or more releases; found one ({releases[0].path})"
         )
     keys = [_keyed(r) for r in releases]
     by_path = {r.path: r for r in releases}
@@ -283,7 +283,7 @@ def build(
     stat: str | None = None,
     cpu: bool = False,
     fail_above: float = verdict.DEFAULT_FAIL_ABOVE,
-) -> ReleaseHistory:
+) -> ReleaseTrend:
     """The trends of the releases *loaded* (model.load), part by part."""
     releases = ordered(loaded, by)
     labels = order([_keyed(r) for r in releases], by)
@@ -292,7 +292,7 @@ def build(
     table = None
     if len(tables) >= 2:
         runs = [run_read(p, t) for p, t in tables if t]
-        table = run_history.build([p for p, *_ in runs], by, stat, cpu, (runs, []))
+        table = run_trend.build([p for p, *_ in runs], by, stat, cpu, (runs, []))
     else:
         notes.append("The 2000 table: fewer than two releases hold one.")
     counts, cells = _count_steps(releases, fail_above)
@@ -300,7 +300,7 @@ def build(
         why = timing_not_comparable(releases[i - 1], releases[i])
         if why is not None and releases[i - 1].scale and releases[i].scale:
             notes.append(f"Concurrency curve: no step marked at {i + 1}: {why}.")
-    return ReleaseHistory(
+    return ReleaseTrend(
         releases=tuple(releases),
         labels=tuple(p.label for p in labels),
         table=table,

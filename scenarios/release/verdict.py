@@ -37,13 +37,13 @@ from scenarios.release.measures import (
     timing_not_comparable,
 )
 from scenarios.release.model import Release
-from scenarios.results.codec import Derived
 from scenarios.results.compare_runs import RunComparison, compare_files
 from scenarios.results.files import ResultsError
 from scenarios.results.formatter import plural
 from scenarios.results.metadata import differences
 from scenarios.results.table import WIDTH
 from scenarios.scale.compare import ScaleComparison, compare_scale
+from vfab.codec import Derived
 
 #: The default --fail-above: a count change the gate calls a regression
 #: (docs/counts.md: below 2% CPython's memory layout moves single phases).

@@ -14,49 +14,55 @@ from scenarios.results.svg import Mark, Series, y_grid
 
 _f = svg._f  # coordinates as every chart writes them
 
+#: Bars whose values span more than this factor are drawn on a log axis:
+#: on a linear one the shortest would be a line or nothing.
+LOG_SPAN = 10.0
+
 
 def bar_chart(
     groups: Sequence[str],
     series: Sequence[Series],
     marks: dict[tuple[str, str], Mark],
     y_label: str,
-    title: str = "",
     y_format: Callable[[float], str] = lambda v: f"{v:g}",
     width: int = 420,
     height: int = 300,
 ) -> str:
     """Grouped bars: a group per entry of *groups* along x, a bar per series
-    in each (shorter is better where the value is a time), linear y from 0,
+    in each (shorter is better where the value is a time), linear y from 0
+    (log, said in the axis label, when the values span over LOG_SPAN),
     each bar's interval as a black whisker (as RelStorage's FAQ draws its
     matrix).  A missing (group, series) leaves its slot empty."""
-    left, right, bottom = 58, 12, 40
-    key, legend_y = svg.legend_marks(series, left, 16, width - right)
-    top = int(legend_y) + (36 if title else 20)
-    height += top - 36
-    x0, x1, y0, y1 = left, width - right, height - bottom, top
     # The bars set the scale; a whisker reaching far above them (a noisy
     # cell) is cut at the top rather than flatten every bar.
     highest = max((m.value for m in marks.values()), default=1.0) or 1.0
+    lowest = min((m.value for m in marks.values() if m.value > 0), default=highest)
+    log = highest / lowest > LOG_SPAN
+    left, right, bottom = 58, 12, 40 + 16 * log  # log: a line saying so
+    key, legend_y = svg.legend_marks(series, left, 16, width - right)
+    top = int(legend_y) + 20
+    height += top - 36 + 16 * log
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
     top_value = min(max((m.high for m in marks.values()), default=1.0), highest * 1.5)
     step = svg._nice_step(top_value or highest)
     y_max = math.ceil(max(top_value, highest) / step) * step
+    # A decade below the shortest bar's: it stands as a bar, not a line.
+    lo = 10 ** math.floor(math.log10(lowest) - 1) if log else 0.0
+    if log:
+        y_max = 10 ** math.ceil(math.log10(max(top_value, highest)))
+        span = f"log scale: the values span {highest / lowest:,.0f}x"
 
     def py(v: float) -> float:
+        if log:
+            share = math.log10(min(max(v, lo), y_max) / lo) / math.log10(y_max / lo)
+            return y0 - (y0 - y1) * share
         return y0 - (y0 - y1) * min(v, y_max) / y_max
 
-    out = [
-        f'<svg class="chart" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {svg.FONT}>',
-        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
-        'fill="#f8f9fb"/>',
-    ]
-    if title:
-        out.append(
-            f'<text x="{(x0 + x1) / 2}" y="{top - 12}" font-size="13" '
-            f'text-anchor="middle" fill="#222">{escape(title)}</text>'
-        )
-    out += key
-    out += y_grid(x0, x1, py, y_max, step, y_format)
+    out = svg.frame(width, height, (x0, x1, y0, y1)) + key
+    if log:
+        out += svg.y_ticks(x0, x1, py, svg._log_ticks(lo, y_max), y_format)
+    else:
+        out += y_grid(x0, x1, py, y_max, step, y_format)
     slot = (x1 - x0) / max(1, len(groups))
     bar = slot * 0.8 / max(1, len(series))
     for i, g in enumerate(groups):
@@ -82,10 +88,8 @@ def bar_chart(
                     f'y2="{_f(py(m.high))}" stroke="#111" stroke-width="1.2"/>'
                 )
             out.append("</g>")
-    out.append(
-        f'<text x="14" y="{(y0 + y1) / 2}" font-size="12" text-anchor="middle" '
-        f'fill="#555" transform="rotate(-90 14 {(y0 + y1) / 2})">'
-        f"{escape(y_label)}</text>"
-    )
+    out.append(svg.axis_label(y_label, 14, (y0 + y1) / 2, vertical=True))
+    if log:
+        out.append(svg.axis_label(span, (x0 + x1) / 2, height - 8))
     out.append("</svg>")
     return "".join(out)

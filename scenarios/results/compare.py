@@ -15,10 +15,10 @@ import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from scenarios.results.codec import Derived
 from scenarios.results.files import ResultsError
 from scenarios.results.kinds import View
 from scenarios.results.table import WIDTH, paragraph, wrapped
+from vfab.codec import Derived
 
 #: The fewest columns a change too long for its line wraps in beside the
 #: rest of the line; with less room it goes whole under the row, indented.

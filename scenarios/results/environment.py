@@ -218,11 +218,6 @@ def lines(metadata: dict[str, Any]) -> list[str]:
     return out
 
 
-def warnings_of(metadata: dict[str, Any]) -> list[str]:
-    """The busy warnings a result recorded (or that its load average gives)."""
-    return list(of(metadata).get("warnings") or ())
-
-
 def probes(n: int = 5) -> list[float]:
     """*n* speed probes now (about a millisecond each)."""
     return [probe() for _ in range(n)]

@@ -21,11 +21,6 @@ def seconds(value: float) -> str:
     return f"{value:.4f}"
 
 
-def seconds_3(value: float) -> str:
-    """Seconds to three significant digits, as the 2000 table's cells."""
-    return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
-
-
 def duration(value: float) -> str:
     """Seconds in the unit that suits them, three significant digits:
     "231 µs", "11.8 ms", "1.20 s"; "0 s" for zero."""
@@ -61,11 +56,6 @@ def axis_seconds(value: float) -> str:
         if value >= scale * 0.999:
             return f"{value / scale:g} {unit}"
     return f"{value:g} s"
-
-
-def micros(value_s: float) -> str:
-    """Seconds as microseconds with two decimals: "12.34 µs"."""
-    return f"{value_s * 1e6:.2f} µs"
 
 
 def ms(value_ms: float) -> str:

@@ -69,6 +69,15 @@ class View:
     status: int = 0
 
 
+def shown(
+    run: Any, report: Any, text: str, files: Mapping[str, Callable[[], Any]], *how: Any
+) -> View:
+    """*run*'s View: its *text* ("text", "markdown" or "": none) by
+    *report*'s text() or markdown() of (run, *how), its JSON and *files*."""
+    render = {"text": report.text, "markdown": report.markdown}
+    return View(render[text](run, *how) if text else "", {"json": run.to_json, **files})
+
+
 def report_text(args: Any) -> str:
     """What report prints of a file: "markdown" (--markdown), nothing when
     it writes a page (--html: the page is the output), else "text"."""
@@ -104,3 +113,30 @@ class Kind:
     @property
     def plural(self) -> str:
         return self.noun.replace("directory", "directories").replace("file", "files")
+
+
+def stored(
+    model: Any,
+    noun: str,
+    view: Callable[..., View],
+    report_options: frozenset[str],
+    compare: Compare | None = None,
+    compare_options: frozenset[str] = frozenset(),
+) -> Kind:
+    """The Kind of a schema.Stored *model* whose report is *view*(run,
+    [statistic,] text=report_text(args)): the statistic given when
+    *report_options* take it."""
+
+    def report(run: Any, args: Any) -> View:
+        how = (args.statistic,) if "statistic" in report_options else ()
+        return view(run, *how, text=report_text(args))
+
+    return Kind(
+        model.FORMAT,
+        noun,
+        load=lambda found: model.from_json(found.data),
+        report=report,
+        report_options=report_options,
+        compare=compare,
+        compare_options=compare_options,
+    )

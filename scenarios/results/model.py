@@ -6,15 +6,16 @@ asks, never stored alone.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
 
 from scenarios.results import schema
-from scenarios.results.codec import Json
 from scenarios.results.files import RUN
-from scenarios.results.stats import Stats, median_int, stats_or_none
+from scenarios.results.stats import Stats, median_int
+from vfab.codec import Json
 
 #: (storage, variant or "", row) -> raw samples, in the file's order: the
-#: cells compare and history test.
+#: cells compare and trend test.
 Cells = dict[tuple[str, str, str], tuple[float, ...]]
 
 
@@ -61,32 +62,50 @@ class TrialSummary(Json):
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
+S = TypeVar("S")
+V = TypeVar("V")
+
+
 @dataclasses.dataclass(frozen=True)
-class PhaseResult(Json):
-    """All trials of one phase on one storage at one size."""
+class SampleCell(Generic[S]):
+    """A cell of samples: every trial of one storage in one row (a phase at
+    a size), raw, in run order; what a view shows is computed from them
+    when it asks.  A run's cells hold timed samples (PhaseResult), a count
+    run's counted ones (scenarios.counts.model.CountResult)."""
 
     storage: str
     size: str
     phase: str
+    samples: tuple[S, ...]
+
+    def values(self, of: Callable[[S], V | None]) -> list[V]:
+        """*of* of each trial that has it, in run order."""
+        return [v for s in self.samples if (v := of(s)) is not None]
+
+    def row(self, several: bool) -> str:
+        """The cell's row: its phase, "phase [size]" among *several* sizes."""
+        return f"{self.phase} [{self.size}]" if several else self.phase
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseResult(Json, SampleCell[Sample]):
+    """All timed trials of one phase on one storage at one size."""
+
     samples: tuple[Sample, ...]
 
     @property
     def wall_values(self) -> list[float]:
         """Wall seconds of every trial, in run order."""
-        return [s.wall_s for s in self.samples]
+        return self.values(lambda s: s.wall_s)
 
     @property
     def cpu_values(self) -> list[float]:
         """CPU seconds of every trial, in run order."""
-        return [s.cpu_s for s in self.samples]
+        return self.values(lambda s: s.cpu_s)
 
     @property
     def wall(self) -> Stats:
-        return Stats.of(s.wall_s for s in self.samples)
-
-    @property
-    def cpu(self) -> Stats:
-        return Stats.of(s.cpu_s for s in self.samples)
+        return Stats.of(self.wall_values)
 
     @property
     def loads(self) -> int | None:
@@ -104,39 +123,18 @@ class PhaseResult(Json):
     @property
     def rss_peak_bytes(self) -> int | None:
         """The highest peak RSS of any trial."""
-        vals = [s.rss_peak_bytes for s in self.samples if s.rss_peak_bytes]
-        return max(vals) if vals else None
+        return max(self.values(lambda s: s.rss_peak_bytes or None), default=None)
 
     @property
     def cache_hits(self) -> int | None:
         return median_int(s.cache_hits for s in self.samples)
-
-    @property
-    def batch_commit(self) -> Stats | None:
-        return stats_or_none(s.batch_commit_s for s in self.samples)
-
-    @property
-    def gc(self) -> Stats | None:
-        return stats_or_none(s.gc_s for s in self.samples)
 
 
 #: What a row of results is found by (PhaseRows.get): a file with two
 #: rows alike in them is refused.
 ROW_KEY = ("storage", "size", "phase")
 
-
-class Keyed(Protocol):
-    """What a row of results is found by."""
-
-    @property
-    def storage(self) -> str: ...
-    @property
-    def size(self) -> str: ...
-    @property
-    def phase(self) -> str: ...
-
-
-R = TypeVar("R", bound=Keyed)
+R = TypeVar("R", bound=SampleCell[Any])
 
 
 class PhaseRows(Generic[R]):
@@ -183,7 +181,7 @@ class RunResult(schema.Stored, PhaseRows[PhaseResult]):
         "phase [size]" when the run has several sizes."""
         several = len(self.sizes) > 1
         return {
-            (r.storage, "", f"{r.phase} [{r.size}]" if several else r.phase): tuple(
+            (r.storage, "", r.row(several)): tuple(
                 r.cpu_values if cpu else r.wall_values
             )
             for r in self.results

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from scenarios.results.codec import Json, build, encode, json_key
 from scenarios.results.files import Format, ResultsError, load
 from scenarios.results.formatter import plural
+from vfab.codec import Json, build, encode, json_key
 
 #: The largest count (objects, bytes) and duration a file may hold: a
 #: signed 64-bit integer, and about 31 years.

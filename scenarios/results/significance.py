@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from scenarios.results import arrays
-from scenarios.results.codec import Derived, Json
 from scenarios.results.formatter import seconds
 
 # The test's two forms, re-exported: significance is where callers look.
@@ -26,6 +25,7 @@ from scenarios.results.permutation import exact as exact
 from scenarios.results.permutation import exact_p as exact_p
 from scenarios.results.permutation import sampled_p as sampled_p
 from scenarios.results.permutation import which_test as which_test
+from vfab.codec import Derived, Json
 
 #: Two-sided level of the tests, and 1 - confidence of every interval.
 ALPHA = 0.05

@@ -54,12 +54,6 @@ def known(values: Iterable[float | None]) -> list[float]:
     return [v for v in values if v is not None]
 
 
-def stats_or_none(values: Iterable[float | None]) -> Stats | None:
-    """Stats of the known values, or None when there are none."""
-    vs = known(values)
-    return Stats.of(vs) if vs else None
-
-
 def median(values: Iterable[float | None]) -> float | None:
     """The median of the known values, or None."""
     vs = known(values)

@@ -1,9 +1,9 @@
-"""Every chart, as inline SVG drawn here (no script, no plotting library, so
-a page opens offline): a dot chart (rows of intervals on a log scale), a
-line chart (a curve per series), a trend chart (values across runs), and
-side_by_side() for a standalone file (--plot).  A <title> on every mark
-gives its numbers on hover.  Grouped bars are drawn in bars.py, with the
-same legend, scale and fonts.
+"""Charts as inline SVG (no script, no plotting library, so a page opens
+offline): the pieces every chart shares (frame, legend, axes, marks), a
+dot chart (rows of intervals on a log scale), a line chart (a curve per
+series), and side_by_side() for a standalone file (--plot).  A <title> on
+every mark gives its numbers on hover.  Grouped bars are drawn in
+bars.py, values across runs in trendchart.py, with the same pieces.
 """
 
 from __future__ import annotations
@@ -63,6 +63,36 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+def frame(
+    width: int,
+    height: int,
+    plot: tuple[float, float, float, float] | None = None,
+    css: str = "chart",
+) -> list[str]:
+    """A chart's opening: the <svg> element and, given *plot* (x0, x1, y0,
+    y1), its plotting area's background."""
+    out = [
+        f'<svg class="{css}" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" {FONT}>'
+    ]
+    if plot is not None:
+        x0, x1, y0, y1 = plot
+        out.append(
+            f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
+            'fill="#f8f9fb"/>'
+        )
+    return out
+
+
+def axis_label(text: str, x: float, y: float, vertical: bool = False) -> str:
+    """An axis's name: centred at (x, y), turned up for a y axis."""
+    turn = f' transform="rotate(-90 {x} {y})"' if vertical else ""
+    return (
+        f'<text x="{x}" y="{y}" font-size="12" text-anchor="middle" '
+        f'fill="#555"{turn}>{escape(text)}</text>'
+    )
+
+
 def legend_marks(
     series: Sequence[Series], x: float, y: float, right: float
 ) -> tuple[list[str], float]:
@@ -119,7 +149,7 @@ def dot_chart(
     rows: Sequence[str],
     series: Sequence[Series],
     marks: dict[tuple[str, str], Mark],
-    axis_label: str = "seconds (log scale)",
+    x_label: str = "seconds (log scale)",
     width: int = 960,
     label_width: int = 230,
 ) -> str:
@@ -140,11 +170,7 @@ def dot_chart(
         v = min(max(v, lo), hi)
         return x0 + (x1 - x0) * math.log10(v / lo) / math.log10(hi / lo)
 
-    out = [
-        f'<svg class="chart" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>'
-    ]
-    out += key
+    out = frame(width, height) + key
     for i, row in enumerate(rows):
         y = top + i * band
         if i % 2 == 0:
@@ -175,10 +201,7 @@ def dot_chart(
                     f"{time_tick(v)}</text>"
                 )
         decade *= 10
-    out.append(
-        f'<text x="{(x0 + x1) / 2}" y="{height - 6}" font-size="12" '
-        f'text-anchor="middle" fill="#555">{escape(axis_label)}</text>'
-    )
+    out.append(axis_label(x_label, (x0 + x1) / 2, height - 6))
     for i, row in enumerate(rows):
         for j, s in enumerate(series):
             m = marks.get((row, s.name))
@@ -249,13 +272,7 @@ def line_chart(
     def py(v: float) -> float:
         return y0 - (y0 - y1) * v / y_max
 
-    out = [
-        f'<svg class="chart" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
-        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
-        'fill="#f8f9fb"/>',
-    ]
-    out += key
+    out = frame(width, height, (x0, x1, y0, y1)) + key
     out += y_grid(x0, x1, py, y_max, step, y_format)
     for n in xs:
         out.append(
@@ -264,28 +281,41 @@ def line_chart(
             f'<text x="{_f(px(n))}" y="{y0 + 16}" font-size="11" '
             f'text-anchor="middle" fill="#444">{n:,}</text>'
         )
-    out.append(
-        f'<text x="{(x0 + x1) / 2}" y="{height - 8}" font-size="12" '
-        f'text-anchor="middle" fill="#555">{escape(x_label)}</text>'
-        f'<text x="14" y="{(y0 + y1) / 2}" font-size="12" text-anchor="middle" '
-        f'fill="#555" transform="rotate(-90 14 {(y0 + y1) / 2})">'
-        f"{escape(y_label)}</text>"
-    )
+    out.append(axis_label(x_label, (x0 + x1) / 2, height - 8))
+    out.append(axis_label(y_label, 14, (y0 + y1) / 2, vertical=True))
+    out += curves(series, xs, marks, px, py)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def curves(
+    series: Sequence[Series],
+    xs: Sequence[int],
+    marks: Mapping[tuple[int, str], Mark],
+    px: Callable[[int], float],
+    py: Callable[[float], float],
+    css: str = "",
+    beside: Callable[[int, str, float, float], list[str]] = lambda *_: [],
+) -> list[str]:
+    """A line per series through its marks at *xs* (*px*, *py*: the
+    coordinates), each point drawn by _point() with what *beside* adds
+    given (x, series name, cx, cy)."""
+    out = []
+    cls = f' class="{css}"' if css else ""
     for s in series:
         points = [(n, marks[(n, s.name)]) for n in xs if (n, s.name) in marks]
         if not points:
             continue
         path = " ".join(f"{_f(px(n))},{_f(py(m.value))}" for n, m in points)
         out.append(
-            f'<polyline points="{path}" fill="none" stroke="{s.colour}" '
+            f'<polyline{cls} points="{path}" fill="none" stroke="{s.colour}" '
             f'stroke-width="2" stroke-dasharray="{s.dash}"/>'
         )
         for n, m in points:
             cx = px(n)
-            parts = _point(m, cx, py, s.colour)
+            parts = _point(m, cx, py, s.colour) + beside(n, s.name, cx, py(m.value))
             out.append(f'<g class="mark">{"".join(parts)}</g>')
-    out.append("</svg>")
-    return "".join(out)
+    return out
 
 
 def _point(m: Mark, cx: float, py: Callable[[float], float], colour: str) -> list[str]:
@@ -320,113 +350,17 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return out
 
 
-@dataclasses.dataclass(frozen=True)
-class Badge:
-    """A sign beside a point of a trend chart: *text* in *colour* (CSS class
-    *css*), the point ringed when *ring*."""
-
-    text: str
-    colour: str
-    css: str
-    ring: bool = True
-
-
-def trend_chart(
-    labels: Sequence[str],
-    series: Sequence[Series],
-    marks: dict[tuple[int, str], Mark],
-    badges: Mapping[tuple[int, str], Badge] = {},
-    width: int = 520,
-    height: int = 250,
-) -> str:
-    """A line per series over *labels* (runs, evenly spaced on the x axis),
-    log y; each point the value with its interval as an error bar, and
-    its badge beside it (a history's steps)."""
-    left, right = 62, 16
-    key, legend_y = legend_marks(series, left, 16, width - right)
-    top = int(legend_y) + 16
-    slanted = len(labels) > 4 or max(len(x) for x in labels) > 14
-    bottom = 74 if slanted else 36
-    height += top - 14 + (bottom - 36)
-    x0, x1, y0, y1 = left, width - right, height - bottom, top
-    values = [v for m in marks.values() for v in (m.low, m.high, m.value) if v > 0]
-    lo, hi = (min(values), max(values)) if values else (1e-3, 1.0)
-    lo, hi = lo / 1.15, hi * 1.15
-    if hi / lo < 10:  # at least a decade, centred on the values
-        middle = math.sqrt(lo * hi)
-        lo, hi = middle / math.sqrt(10), middle * math.sqrt(10)
-
-    # A slanted first label reaches left of its point: keep it on the chart.
-    inset = max(16.0, 0.87 * 6 * len(labels[0]) - left + 8) if slanted else 16.0
-
-    def px(i: int) -> float:
-        if len(labels) == 1:
-            return (x0 + x1) / 2
-        return x0 + inset + (x1 - x0 - inset - 16) * i / (len(labels) - 1)
-
-    def py(v: float) -> float:
-        v = min(max(v, lo), hi)
-        return y0 - (y0 - y1) * math.log10(v / lo) / math.log10(hi / lo)
-
-    out = [
-        f'<svg class="chart trend" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" {FONT}>',
-        f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" '
-        'fill="#f8f9fb"/>',
-    ]
-    out += key
-    for v in _log_ticks(lo, hi):
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{time_tick(v)}</text>'
-        )
-    for i, label in enumerate(labels):
-        x = px(i)
-        out.append(
-            f'<line x1="{_f(x)}" y1="{y1}" x2="{_f(x)}" y2="{y0}" stroke="#e6e9ee"/>'
-        )
-        if slanted:
-            out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 14}" font-size="11" '
-                f'text-anchor="end" fill="#333" transform="rotate(-30 {_f(x)} '
-                f'{y0 + 14})">{escape(label)}</text>'
-            )
-        else:
-            out.append(
-                f'<text class="version" x="{_f(x)}" y="{y0 + 16}" font-size="11" '
-                f'text-anchor="middle" fill="#333">{escape(label)}</text>'
-            )
-    for s in series:
-        points = [
-            (i, marks[(i, s.name)]) for i in range(len(labels)) if (i, s.name) in marks
-        ]
-        if not points:
-            continue
-        path = " ".join(f"{_f(px(i))},{_f(py(m.value))}" for i, m in points)
-        out.append(
-            f'<polyline class="trend" points="{path}" fill="none" '
-            f'stroke="{s.colour}" stroke-width="2"/>'
-        )
-        for i, m in points:
-            cx, cy = px(i), py(m.value)
-            parts = _point(m, cx, py, s.colour)
-            badge = badges.get((i, s.name))
-            if badge is not None:
-                if badge.ring:
-                    parts.append(
-                        f'<circle class="step {badge.css}" cx="{_f(cx)}" '
-                        f'cy="{_f(cy)}" r="8" fill="none" stroke="{badge.colour}" '
-                        'stroke-width="2"/>'
-                    )
-                parts.append(
-                    f'<text class="{badge.css}" x="{_f(cx + 9)}" y="{_f(cy - 6)}" '
-                    f'font-size="12" fill="{badge.colour}">{escape(badge.text)}</text>'
-                )
-            out.append(f'<g class="mark">{"".join(parts)}</g>')
-    out.append("</svg>")
-    return "".join(out)
+def titled(chart: str, title: str) -> str:
+    """*chart* under *title*, as one chart: a standalone file's panels carry
+    their titles, as a page's figures do above them."""
+    found = re.search(r'viewBox="0 0 (\d+) (\d+)"', chart)
+    w, h = (int(found.group(1)), int(found.group(2)) + 24) if found else (600, 424)
+    return "".join(
+        frame(w, h)
+        + [f'<text x="{w / 2}" y="16" font-size="13" text-anchor="middle" '
+           f'fill="#222">{escape(title)}</text>',
+           chart.replace("<svg ", '<svg x="0" y="24" ', 1), "</svg>"]
+    )  # fmt: skip
 
 
 def side_by_side(charts: Sequence[str], title: str = "", gap: int = 16) -> str:
@@ -462,15 +396,23 @@ def y_grid(
     y_format: Callable[[float], str],
 ) -> list[str]:
     """The horizontal grid lines and their labels, every *step* up to
-    *y_max* (*py*: a value's y coordinate): every chart's y axis."""
-    out = []
-    v = 0.0
-    while v <= y_max + step / 1000:
-        out.append(
-            f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
-            'stroke="#dde1e7"/>'
-            f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
-            f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
-        )
-        v += step
-    return out
+    *y_max* (*py*: a value's y coordinate): every linear y axis."""
+    ticks = [i * step for i in range(int(y_max / step + 1.001))]
+    return y_ticks(x0, x1, py, ticks, y_format)
+
+
+def y_ticks(
+    x0: float,
+    x1: float,
+    py: Callable[[float], float],
+    ticks: Sequence[float],
+    y_format: Callable[[float], str],
+) -> list[str]:
+    """A grid line and its label at each of *ticks*: every chart's y axis."""
+    return [
+        f'<line x1="{x0}" y1="{_f(py(v))}" x2="{x1}" y2="{_f(py(v))}" '
+        'stroke="#dde1e7"/>'
+        f'<text x="{x0 - 6}" y="{_f(py(v) + 4)}" font-size="11" '
+        f'text-anchor="end" fill="#444">{escape(y_format(v))}</text>'
+        for v in ticks
+    ]

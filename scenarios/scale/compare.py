@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from scenarios.results import formatter, power, significance
-from scenarios.results.codec import Derived
 from scenarios.results.compare import (
     Change,
     Comparison,
@@ -23,6 +22,7 @@ from scenarios.results.formatter import plural
 from scenarios.results.significance import Difference
 from scenarios.scale.model import ScalePoint, ScaleRun
 from scenarios.scale.report import WINDOW_STATISTIC, latency
+from vfab.codec import Derived
 
 #: What two scale runs must share to be compared.
 IDENTITY = ("scale", "seed", "weights", "skew", "duration_s", "rate")

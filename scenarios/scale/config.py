@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from scenarios.errors import ConfigError
 from scenarios.load.mix import LoadConfig
-from scenarios.results.codec import Derived, Json
 from storages.options import shown
+from vfab.codec import Derived, Json
 from vfab.generate import DEFAULT_SEED
 
 DEFAULT_CLIENTS = (1, 2, 4, 8, 16)

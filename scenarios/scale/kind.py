@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios.results import files
-from scenarios.results.kinds import Kind, View, report_text
+from scenarios.results.kinds import View, shown, stored
 from scenarios.scale import page, report
 from scenarios.scale.compare import compare_scale
 from scenarios.scale.model import ScaleRun
@@ -15,29 +14,19 @@ from scenarios.scale.model import ScaleRun
 
 def view(run: ScaleRun, text: str = "text") -> View:
     """*run*'s text ("text", "markdown" or "") and its files."""
-    texts = {"text": report.text, "markdown": report.markdown}
-    files = {
-        "json": run.to_json,
-        "html": lambda: page.page(run),
-        "plot": lambda: report.svg_file(run),
-    }
-    return View(texts[text](run) if text else "", files)
-
-
-def _report(run: ScaleRun, args: Any) -> View:
-    return view(run, report_text(args))
+    files = {"html": lambda: page.page(run), "plot": lambda: report.svg_file(run)}
+    return shown(run, report, text, files)
 
 
 def _compare(old: ScaleRun, new: ScaleRun, args: Any) -> View:
     return compare_scale(old, new, str(args.old), str(args.new)).view()
 
 
-KIND = Kind(
-    files.SCALE,
+KIND = stored(
+    ScaleRun,
     "scale file",
-    load=lambda found: ScaleRun.from_json(found.data),
-    report=_report,
-    report_options=frozenset({"all", "markdown", "html"}),
-    compare=_compare,
-    compare_options=frozenset({"json", "markdown"}),
+    view,
+    frozenset({"all", "markdown", "html"}),
+    _compare,
+    frozenset({"json", "markdown"}),
 )

@@ -11,7 +11,7 @@ from typing import Any
 from scenarios.checker.check import Check
 from scenarios.clients import histogram
 from scenarios.load.mix import OPERATIONS
-from scenarios.results import codec, schema
+from scenarios.results import schema
 from scenarios.results.files import SCALE
 from scenarios.results.schema import (
     Count,
@@ -22,6 +22,7 @@ from scenarios.results.schema import (
     Seconds,
     Text,
 )
+from vfab import codec
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -77,27 +78,38 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def cluster_address(args: argparse.Namespace) -> tuple[str, int] | None:
+@dataclasses.dataclass(frozen=True)
+class ClusterOptions:
+    """The cluster's options as given (None: not given): --workers (0:
+    none), --master-bind-host, --master-port, --connect-timeout."""
+
+    workers: int = 0
+    master_bind_host: str | None = None
+    master_port: int | None = None
+    connect_timeout: float | None = None
+
+
+def cluster_address(cluster: ClusterOptions) -> tuple[str, int] | None:
     """Where the workers connect ((host, port), checked free here), None
     without --workers; ConfigError for the cluster's options without it."""
     given = [
         flag
         for flag, value in (
-            ("--master-bind-host", args.master_bind_host),
-            ("--master-port", args.master_port),
-            ("--connect-timeout", args.connect_timeout),
+            ("--master-bind-host", cluster.master_bind_host),
+            ("--master-port", cluster.master_port),
+            ("--connect-timeout", cluster.connect_timeout),
         )
         if value is not None
     ]
-    if not args.workers:
+    if not cluster.workers:
         if given:
             raise ConfigError(f"{given[0]} needs --workers")
         return None
-    given = args.master_bind_host
-    host = (LOCALHOST if given is None else given).strip()
+    bind = cluster.master_bind_host
+    host = (LOCALHOST if bind is None else bind).strip()
     if not host:
         raise ConfigError("--master-bind-host: empty address")
-    port = MASTER_PORT if args.master_port is None else args.master_port
+    port = MASTER_PORT if cluster.master_port is None else cluster.master_port
     if not port:
         raise ConfigError("--master-port: the workers need a port named, not 0")
     check_port_free(host, port)
@@ -150,10 +162,13 @@ def cluster_storage_options(
 
 
 @contextlib.contextmanager
-def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
+def fleets_of(
+    cluster: ClusterOptions, config: ScaleConfig, quiet: bool = False
+) -> Iterator[Any]:
     """Where the points' clients run: None (this machine's processes), or
     a Cluster of --workers locust workers, waited for (at most
-    --connect-timeout) and sent away at the end."""
+    --connect-timeout) and sent away at the end; *quiet*: only the token
+    is said."""
     if not config.workers:
         yield None
         return
@@ -163,23 +178,23 @@ def fleets_of(args: argparse.Namespace, config: ScaleConfig) -> Iterator[Any]:
         print(f"vfab-bench scale: {line}", file=sys.stderr, flush=True)
 
     def say(line: str) -> None:
-        if not args.quiet:
+        if not quiet:
             tell(line)
 
-    address = cluster_address(args)
+    address = cluster_address(cluster)
     assert address is not None
-    timeout = args.connect_timeout or CONNECT_TIMEOUT_S
+    timeout = cluster.connect_timeout or CONNECT_TIMEOUT_S
     # A token each run, unless the operator gave one: no worker joins
     # without it, so it is shown even under -q (docs/cluster.md).
     operators = token_from_env()
     token = operators or new_token()
     shown = None if operators else tell
-    with Cluster(*address, config.workers, timeout, say, token, shown) as cluster:
+    with Cluster(*address, config.workers, timeout, say, token, shown) as fleet:
         per = concurrency.per_process(
             config.concurrency, config.clients_per_process, max(config.clients)
         )
-        cluster.check_memory(max(config.clients), per)
+        fleet.check_memory(max(config.clients), per)
         try:
-            yield cluster
+            yield fleet
         finally:
-            cluster.end()
+            fleet.end()

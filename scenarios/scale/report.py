@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from scenarios.checker.check import Check
+from scenarios.checker.words import said
 from scenarios.clients import histogram
 from scenarios.results import environment, formatter, significance, svg, table
 from scenarios.results.formatter import plural
@@ -206,7 +207,7 @@ def notes(run: ScaleRun) -> list[str]:
             lines.append(f"{where}: {note}")
         if p.interrupted:
             lines.append(f"{where}: interrupted")
-        lines.append(f"{where}: {p.check.summary}")
+        lines.append(f"{where}: {said(p.check, p.storage)}")
         lines += [f"  {line}" for line in p.check.details()]
     lines += environment.lines(run.metadata)
     return lines

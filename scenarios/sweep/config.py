@@ -8,12 +8,11 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import storages
-from scenarios.bench.config import check_storage_names
 from scenarios.errors import ConfigError
-from scenarios.results.codec import Derived
+from scenarios.matrix.config import check_commits
 from storages import StorageOptions, options_json
 from storages.options import shown
+from vfab.codec import Derived
 from vfab.generate import DEFAULT_SEED
 from vfab.model import ProcessStep
 
@@ -76,12 +75,7 @@ class SweepConfig(Derived):
     JSON_AS: ClassVar[dict[str, Callable[[Any], Any]]] = {"options": options_json}
 
     def __post_init__(self) -> None:
-        check_storage_names(self.storages, self.options)
-        for name in self.storages:
-            if not storages.factory_class(name, self.options).has_database:
-                raise ConfigError(
-                    f"storage {name!r} commits nothing; sweep measures commits"
-                )
+        check_commits(self.storages, self.options, "sweep")
         if len(set(self.variants)) != len(self.variants):
             raise ConfigError("a variant is named twice")
         if not self.variants:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from scenarios.results import codec, schema
+from scenarios.results import schema
 from scenarios.results.files import SWEEP
 from scenarios.results.model import Cells
 from scenarios.results.stats import median_high
+from vfab import codec
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
-from scenarios.results import htmlbase, significance, svg
+from scenarios.results import significance, svg
+from scenarios.results.htmlbase import Page
 from scenarios.sweep.config import VARIANTS
 from scenarios.sweep.model import SweepRun
 from scenarios.sweep.report import tables as sweep_tables
@@ -61,37 +62,24 @@ def svg_file(sweep: SweepRun, stat: str | None = None) -> str:
 
 
 def sweep_section(sweep: SweepRun, stat: str) -> str:
-    figures = [
-        f"<figure>{chart}<figcaption>{escape(caption)}</figcaption></figure>"
-        for caption, chart in charts(sweep, stat)
-    ]
     variants = "; ".join(
         f"{v.name}: {v.description}"
         for v in VARIANTS.values()
         if any(p.variant == v.name for p in sweep.points)
     )
-    tables = "".join(
-        f"<h3>{escape(t.title)}</h3>{htmlbase.table(t.header, t.rows)}"
-        for t in sweep_tables(sweep, stat)
+    p = Page(sweep.metadata).section("Cost per object against objects per transaction")
+    p.note(
+        f"{variants}.  One commit per trial; solid: BTree, dashed: one flat "
+        "PersistentList, whose commit cost per object grows with the transaction "
+        "(the pickler memo trap: docs/sweep.md)."
     )
-    return (
-        "<h2>Cost per object against objects per transaction</h2>"
-        f'<p class="note">{escape(variants)}.  One commit per trial; solid: '
-        "BTree, dashed: one flat PersistentList, whose commit cost per object "
-        "grows with the transaction (the pickler memo trap: docs/sweep.md).</p>"
-        f'<div class="pair">{"".join(figures)}</div>{tables}'
-    )
+    p.charts(charts(sweep, stat)).tables(sweep_tables(sweep, stat), scroll=False)
+    return p.html()
 
 
 def page(sweep: SweepRun, stat: str | None = None) -> str:
     s = stat or significance.recorded(sweep.metadata)
     date = str(sweep.metadata.get("date", ""))
-    body = [
-        "<h1>vfab-loadtest sweep</h1>",
-        f'<p class="lede">{escape(date)}</p>',
-        htmlbase.machine(sweep.metadata),
-        sweep_section(sweep, s),
-        "<h2>Metadata</h2>",
-        htmlbase.metadata("sweep", sweep.metadata),
-    ]
-    return htmlbase.document(f"vfab-loadtest sweep {date}".strip(), body)
+    p = Page(sweep.metadata).heading("vfab-loadtest sweep", date)
+    p.machine().raw(sweep_section(sweep, s)).section("Metadata").metadata("sweep")
+    return p.document(f"vfab-loadtest sweep {date}".strip())

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from html import escape
 
-from scenarios.results import environment, htmlbase, significance, svg
+from scenarios.results import environment, significance, svg, trendchart
 from scenarios.results.formatter import duration as format_time
+from scenarios.results.htmlbase import Markup, Page, table
 from scenarios.trend.table import (
     BY_DATE,
     FASTER,
@@ -16,8 +17,8 @@ from scenarios.trend.table import (
     SLOWER,
     UNDECIDED,
     Cell,
-    History,
     Step,
+    Trend,
 )
 
 #: Colours of the step marks: slower, faster, undecided.
@@ -32,7 +33,8 @@ h3 { font-size: 14px; margin: 4px 0; }
 table { font-size: 13px; }
 th, td { padding: 3px 9px; }
 th { text-align: left; }
-td.text { white-space: normal; text-align: left; }
+table.runs td, table.steps td:nth-child(-n+4) { white-space: normal;
+  text-align: left; }
 .slower { color: #b42318; font-weight: 600; }
 .faster { color: #067647; font-weight: 600; }
 .undecided { color: #8a8a8a; }
@@ -41,7 +43,7 @@ td.text { white-space: normal; text-align: left; }
 _CLASS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided"}
 
 
-def _note(history: History, cell: Cell, i: int) -> str:
+def _note(history: Trend, cell: Cell, i: int) -> str:
     iv = history.interval(cell, i)
     assert iv is not None
     storage, row = cell
@@ -57,14 +59,14 @@ def _note(history: History, cell: Cell, i: int) -> str:
     return text
 
 
-def _chart(history: History, row: str) -> str:
+def _chart(history: Trend, row: str) -> str:
     storages = [s for s in history.storages if (s, row) in history.samples]
     series = [
         svg.Series(s, svg.PALETTE[history.storages.index(s) % len(svg.PALETTE)])
         for s in storages
     ]
     marks: dict[tuple[int, str], svg.Mark] = {}
-    badges: dict[tuple[int, str], svg.Badge] = {}
+    badges: dict[tuple[int, str], trendchart.Badge] = {}
     for storage in storages:
         cell = (storage, row)
         for i in history.samples[cell]:
@@ -76,156 +78,128 @@ def _chart(history: History, row: str) -> str:
             step = history.step(cell, i)
             if step is not None and step.mark in STEP_COLOURS:
                 # A step is ringed; a doubt only noted.
-                badges[(i, storage)] = svg.Badge(
+                badges[(i, storage)] = trendchart.Badge(
                     step.mark,
                     STEP_COLOURS[step.mark],
                     _CLASS[step.mark],
                     ring=step.mark != UNDECIDED,
                 )
     labels = [p.label for p in history.points]
-    return svg.trend_chart(labels, series, marks, badges)
+    return trendchart.trend_chart(labels, series, marks, badges)
 
 
-def _runs_table(history: History) -> str:
+def _runs_table(history: Trend) -> str:
     by_date = history.by == BY_DATE  # the label is the date
     names = ["#", "date (UTC)" if by_date else history.ordered_by()]
     names += [] if by_date else ["date (UTC)"]
-    names += ["file", "trials", "also changed"]
-    head = "".join(f"<th>{escape(h)}</th>" for h in names)
-    rows = []
-    for i, p in enumerate(history.points, 1):
-        texts = [p.label, *([] if by_date else [p.when]), str(p.path)]
-        rows.append(
-            f"<tr><td>{i}</td>"
-            + "".join(f'<td class="text">{escape(t)}</td>' for t in texts)
-            + f'<td>{p.trials}</td><td class="text">{escape(", ".join(p.changed))}'
-            "</td></tr>"
-        )
-    return _table("runs", head, rows)
+    rows = [
+        [str(i), p.label, *([] if by_date else [p.when]), str(p.path), str(p.trials),
+         ", ".join(p.changed)]
+        for i, p in enumerate(history.points, 1)
+    ]  # fmt: skip
+    return table([*names, "file", "trials", "also changed"], rows, "runs")
 
 
-def _steps_table(history: History, steps: list[Step]) -> str:
-    head = "".join(
-        f"<th>{h}</th>" for h in ("storage", "task", "from", "to", "values", "change",
-                                  "p", "q")
-    )  # fmt: skip
+def _steps_table(history: Trend, steps: list[Step]) -> str:
     rows = []
     for s in steps:
         d = s.difference
         a, b = history.points[s.before], history.points[s.after]
-        cls = _CLASS.get(s.mark, "")
-        q = "" if d.q_value is None else f"{d.q_value:.3g}"
-        rows.append(
-            f'<tr class="step"><td>{escape(s.cell[0])}</td><td class="text">'
-            f'{escape(s.cell[1])}</td><td class="text">{escape(a.label)}</td>'
-            f'<td class="text">{escape(b.label)}</td><td>'
-            f"{escape(format_time(d.old.estimate))} → "
-            f"{escape(format_time(d.new.estimate))}</td>"
-            f'<td class="{cls}">{escape(s.verdict)}</td><td>{d.p_value:.3g}</td>'
-            f"<td>{q}</td></tr>"
+        change = Markup(
+            f'<span class="{_CLASS.get(s.mark, "")}">{escape(s.verdict)}</span>'
         )
-    return _table("steps", head, rows)
+        values = f"{format_time(d.old.estimate)} → {format_time(d.new.estimate)}"
+        q = "" if d.q_value is None else f"{d.q_value:.3g}"
+        rows.append([*s.cell, a.label, b.label, values, change, f"{d.p_value:.3g}", q])
+    header = ["storage", "task", "from", "to", "values", "change", "p", "q"]
+    return table(header, rows, "steps")
 
 
-def _values_table(history: History) -> str:
+def _values_table(history: Trend) -> str:
     labels = [p.label for p in history.points]
-    head = "<th>task</th>" + "".join(f"<th>{escape(s)}</th>" for s in history.storages)
     rows = []
     for row in history.rows:
-        cells = [f"<td>{escape(row)}</td>"]
+        cells = [row]
         for storage in history.storages:
             cell = (storage, row)
             if cell not in history.samples:
-                cells.append(f"<td>{MISSING}</td>")
+                cells.append(MISSING)
                 continue
             parts = []
             for label, value in zip(labels, history.cell_values(cell), strict=True):
-                mark = value[-1] if value != MISSING else ""
-                cls = _CLASS.get(mark)
+                cls = _CLASS.get(value[-1] if value != MISSING else "")
                 text = escape(value)
                 if cls:
                     text = f'<span class="{cls}">{text}</span>'
                 parts.append(f'<span title="{escape(label)}">{text}</span>')
-            cells.append(f"<td>{'  '.join(parts)}</td>")
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return _table("values", head, rows)
+            cells.append(Markup("  ".join(parts)))
+        rows.append(cells)
+    return table(["task", *history.storages], rows, "values")
 
 
-def _table(name: str, head: str, rows: list[str]) -> str:
-    return (
-        f'<table class="{name}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+def load_note(history: Trend) -> str:
+    """The load each run recorded at its start, as a chart's load note."""
+    loads = []
+    for i, p in enumerate(history.points, 1):
+        start = environment.of(p.run.metadata).get("load_average_start")
+        loads.append(f"run {i} {start[0]:.2f}" if start else f"run {i} ?")
+    return "Load average (1 min) at the start: " + ", ".join(loads) + "."
 
 
-def section(history: History) -> str:
+def section(history: Trend) -> str:
     """The history's body: runs, steps, trend charts, values."""
     s = history.statistic
     marked = history.marked()
     undecided = history.undecided()
-    body = [
-        f'<p class="note">{escape(history.heading())}</p>',
-        *(f'<p class="note">{escape(n)}</p>' for n in history.notes),
-        "<h2>Runs, in order</h2>",
-        _runs_table(history),
-    ]
+    p = Page().note(history.heading(), *history.notes).section("Runs, in order")
+    p.raw(_runs_table(history))
     if history.skipped:
-        left_out = escape("; ".join(history.skipped))
-        body.append(f'<p class="note">Left out (not run files): {left_out}</p>')
-    body.append(f"<h2>Steps ({len(marked)})</h2>")
+        p.note(f"Left out (not run files): {'; '.join(history.skipped)}")
+    p.section(f"Steps ({len(marked)})")
     if marked:
-        body.append(_steps_table(history, marked))
+        p.raw(_steps_table(history, marked))
     else:
-        body.append(
-            '<p class="note">None: no change between consecutive runs was '
-            "significant.</p>"
-        )
+        p.note("None: no change between consecutive runs was significant.")
     if undecided:
-        body.append(
-            f'<p class="note undecided">{len(undecided)} changes could not be '
-            f"decided: too few trials ({history.trials_needed()} a side "
-            "needed; run more trials with --repeat).</p>"
+        p.note(
+            f"{len(undecided)} changes could not be decided: too few trials "
+            f"({history.trials_needed()} a side needed; run more trials with "
+            "--repeat).",
+            css="note undecided",
         )
-    body.append(f"<h2>Trends ({history.metric} time, {escape(s.label)})</h2>")
-    figures = [
-        f'<figure class="cell-trend"><h3>{escape(row)}</h3>'
-        f"{_chart(history, row)}</figure>"
-        for row in history.rows
-    ]
-    body.append(f'<div class="trends">{"".join(figures)}</div>')
-    body.append(
-        '<p class="note">Each point: the '
-        f"{escape(s.label)} over the run's trials; bar: its "
+    p.section(f"Trends ({history.metric} time, {s.label})")
+    figures = Page()
+    for row in history.rows:
+        figures.chart(row, _chart(history, row), load=load_note(history))
+    p.raw(
+        f'<div class="trends">{figures.html()}</div>'.replace(
+            "<figure>", '<figure class="cell-trend">'
+        )
+    )
+    p.note(
+        f"Each point: the {s.label} over the run's trials; bar: its "
         f"{1 - significance.ALPHA:.0%} bootstrap interval; log scale.  Ringed "
         f"{SLOWER} (red): significantly slower than the previous run; {FASTER} "
-        f"(green): faster.  {UNDECIDED} (grey): too few trials to tell.</p>"
+        f"(green): faster.  {UNDECIDED} (grey): too few trials to tell."
     )
-    body.append("<h2>Values</h2>")
-    body.append(_values_table(history))
-    return "".join(body)
+    return p.section("Values").raw(_values_table(history)).html()
 
 
-def page(history: History) -> str:
+def page(history: Trend) -> str:
     """The history as one HTML document."""
     first, last = history.points[0], history.points[-1]
     title = f"vfab-loadtest history: {first.label} to {last.label}"
-    lede = (
-        f"{len(history.points)} runs · storages: {', '.join(history.storages)} · "
-        f"{len(history.rows)} tasks"
+    p = Page().heading(
+        title,
+        f"{len(history.points)} runs",
+        f"storages: {', '.join(history.storages)}",
+        f"{len(history.rows)} tasks",
     )
-    body = [f"<h1>{escape(title)}</h1>", f'<p class="lede">{escape(lede)}</p>']
-    body += machines(history)
-    return htmlbase.document(title, [*body, section(history)], CSS)
-
-
-def machines(history: History) -> list[str]:
-    """Each run's load average, speed probe and busy warnings, a line per
-    run (the machine a step may owe to)."""
-    out = []
-    for i, p in enumerate(history.points, 1):
-        lines = environment.lines(p.run.metadata)
+    for i, point in enumerate(history.points, 1):
+        # Each run's machine: the one a step may owe to.
+        lines = environment.lines(point.run.metadata)
         if lines:
-            css = "note wide" if any(x.startswith("Warning") for x in lines) else "note"
-            text = escape(f"Run {i} ({p.label}): " + " ".join(lines))
-            out.append(f'<p class="{css}">{text}</p>')
-    return out
+            busy = any(x.startswith("Warning") for x in lines)
+            text = f"Run {i} ({point.label}): " + " ".join(lines)
+            p.note(text, css="note wide" if busy else "note")
+    return p.raw(section(history)).document(title, CSS)

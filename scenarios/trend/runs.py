@@ -1,4 +1,4 @@
-"""The run files of a history: found in the directories named, read once,
+"""The run files of a trend: found in the directories named, read once,
 and put in order by the version of a package each run recorded in its
 metadata (PEP 440: 6.10 after 6.9), then by date; or by date alone.
 """
@@ -27,7 +27,7 @@ BY_PYTHON = "python"
 
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """One run in the history: its file, its result, the version it is
+    """One run in the trend: its file, its result, the version it is
     ordered by (None: by date) and its label on the x axis."""
 
     path: Path
@@ -63,7 +63,7 @@ Identity = dict[str, Any]
 
 #: How a file of another kind reads as a run's rows (a matrix's cells:
 #: MatrixRun.as_run), by kind: its data -> a RunResult and its identity.
-#: Supplied by the caller (scenarios.registry.AS_RUN), so history imports
+#: Supplied by the caller (scenarios.registry.AS_RUN), so trend imports
 #: no other command.
 AsRun = Mapping[str, Callable[[Any], tuple[RunResult, Identity]]]
 

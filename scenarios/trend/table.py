@@ -1,4 +1,4 @@
-"""A history across saved runs: each cell's trend over run files put in
+"""A trend across saved runs: each cell's values over run files put in
 order by the versions they recorded, with the steps marked as asv marks
 them.  A step is compare's cell between two neighbours (the same test, the same
 adjustment over the pair's cells, the same words): a change it calls
@@ -37,9 +37,9 @@ __all__ = [
     "BY_DATE",
     "BY_PYTHON",
     "DEFAULT_BY",
-    "History",
     "Point",
     "Step",
+    "Trend",
     "build",
     "read_runs",
     "recorded_version",
@@ -63,7 +63,7 @@ MARK_WORDS = {SLOWER: "slower", FASTER: "faster", UNDECIDED: "undecided",
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Step(CellComparison):
     """One cell's change from run *before* to run *after* (indexes of
-    History.points): compare's cell (its Difference adjusted with the
+    Trend.points): compare's cell (its Difference adjusted with the
     pair's other cells, its verdict), marked."""
 
     before: int
@@ -83,7 +83,7 @@ class Step(CellComparison):
 
 
 @dataclasses.dataclass(frozen=True)
-class History:
+class Trend:
     by: str
     statistic: Statistic
     metric: str
@@ -147,7 +147,7 @@ class History:
 
     def heading(self) -> str:
         return (
-            f"History of {len(self.points)} runs, ordered by {self.ordered_by()}"
+            f"Trend of {len(self.points)} runs, ordered by {self.ordered_by()}"
             f"{'' if self.by == BY_DATE else ', then date'}: "
             f"{self.metric} time, {self.statistic.label} of the trials.  A step "
             f"({SLOWER} slower, {FASTER} faster) is a change from the previous run "
@@ -199,7 +199,7 @@ class History:
         return "\n\n".join(parts) + "\n"
 
     def to_json(self) -> dict[str, Any]:
-        """The history as data (`history --json`): the runs in order, each
+        """The trend as data (`trend --json`): the runs in order, each
         cell's value and interval in every run it has, and the step into
         each run with compare's numbers.  Runs are numbered from 1, as in
         the text."""
@@ -333,8 +333,8 @@ def build(
     stat: str | None = None,
     cpu: bool = False,
     read: tuple[list[Read], list[str]] | None = None,
-) -> History:
-    """The history of the run files in *inputs* (files and directories;
+) -> Trend:
+    """The trend of the run files in *inputs* (files and directories;
     *read*: what read_runs() gave for them, when the caller read them)."""
     runs, skipped = read if read is not None else read_runs(list(map(sniff, inputs)))
     if not runs:
@@ -342,7 +342,7 @@ def build(
         raise ResultsError(f"no run file (*.json of vfab-bench run) in {named}")
     if len(runs) < 2:
         raise ResultsError(
-            f"a history needs two or more run files; found one ({runs[0][0]})"
+            f"a trend needs two or more run files; found one ({runs[0][0]})"
         )
     points = order(runs, by)
     first = points[0]
@@ -356,8 +356,8 @@ def build(
     rows: dict[str, None] = {}
     for i, p in enumerate(points):
         for r in p.run.results:
-            row = f"{r.phase} [{r.size}]" if several else r.phase
-            values = tuple(s.cpu_s if cpu else s.wall_s for s in r.samples)
+            row = r.row(several)
+            values = tuple(r.cpu_values if cpu else r.wall_values)
             samples.setdefault((r.storage, row), {})[i] = values
             storages.setdefault(r.storage)
             rows.setdefault(row)
@@ -366,7 +366,7 @@ def build(
             "the run files have no cell in common (no storage and row measured "
             "in two of them)"
         )
-    return History(
+    return Trend(
         by=by,
         statistic=statistic,
         metric="CPU" if cpu else "wall",

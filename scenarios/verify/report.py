@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from scenarios.checker import words
 from scenarios.checker.known_bugs import KNOWN_WRONG
 from scenarios.progress import duration
 from scenarios.results.files import VERIFY
@@ -30,17 +31,20 @@ def _violations(v: StorageVerdict, p: Any) -> str:
 
 
 def load_table(verdicts: list[StorageVerdict]) -> Table:
-    """One row per storage and client count: attempts by outcome, the
-    operations that raised, the violations (by kind in the verdict and in
-    --all), ops/s."""
-    header = ["storage", "clients", "attempts", "ok", "failed", "unknown", "errors"]
-    header += ["violations", "ops/s"]
+    """One row per storage and client count: attempts by outcome (a
+    conflict retried apart from an attempt that failed, as scale's table
+    says them), the operations that raised, the violations (by kind in the
+    verdict and in --all), ops/s."""
+    header = ["storage", "clients", "attempts", "ok", "retried", "failed"]
+    header += ["unknown", "errors", "violations", "ops/s"]
     rows = []
     for v in verdicts:
         for p in v.points:
             tally = p.check.tally
+            retried = tally.get("retried", 0)
             row = [v.storage, str(p.clients)]
-            row += [str(tally.get(k, 0)) for k in ("attempts", "ok", "failed")]
+            row += [str(tally.get(k, 0)) for k in ("attempts", "ok")]
+            row += [str(retried), str(tally.get("failed", 0) - retried)]
             row += [str(tally.get("unknown", 0)), str(sum(p.errors.values()))]
             row += [_violations(v, p), f"{p.ops_per_s:.1f}"]
             rows.append(row)
@@ -108,8 +112,11 @@ def detail_lines(verdicts: list[StorageVerdict]) -> list[str]:
                 add(f"{v.storage}: {s.name}: {s.verdict}{extra}: {s.detail}")
         for p in v.points:
             where = f"{v.storage}, {plural(p.clients, 'client')}"
-            extra = bug if p.check.ok is False else ""
-            add(f"{where}: {p.check.summary}{extra}")
+            line = words.said(p.check, v.storage)
+            if bug and p.check.ok is False:
+                # named first: the line is long and wraps
+                line = line.replace("WRONG:", f"WRONG{bug}:", 1)
+            add(f"{where}: {line}")
             for line in p.check.details():
                 add(line, "  ")
             if p.errors or p.failed:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -29,17 +30,18 @@ from typing import Any, ClassVar
 import storages
 from scenarios.checker.consistency import KINDS
 from scenarios.checker.known_bugs import KNOWN_WRONG, known_bug
+from scenarios.checker.words import allowed_words, wrong_words
 from scenarios.errors import ConfigError
 from scenarios.interrupts import remove_tree
 from scenarios.load.history import Parts
 from scenarios.load.mix import LoadConfig
-from scenarios.progress import Progress, duration, progress_of
-from scenarios.results.codec import Derived
+from scenarios.progress import Machine, Progress, duration, machine_now, progress_of
 from scenarios.results.formatter import plural
 from scenarios.scale import runner as scale_runner
 from scenarios.scale.config import ScaleConfig
 from scenarios.scale.model import ScalePoint
 from storages import StorageOptions
+from vfab.codec import Derived
 
 Say = Callable[[str], None]
 
@@ -86,6 +88,8 @@ CHECK_PER_CLIENT_S = 0.05
 #: A point's fresh shared database: its server (runzeo, or a database on
 #: the storage's server) started and stopped.
 SERVER_S = 0.5
+#: Each point's warmup before its window.
+WARMUP_S = 0.5
 #: The verdicts, in the order of the summary's precedence.
 RIGHT, WRONG, UNCHECKED, ERRORS = "right", "WRONG", "not fully checked", "errors"
 
@@ -120,27 +124,42 @@ class VerifyConfig(Derived):
         points = len(self.storages) * len(self.clients)
         return max(MIN_WINDOW_S, self.budget_s / points)
 
-    def point_s(self, clients: int) -> float:
-        """Seconds a point of *clients* clients is planned to take."""
+    def point_s(self, clients: int, factor: float = 1.0) -> float:
+        """Seconds a point of *clients* clients is planned to take on a
+        machine *factor* times slower than an idle one (progress.Machine):
+        its start and check scale, its load window does not (it is spent in
+        full, however fast the machine)."""
         check = CHECK_S + clients * CHECK_PER_CLIENT_S
-        start = SERVER_S + POPULATE_S + clients * CLIENT_START_S + 0.5
-        return start + self.window_s + check
+        start = SERVER_S + POPULATE_S + clients * CLIENT_START_S
+        return (start + check) * factor + WARMUP_S + self.window_s
 
-    def storage_s(self) -> float:
+    def storage_s(self, factor: float = 1.0) -> float:
         """Seconds one storage is planned to take: its servers, its
-        scenarios, its points."""
-        out = sum(self.point_s(n) for n in self.clients)
-        return out + (SCENARIOS_S if self.scenarios else 0.0)
+        scenarios, its points (*factor*: as point_s)."""
+        out = sum(self.point_s(n, factor) for n in self.clients)
+        return out + (SCENARIOS_S * factor if self.scenarios else 0.0)
 
-    def estimate(self) -> tuple[float, float]:
+    def estimate(self, factor: float = 1.0) -> tuple[float, float]:
         """(seconds of load windows, seconds of everything else) the run is
-        planned to take."""
+        planned to take (*factor*: as point_s)."""
         windows = self.window_s * len(self.clients) * len(self.storages)
-        return windows, self.storage_s() * len(self.storages) - windows
+        return windows, self.storage_s(factor) * len(self.storages) - windows
 
-    def plan(self) -> str:
+    def steps(self, factor: float = 1.0) -> list[tuple[str, float]]:
+        """The progress's steps, in order: (label, seconds planned)."""
+        out = []
+        for name in self.storages:
+            if self.scenarios:
+                out.append((f"{name}: scenarios", SCENARIOS_S * factor))
+            out += [
+                (f"{name}: {plural(n, 'client')}", self.point_s(n, factor))
+                for n in self.clients
+            ]
+        return out
+
+    def plan(self, factor: float = 1.0) -> str:
         """What the run will do and about how long it takes, in two lines."""
-        windows, rest = self.estimate()
+        windows, rest = self.estimate(factor)
         return (
             f"verify: about {duration(windows + rest)} in all: "
             f"{plural(len(self.storages), 'storage')} x "
@@ -156,7 +175,7 @@ class VerifyConfig(Derived):
             scale=self.scale,
             seed=self.seed,
             duration_s=self.window_s,
-            warmup_s=0.5,
+            warmup_s=WARMUP_S,
             read_log=True,
             load=dataclasses.replace(
                 LoadConfig.from_values(
@@ -211,7 +230,11 @@ class StorageVerdict:
         counts = {k: n for k, n in self.violations().items() if n}
         if wrong or any(p.check.ok is False for p in self.points):
             parts = [f"{name}: violation" for name in wrong]
-            parts += [plural(n, kind) for kind, n in counts.items()]
+            if counts:
+                names = "; ".join(plural(n, kind) for kind, n in counts.items())
+                parts.append(
+                    f"the data did not stay right: {wrong_words(counts)} ({names})"
+                )
             bug = known_bug(self.storage, self.target)
             return WRONG, "; ".join(parts) + (f" ({bug})" if bug else "")
         unchecked = [
@@ -234,9 +257,15 @@ class StorageVerdict:
             shown = ", ".join(f"{n} {kind}" for kind, n in sorted(errors.items()))
             return ERRORS, f"no violation, but operations raised: {shown}"
         levels = sorted({p.check.level or "" for p in self.points} - {""})
+        allowed: dict[str, int] = {}
+        for p in self.points:
+            for anomaly, n in (p.check.allowed or {}).items():
+                allowed[anomaly] = allowed.get(anomaly, 0) + n
+        said = allowed_words(allowed, self.storage)
         attempts = self.tally("attempts")
         return RIGHT, (
-            f"{attempts:,} attempts checked, no violation"
+            f"every read saw a committed state ({attempts:,} attempts checked)"
+            + (f"; {said}" if said else "")
             + (f"; the history is {' / '.join(levels)}" if levels else "")
         )
 
@@ -286,20 +315,28 @@ def run(
     target: str | None = None,
     progress: Progress | Say | None = None,
     history: Parts | None = None,
+    machine: Machine | None = None,
 ) -> list[StorageVerdict]:
     """Every storage of *config*, in order: its scenarios one step of the
     progress, each load point one, each weighted by the seconds it is
-    planned to take, so that the ETA follows what they really took."""
+    planned to take on this machine now (*machine*: its speed probe and
+    load, measured when None: what is not a load window scales with it),
+    so that the ETA starts from what this machine will take and follows
+    what the steps really took."""
     say = progress_of(progress, "verify", "s planned")
-    windows, rest = config.estimate()
+    machine = machine_now() if machine is None else machine
+    factor = machine.factor
+    windows, rest = config.estimate(factor)
     say.plan(windows + rest, unit_s=1.0)
-    say(config.plan())
+    say(config.plan(factor))
+    if abs(factor - 1.0) > 0.2:
+        say(f"  set-up and checks planned at {machine.words()}")
     out = []
     for name in config.storages:
         started = time.monotonic()
         scenarios: list[Any] = []
         if config.scenarios:
-            say.step(f"{name}: scenarios", SCENARIOS_S)
+            say.step(f"{name}: scenarios", SCENARIOS_S * factor)
             say.line(f"{name}: scenarios", counted=True)
             scenarios = _scenarios(name, options, target)
             say.advance()
@@ -311,7 +348,12 @@ def run(
                 say(f"  {s.name}: {s.verdict}{known}")
         say(f"{name}: contended load, {config.window_s:.1f} s per point")
         points = scale_runner.run(
-            config.scale_config(name), options, target, say, history, config.point_s
+            config.scale_config(name),
+            options,
+            target,
+            say,
+            history,
+            functools.partial(config.point_s, factor=factor),
         )
         took = time.monotonic() - started
         steps = tuple(step for step in say.steps if step[0].startswith(f"{name}:"))
@@ -321,7 +363,7 @@ def run(
                 tuple(scenarios),
                 tuple(points),
                 target,
-                planned_s=config.storage_s(),
+                planned_s=config.storage_s(factor),
                 took_s=took,
                 steps=steps,
             )

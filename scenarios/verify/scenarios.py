@@ -26,7 +26,6 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from scenarios.results.codec import Json
 from scenarios.verify.child import last_line, run_child
 from scenarios.verify.clients import (
     Client,
@@ -39,6 +38,7 @@ from scenarios.verify.clients import (
     remove_areas,
     tagged,
 )
+from vfab.codec import Json
 
 OK = "ok"
 VIOLATION = "violation"

@@ -53,6 +53,8 @@ class MySQLOptions(OptionGroup):
     """
 
     title: ClassVar[str] = "RelStorage on MariaDB (relstorage-mysql, -mysql-hp)"
+    #: The password masked.
+    JSON_AS: ClassVar[dict[str, Any]] = {"mysql_dsn": redact}
 
     mysql_dsn: str | None = None
     mysql_port: int = 0
@@ -80,10 +82,6 @@ class MySQLOptions(OptionGroup):
             metavar="mysqlclient|PyMySQL",
             help="MySQL driver (default: mysqlclient when installed)",
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values, the password masked."""
-        return {**dataclasses.asdict(self), "mysql_dsn": redact(self.mysql_dsn)}
 
 
 def find_tool(name: str) -> str:

@@ -63,6 +63,8 @@ class PGOptions(OptionGroup):
     """
 
     title: ClassVar[str] = "RelStorage on PostgreSQL (relstorage-pg, -pg-hp)"
+    #: The password masked.
+    JSON_AS: ClassVar[dict[str, Any]] = {"pg_dsn": redact}
 
     pg_dsn: str | None = None
     pg_port: int = 0
@@ -91,10 +93,6 @@ class PGOptions(OptionGroup):
             metavar="psycopg2|pg8000",
             help="PostgreSQL driver (default: psycopg2 when installed)",
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values, the password masked."""
-        return {**dataclasses.asdict(self), "pg_dsn": redact(self.pg_dsn)}
 
 
 def find_bindir() -> Path:

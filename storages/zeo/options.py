@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import storages.ports as ports
 from storages.base import ROOT_KEY, OptionGroup, StorageError
@@ -96,6 +96,11 @@ class ZEOOptions(OptionGroup):
     zeo_cache_size: ZEO client cache, in bytes (None: ZEO's default, 20 MB).
     """
 
+    #: An address as "HOST:PORT".
+    JSON_AS: ClassVar[dict[str, Any]] = {
+        "zeo_address": lambda a: None if a is None else ports.host_port(*a)
+    }
+
     zeo_address: tuple[str, int] | None = None
     zeo_port: int = 0
     zeo_cache_size: int | None = None
@@ -121,13 +126,6 @@ class ZEOOptions(OptionGroup):
             "BYTES",
             "ZEO client cache size in bytes (default: ZEO's, 20 MB)",
         )
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as JSON values (an address as "HOST:PORT")."""
-        options = dataclasses.asdict(self)
-        if self.zeo_address is not None:
-            options["zeo_address"] = ports.host_port(*self.zeo_address)
-        return options
 
 
 def check_reachable(address: tuple[str, int], timeout: float = 3.0) -> None:

@@ -50,7 +50,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bad_input(ab(str(tmp_path / "nope"), venv, cache=cache), "A: ")
     bad_input(ab(venv, str(tmp_path), cache=cache), "is not a virtual environment")
     bad_input(ab(venv, venv, "--storage", "nosuch", cache=cache), "nosuch")
-    bad_input(ab(venv, venv, "--cells", "matrix", cache=cache), "unknown cells matrix")
+    bad_input(ab(venv, venv, "--cells", "nosuch", cache=cache), "unknown cells nosuch")
+    # What both sides would share (a port, a database the suite did not
+    # create), and cells a storage cannot give, refused before any work.
+    bad_input(ab(venv, venv, "--zeo-port", "8100", cache=cache), "--zeo-port: ab")
+    bad_input(ab(venv, venv, "--storage-uri", "x=memory://", cache=cache),
+              "--storage-uri: ab starts each side's own")  # fmt: skip
+    bad_input(ab(venv, venv, "--cells", "scale", "--storage", "file", cache=cache),
+              "--cells scale needs a storage that several processes open")  # fmt: skip
+    bad_input(ab(venv, venv, "--cells", "matrix", "--storage", "memory", cache=cache),
+              "storage 'memory' commits nothing")  # fmt: skip
     bad_input(ab(venv, "ZODB=>6", cache=cache), "not a requirement")
     # A virtual environment that cannot run the measuring side.
     broken = tmp_path / "broken"
@@ -87,9 +96,14 @@ def judged(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
 @starts("subprocess")
 def test_a_against_itself_names_nothing(tmp_path: Path) -> None:
     out = tmp_path / "aa.json"
+    page = tmp_path / "aa.html"
     done = ab(sys.prefix, sys.prefix, "--cells", "rows", "--storage", "file",
-              "--pairs", "7", "--json", str(out), "-q", cache=tmp_path)  # fmt: skip
+              "--pairs", "7", "--json", str(out), "--html", str(page), "-q",
+              cache=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<h2>Verdict: no significant difference on 8 cells" in html
     assert done.stdout.startswith("verdict: no significant difference on 8 cells")
     assert "differences: none in the packages" in done.stdout
     cells = judged(out)
@@ -115,6 +129,32 @@ def test_a_duet_runs_both_sides_at_once_one_core_each(tmp_path: Path) -> None:
     assert data["a"]["hello"]["cpu"] != data["b"]["hello"]["cpu"]
     assert len(data["a"]["hello"]["cpu"]) == len(data["b"]["hello"]["cpu"]) == 1
     assert "duet: both ran at once for" in done.stdout
+
+
+@pytest.mark.server
+@starts("subprocess")
+def test_the_matrix_and_a_scale_point_are_cells_too(tmp_path: Path) -> None:
+    """matrix's and scale's own runners, once a trial on each side, their
+    cells paired; storage options reach both workers."""
+    out = tmp_path / "clients.json"
+    done = ab(sys.prefix, sys.prefix, "--cells", "matrix,scale", "--quick",
+              "--pairs", "1", "--warmups", "0", "--zeo-cache-size", "1000000",
+              "--json", str(out), "-q", cache=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["metadata"]["config"]["options"]["zeo_cache_size"] == 1_000_000
+    cells = {(c["source"], c["column"], c["row"]) for c in data["cells"]}
+    for storage in ("file", "zeo"):
+        for bench in ("add", "update", "write-read", "cold"):
+            assert ("matrix", storage, f"{bench}, 1 thread x 100 objects") in cells
+    assert {(c, r) for s, c, r in cells if s == "scale"} == {
+        ("zeo", "4 clients, time per operation"),
+        ("zeo", "4 clients, median latency"),
+    }
+    assert "the matrix's cells (seconds per object), largest change first:" in (
+        done.stdout
+    )
+    assert not data["metadata"]["unmatched"]
 
 
 def slow_zodb(tmp_path: Path) -> Path:

@@ -54,3 +54,19 @@ def test_the_text_leads_with_the_verdict_and_names_the_differences() -> None:
     body = text[text.index("the 2000 rows, largest change first:") :]
     assert body.index("file commit processes") < body.index("file query processes")
     assert max(len(line) for line in lines) <= 100
+
+
+def test_a_patch_on_one_side_is_named_other_tools_counted() -> None:
+    from scenarios.ab.model import SideInfo
+    from scenarios.ab.report import differences
+
+    def side(name: str, extra: dict[str, str]) -> SideInfo:
+        hello = {"distributions": {"zodb": "6.4", **extra}}
+        return SideInfo(name, "venv", "x", "x/bin/python", None, False, hello, {})
+
+    a = side("A", {})
+    b = side("B", {"vfab-ab-patch": "0+store3pct", "ipython": "8.0"})
+    assert differences(a, b) == [
+        "vfab-ab-patch absent -> 0+store3pct",
+        "1 other package on one side only",
+    ]

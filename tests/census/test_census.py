@@ -109,10 +109,10 @@ def test_census_matches_the_generator(size: str, tmp_path: Path) -> None:
     assert c.vfab == {"scale": spec.scale, "seed": seed, "size": size}
     # A fresh data set has no garbage: the walk reaches every current object.
     assert c.objects == c.storage_len
-    assert c.history is not None
-    assert c.history.current == c.objects and c.history.unreachable == 0
-    assert c.history.records == c.history.current + c.history.old
-    assert sum(x.revisions or 0 for x in c.classes) == c.history.records
+    assert c.revisions is not None
+    assert c.revisions.current == c.objects and c.revisions.unreachable == 0
+    assert c.revisions.records == c.revisions.current + c.revisions.old
+    assert sum(x.revisions or 0 for x in c.classes) == c.revisions.records
     assert c.missing == 0
     assert c.pickle_bytes < c.size_bytes  # type: ignore[operator]
     assert all(x.bytes > 0 for x in c.classes)
@@ -163,8 +163,8 @@ def test_census_of_a_database_that_is_not_vfabs(tmp_path: Path) -> None:
     assert counts["BTrees.OOBTree.OOBucket"] >= 2
     assert counts["ghostmodule.Ghost"] == 1
     assert c.vfab is None
-    assert c.history is not None and c.history.transactions == 3
-    assert c.history.unreachable == 1
+    assert c.revisions is not None and c.revisions.transactions == 3
+    assert c.revisions.unreachable == 1
     assert c.objects == c.storage_len - 1  # type: ignore[operator]
     a = c.get("persistent.mapping.PersistentMapping")
     # The root was written three times (created by ZODB.DB, then two
@@ -226,7 +226,7 @@ def test_census_cli_of_a_populated_directory(
     assert r.status == 0, r.err
     assert "vfab.model.ProcessStep" in r.out
     assert "vfab data set: scale 1, seed 2000, size small" in r.out
-    assert "history: not read" in r.out
+    assert "revisions: not read" in r.out
     # the .fs file itself works too
     r = run_cli(capsys, "census", "--path", str(target / "Data.fs"))
     assert r.status == 0 and "revisions" in r.out
@@ -237,7 +237,7 @@ def test_census_of_an_empty_database(tmp_path: Path) -> None:
 
     FileStorage(str(tmp_path / "Data.fs"), create=True).close()
     c = take(sources.open_path("file", tmp_path))
-    assert c.objects == 0 and c.tid is None and c.history is not None
+    assert c.objects == 0 and c.tid is None and c.revisions is not None
 
 
 @pytest.mark.server
@@ -256,7 +256,7 @@ def test_census_through_zeo_and_beside_it(
         assert r.status == 0, r.err
         data = json.loads(out.read_text())
         assert {c["class"]: c["count"] for c in data["classes"]} == on_disk.counts()
-        assert data["history"]["records"] == on_disk.history.records  # type: ignore[union-attr]
+        assert data["history"]["records"] == on_disk.revisions.records  # type: ignore[union-attr]
         assert data["vfab"]["seed"] == 5
 
         # The Data.fs the server holds opens read-only, with a warning.
@@ -336,7 +336,7 @@ def test_a_registered_directory_storage_works_without_census_changes(
     assert r.status == 0, r.err
     assert "vfab data set: scale 1, seed 2000, size small" in r.out
     # without --storage, the storage populate recorded there
-    r = run_cli(capsys, "census", "--path", str(target), "--no-history")
+    r = run_cli(capsys, "census", "--path", str(target), "--no-revisions")
     assert r.status == 0 and "ProcessStep" in r.out, r.err
     # ... but only in a directory populate wrote with that storage
     r = run_cli(capsys, "census", "--storage", "other", "--path", str(tmp_path))
@@ -358,9 +358,9 @@ def test_census_agrees_with_zodb_analyze(tmp_path: Path) -> None:
     datadir.populate("file", target, DataSpec.for_size("small"), 3)
     c = take(sources.open_path("file", target))
     report = analyze.analyze(str(target / "Data.fs"))
-    assert c.history is not None
-    assert c.history.records == report.OIDS
-    assert c.history.current == report.COIDS
-    assert c.history.old == report.FOIDS
+    assert c.revisions is not None
+    assert c.revisions.records == report.OIDS
+    assert c.revisions.current == report.COIDS
+    assert c.revisions.old == report.FOIDS
     assert c.pickle_bytes == report.CBYTES  # nothing unreachable here
     assert {x.name: x.revisions for x in c.classes} == report.TYPEMAP

@@ -26,10 +26,13 @@ class Gadget(persistent.Persistent):
 """
 
 
-def write_source(path: Path, transactions: int = 30, per: int = 10) -> tuple[int, int]:
+def write_source(
+    path: Path, transactions: int = 30, per: int = 10, payload: int = 0
+) -> tuple[int, int]:
     """A Data.fs written through an application module that is removed
     afterwards (its class cannot be imported again): (its records, its
-    objects)."""
+    objects).  *payload*: bytes more in each object (a source far larger
+    than one transaction)."""
     import transaction
     import ZODB
     from BTrees.OOBTree import OOBTree
@@ -50,7 +53,9 @@ def write_source(path: Path, transactions: int = 30, per: int = 10) -> tuple[int
             tree = conn.root()["gadgets"]
             for i in range(transactions):
                 for j in range(per):
-                    tree[(i, j)] = app.Gadget(i * per + j)
+                    tree[(i, j)] = gadget = app.Gadget(i * per + j)
+                    if payload:
+                        gadget.blob = bytes([j % 256]) * payload
                 if i:
                     tree[(i - 1, 0)].n = -i  # a second revision
                 tm.commit()

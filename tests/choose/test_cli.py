@@ -92,6 +92,8 @@ def test_choose_on_the_mix_ranks_and_writes_its_kind(tmp_path: Path) -> None:
     assert "when it changes:" in proc.stdout
     doc = json.loads(out.read_text())
     assert (doc["kind"], doc["schema_version"]) == ("choose", 1)
+    # its own 2 clients and runzeo, not another's load
+    assert doc["metadata"]["environment"]["own_tasks"] == 3
     zeo = next(c for c in doc["candidates"] if c["storage"] == "zeo")
     assert [p["clients"] for p in zeo["points"]] == [1, 2]
     assert [p["clients"] for p in zeo["contended"]] == [2]

@@ -77,7 +77,9 @@ def test_a_clean_history_has_no_violation(fab: VirtualFab) -> None:
     assert tally["attempts"] == len(receipts) and tally["ok"] == len(receipts)
     assert tally["prices"] == 250 and tally["sequences"] == 5
     assert tally["audits"] == 1 and tally["index_entries"] > 1000
-    assert "checked 19 attempts (19 ok, 0 failed, 0 unknown)" in report.what()
+    assert "checked 19 attempts (19 ok, 0 conflicts retried, 0 failed, 0 unknown)" in (
+        report.what()
+    )
 
 
 def test_lost_writes(fab: VirtualFab) -> None:

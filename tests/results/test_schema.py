@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from scenarios.results import codec, schema
+from scenarios.results import schema
 from scenarios.results.files import ResultsError
 from scenarios.scale.model import ScaleRun
 from tests.cli.test_failure_paths import tree_digest
 from tests.conftest import DATA
 from tests.support.cli_helpers import run_cli
+from vfab import codec
 
 Edit = Callable[[dict[str, Any]], None]
 

@@ -102,8 +102,8 @@ def test_runs_are_in_version_order_not_name_or_date(runs: dict[str, Path]) -> No
     assert "2026-01-01 00:00:00 " + str(runs["6.10"]) in " ".join(
         by_date.text().split()
     )
-    assert history_html.section(by_date).count("<th>date (UTC)</th>") == 1
-    assert history_html.section(h).count("<th>date (UTC)</th>") == 1
+    assert history_html.section(by_date).count("<th>date&nbsp;(UTC)</th>") == 1
+    assert history_html.section(h).count("<th>date&nbsp;(UTC)</th>") == 1
 
 
 def test_a_run_line_keeps_its_path_whole_however_long_with_spaces(

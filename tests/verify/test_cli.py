@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.checker.consistency import KINDS
+from scenarios.errors import EXIT_VIOLATIONS
 from scenarios.results.files import VERIFY
 from tests.conftest import factory_or_skip
 from tests.support.served import ROOT, env
@@ -48,14 +49,15 @@ def verdict_rows(stdout: str) -> dict[str, str]:
 def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     """RelStorage 4.3.0 on SQLite fails the readCurrent scenario
     (tests/verify/test_scenarios.py says why): WRONG with the upstream bug
-    named on every line that shows it, and the status its policy gives
-    (scenarios.checker.known_bugs.exit_status: not failed by a known bug);
-    the JSON holds the verdicts; zeo beside it is right."""
+    named on every line that shows it, and exit 1 like any WRONG (the data
+    are wrong, whatever the cause: --expect-known-bugs is the user's way
+    to say it is expected, test_an_expected_known_bug_does_not_fail); the
+    JSON holds the verdicts; zeo beside it is right."""
     factory_or_skip("relstorage-sqlite")
     out, history = tmp_path / "v.json", tmp_path / "h.jsonl"
     proc = vfab("verify", "--storage", "relstorage-sqlite,zeo", *QUICK,
                 "--json", str(out), "--history", str(history), "-q")  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == EXIT_VIOLATIONS, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     rows = verdict_rows(proc.stdout)
     assert rows["relstorage-sqlite"].startswith("WRONG, a known upstream bug:"), rows
@@ -94,6 +96,20 @@ def test_verify_calls_relstorage_sqlite_wrong(tmp_path: Path) -> None:
     events = [line for line in lines if "outcome" in line]
     assert events and {e["outcome"] for e in events} <= {"ok", "failed", "unknown"}
     assert all(e["start"] <= e["end"] for e in events if e["outcome"] == "ok")
+
+
+@pytest.mark.subprocess
+@pytest.mark.server
+def test_an_expected_known_bug_does_not_fail() -> None:
+    """--expect-known-bugs: relstorage-sqlite's known bug, still named in
+    its verdict, does not set the status."""
+    factory_or_skip("relstorage-sqlite")
+    proc = vfab("verify", "--storage", "relstorage-sqlite", *QUICK,
+                "--expect-known-bugs", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = verdict_rows(proc.stdout)["relstorage-sqlite"]
+    assert row.startswith("WRONG, a known upstream bug:"), row
+    assert "known upstream bug: RelStorage 4.3.0" in row
 
 
 @pytest.mark.subprocess

@@ -96,8 +96,9 @@ def test_a_known_upstream_bug_is_named_on_every_line_that_shows_it() -> None:
 
 
 def test_one_exit_status_policy() -> None:
-    """A WRONG no known bug explains fails; a known one does not; not
-    checked comes next, then errors."""
+    """A WRONG no known bug explains fails; a known one does not (release),
+    or does (verify, unless --expect-known-bugs); not checked comes next,
+    then errors."""
     other = verdicts("zeo+bdb")[1]
     assert other.state() == "WRONG" and other.known_bug() is None
     assert exit_status(["right", other.state()]) == EXIT_VIOLATIONS
@@ -105,6 +106,9 @@ def test_one_exit_status_policy() -> None:
     assert exit_status([KNOWN_WRONG, "errors"]) == 4
     assert exit_status([KNOWN_WRONG, "WRONG"]) == EXIT_VIOLATIONS
     assert exit_status(["right", KNOWN_WRONG]) == EXIT_OK
+    # verify's: a known bug fails too, unless the user expects it
+    assert exit_status(["right", KNOWN_WRONG], known_fails=True) == EXIT_VIOLATIONS
+    assert exit_status(["right", "right"], known_fails=True) == EXIT_OK
     # the version recorded decides: a fixed RelStorage that still fails is WRONG
     assert (
         known_bugs.known_bug("relstorage-sqlite", versions={"RelStorage": "4.4.0"})
@@ -118,3 +122,44 @@ def test_the_plan_counts_every_point_and_the_servers() -> None:
     assert windows == pytest.approx(60.0)
     assert windows + rest == pytest.approx(2 * config.storage_s())
     assert config.point_s(16) > config.point_s(2)  # clients start, the check grows
+
+
+def test_the_eta_knows_the_machine_and_is_revised_honestly() -> None:
+    """Issue 46: verify's ETA rose while it worked and it ended "3:39 of
+    2:14 planned" on a busy machine.  On a machine three times slower than
+    the idle one the estimates were made on, what is not a load window
+    takes three times as long: the plan says so from the start, the ETA at
+    each step is within a tenth of the time really left and does not rise,
+    and the run ends near its plan.  The idle plan (what verify printed
+    before) falls short."""
+    from scenarios.progress import REFERENCE_PROBE_S, Machine, Progress
+    from scenarios.verify.runner import WARMUP_S
+
+    config = VerifyConfig(storages=("zeo", "relstorage-sqlite"), clients=(2, 8, 16))
+    slow = Machine(probe_s=3 * REFERENCE_PROBE_S, load=0.5, cpus=2)
+    assert slow.factor == pytest.approx(3.0)
+    # what each step really takes there: set-up and checks 3x, windows as long
+    really = [took for _, took in config.steps(3.0)]
+    windows, rest = config.estimate(slow.factor)
+    idle_windows, idle_rest = config.estimate()
+    # the points' warmups are windows too: spent in full, not scaled
+    warmups = WARMUP_S * len(config.storages) * len(config.clients)
+    assert windows == idle_windows
+    assert rest == pytest.approx(3 * idle_rest - 2 * warmups)
+    assert "verify: about " in config.plan(slow.factor)
+
+    now = [0.0]
+    shown = Progress(None, clock=lambda: now[0], tick_s=None)
+    shown.plan(windows + rest, unit_s=1.0)
+    etas = []
+    for i, (label, weight) in enumerate(config.steps(slow.factor)):
+        shown.step(label, weight)
+        left = sum(really[i:])
+        eta = shown.eta()
+        assert eta is not None and abs(eta - left) <= 0.1 * left, (label, eta, left)
+        etas.append(eta)
+        now[0] += really[i]
+        shown.advance()
+    assert all(b <= a + 1.0 for a, b in zip(etas, etas[1:], strict=False)), etas
+    assert now[0] == pytest.approx(windows + rest)  # ends as planned
+    assert idle_windows + idle_rest < 0.75 * now[0]  # the idle plan fell short

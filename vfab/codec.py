@@ -1,11 +1,13 @@
 """JSON derived from a dataclass's fields, as schema.of derives the schema:
 encode() writes a field under its name (or the key its metadata gives:
-json_key), a nested dataclass as an object (through its own to_json where
-it has one), tuples and lists as lists, dicts as objects, None as null;
-build() reads it back as the field types say.  Json gives a class
-to_json and from_json so, Derived a view its to_json (derived()); a class
-whose file shape is deliberately other than its fields (a compact list,
-keys derived at write time) writes its own.
+json_key), a nested dataclass as an object, a value with its own to_json
+through it (a compact record: a NamedTuple as a short list), tuples and
+lists as lists, dicts as objects, None as null; build() reads it back as
+the field types say (through a type's own from_json where it has one).
+Json gives a class to_json and from_json so (JSON_ORDER: keys a format
+puts first), Derived a view its to_json (derived()); a class whose file
+shape is deliberately other than its fields (a compact list, keys derived
+at write time) writes its own.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ def encode(obj: Any) -> Any:
 
 
 def _encode(value: Any) -> Any:
+    own = None if isinstance(value, type) else getattr(value, "to_json", None)
+    if own is not None:
+        return own()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        own = getattr(value, "to_json", None)
-        return own() if own is not None else encode(value)
+        return encode(value)
     if isinstance(value, (tuple, list)):
         return [_encode(v) for v in value]
     if isinstance(value, dict):
@@ -77,17 +81,21 @@ def _value(hint: Any, value: Any) -> Any:
         return [_value(args[0], v) for v in value]
     if origin is dict:
         return {k: _value(args[1], v) for k, v in value.items()}
+    own = getattr(hint, "from_json", None)
+    if own is not None:
+        return own(value)
     if dataclasses.is_dataclass(hint):
-        own = getattr(hint, "from_json", None)
-        return own(value) if own is not None else build(hint, value)  # type: ignore[arg-type]
+        return build(hint, value)  # type: ignore[arg-type]
     return value
 
 
 class Json:
-    """to_json and from_json derived from a dataclass's fields."""
+    """to_json and from_json derived from a dataclass's fields; the keys
+    JSON_ORDER names first, where a format's order is not the fields'."""
 
     def to_json(self) -> dict[str, Any]:
-        return dict(encode(self))
+        data = encode(self)
+        return {**{k: data[k] for k in getattr(self, "JSON_ORDER", ())}, **data}
 
     @classmethod
     def from_json(cls: type[J], data: Any) -> J:

@@ -1,4 +1,4 @@
-"""The JSON derived from a model's fields (scenarios.results.codec): every
+"""The JSON derived from a model's fields (vfab.codec): every
 model that takes its to_json and from_json from there reads back what it
 wrote, and the checked-in files write again what they hold."""
 
@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from scenarios.ab.model import ABRun, PairedCell, SideInfo
-from scenarios.census.model import ClassCount, History
+from scenarios.census.model import ClassCount, Revisions
 from scenarios.checker.check import not_checked
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.zeoloop import Row
 from scenarios.counts.model import CountRun
+from scenarios.load.clock import Clock
+from scenarios.load.history import Access, Event, Session
 from scenarios.load.mix import LoadConfig
 from scenarios.matrix.config import MatrixConfig
 from scenarios.matrix.model import MatrixRun
 from scenarios.release.parts import PartResult
-from scenarios.results import codec
 from scenarios.results.model import RunResult
 from scenarios.results.significance import interval
 from scenarios.scale.config import Fault, ScaleConfig
@@ -32,6 +33,7 @@ from scenarios.verify.runner import CONTENTION, VerifyConfig
 from scenarios.verify.scenarios import ScenarioResult
 from tests.conftest import DATA
 from tests.test_imports import modules
+from vfab import codec
 
 
 def _through_json(value: Any) -> Any:
@@ -118,7 +120,7 @@ def samples() -> list[Any]:
         counts.results[0].samples[0],
         ClassCount("vfab.model.User", 20, 1234, 21, 1),
         ClassCount("persistent.mapping.PersistentMapping", 1, 80),
-        History(transactions=3, records=40, current=38, old=2, unreachable=0),
+        Revisions(transactions=3, records=40, current=38, old=2, unreachable=0),
         Fault("kill-server", 2.0, 1.5),
         Fault("kill-client", 1.0),
         ScenarioResult("read current", "violation", "b['x'] is 'failed'"),
@@ -128,7 +130,28 @@ def samples() -> list[Any]:
         Row("all", 120, 60.0, 2, 0, 1.5, 4.0, 9.25),
         interval([0.012, 0.011, 0.013, 0.02]),
         interval([0.5]),
+        EVENT,
+        Session("c1", Clock(0.5, 0.01, "boot"), "FileStorage", True, "same process"),
     ]
+
+
+#: An attempt with every field set (its accesses in their compact lists).
+EVENT = Event(
+    "c1", 4, "match_price", "ok", None, "0f" * 8,
+    (Access("price", 7, 2, 500, "d" * 16, True),), (Access("stock", "lab1", 3, 9),),
+    1.5, 2.5, "0e" * 8,
+)  # fmt: skip
+
+
+def test_an_event_keeps_the_format_s_order_and_compact_accesses() -> None:
+    """docs/history-format.md's order (Event.JSON_ORDER), not the fields'."""
+    data = EVENT.to_json()
+    assert list(data) == [
+        "client", "n", "op", "outcome", "error", "tid", "snapshot", "start", "end",
+        "reads", "writes",
+    ]  # fmt: skip
+    assert data["reads"] == [["price", 7, 2, 500, "d" * 16, 1]]
+    assert data["writes"] == [["stock", "lab1", 3, 9, ""]]
 
 
 def test_every_model_reads_back_what_it_writes() -> None:
