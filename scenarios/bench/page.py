@@ -137,11 +137,6 @@ def _then(
     return out
 
 
-def tables(run: RunResult, stat: str | None = None) -> list[str]:
-    """Every table of the report worth showing, each in a scrolling box."""
-    return Page().tables(report.tables(run, stat)).parts
-
-
 def then_and_now(run: RunResult, size: str, stat: str | None = None) -> str:
     """The 2000 table beside today's, in a box that scrolls on its own when
     wider than the page."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from scenarios.bench import page as html
+from scenarios.bench import report as bench_report
 from scenarios.counts import report as counts_report
 from scenarios.release.microbench import micro_rows
 from scenarios.release.model import Release
@@ -100,7 +101,7 @@ def _part_body(release: Release, name: str) -> list[str]:
     elif name == "scale" and release.scale is not None:
         p.raw(scale_page.scale_section(release.scale, level=3))
     elif name == "million" and release.million is not None:
-        p.raw(*html.tables(release.million)[:1])
+        p.tables(bench_report.tables(release.million)[:1])
     return p.parts
 
 
