@@ -12,11 +12,12 @@ first message from its constructor, before any event a plugin could hook.
 
 The token is not a locust option: locust's master sends its parsed options
 to every worker in each spawn message, so an option would be handed to
-any peer that joins.  A master takes $VFAB_WORKER_TOKEN, or makes one and
-logs the line that starts its workers with it; a worker takes
-$VFAB_WORKER_TOKEN and without it refuses (one line, exit 2), but for the
-workers `--processes` forks from a master: they hold the token their
-master's process made when it imported this module, before forking.
+any peer that joins.  Nor is it ever logged: locust's web UI (no
+authentication) serves the log at /logs.  A master started with --master
+takes $VFAB_WORKER_TOKEN and without it refuses (one line, exit 2), as a
+worker does; the workers `--processes` forks beside a master hold the
+token their master's process made when it imported this module, before
+forking, and nobody else needs it.
 """
 
 from __future__ import annotations
@@ -81,26 +82,28 @@ def _operators() -> str | None:
 
 
 def master_token(environment: Environment, host: str, port: int) -> str:
-    """$VFAB_WORKER_TOKEN, or this run's own, logged with the line that
-    starts a worker."""
+    """$VFAB_WORKER_TOKEN; for the master `--processes` makes (no --master
+    given), this process's own, which only its forked workers hold; else a
+    refusal.  The token's value is never logged (the web UI serves the log)."""
     given = _operators()
-    if given is not None:
-        log.info("workers are heard when they hold this run's $%s", TOKEN_ENV)
-        return given
+    if given is None and not getattr(parse_locustfile_option(), "master", False):
+        return _MADE  # --processes: only the workers forked here hold it
+    if given is None:
+        _refuse(
+            f"a master needs a token its workers share: set {TOKEN_ENV} (16 or "
+            "more characters, e.g. $(python3 -c 'import secrets; "
+            "print(secrets.token_urlsafe(16))')) here and on every worker "
+            "(docs/locust.md)"
+        )
     options = environment.parsed_options
     locustfile = getattr(options, "locustfile", None) or "locustfile.py"
     where = host if host not in ("", "*") else "THIS-HOST"
     log.info(
-        "workers of this run start with its token in their environment "
-        "(never a locust option: locust hands those to every worker): "
-        "%s=%s locust -f %s --worker --master-host %s --master-port %d",
-        TOKEN_ENV,
-        _MADE,
-        locustfile,
-        where,
-        port,
-    )
-    return _MADE
+        "workers are heard when they hold this run's $%s: %s=<the same token> "
+        "locust -f %s --worker --master-host %s --master-port %d",
+        TOKEN_ENV, TOKEN_ENV, locustfile, where, port,
+    )  # fmt: skip
+    return str(given)
 
 
 def worker_token() -> str:
@@ -116,8 +119,8 @@ def worker_token() -> str:
     if os.getpid() != _IMPORTER and not launched_as_worker:
         return _MADE
     _refuse(
-        f"a worker needs its master's token: set {TOKEN_ENV} to the one the "
-        "master logs when it starts (not a locust option: docs/locust.md)"
+        f"a worker needs its master's token: set {TOKEN_ENV} to the master's "
+        "(not a locust option: docs/locust.md)"
     )
     return ""  # not reached
 

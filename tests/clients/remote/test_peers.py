@@ -2,8 +2,9 @@
 (issue 35): real `locust --master` and `--worker` processes on 127.0.0.1,
 a peer of tests/support/hostile_peers.py beside them, a served small data set.
 
-The master makes its token and logs it; the test starts its worker with
-that token in the environment, as docs/locust.md tells a user to.  A peer
+The test gives master and worker one token in their environment, as
+docs/locust.md tells a user to; a master without one refuses, and the
+token's value is never logged (the web UI serves the log at /logs).  A peer
 sending forged history unsealed changes nothing; the same history sealed
 with the token (the control) makes the check fail, so the forgery would
 count if it were heard.
@@ -11,11 +12,14 @@ count if it were heard.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -97,17 +101,18 @@ def test_only_the_runs_workers_are_heard(
 ) -> None:
     port = free_port()
     workers = "2" if sealed else "1"  # the control's forger joins
+    token = "t0ken-of-this-test-" + str(port)
     master = start(
         [str(LOCUST), "-f", "locustfile.py", "--master", "--headless",
          "--expect-workers", workers, "--expect-workers-max-wait", "40",
          "-u", "2", "-r", "2", "-t", "3s", "--master-bind-port", str(port),
          "--zeo-address", served.address],
-        untokened(),
+        untokened() | {TOKEN_VAR: token},
     )  # fmt: skip
     output = Lines(master)
     others: list[subprocess.Popen[str]] = []
     try:
-        token = output.wait_for(rf"{TOKEN_VAR}=(\S+) locust -f", 60).group(1)
+        output.wait_for(rf"{TOKEN_VAR}=<the same token> locust -f", 60)
         peer_argv = [sys.executable, str(PEERS), peer, str(port)]
         others.append(start(peer_argv + ([token] if sealed else []), untokened()))
         worker = start(
@@ -127,6 +132,7 @@ def test_only_the_runs_workers_are_heard(
     assert master.returncode == status, "\n".join(lines) or text[-3000:]
     assert len(check) == 1, text[-3000:]
     assert "Traceback" not in text, text[-3000:]
+    assert token not in text
     if status == 0:
         assert "consistency: 0 violations" in check[0]
         ignored = [ln for ln in lines if "ignoring" in ln]
@@ -156,3 +162,88 @@ def test_a_worker_without_a_token_refuses(token: str | None) -> None:
     assert len(ours) == 1 and TOKEN_VAR in ours[0], output[-3000:]
     assert "Traceback" not in output
     assert not locust_pids(), "the worker outlived its refusal"
+
+
+def free_ports(n: int) -> list[int]:
+    ports: set[int] = set()
+    while len(ports) < n:
+        ports.add(free_port())
+    return sorted(ports)
+
+
+def web_logs(port: int, process: subprocess.Popen[str], timeout: float) -> str:
+    """The web UI's /logs (no authentication), once it answers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            url = f"http://127.0.0.1:{port}/logs"
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return r.read().decode()
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+
+
+@pytest.mark.subprocess
+def test_a_master_without_a_token_refuses_and_logs_none(
+    served: Served, no_leaked_servers: None
+) -> None:
+    """`locust --master` without VFAB_WORKER_TOKEN logged the worker's
+    command line with a token it made, and the web UI served it at /logs:
+    now one line naming the variable, exit 2, no token made or shown."""
+    web, port = free_ports(2)
+    master = start(
+        [str(LOCUST), "-f", "locustfile.py", "--master", "--web-port", str(web),
+         "--master-bind-port", str(port), "--zeo-address", served.address],
+        untokened(),
+    )  # fmt: skip
+    output = Lines(master)
+    try:
+        status = master.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        status = None
+    finally:
+        stop(master)
+    text = output.text()
+    ours = [ln for ln in text.splitlines() if "/vfab:" in ln]
+    assert status == 2, text[-3000:]
+    assert len(ours) == 1 and TOKEN_VAR in ours[0], text[-3000:]
+    assert not re.search(rf"{TOKEN_VAR}=[^<\s]", text), text[-3000:]
+    assert "Traceback" not in text
+    assert not locust_pids(), "locust outlived its refusal"
+
+
+@pytest.mark.subprocess
+def test_the_web_uis_logs_hold_no_token(
+    served: Served, no_leaked_servers: None
+) -> None:
+    """--processes 2 makes its own token (its forked workers hold it) and a
+    master given one takes it: neither is in the log the web UI serves."""
+    token = "t0ken-of-the-web-ui-test"
+    for mode, environ in (
+        (["--processes", "2"], untokened()),
+        (["--master"], untokened() | {TOKEN_VAR: token}),
+    ):
+        web, port = free_ports(2)
+        master = subprocess.Popen(
+            [str(LOCUST), "-f", "locustfile.py", *mode, "--web-port", str(web),
+             "--master-bind-port", str(port), "--zeo-address", served.address],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=environ, cwd=ROOT, start_new_session=True,
+        )  # fmt: skip
+        output = Lines(master)
+        try:
+            output.wait_for("Starting web interface", 60)
+            logs = web_logs(web, master, 30)
+        finally:
+            os.killpg(master.pid, signal.SIGINT)  # Ctrl-C: the whole group
+            try:
+                master.wait(timeout=60)
+            finally:
+                if master.poll() is None:
+                    os.killpg(master.pid, signal.SIGKILL)
+                stop(master)
+        text = output.text()
+        assert token not in logs + text
+        assert not re.search(rf"{TOKEN_VAR}=[^<\s]", logs + text), logs
+    assert not locust_pids(), "locust outlived Ctrl-C"
