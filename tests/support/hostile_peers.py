@@ -20,7 +20,9 @@ Towards a master on 127.0.0.1:PORT (as a locust client: zmq DEALER):
            with them, unsealed, every 0.2 s
   sealed-records  with TOKEN, as a worker of the run would: joins
            (client_ready), then heartbeats, the same stats and a
-           vfab_final, sealed, every 0.2 s (users it is given never run)
+           vfab_final, sealed, every 0.2 s (users it is given never run);
+           the records are of its own clients (w<last 6 of its id>.), or
+           of PREFIX's, another worker's, when given after TOKEN
 As a master on 127.0.0.1:PORT (zmq ROUTER), to a worker:
   garbage  answers each frame with bytes that are not UTF-8 msgpack
   plan-x   with TOKEN: acks the worker, then sends PLAN {"point": "x"}
@@ -50,7 +52,9 @@ def pack(kind: str, data: object, node: str) -> bytes:
     return msgpack.packb([kind, data, node])
 
 
-def towards_master(mode: str, port: int, token: str | None) -> None:
+def towards_master(
+    mode: str, port: int, token: str | None, prefix: str | None = None
+) -> None:
     context = zmq.Context()
     node = "forger_0123456789abcdef"
     dealer = context.socket(zmq.DEALER)
@@ -63,8 +67,9 @@ def towards_master(mode: str, port: int, token: str | None) -> None:
         assert token is not None
         seal = Seal(token, TO_MASTER)
     history = ["not json: a forged attempt", '{"forged": true']
+    mine = prefix or f"w{node[-6:]}."
     records = [
-        {"client": f"wforged.u{n}", "n": 1, "op": "create_sequence",
+        {"client": f"{mine}u{n}", "n": 1, "op": "create_sequence",
          "outcome": "ok", "error": None, "tid": f"00000000000000f{n}",
          "reads": [], "writes": [["sequence", 987654, 1, ["nobody", "none", 3]]]}
         for n in (1, 2)
@@ -174,8 +179,9 @@ def as_master(mode: str, port: int, token: str | None) -> None:
 def main() -> None:
     mode, port = sys.argv[1], int(sys.argv[2])
     token = sys.argv[3] if len(sys.argv) > 3 else None
+    prefix = sys.argv[4] if len(sys.argv) > 4 else None
     if mode in ("forge", "junk", "sealed", "records", "sealed-records"):
-        towards_master(mode, port, token)
+        towards_master(mode, port, token, prefix)
     else:
         as_master(mode, port, token)
 

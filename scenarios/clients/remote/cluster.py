@@ -45,6 +45,7 @@ from scenarios.clients.loop import ClientPlan
 from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
 from scenarios.clients.remote import seal, trust, wire
+from scenarios.clients.remote.plugin import Senders
 from scenarios.clients.remote.worker_clock import answer_clocks
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
@@ -91,6 +92,8 @@ class Cluster:
         self.token = token
         self.shown = shown
         self.junk = trust.Junk(say, "a worker")
+        #: a worker's history records are of its own clients only
+        self.senders = Senders(say)
         self.facts: dict[str, dict[str, Any]] = {}
         self.current: ClusterFleet | None = None
         self.points = 0
@@ -204,13 +207,13 @@ class Cluster:
         if len(msg.data["results"]) != fleet.processes_of(msg.node_id):
             self.junk("a result for another number of processes", msg.node_id)
             return
-        fleet.absorb(msg.data["history"])
+        fleet.absorb(msg.data["history"], msg.node_id)
         fleet.reports[msg.node_id] = msg.data
 
     def _on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
         fleet = self._fleet_of(client_id, data.get(wire.POINT_KEY))
         if fleet is not None and client_id not in fleet.reports:
-            fleet.absorb(data.get(wire.HISTORY_KEY) or [])
+            fleet.absorb(data.get(wire.HISTORY_KEY) or [], client_id)
 
     def _fleet_of(self, worker: str, point: Any) -> ClusterFleet | None:
         """The point in progress, when *point* is it and *worker* has a
@@ -422,9 +425,13 @@ class ClusterFleet:
 
     # -- what the point says ----------------------------------------------
 
-    def absorb(self, lines: list[str]) -> None:
+    def absorb(self, lines: list[str], worker: str) -> None:
+        """*worker*'s history lines, those of its own clients
+        (Cluster.senders)."""
         started = time.perf_counter()
-        self._history.absorb(json.loads(line) for line in lines)
+        records = [json.loads(line) for line in lines]
+        own = self.cluster.senders.own(worker, records, self._name(worker))
+        self._history.absorb(own)
         self.records += len(lines)
         self.absorb_s += time.perf_counter() - started
 

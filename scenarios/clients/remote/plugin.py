@@ -47,6 +47,7 @@ import random
 import secrets
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,7 @@ from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile
 )
 from scenarios.load.session import Session, open_database, preflight
 from scenarios.outputs import check_output
+from scenarios.results.formatter import plural
 from storages import StorageError
 
 log = logging.getLogger("vfab")
@@ -107,6 +109,61 @@ FLUSH_GRACE_S = 10.0
 def node_of(client_id: str) -> str:
     """How the history names a worker's users: w<last 6 of its id>.u<n>."""
     return f"w{client_id[-6:]}."
+
+
+def client_of(record: Any) -> str:
+    """The client a history record (an event, or a session record) is of."""
+    if not isinstance(record, dict):
+        return ""
+    return str(record.get("session", record.get("client", "")))
+
+
+class Senders:
+    """Binds history records to the worker that sent them: a worker's
+    clients are named with its prefix (node_of), so a record for a client
+    of another prefix, or from a worker whose prefix another worker took
+    first (ids are the peers' own: one may end like another's), is
+    refused, and said once per worker (*say*), then counted."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        #: node prefix -> the worker that first sent records under it
+        self.owners: dict[str, str] = {}
+        #: worker -> records refused
+        self.refused: dict[str, int] = {}
+
+    def own(self, worker: str, records: list[Any], name: str = "") -> list[Any]:
+        """The records of *worker*'s own clients (*name*: how it is said)."""
+        prefix = node_of(worker)
+        owner = self.owners.setdefault(prefix, worker)
+        kept = [r for r in records if client_of(r).startswith(prefix)]
+        if owner != worker:
+            kept = []
+        refused = len(records) - len(kept)
+        if refused:
+            if worker not in self.refused:
+                whose = (
+                    f"clients named as {owner}'s ({prefix})"
+                    if owner != worker
+                    else f"clients of another worker (not {prefix})"
+                )
+                self.say(
+                    f"refused {plural(refused, 'history record')} from "
+                    f"{name or 'worker ' + worker}: {whose}; its records are "
+                    "bound to it (counted, not said again)"
+                )
+            self.refused[worker] = self.refused.get(worker, 0) + refused
+        return kept
+
+    def words(self) -> str:
+        """The refusals, for the check's line ('' when none)."""
+        total = sum(self.refused.values())
+        if not total:
+            return ""
+        return (
+            f"{plural(total, 'history record')} refused from "
+            f"{plural(len(self.refused), 'worker')}: for clients not theirs"
+        )
 
 
 class ProcessClient:
@@ -135,6 +192,8 @@ class ProcessClient:
         self.flushed: set[str] = set()
         #: workers whose history did not all arrive: node prefix -> name
         self.lost: dict[str, str] = {}
+        #: what each worker's records may be of
+        self.senders = Senders(log.warning)
         #: this process's token in its transactions' notes
         self.run_token = secrets.token_hex(4)
         #: this process's clock against the master's (a worker measures it)
@@ -293,7 +352,7 @@ class ProcessClient:
 
     def on_final(self, environment: Environment, msg: Any, **_kw: Any) -> None:
         if self.joined(msg.node_id):
-            self.history.absorb(msg.data or [])
+            self.history.absorb(self.senders.own(msg.node_id, msg.data or []))
             self.flushed.add(msg.node_id)
 
     def on_report(self, client_id: str, data: dict[str, Any], **_kw: Any) -> None:
@@ -305,7 +364,8 @@ class ProcessClient:
         self, client_id: str, data: dict[str, Any], **_kw: Any
     ) -> None:
         if self.joined(client_id):
-            self.history.absorb(data.get(HISTORY_KEY) or [])
+            records = data.get(HISTORY_KEY) or []
+            self.history.absorb(self.senders.own(client_id, records))
 
     def joined(self, worker: str) -> bool:
         """Whether *worker* joined the master's run (as locust counts its
@@ -362,6 +422,9 @@ class ProcessClient:
                 write_history(Path(path), parts)
             except OSError as e:
                 log.error("cannot write %s: %s", path, e.strerror)
+        refused = self.senders.words()
+        if refused:
+            log.warning("%s", refused)
         if report.ok:
             log.info("%s; %s", report.summary(), report.what())
             return

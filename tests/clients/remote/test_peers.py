@@ -93,14 +93,22 @@ def stop(process: subprocess.Popen[str]) -> None:
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("peer", "sealed", "status"),
-    [("records", False, 0), ("junk", False, 0), ("sealed-records", True, 1)],
-    ids=["forged-history", "junk-frames", "control-sealed-forgery"],
+    [
+        ("records", False, 0),
+        ("junk", False, 0),
+        ("sealed-records", True, 1),
+        ("victims-records", True, 0),
+    ],
+    ids=["forged-history", "junk-frames", "control-sealed-forgery", "bound"],
 )
 def test_only_the_runs_workers_are_heard(
     served: Served, peer: str, sealed: bool, status: int, no_leaked_servers: None
 ) -> None:
+    """*bound*: a peer holding the token sends the forged records as the
+    real worker's clients: refused and said, never checked as that
+    worker's (they made the verdict "1 violation")."""
     port = free_port()
-    workers = "2" if sealed else "1"  # the control's forger joins
+    workers = "2" if sealed else "1"  # the forger with the token joins
     token = "t0ken-of-this-test-" + str(port)
     master = start(
         [str(LOCUST), "-f", "locustfile.py", "--master", "--headless",
@@ -113,14 +121,20 @@ def test_only_the_runs_workers_are_heard(
     others: list[subprocess.Popen[str]] = []
     try:
         output.wait_for(rf"{TOKEN_VAR}=<the same token> locust -f", 60)
-        peer_argv = [sys.executable, str(PEERS), peer, str(port)]
-        others.append(start(peer_argv + ([token] if sealed else []), untokened()))
         worker = start(
             [str(LOCUST), "-f", "locustfile.py", "--worker",
              "--master-port", str(port)],
             untokened() | {TOKEN_VAR: token},
         )  # fmt: skip
         others.append(worker)
+        peer_argv = [sys.executable, str(PEERS), peer, str(port)]
+        if peer == "victims-records":
+            victim = output.wait_for(r"(\S+) \(index \d+\) reported as ready", 60)
+            peer_argv = peer_argv[:2] + ["sealed-records", str(port), token]
+            peer_argv.append(f"w{victim.group(1)[-6:]}.")
+        elif sealed:
+            peer_argv.append(token)
+        others.append(start(peer_argv, untokened()))
         master.wait(timeout=120)
         worker_status = worker.wait(timeout=60)
     finally:
@@ -142,6 +156,13 @@ def test_only_the_runs_workers_are_heard(
     else:
         # heard: the forged sequence, created twice and never stored
         assert "sequence 987654" in text, text[-3000:]
+    refused = [ln for ln in lines if "refused" in ln and "history record" in ln]
+    if peer == "victims-records":
+        assert "sequence 987654" not in text, text[-3000:]
+        assert len(refused) == 2, lines  # said once, and counted at the end
+        assert "clients of another worker" in refused[0]
+    else:
+        assert not refused, lines
     assert not locust_pids(), "locust processes outlived the run"
 
 
