@@ -2,9 +2,11 @@
 
 Start a server first (`vfab-bench serve --storage file --size small`), then
 run locust from this directory so that locust.conf applies (web UI and
-master on 127.0.0.1, a stop timeout).  Options beside locust's own, also in
-the web UI form: --zeo-address, --skew, --retries, --backoff-ms and one
---weight-<operation> per operation.  docs/locust.md has the details.
+master on 127.0.0.1, a stop timeout).  The target is locust's Host (the
+web UI form's one field naming it; on the command line also --target or
+--zeo-address).  Options beside locust's own, also in the form: --skew,
+--retries, --backoff-ms and one --weight-<operation> per operation.
+docs/locust.md has the details.
 
 This file stays thin: the operations, the ZEO client per process and the
 timing live in scenarios.load (mix, session, history, consistency, options) and
@@ -22,7 +24,7 @@ from scenarios.clients.remote import guard
 from scenarios.clients.remote.plugin import (
     ProcessClient,
     TimedSession,
-    add_options,
+    add_locust_options,
     report_connect_failure,
 )
 from storages import StorageError
@@ -31,7 +33,7 @@ client = ProcessClient()
 client.install()
 # --master and --worker hear only this run's sealed peers (docs/locust.md)
 guard.install(client)
-events.init_command_line_parser.add_listener(add_options)
+events.init_command_line_parser.add_listener(add_locust_options)
 
 
 class VfabUser(User):

@@ -15,10 +15,12 @@ conflicting attempt is one request of type "conflict" under the same name,
 so the UI shows the conflict rate beside the operation.  Only an operation
 whose retries ran out is a failure.
 
-The target is --target, else locust's own Host (--host, LOCUST_HOST, the
-web UI's Host field), which then replaces --zeo-address, else --zeo-address
-(default: the server `vfab-bench serve` starts).  The target in effect is
-shown as locust's Host, so the web UI shows it and no "no host" banner.
+The target is locust's own Host (--host, LOCUST_HOST, the web UI's Host
+field: the form's only field naming it), which replaces --zeo-address,
+else --target, else --zeo-address (default: the server `vfab-bench serve`
+starts); --host and --target naming different ones are refused.  The
+target in effect is shown as locust's Host, so the web UI shows it and no
+"no host" banner.
 
 When a test starts, the master (or the single local process) reads the
 data set's baseline (scenarios.checker.consistency), and each worker learns
@@ -83,8 +85,7 @@ from scenarios.errors import (
 from scenarios.load.clock import Clock
 from scenarios.load.history import History, Part, write_history
 from scenarios.load.mix import LoadConfig
-from scenarios.load.options import (  # noqa: F401 - add_options: the locustfile's
-    LOCUST_DEFAULTS,
+from scenarios.load.options import (
     add_options,
     config_from,
     target_of,
@@ -104,6 +105,20 @@ FINAL = "vfab_final"
 HISTORY_KEY = "vfab_history"
 #: Seconds a master waits for the answers beyond the users' stop timeout.
 FLUSH_GRACE_S = 10.0
+
+
+#: Options that name the target beside locust's Host: the command line's
+#: only; the web UI form names it in one field, locust's Host.
+NOT_IN_FORM = ("target", "zeo_address")
+
+
+def add_locust_options(parser: Any) -> None:
+    """The suite's options on locust's parser (scenarios.load.options), those
+    naming the target left out of the web UI form (NOT_IN_FORM)."""
+    add_options(parser)
+    for action in parser._actions:
+        if action.dest in NOT_IN_FORM:
+            action.include_in_web_ui = False
 
 
 def node_of(client_id: str) -> str:
@@ -204,29 +219,25 @@ class ProcessClient:
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
-        self.host_chosen = False
 
     def load_config(self, environment: Environment) -> LoadConfig:
-        """The options' LoadConfig, with locust's Host as the target when no
-        --target is given and the Host is not the one this process showed
-        (the user gave --host or typed one in the web UI); the target in
-        effect then becomes locust's Host."""
+        """The options' LoadConfig, with locust's Host as the target when
+        the user gave --host, typed a new one into the web UI's Host field
+        (its only field naming the target), or, on a worker, always (its
+        Host is the master's target in effect); the target in effect then
+        becomes locust's Host and the options' --target, which workers
+        receive with each test."""
         options = environment.parsed_options
         host = str(environment.host or getattr(options, "host", "") or "").strip()
         given = str(getattr(options, "target", "") or "").strip()
-        # The Host names the target when the user gave or typed it (it is
-        # not the one shown, or the one shown came from the user), and on a
-        # worker, whose Host is the master's target in effect.
-        chosen = bool(
-            options is not None
-            and host
-            and not given
-            and (
-                host != self.host_shown
-                or self.host_chosen
-                or isinstance(environment.runner, WorkerRunner)
-            )
-        )
+        if isinstance(environment.runner, WorkerRunner):
+            chosen = bool(host)
+        elif self.host_shown is None:  # the command line's
+            if host and given and host != given:
+                raise ConfigError("give --host or --target, not both")
+            chosen = bool(host)
+        else:
+            chosen = bool(host) and host != self.host_shown
         if chosen:
             options = argparse.Namespace(
                 **{**vars(options), "target": host, "zeo_address": ""}
@@ -235,8 +246,10 @@ class ProcessClient:
         shown = target_of(options)
         environment.host = shown
         if environment.parsed_options is not None:
-            environment.parsed_options.host = shown
-        self.host_shown, self.host_chosen = shown, chosen
+            vars(environment.parsed_options).update(
+                host=shown, target=shown, zeo_address=""
+            )
+        self.host_shown = shown
         return config
 
     # -- events ---------------------------------------------------------------

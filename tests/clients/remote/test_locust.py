@@ -225,6 +225,7 @@ def test_locusts_host_is_the_target(
         # locust's Host replaces --zeo-address (which the test adds)
         (["--host", "127.0.0.1:PORT"], "cannot reach"),
         (["--target", "sqlite://?keep_history=false"], "needs ?data_dir"),
+        (["--host", "127.0.0.1:1", "--target", "127.0.0.1:2"], "not both"),
     ],
 )
 def test_bad_options_stop_before_any_user(
