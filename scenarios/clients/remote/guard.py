@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 
 import gevent
 from locust.argument_parser import parse_locustfile_option
@@ -106,17 +107,22 @@ def master_token(environment: Environment, host: str, port: int) -> str:
     return str(given)
 
 
+def forked_beside_master() -> bool:
+    """Whether this process is one of the workers --processes forked beside
+    its master: forked after the import by a command line that did not say
+    --worker (locust's own first parse tells, which it annotates as a tuple
+    but returns options)."""
+    launched_as_worker = getattr(parse_locustfile_option(), "worker", False)
+    return os.getpid() != _IMPORTER and not launched_as_worker
+
+
 def worker_token() -> str:
     """$VFAB_WORKER_TOKEN; the token of the master that forked this process
     (--processes without --worker); else a refusal."""
     given = _operators()
     if given is not None:
         return given
-    # A process forked after the import by a command line that did not say
-    # --worker: one of --processes' workers of this master (locust's own
-    # first parse tells, which it annotates as a tuple but returns options).
-    launched_as_worker = getattr(parse_locustfile_option(), "worker", False)
-    if os.getpid() != _IMPORTER and not launched_as_worker:
+    if forked_beside_master():
         return _MADE
     _refuse(
         f"a worker needs its master's token: set {TOKEN_ENV} to the master's "
@@ -150,6 +156,11 @@ def install(client: ProcessClient) -> None:
         self: Environment, master_host: str, master_port: int
     ) -> trust.Worker:
         token = worker_token()
+        if forked_beside_master():
+            # Ctrl-C reaches the whole process group: the master stops the
+            # test, takes this worker's history and tells it to quit; a
+            # KeyboardInterrupt here would end it first, history unsent.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         junk = trust.Junk(log.warning, "a master")
 
         def broken(line: str) -> None:

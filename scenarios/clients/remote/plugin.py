@@ -121,6 +121,35 @@ def add_locust_options(parser: Any) -> None:
             action.include_in_web_ui = False
 
 
+def quiet_interrupts() -> None:
+    """A stop signal (KeyboardInterrupt, scenarios.interrupts.Terminated)
+    raised in whichever greenlet runs when it comes still reaches the main
+    greenlet, and the command says it in one line; gevent's hub would print
+    it first ("KeyboardInterrupt", traceback and all) as an error of that
+    greenlet."""
+    hub = gevent.get_hub()
+    if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
+        hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
+
+
+def interrupt_in_main() -> None:
+    """Ctrl-C raises KeyboardInterrupt in the main greenlet only (locust's
+    main waits there and shuts down cleanly): Python's own handler raises
+    it in whichever greenlet runs, often a user's inside ZODB or ZEO code,
+    which logs it with tracebacks and breaks that process's ZEO client.
+    Left alone where SIGINT is ignored (a worker --processes forked)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return
+    hub = gevent.get_hub()
+    main = hub.parent
+
+    def interrupt() -> None:
+        log.info("Ctrl-C: stopping; the data is checked once the users stop")
+        hub.loop.run_callback(main.throw, KeyboardInterrupt)
+
+    gevent.signal_handler(signal.SIGINT, interrupt)
+
+
 def node_of(client_id: str) -> str:
     """How the history names a worker's users: w<last 6 of its id>.u<n>."""
     return f"w{client_id[-6:]}."
@@ -259,6 +288,8 @@ class ProcessClient:
         options come from the master with each test)."""
         # ZEO logs every connect and cache file at INFO: noise among locust's.
         logging.getLogger("ZEO").setLevel(logging.WARNING)
+        quiet_interrupts()
+        interrupt_in_main()
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
             runner.register_message(FLUSH, self.on_flush)

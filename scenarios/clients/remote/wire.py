@@ -37,7 +37,7 @@ from locust import User, constant, task
 
 from scenarios.clients.memory import mem_available_mb
 from scenarios.clients.remote import worker_clock
-from scenarios.clients.remote.plugin import HISTORY_KEY, node_of
+from scenarios.clients.remote.plugin import HISTORY_KEY, node_of, quiet_interrupts
 from scenarios.clients.remote.shapes import (
     CLOCK_SHAPE,
     LOCUST_FROM_MASTER,
@@ -135,16 +135,6 @@ class ScaleClient(User):
     @task
     def hold(self) -> None:
         gevent.sleep(3600)
-
-
-def quiet_interrupts() -> None:
-    """A stop signal (KeyboardInterrupt, scenarios.interrupts.Terminated)
-    raised in whichever greenlet runs when it comes still reaches the main
-    greenlet, and the command says it in one line; gevent's hub would print
-    it first, traceback and all, as an error of that greenlet."""
-    hub = gevent.get_hub()
-    if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
-        hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
 
 
 class _Aside(logging.Filter):

@@ -271,3 +271,53 @@ def test_csv_and_json_file_keep_every_row(
     # locust's own summary: its table's heading and the percentiles'
     assert "Response time percentiles (approximated)" in output, output[-3000:]
     assert "# reqs" in output
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("processes", [[], ["--processes", "2"]], ids=["one", "two"])
+def test_ctrl_c_stops_cleanly(
+    served: Served, processes: list[str], no_leaked_servers: None
+) -> None:
+    """Ctrl-C (SIGINT to the terminal's process group) while users run: one
+    line saying so, the data checked, locust's own exit status; it printed a
+    bare "KeyboardInterrupt", and with --processes its workers died with
+    ZEO tracebacks, their history unsent ("not fully checked", exit 3)."""
+    import os
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [str(LOCUST), "-f", "locustfile.py", "--headless", "-u", "4", "-r", "4",
+         "-t", "60s", *processes, "--zeo-address", served.address],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env(),
+        cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    assert process.stdout is not None
+    stdout = process.stdout
+    reader = threading.Thread(target=lambda: lines.extend(stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        # locust says "All users spawned", or, when a worker's report is
+        # late, "Spawning is complete"
+        spawned = ("All users spawned", "Spawning is complete")
+        while not any(w in ln for ln in list(lines) for w in spawned):
+            assert process.poll() is None and time.monotonic() < deadline, lines
+            time.sleep(0.1)
+        time.sleep(2)  # the users work
+        os.killpg(process.pid, signal.SIGINT)
+        code = process.wait(timeout=90)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    reader.join(10)
+    output = "".join(lines)
+    ours = [ln for ln in lines if "/vfab:" in ln]
+    assert code == 0, "".join(ours) or output[-3000:]
+    assert "KeyboardInterrupt" not in output and "Traceback" not in output, output
+    assert len([ln for ln in ours if "Ctrl-C" in ln]) == 1, ours
+    (check,) = [ln for ln in ours if "consistency:" in ln]
+    assert "consistency: 0 violations;" in check and "not fully" not in check
+    assert not locust_pids(), "locust processes outlived Ctrl-C"
