@@ -11,9 +11,10 @@ processes.
 
 Every operation is one request of type "zodb" named after the operation,
 timed from start to final success or failure in ms (retries included); every
-conflicting attempt is one request of type "conflict" under the same name,
-so the UI shows the conflict rate beside the operation.  Only an operation
-whose retries ran out is a failure.
+conflicting attempt is counted in a row of type "conflict" under the same
+name, so the UI shows the conflict rate beside the operation, but kept out
+of locust's total: its RPS and failures count operations.  Only an
+operation whose retries ran out is a failure, as in verify.
 
 The target is locust's own Host (--host, LOCUST_HOST, the web UI's Host
 field: the form's only field naming it), which replaces --zeo-address,
@@ -469,12 +470,11 @@ class ProcessClient:
         refused = self.senders.words()
         if refused:
             log.warning("%s", refused)
+        say = log.info if report.ok else log.error
+        for line in check_lines(report):
+            say("%s", line)
         if report.ok:
-            log.info("%s; %s", report.summary(), report.what())
             return
-        log.error("%s; %s", report.summary(), report.what())
-        for line in report.lines():
-            log.error("  %s", line)
         environment.process_exit_code = (
             EXIT_VIOLATIONS if report.ok is False else EXIT_INVARIANTS
         )
@@ -517,6 +517,16 @@ class ProcessClient:
             print_summary(self.environment)
 
 
+def check_lines(report: Any) -> list[str]:
+    """The check as lines a person reads: the verdict first, then what was
+    checked, a line each, then the first violations.  The verdict is the
+    check's summary; once scenarios.checker.words (plain words first) is
+    merged, it becomes words.said(report.result()): that one call."""
+    verdict = report.summary()
+    what = [f"  {part}" for part in report.what().split("; ")]
+    return [verdict, *what, *(f"  {line}" for line in report.lines())]
+
+
 class TimedSession:
     """A Session that reports each operation as locust requests.  Locust
     schedules its users (a task, then its wait time): one task is one
@@ -538,7 +548,7 @@ class TimedSession:
             fire(self.environment, "zodb", op.name, ms, done.raised)
             return
         for ms in outcome.conflicts_ms:
-            fire(self.environment, "conflict", op.name, ms)
+            retried(self.environment, op.name, ms)
         fire(self.environment, "zodb", op.name, outcome.elapsed_ms, outcome.error)
 
     def close(self) -> None:
@@ -571,6 +581,14 @@ def report_connect_failure(environment: Environment, error: BaseException) -> No
     """A user that cannot start shows as a failed request, so a run where
     users died is never summarized as healthy."""
     fire(environment, "zodb", "connect", 0, error)
+
+
+def retried(environment: Environment, name: str, ms: float) -> None:
+    """One attempt of operation *name* that conflicted and was retried: a
+    row of type "conflict" beside the operation's, kept out of locust's
+    total (its RPS and failures count operations, as verify does), and
+    never a failure (the operation's own row says whether it failed)."""
+    environment.stats.get(name, "conflict").log(ms, 0)
 
 
 def fire(
