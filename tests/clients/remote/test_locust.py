@@ -265,6 +265,9 @@ def test_csv_and_json_file_keep_every_row(
         every = list(csv.DictReader(f))
     rows = [r for r in every if r["Type"] == "zodb"]
     assert rows and all(int(r["Request Count"]) > 0 for r in rows), rows
+    # a request's size: the bytes its operation stored and loaded (was 0)
+    sizes = {r["Name"]: float(r["Average Content Size"]) for r in rows}
+    assert all(sizes[op] > 0 for op in ("change_price", "create_sequence")), sizes
     (total,) = [r for r in every if r["Name"] == "Aggregated"]
     assert int(total["Request Count"]) >= sum(int(r["Request Count"]) for r in rows)
     entries = json.loads(Path(f"{saved}.json").read_text())
