@@ -615,7 +615,8 @@ def retried(environment: Environment, name: str, ms: float) -> None:
     row of type "conflict" beside the operation's, kept out of locust's
     total (its RPS and failures count operations, as verify does), and
     never a failure (the operation's own row says whether it failed)."""
-    environment.stats.get(name, "conflict").log(ms, 0)
+    # float ms, as locust's own log_request passes them (typed int there)
+    environment.stats.get(name, "conflict").log(ms, 0)  # type: ignore[arg-type]
 
 
 def fire(
