@@ -49,6 +49,7 @@ from scenarios.clients.remote.shapes import (
     stats,
 )
 from scenarios.errors import EXIT_BAD_INPUT, ConfigError
+from storages.process import die_with_parent
 
 log = logging.getLogger("vfab")
 
@@ -157,10 +158,16 @@ def install(client: ProcessClient) -> None:
     ) -> trust.Worker:
         token = worker_token()
         if forked_beside_master():
-            # Ctrl-C reaches the whole process group: the master stops the
-            # test, takes this worker's history and tells it to quit; a
-            # KeyboardInterrupt here would end it first, history unsent.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            # Ctrl-C reaches the whole process group: while users run, the
+            # master stops the test, takes this worker's history and tells
+            # it to quit (ProcessClient.interrupt_in_main).  A master that
+            # exits without a quit ends the worker (SIGTERM, locust's stop).
+            client.forked = True
+            arm = die_with_parent(signal.SIGTERM)
+            if arm is not None:
+                arm()
+            if os.getppid() != _IMPORTER:  # the master exited before that
+                raise SystemExit(0)
         junk = trust.Junk(log.warning, "a master")
 
         def broken(line: str) -> None:

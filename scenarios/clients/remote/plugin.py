@@ -133,24 +133,6 @@ def quiet_interrupts() -> None:
         hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
 
 
-def interrupt_in_main() -> None:
-    """Ctrl-C raises KeyboardInterrupt in the main greenlet only (locust's
-    main waits there and shuts down cleanly): Python's own handler raises
-    it in whichever greenlet runs, often a user's inside ZODB or ZEO code,
-    which logs it with tracebacks and breaks that process's ZEO client.
-    Left alone where SIGINT is ignored (a worker --processes forked)."""
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        return
-    hub = gevent.get_hub()
-    main = hub.parent
-
-    def interrupt() -> None:
-        log.info("Ctrl-C: stopping; the data is checked once the users stop")
-        hub.loop.run_callback(main.throw, KeyboardInterrupt)
-
-    gevent.signal_handler(signal.SIGINT, interrupt)
-
-
 def node_of(client_id: str) -> str:
     """How the history names a worker's users: w<last 6 of its id>.u<n>."""
     return f"w{client_id[-6:]}."
@@ -246,6 +228,8 @@ class ProcessClient:
         self._clocks: WorkerClock | None = None
         #: this process's locust environment (on the node that checks)
         self.environment: Environment | None = None
+        #: a worker --processes forked beside its master (guard sets it)
+        self.forked = False
         #: the Host this process showed (the target in effect), to tell it
         #: from one the user typed into the web UI's Host field
         self.host_shown: str | None = None
@@ -282,6 +266,28 @@ class ProcessClient:
         self.host_shown = shown
         return config
 
+    def interrupt_in_main(self, environment: Environment) -> None:
+        """Ctrl-C raises KeyboardInterrupt in the main greenlet only (locust's
+        main waits there and shuts down cleanly): Python's own handler
+        raises it in whichever greenlet runs, often a user's inside ZODB or
+        ZEO code, which logs it with tracebacks and breaks the process's
+        ZEO client.  A worker --processes forked beside its master (the
+        same process group) leaves it to the master while its users run:
+        the master stops them, takes its history and tells it to quit."""
+        hub = gevent.get_hub()
+        main = hub.parent
+
+        def interrupt() -> None:
+            runner = environment.runner
+            worker = isinstance(runner, WorkerRunner)
+            if isinstance(runner, WorkerRunner) and self.forked and runner.user_count:
+                return
+            if not worker:
+                log.info("Ctrl-C: stopping; the data is checked once the users stop")
+            hub.loop.run_callback(main.throw, KeyboardInterrupt)
+
+        gevent.signal_handler(signal.SIGINT, interrupt)
+
     # -- events ---------------------------------------------------------------
 
     def on_init(self, environment: Environment, **_kw: Any) -> None:
@@ -290,7 +296,7 @@ class ProcessClient:
         # ZEO logs every connect and cache file at INFO: noise among locust's.
         logging.getLogger("ZEO").setLevel(logging.WARNING)
         quiet_interrupts()
-        interrupt_in_main()
+        self.interrupt_in_main(environment)
         runner = environment.runner
         if isinstance(runner, WorkerRunner):
             runner.register_message(FLUSH, self.on_flush)
@@ -509,6 +515,7 @@ class ProcessClient:
         events.quitting.add_listener(self.on_quitting)
         events.quit.add_listener(self.print_summary)
         events.quit.add_listener(stop_csv_writer)
+        events.quit.add_listener(wait_forked_workers)
 
     def print_summary(self, **_kw: Any) -> None:
         """locust's final summary, which it leaves out when it saves
@@ -582,6 +589,24 @@ class TimedSession:
         self.session.close()
 
 
+def _children() -> dict[int, str]:
+    """This process's children: pid -> state (R, S, Z, ...), from /proc."""
+    me = str(os.getpid())
+    out: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # "pid (comm) state ppid ...": comm may hold spaces
+                state, ppid = f.read().rpartition(")")[2].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if ppid == me:
+            out[int(entry)] = state
+    return out
+
+
 def end_forked_workers() -> None:
     """SIGTERM the workers --processes forked from this process, by pid.
 
@@ -589,19 +614,21 @@ def end_forked_workers() -> None:
     vanished master for a minute.  Forked workers are this process's only
     children at init time; locust's own exit handler reaps them.
     """
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                # "pid (comm) state ppid ...": comm may hold spaces
-                ppid = f.read().rpartition(")")[2].split()[1]
-        except (OSError, IndexError):
-            continue
-        if ppid == me:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(entry), signal.SIGTERM)
+    for pid in _children():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def wait_forked_workers(**_kw: Any) -> None:
+    """At locust's quit: wait (at most FLUSH_GRACE_S) until the workers
+    --processes forked have exited, so that the command ends after them
+    (locust's exit handler does not wait: it reaps, without reaping them
+    here, what has exited)."""
+    deadline = time.monotonic() + FLUSH_GRACE_S
+    while any(state != "Z" for state in _children().values()):
+        if time.monotonic() > deadline:
+            return
+        gevent.sleep(0.05)
 
 
 def report_connect_failure(environment: Environment, error: BaseException) -> None:

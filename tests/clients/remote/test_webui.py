@@ -17,6 +17,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +50,14 @@ def served() -> Iterator[Served]:
         yield s
 
 
-@pytest.fixture
-def web_ui(served: Served, tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
-    """locust with its web UI (two worker processes), stopped with Ctrl-C."""
+@contextmanager
+def web_ui_of(args: list[str], log: Path) -> Iterator[tuple[str, Path, Any]]:
+    """`locust -f locustfile.py ARGS` with its web UI, once it answers;
+    killed (its whole group) if the test did not stop it."""
     port = free_port()
-    log = tmp_path / "locust.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
-            [str(LOCUST), "-f", "locustfile.py", "--web-port", str(port),
-             "--processes", "2", "--zeo-address", served.address],
+            [str(LOCUST), "-f", "locustfile.py", "--web-port", str(port), *args],
             stdout=out, stderr=subprocess.STDOUT, env=env(), cwd=ROOT,
             start_new_session=True,
         )  # fmt: skip
@@ -76,6 +76,14 @@ def web_ui(served: Served, tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@pytest.fixture
+def web_ui(served: Served, tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
+    """locust with its web UI (two worker processes), stopped with Ctrl-C."""
+    args = ["--processes", "2", "--zeo-address", served.address]
+    with web_ui_of(args, tmp_path / "locust.log") as ui:
+        yield ui
 
 
 def stats_rows(page: Any) -> dict[tuple[str, str], int]:
@@ -173,30 +181,9 @@ def post(url: str, form: dict[str, str]) -> dict[str, Any]:
 def web_ui_elsewhere(served: Served, tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
     """locust's web UI (two worker processes) started with --target naming
     a port nobody serves: the user names the server in the form."""
-    port = free_port()
-    log = tmp_path / "locust.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [str(LOCUST), "-f", "locustfile.py", "--web-port", str(port),
-             "--processes", "2", "--target", f"127.0.0.1:{free_port()}"],
-            stdout=out, stderr=subprocess.STDOUT, env=env(), cwd=ROOT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/", log, process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    args = ["--processes", "2", "--target", f"127.0.0.1:{free_port()}"]
+    with web_ui_of(args, tmp_path / "locust.log") as ui:
+        yield ui
 
 
 @pytest.mark.subprocess
