@@ -324,7 +324,7 @@ def test_ctrl_c_stops_cleanly(
     assert "KeyboardInterrupt" not in output and "Traceback" not in output, output
     assert len([ln for ln in ours if "Ctrl-C" in ln]) == 1, ours
     (check,) = [ln for ln in ours if "consistency:" in ln]
-    assert check.rstrip().endswith("consistency: 0 violations"), check
+    assert "consistency: 0 violations" in check and "not fully" not in check
     assert not locust_pids(), "locust processes outlived Ctrl-C"
 
 
@@ -360,7 +360,9 @@ def test_conflicts_retried_are_apart_from_requests_and_failures(
     assert total["Failure Count"] == done["Failure Count"], rows
     messages = [ln.partition("/vfab: ")[2] for ln in output.splitlines()]
     check = [m for m in messages if m]
-    first = next(i for i, m in enumerate(check) if m.startswith("consistency:"))
-    assert check[first].startswith("consistency: 0 violations"), check
-    assert len(check[first]) < 100, check[first]
+    # the verdict its own line (plain words first once scenarios.checker
+    # .words says it), then what was checked, a line each
+    first = next(i for i, m in enumerate(check) if "consistency:" in m)
+    assert "consistency: 0 violations" in check[first], check
+    assert "attempts" not in check[first], check[first]
     assert check[first + 1].startswith("  checked "), check
