@@ -2,7 +2,9 @@
 (and the locustfile, which locust imports by path).
 
 plugin.py: the locustfile's options, one ZODB.DB per locust process, the
-history gathered and checked on the master; guard.py: its --master and
+history gathered and checked on the master; requests.py: its users'
+operations as locust requests; senders.py: a worker's history records
+bound to it; forked.py: the workers --processes forks; guard.py: its --master and
 --worker hearing only this run's peers, through trust.py (the guarded
 runners, `vfab-bench scale --workers` uses them too), seal.py (the run's
 token, the seal on every frame) and shapes.py (what a message may hold);

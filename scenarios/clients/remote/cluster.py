@@ -44,8 +44,7 @@ from scenarios.clients.fleet import (
 from scenarios.clients.loop import ClientPlan
 from scenarios.clients.memory import check_memory
 from scenarios.clients.process import ProcessPlan
-from scenarios.clients.remote import seal, trust, wire
-from scenarios.clients.remote.plugin import Senders
+from scenarios.clients.remote import seal, senders, trust, wire
 from scenarios.clients.remote.worker_clock import answer_clocks
 from scenarios.errors import ConfigError
 from scenarios.load.history import History
@@ -92,8 +91,7 @@ class Cluster:
         self.token = token
         self.shown = shown
         self.junk = trust.Junk(say, "a worker")
-        #: a worker's history records are of its own clients only
-        self.senders = Senders(say)
+        self.senders = senders.Senders(say)  # a worker's records: its clients'
         self.facts: dict[str, dict[str, Any]] = {}
         self.current: ClusterFleet | None = None
         self.points = 0
@@ -426,11 +424,8 @@ class ClusterFleet:
     # -- what the point says ----------------------------------------------
 
     def absorb(self, lines: list[str], worker: str) -> None:
-        """*worker*'s history lines, those of its own clients
-        (Cluster.senders)."""
-        started = time.perf_counter()
-        records = [json.loads(line) for line in lines]
-        own = self.cluster.senders.own(worker, records, self._name(worker))
+        started, name = time.perf_counter(), self._name(worker)
+        own = self.cluster.senders.own(worker, [json.loads(x) for x in lines], name)
         self._history.absorb(own)
         self.records += len(lines)
         self.absorb_s += time.perf_counter() - started

@@ -42,15 +42,11 @@ fully checked: worker X lost", never a violation for that.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import logging
-import os
 import random
 import secrets
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +62,15 @@ from locust.runners import (
 )
 
 from scenarios.checker import consistency
-from scenarios.clients.loop import attempt
+from scenarios.clients.remote.forked import (  # noqa: F401 - guard's
+    end_forked_workers,
+    wait_forked_workers,
+)
+from scenarios.clients.remote.requests import (  # noqa: F401 - the locustfile's
+    TimedSession,
+    report_connect_failure,
+)
+from scenarios.clients.remote.senders import Senders, node_of
 from scenarios.clients.remote.stats import (
     keep_stats_through_json,
     print_summary,
@@ -93,7 +97,6 @@ from scenarios.load.options import (
 )
 from scenarios.load.session import Session, open_database, preflight
 from scenarios.outputs import check_output
-from scenarios.results.formatter import plural
 from storages import StorageError
 
 log = logging.getLogger("vfab")
@@ -131,66 +134,6 @@ def quiet_interrupts() -> None:
     hub = gevent.get_hub()
     if not issubclass(KeyboardInterrupt, hub.NOT_ERROR):
         hub.NOT_ERROR = (*hub.NOT_ERROR, KeyboardInterrupt)
-
-
-def node_of(client_id: str) -> str:
-    """How the history names a worker's users: w<last 6 of its id>.u<n>."""
-    return f"w{client_id[-6:]}."
-
-
-def client_of(record: Any) -> str:
-    """The client a history record (an event, or a session record) is of."""
-    if not isinstance(record, dict):
-        return ""
-    return str(record.get("session", record.get("client", "")))
-
-
-class Senders:
-    """Binds history records to the worker that sent them: a worker's
-    clients are named with its prefix (node_of), so a record for a client
-    of another prefix, or from a worker whose prefix another worker took
-    first (ids are the peers' own: one may end like another's), is
-    refused, and said once per worker (*say*), then counted."""
-
-    def __init__(self, say: Callable[[str], None]) -> None:
-        self.say = say
-        #: node prefix -> the worker that first sent records under it
-        self.owners: dict[str, str] = {}
-        #: worker -> records refused
-        self.refused: dict[str, int] = {}
-
-    def own(self, worker: str, records: list[Any], name: str = "") -> list[Any]:
-        """The records of *worker*'s own clients (*name*: how it is said)."""
-        prefix = node_of(worker)
-        owner = self.owners.setdefault(prefix, worker)
-        kept = [r for r in records if client_of(r).startswith(prefix)]
-        if owner != worker:
-            kept = []
-        refused = len(records) - len(kept)
-        if refused:
-            if worker not in self.refused:
-                whose = (
-                    f"clients named as {owner}'s ({prefix})"
-                    if owner != worker
-                    else f"clients of another worker (not {prefix})"
-                )
-                self.say(
-                    f"refused {plural(refused, 'history record')} from "
-                    f"{name or 'worker ' + worker}: {whose}; its records are "
-                    "bound to it (counted, not said again)"
-                )
-            self.refused[worker] = self.refused.get(worker, 0) + refused
-        return kept
-
-    def words(self) -> str:
-        """The refusals, for the check's line ('' when none)."""
-        total = sum(self.refused.values())
-        if not total:
-            return ""
-        return (
-            f"{plural(total, 'history record')} refused from "
-            f"{plural(len(self.refused), 'worker')}: for clients not theirs"
-        )
 
 
 class ProcessClient:
@@ -532,135 +475,3 @@ def check_lines(report: Any) -> list[str]:
     verdict = report.summary()
     what = [f"  {part}" for part in report.what().split("; ")]
     return [verdict, *what, *(f"  {line}" for line in report.lines())]
-
-
-class Transferred:
-    """The bytes of the records a connection loads from its storage (ZEO's
-    client cache or the server: object-cache hits load nothing) and
-    stores, counted at the connection's own storage instance (one per
-    connection, ZODB.mvccadapter), so that a request's size is real."""
-
-    def __init__(self, connection: Any) -> None:
-        self.bytes = 0
-        storage = connection._storage
-        load, store = storage.load, storage.store
-
-        def counted_load(oid: bytes, *args: Any) -> Any:
-            found = load(oid, *args)
-            self.bytes += len(found[0] or b"")
-            return found
-
-        def counted_store(oid: bytes, serial: bytes, data: bytes, *args: Any) -> Any:
-            self.bytes += len(data or b"")
-            return store(oid, serial, data, *args)
-
-        storage.load, storage.store = counted_load, counted_store
-
-
-class TimedSession:
-    """A Session that reports each operation as locust requests.  Locust
-    schedules its users (a task, then its wait time): one task is one
-    operation of the shared loop (scenarios.clients.loop.attempt), timed by
-    the Session, or, when it raised, from after the pick to its end; its
-    size is the bytes of the records it loaded and stored (Transferred)."""
-
-    def __init__(self, environment: Environment, session: Session) -> None:
-        self.environment = environment
-        self.session = session
-        self.transferred = Transferred(session.connection)
-
-    def run_next(self) -> None:
-        op = self.session.pick()
-        before = self.transferred.bytes
-        done = attempt(self.session, time.monotonic(), op)
-        size = self.transferred.bytes - before
-        outcome = done.outcome
-        if outcome is None:
-            # Not a conflict (the server went away, a bug): a failed request
-            # with its reason, as a protocol client reports a broken call.
-            ms = (done.ended - done.intended) * 1000
-            fire(self.environment, "zodb", op.name, ms, done.raised, size)
-            return
-        for ms in outcome.conflicts_ms:
-            retried(self.environment, op.name, ms)
-        fire(self.environment, "zodb", op.name, outcome.elapsed_ms, outcome.error, size)
-
-    def close(self) -> None:
-        self.session.close()
-
-
-def _children() -> dict[int, str]:
-    """This process's children: pid -> state (R, S, Z, ...), from /proc."""
-    me = str(os.getpid())
-    out: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                # "pid (comm) state ppid ...": comm may hold spaces
-                state, ppid = f.read().rpartition(")")[2].split()[:2]
-        except (OSError, ValueError):
-            continue
-        if ppid == me:
-            out[int(entry)] = state
-    return out
-
-
-def end_forked_workers() -> None:
-    """SIGTERM the workers --processes forked from this process, by pid.
-
-    Exiting from the init event leaves them behind otherwise: they retry the
-    vanished master for a minute.  Forked workers are this process's only
-    children at init time; locust's own exit handler reaps them.
-    """
-    for pid in _children():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-
-
-def wait_forked_workers(**_kw: Any) -> None:
-    """At locust's quit: wait (at most FLUSH_GRACE_S) until the workers
-    --processes forked have exited, so that the command ends after them
-    (locust's exit handler does not wait: it reaps, without reaping them
-    here, what has exited)."""
-    deadline = time.monotonic() + FLUSH_GRACE_S
-    while any(state != "Z" for state in _children().values()):
-        if time.monotonic() > deadline:
-            return
-        gevent.sleep(0.05)
-
-
-def report_connect_failure(environment: Environment, error: BaseException) -> None:
-    """A user that cannot start shows as a failed request, so a run where
-    users died is never summarized as healthy."""
-    fire(environment, "zodb", "connect", 0, error)
-
-
-def retried(environment: Environment, name: str, ms: float) -> None:
-    """One attempt of operation *name* that conflicted and was retried: a
-    row of type "conflict" beside the operation's, kept out of locust's
-    total (its RPS and failures count operations, as verify does), and
-    never a failure (the operation's own row says whether it failed)."""
-    # float ms, as locust's own log_request passes them (typed int there)
-    environment.stats.get(name, "conflict").log(ms, 0)  # type: ignore[arg-type]
-
-
-def fire(
-    environment: Environment,
-    kind: str,
-    name: str,
-    ms: float,
-    error: BaseException | None = None,
-    size: int = 0,
-) -> None:
-    """One locust request: *kind* ("zodb"), *name* (the operation's), *ms*,
-    the *error* that failed it, and its *size* in bytes (Transferred)."""
-    environment.events.request.fire(
-        request_type=kind,
-        name=name,
-        response_time=ms,
-        response_length=size,
-        exception=error,
-        context={},
-    )
