@@ -61,7 +61,7 @@ from locust.runners import (
     WorkerRunner,
 )
 
-from scenarios.checker import consistency
+from scenarios.checker import consistency, words
 from scenarios.clients.remote.forked import (  # noqa: F401 - guard's
     end_forked_workers,
     wait_forked_workers,
@@ -469,9 +469,8 @@ class ProcessClient:
 
 def check_lines(report: Any) -> list[str]:
     """The check as lines a person reads: the verdict first, then what was
-    checked, a line each, then the first violations.  The verdict is the
-    check's summary; once scenarios.checker.words (plain words first) is
-    merged, it becomes words.said(report.result()): that one call."""
-    verdict = report.summary()
+    checked, a line each, then the first violations.  The verdict says
+    first, in plain words, whether the data stayed right (checker.words)."""
+    verdict = words.said(report.result())
     what = [f"  {part}" for part in report.what().split("; ")]
     return [verdict, *what, *(f"  {line}" for line in report.lines())]

@@ -360,9 +360,10 @@ def test_conflicts_retried_are_apart_from_requests_and_failures(
     assert total["Failure Count"] == done["Failure Count"], rows
     messages = [ln.partition("/vfab: ")[2] for ln in output.splitlines()]
     check = [m for m in messages if m]
-    # the verdict its own line (plain words first once scenarios.checker
-    # .words says it), then what was checked, a line each
+    # the verdict its own line, plain words first, then what was checked,
+    # a line each
     first = next(i for i, m in enumerate(check) if "consistency:" in m)
+    assert check[first].startswith("right: every read saw a committed state"), check
     assert "consistency: 0 violations" in check[first], check
     assert "attempts" not in check[first], check[first]
     assert check[first + 1].startswith("  checked "), check
