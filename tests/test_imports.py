@@ -412,6 +412,7 @@ REPORT_USERS: dict[tuple[str, str], str] = {
         for cmd in ("bench", "counts", "scale")
     },
     ("scenarios.release.page", "scenarios.counts.report"): "the counts' table",
+    ("scenarios.release.page", "scenarios.bench.report"): "the million run's table",
     ("scenarios.release.paired", "scenarios.ab.report"): "the paired cells' table",
     # To move to their models (helpers models and choose own those files).
     ("scenarios.release.measures", "scenarios.bench.report"): "cost_per_object",
