@@ -348,7 +348,8 @@ def test_locust_listens_on_loopback_from_any_directory(tmp_path: Path) -> None:
         cwd=tmp_path,  # no locust.conf here
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        # a master refuses to start without the workers' token (issue 46)
+        env=dict(os.environ, PYTHONPATH=str(ROOT), VFAB_WORKER_TOKEN="t" * 32),
     )
     try:
         deadline = time.monotonic() + 30
