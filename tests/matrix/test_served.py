@@ -90,7 +90,9 @@ def test_ctrl_c_leaves_nothing_running(presses: int, no_leaked_servers: None) ->
             time.sleep(0.3)
         os.killpg(process.pid, signal.SIGINT)
     out, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    # A second press that lands once the command has cleaned up and said
+    # so ends the process by the signal itself: a shell says 130 for both.
+    assert process.returncode in (130, -signal.SIGINT), err
     assert "Traceback" not in out + err
     assert "vfab-bench: interrupted" in err
     deadline = time.monotonic() + 5
